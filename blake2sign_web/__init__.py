@@ -1,0 +1,21 @@
+"""Fast, strict signed tokens on keyed BLAKE2b / BLAKE2s / BLAKE3 for web applications."""
+
+from .cache import CacheInfo, cached, clear_signer_cache, get_raw_signer, get_signer, signer_cache_info
+from .exceptions import BadSignature, SignatureExpired
+from .serializer import LoadedToken, SerializerSigner
+from .signer import Signer
+
+__all__ = [
+    "BadSignature",
+    "CacheInfo",
+    "LoadedToken",
+    "SerializerSigner",
+    "SignatureExpired",
+    "Signer",
+    "cached",
+    "clear_signer_cache",
+    "get_raw_signer",
+    "get_signer",
+    "signer_cache_info",
+]
+__version__ = "0.1.0"
