@@ -1,0 +1,17 @@
+"""Starlette and FastAPI integration: a drop-in SessionMiddleware and signed download links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SessionMiddleware"]
+
+_LAZY = {"SessionMiddleware": "sessions"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
