@@ -4,6 +4,7 @@ from .cache import CacheInfo, cached, clear_signer_cache, get_raw_signer, get_si
 from .exceptions import BadSignature, SignatureExpired
 from .serializer import LoadedToken, SerializerSigner
 from .signer import Signer
+from .urls import URLSigner, get_url_signer
 
 __all__ = [
     "BadSignature",
@@ -12,10 +13,12 @@ __all__ = [
     "SerializerSigner",
     "SignatureExpired",
     "Signer",
+    "URLSigner",
     "cached",
     "clear_signer_cache",
     "get_raw_signer",
     "get_signer",
+    "get_url_signer",
     "signer_cache_info",
 ]
 __version__ = "0.1.0"

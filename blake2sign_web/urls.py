@@ -1,0 +1,226 @@
+"""URLSigner: signed, optionally expiring links that nobody can alter to reach something else.
+
+A signed URL carries two extra query parameters, ``expires`` (Unix seconds, when
+asked for) and ``signature`` (the 43-character base64url MAC)::
+
+    >>> signer = URLSigner("secret", purpose="downloads")
+    >>> signer.sign("/files/report.pdf?download=1", expires_in=3600)
+    '/files/report.pdf?download=1&expires=1790000000&signature=...'
+
+The MAC covers a canonical form, not the spelling, so that proxies, browsers and
+frameworks that re-encode a URL do not break it::
+
+    url1 LF host LF path LF query LF bound
+
+- ``host``: empty unless ``bind_host=True`` (links are relative by default, so TLS
+  termination and proxies that change scheme or host do not break them);
+- ``path``: percent-decoded once, then re-encoded with one fixed safe set;
+- ``query``: every parameter except the signature and the ignored ones, decoded
+  (``+`` is a space) and re-encoded, stably sorted by name (values of a repeated
+  name keep their order, which may matter to the application);
+- ``bound``: empty, or ``=`` and the encoded value the link is bound to (a user id,
+  a session key): mixed into the MAC, never written into the URL.
+
+The MAC itself is ``Signer``'s: same key derivation (with its own ``domain``),
+fallback secrets for rotation, constant-time comparison, length checked first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from fnmatch import fnmatchcase
+from typing import Any, Final
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
+
+from .cache import cached
+from .exceptions import BadSignature, SignatureExpired
+from .serializer import Seconds, to_seconds
+from .signer import MAC_LENGTH, Signer, is_count
+
+#: Default bound on a URL's length, checked before parsing; servers rarely accept more.
+MAX_URL_LENGTH: Final = 8192
+#: Characters left as they are in a canonical path: RFC 3986 pchar and "/".
+_PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
+#: Characters left as they are in a canonical query name or value: RFC 3986 unreserved.
+_QUERY_SAFE: Final = "-._~"
+_DEFAULT_PORTS: Final = {"http": ":80", "https": ":443"}
+
+Bound = str | bytes | int
+
+
+class URLSigner(Signer):
+    """Signs and verifies URLs (absolute, or path and query) with an optional expiry."""
+
+    domain = "url"
+
+    def __init__(
+        self,
+        secret: str | bytes,
+        *,
+        purpose: str,
+        fallbacks: Iterable[str | bytes] = (),
+        hasher: str = "blake2b",
+        signature_param: str = "signature",
+        expires_param: str = "expires",
+        ignore: Iterable[str] = (),
+        bind_host: bool = False,
+        max_url_length: int = MAX_URL_LENGTH,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not is_count(max_url_length) or max_url_length < 1:
+            raise ValueError(f"max_url_length must be a positive int; got {max_url_length!r}")
+        # The text the MAC covers is the canonical form, which can outgrow the URL a little.
+        super().__init__(
+            secret, purpose=purpose, fallbacks=fallbacks, hasher=hasher, max_token_length=2 * max_url_length + 64
+        )
+        for name, value in (("signature_param", signature_param), ("expires_param", expires_param)):
+            if not isinstance(value, str) or not value or quote(value, safe=_QUERY_SAFE) != value:
+                raise ValueError(f"{name} must be a non-empty query parameter name of [A-Za-z0-9-._~]; got {value!r}")
+        if signature_param == expires_param:
+            raise ValueError("signature_param and expires_param must differ")
+        if isinstance(ignore, str):
+            raise TypeError("ignore must be a list of parameter names or patterns such as 'utm_*', not one str")
+        self.ignore = tuple(ignore)
+        for pattern in self.ignore:
+            if fnmatchcase(signature_param, pattern) or fnmatchcase(expires_param, pattern):
+                raise ValueError(f"ignore pattern {pattern!r} would ignore the signature or expiry parameter")
+        if not callable(clock):
+            raise TypeError("clock must be a callable returning Unix seconds, like time.time")
+        self.signature_param = signature_param
+        self.expires_param = expires_param
+        self.bind_host = bool(bind_host)
+        self.max_url_length = max_url_length
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(purpose={self.purpose!r}, hasher={self.hasher!r}, "
+            f"bind_host={self.bind_host!r}, ignore={self.ignore!r})"
+        )
+
+    def sign(self, url: str | bytes, *, expires_in: Seconds | None = None, bind: Bound | None = None) -> str:
+        """Return ``url`` with ``expires`` (when ``expires_in`` is given) and ``signature`` added.
+
+        A signature already in ``url`` is replaced; so is its expiry when ``expires_in``
+        is given (otherwise it is kept, so re-signing an old link keeps its lifetime).
+        """
+        if isinstance(url, bytes):
+            url = url.decode("ascii")
+        if len(url) > self.max_url_length:
+            raise ValueError(f"URL of {len(url)} characters exceeds max_url_length={self.max_url_length}")
+        parts = urlsplit(url)
+        pairs = [(k, v) for k, v in _parse_query(parts.query) if k != self.signature_param]
+        if expires_in is not None:
+            expires_at = int(self._clock()) + to_seconds(expires_in, "expires_in")
+            pairs = [(k, v) for k, v in pairs if k != self.expires_param] + [(self.expires_param, str(expires_at))]
+        host = self._host(parts.scheme, parts.netloc)
+        if self.bind_host and not host:
+            raise ValueError("this URLSigner binds the host (bind_host=True): sign an absolute URL")
+        path = _canonical_path(parts.path)
+        query = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in pairs)
+        token = self._seal(self._canonical(host, path, pairs, bind))
+        signed_query = f"{query}&" if query else ""
+        signed_query += f"{self.signature_param}={token[-MAC_LENGTH:]}"
+        return urlunsplit((parts.scheme, parts.netloc, path, signed_query, parts.fragment))
+
+    def verify(self, url: str | bytes, *, bind: Bound | None = None) -> None:
+        """Raise BadSignature unless ``url`` carries a valid signature, SignatureExpired if it has expired.
+
+        ``url`` is what the server received: the path and query (``request.get_full_path()``),
+        or the absolute URL when the host is bound.
+        """
+        self.verify_url(url, bind=bind)
+
+    def verify_url(self, url: str | bytes, *, bind: Bound | None = None) -> bool:
+        """Like ``verify``; return True when a fallback secret verified it (re-sign to refresh)."""
+        if isinstance(url, bytes):
+            try:
+                url = url.decode("ascii")
+            except UnicodeDecodeError:
+                raise BadSignature("URL is not ASCII") from None
+        if not isinstance(url, str):
+            raise BadSignature(f"URL must be str or bytes, not {type(url).__name__}")
+        if len(url) > self.max_url_length:
+            raise BadSignature("URL too long")
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            raise BadSignature("malformed URL") from None
+        signatures: list[str] = []
+        pairs: list[tuple[str, str]] = []
+        for key, value in _parse_query(parts.query):
+            if key == self.signature_param:
+                signatures.append(value)
+            else:
+                pairs.append((key, value))
+        if len(signatures) != 1:
+            raise BadSignature("URL has no signature" if not signatures else "URL has more than one signature")
+        pairs = [(k, v) for k, v in pairs if not self._ignored(k)]
+        expiries = [v for k, v in pairs if k == self.expires_param]
+        if len(expiries) > 1:
+            raise BadSignature("URL has more than one expiry")
+        host = self._host(parts.scheme, parts.netloc)
+        if self.bind_host and not host:
+            raise BadSignature("this URLSigner binds the host: verify the absolute URL")
+        canonical = self._canonical(host, _canonical_path(parts.path), pairs, bind)
+        _, used_fallback = self._open(canonical + b"." + signatures[0].encode("ascii", "replace"))
+        if expiries:
+            expires = expiries[0]
+            if not (expires.isascii() and expires.isdigit() and len(expires) <= 10):
+                raise BadSignature("malformed expiry")
+            if self._clock() >= int(expires):
+                raise SignatureExpired("signed URL has expired", expired_at=int(expires))
+        return used_fallback
+
+    def _ignored(self, name: str) -> bool:
+        return any(fnmatchcase(name, pattern) for pattern in self.ignore)
+
+    def _host(self, scheme: str, netloc: str) -> str:
+        """The host (and non-default port), lowercased, when bound; '' otherwise."""
+        if not self.bind_host:
+            return ""
+        host = netloc.rpartition("@")[2].lower()
+        default_port = _DEFAULT_PORTS.get(scheme.lower())
+        if default_port and host.endswith(default_port):
+            host = host[: -len(default_port)]
+        return _encode(host)
+
+    def _canonical(self, host: str, path: str, pairs: list[tuple[str, str]], bind: Bound | None) -> bytes:
+        kept = sorted(
+            ((k, v) for k, v in pairs if k != self.signature_param and not self._ignored(k)), key=lambda kv: kv[0]
+        )
+        query = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in kept)
+        bound = "" if bind is None else "=" + _encode(_bound_text(bind))
+        return f"url1\n{host}\n{path}\n{query}\n{bound}".encode("ascii")
+
+
+def get_url_signer(secret: str | bytes, **options: Any) -> URLSigner:
+    """The cached ``URLSigner(secret, **options)`` (pass ``ignore`` and ``fallbacks`` as tuples)."""
+    return cached(URLSigner, secret, **options)
+
+
+def _parse_query(query: str) -> list[tuple[str, str]]:
+    # surrogateescape keeps bytes that are not UTF-8 distinct instead of folding them into U+FFFD.
+    return parse_qsl(query, keep_blank_values=True, encoding="utf-8", errors="surrogateescape")
+
+
+def _encode(text: str) -> str:
+    return quote(text, safe=_QUERY_SAFE, encoding="utf-8", errors="surrogateescape")
+
+
+def _canonical_path(path: str) -> str:
+    decoded = unquote(path, encoding="utf-8", errors="surrogateescape")
+    return quote(decoded, safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape") or "/"
+
+
+def _bound_text(value: Bound) -> str:
+    if isinstance(value, bool):
+        raise TypeError("bind must be a str, bytes or int identifying the user or session, not a bool")
+    if isinstance(value, int):
+        return f"i:{value}"
+    if isinstance(value, bytes):
+        return "b:" + value.hex()
+    if isinstance(value, str):
+        return "s:" + value
+    raise TypeError(f"bind must be a str, bytes or int, not {type(value).__name__}")

@@ -1,0 +1,304 @@
+"""URLSigner: canonical form, tampering, expiry, purposes, rotation, host and value binding."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from blake2sign_web import BadSignature, SignatureExpired, URLSigner, signer_cache_info
+from blake2sign_web.urls import MAX_URL_LENGTH
+
+NOW = 1_800_000_000
+
+
+def make(**options: object) -> URLSigner:
+    options.setdefault("purpose", "downloads")
+    return URLSigner("secret-one", clock=lambda: NOW, **options)  # type: ignore[arg-type]
+
+
+def replace_param(url: str, name: str, value: str) -> str:
+    parts = urlsplit(url)
+    pairs = [(k, value if k == name else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    return parts._replace(query="&".join(f"{k}={v}" for k, v in pairs)).geturl()
+
+
+def test_sign_appends_expiry_then_signature() -> None:
+    url = make().sign("/files/a.pdf?x=1", expires_in=60)
+    assert url.startswith(f"/files/a.pdf?x=1&expires={NOW + 60}&signature=")
+    assert len(parse_qsl(urlsplit(url).query)[-1][1]) == 43
+
+
+def test_same_input_same_url() -> None:
+    assert make().sign("/a?b=1", expires_in=5) == make().sign("/a?b=1", expires_in=5)
+
+
+def test_timedelta_expiry() -> None:
+    assert f"expires={NOW + 3600}" in make().sign("/a", expires_in=timedelta(hours=1))
+
+
+def test_valid_url_verifies() -> None:
+    signer = make()
+    signer.verify(signer.sign("/files/a.pdf?x=1&y=2", expires_in=60))
+    signer.verify(signer.sign("/files/a.pdf"))
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda u: u.replace("/files/a.pdf", "/files/b.pdf"),
+        lambda u: u.replace("/files/", "/file/"),
+        lambda u: replace_param(u, "x", "2"),
+        lambda u: replace_param(u, "y", ""),
+        lambda u: u.replace("x=", "z="),
+        lambda u: replace_param(u, "expires", str(NOW + 61)),
+        lambda u: u.replace("&expires=", "&expire="),
+        lambda u: u[:-1] + ("A" if u[-1] != "A" else "B"),
+        lambda u: u[:-1],
+        lambda u: u + "A",
+        lambda u: u.replace("signature=", "signature=A"),
+        lambda u: u.replace("signature=", "sig="),
+        lambda u: u + "&signature=" + u.rsplit("=", 1)[1],
+        lambda u: u + "&extra=1",
+        lambda u: u.replace("x=1", "x=1&x=1"),
+        lambda u: u.replace("?", "?x=3&"),
+    ],
+)
+def test_tampering_with_any_part_fails(tamper) -> None:  # type: ignore[no-untyped-def]
+    signer = make()
+    url = signer.sign("/files/a.pdf?x=1&y=2", expires_in=60)
+    tampered = tamper(url)
+    assert tampered != url
+    with pytest.raises(BadSignature):
+        signer.verify(tampered)
+
+
+def test_removing_expiry_fails() -> None:
+    signer = make()
+    url = signer.sign("/a?x=1", expires_in=60)
+    with pytest.raises(BadSignature):
+        signer.verify(url.replace(f"&expires={NOW + 60}", ""))
+
+
+def test_reordered_parameters_still_verify() -> None:
+    signer = make()
+    url = signer.sign("/a?b=2&a=1", expires_in=60)
+    query = dict(parse_qsl(urlsplit(url).query))
+    reordered = f"/a?signature={query['signature']}&expires={query['expires']}&a=1&b=2"
+    signer.verify(reordered)
+
+
+def test_repeated_values_keep_their_order() -> None:
+    signer = make()
+    url = signer.sign("/a?t=1&t=2")
+    signer.verify(url.replace("t=1&t=2", "t=1&other", 1).replace("other", "t=2"))
+    with pytest.raises(BadSignature):
+        signer.verify(url.replace("t=1&t=2", "t=2&t=1"))
+
+
+@pytest.mark.parametrize(
+    ("signed", "received"),
+    [
+        ("/files/a b.pdf", "/files/a%20b.pdf"),
+        ("/files/%7Euser", "/files/~user"),
+        ("/files/caf%C3%A9", "/files/café"),
+        ("/files/x?q=a b", "/files/x?q=a+b"),
+        ("/files/x?q=a%2bb", "/files/x?q=a%2Bb"),
+        ("/files/x?n%61me=1", "/files/x?name=1"),
+    ],
+)
+def test_equivalent_spellings_verify(signed: str, received: str) -> None:
+    signer = make()
+    signature = signer.sign(signed).rsplit("signature=", 1)[1]
+    sep = "&" if "?" in received else "?"
+    signer.verify(f"{received}{sep}signature={signature}")
+
+
+def test_plus_and_encoded_plus_differ() -> None:
+    signer = make()
+    signature = signer.sign("/x?q=a+b").rsplit("signature=", 1)[1]
+    with pytest.raises(BadSignature):
+        signer.verify(f"/x?q=a%2Bb&signature={signature}")
+
+
+def test_added_parameter_fails_unless_ignored() -> None:
+    strict = make()
+    lenient = make(ignore=("utm_*", "fbclid"))
+    url = lenient.sign("/a?x=1", expires_in=60)
+    lenient.verify(url + "&utm_source=mail&utm_medium=x&fbclid=abc")
+    with pytest.raises(BadSignature):
+        lenient.verify(url + "&utmx=1")
+    with pytest.raises(BadSignature):
+        strict.verify(strict.sign("/a?x=1") + "&utm_source=mail")
+
+
+def test_ignore_cannot_cover_signature_or_expiry() -> None:
+    with pytest.raises(ValueError, match="ignore pattern"):
+        make(ignore=("exp*",))
+    with pytest.raises(TypeError):
+        make(ignore="utm_*")
+
+
+def test_expired() -> None:
+    url = make().sign("/a", expires_in=60)
+    later = URLSigner("secret-one", purpose="downloads", clock=lambda: NOW + 60)
+    with pytest.raises(SignatureExpired) as caught:
+        later.verify(url)
+    assert caught.value.expired_at == NOW + 60
+    URLSigner("secret-one", purpose="downloads", clock=lambda: NOW + 59).verify(url)
+
+
+def test_resigning_keeps_or_replaces_expiry() -> None:
+    signer = make()
+    url = signer.sign("/a", expires_in=60)
+    assert f"expires={NOW + 60}" in signer.sign(url)
+    assert url.count("signature=") == signer.sign(url).count("signature=") == 1
+    replaced = signer.sign(url, expires_in=10)
+    assert f"expires={NOW + 10}" in replaced
+    assert replaced.count("expires=") == 1
+
+
+@pytest.mark.parametrize("expires", ["", "+1800000100", " 1800000100", "1e10", "99999999999", "١٢"])
+def test_malformed_expiry_is_bad_signature(expires: str) -> None:
+    # Signed as it is (the MAC holds), the expiry itself must still be a plain number.
+    signer = make()
+    url = signer.sign(f"/a?expires={expires}")
+    with pytest.raises(BadSignature, match="malformed expiry"):
+        signer.verify(url)
+
+
+def test_other_purpose_and_other_secret_fail() -> None:
+    url = make().sign("/a")
+    with pytest.raises(BadSignature):
+        make(purpose="avatars").verify(url)
+    with pytest.raises(BadSignature):
+        URLSigner("secret-two", purpose="downloads").verify(url)
+
+
+def test_same_secret_as_plain_signer_does_not_verify() -> None:
+    from blake2sign_web import Signer
+
+    url = make().sign("/a")
+    token = Signer("secret-one", purpose="downloads").sign("url1\n\n/a\n\n")
+    assert token.rsplit(".", 1)[1] != url.rsplit("=", 1)[1]
+
+
+def test_rotation_with_fallbacks() -> None:
+    old = URLSigner("old-secret", purpose="downloads")
+    new = URLSigner("new-secret", purpose="downloads", fallbacks=["old-secret"])
+    url = old.sign("/a")
+    assert new.verify_url(url) is True
+    assert new.verify_url(new.sign(url)) is False
+    with pytest.raises(BadSignature):
+        URLSigner("new-secret", purpose="downloads").verify(url)
+
+
+def test_relative_by_default_ignores_scheme_and_host() -> None:
+    signer = make()
+    url = signer.sign("https://example.com/a?x=1")
+    signer.verify(url.replace("https://example.com", "http://internal:8000"))
+    signer.verify(url.replace("https://example.com", ""))
+
+
+def test_host_binding() -> None:
+    signer = make(bind_host=True)
+    url = signer.sign("https://Example.com/a?x=1")
+    signer.verify(url)
+    signer.verify(url.replace("https://Example.com", "http://example.com"))
+    signer.verify(url.replace("https://Example.com", "https://example.com:443"))
+    for other in ("https://evil.com", "https://example.com:8443", "https://example.com.evil.com"):
+        with pytest.raises(BadSignature):
+            signer.verify(url.replace("https://Example.com", other))
+    with pytest.raises(BadSignature, match="binds the host"):
+        signer.verify(url.replace("https://Example.com", ""))
+    with pytest.raises(ValueError, match="absolute URL"):
+        signer.sign("/a")
+
+
+def test_value_binding() -> None:
+    signer = make()
+    url = signer.sign("/a", bind=42)
+    assert "42" not in url
+    signer.verify(url, bind=42)
+    for other in (43, "42", b"42", None):
+        with pytest.raises(BadSignature):
+            signer.verify(url, bind=other)
+    with pytest.raises(BadSignature):
+        signer.verify(signer.sign("/a"), bind=42)
+    signer.verify(signer.sign("/a", bind="sess\nion"), bind="sess\nion")
+    with pytest.raises(TypeError):
+        signer.sign("/a", bind=True)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/a",
+        "/a?signature=",
+        "/a?signature=abc",
+        "/a?signature=" + "A" * 43 + "&signature=" + "A" * 43,
+        "/a?signature=" + "é" * 43,
+        "/a?signature=" + "A" * 10_000,
+        "http://[::1/a?signature=x",
+    ],
+)
+def test_malformed_urls_are_bad_signature(url: str) -> None:
+    with pytest.raises(BadSignature):
+        make().verify(url)
+
+
+def test_length_limits() -> None:
+    signer = make()
+    with pytest.raises(ValueError, match="max_url_length"):
+        signer.sign("/" + "a" * MAX_URL_LENGTH)
+    with pytest.raises(BadSignature, match="too long"):
+        signer.verify("/" + "a" * MAX_URL_LENGTH)
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"signature_param": ""}, "signature_param"),
+        ({"expires_param": "a b"}, "expires_param"),
+        ({"signature_param": "s", "expires_param": "s"}, "differ"),
+        ({"max_url_length": 0}, "max_url_length"),
+        ({"purpose": ""}, "purpose"),
+    ],
+)
+def test_bad_configuration_fails_at_construction(options: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        make(**options)
+
+
+def test_custom_parameter_names() -> None:
+    signer = make(signature_param="sig", expires_param="exp")
+    url = signer.sign("/a", expires_in=5)
+    assert f"?exp={NOW + 5}&sig=" in url
+    signer.verify(url)
+
+
+def test_cached_getter_builds_once() -> None:
+    from blake2sign_web import get_url_signer
+
+    before = signer_cache_info().constructed
+    first = get_url_signer("s", purpose="p-cache", ignore=("utm_*",))
+    assert get_url_signer("s", purpose="p-cache", ignore=("utm_*",)) is first
+    assert signer_cache_info().constructed == before + 1
+
+
+text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+
+
+@given(path=text, params=st.lists(st.tuples(text.filter(bool), text), max_size=4))
+def test_any_signed_url_verifies_and_any_value_change_fails(path: str, params: list[tuple[str, str]]) -> None:
+    from urllib.parse import quote, urlencode
+
+    signer = make()
+    url = signer.sign("/" + quote(path) + ("?" + urlencode(params) if params else ""))
+    signer.verify(url)
+    assert signer.sign(url) == url
+    with pytest.raises(BadSignature):
+        signer.verify(url.replace("?", "?zz=1&", 1) if "?" in url else url + "&zz=1")
