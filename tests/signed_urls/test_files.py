@@ -1,0 +1,196 @@
+"""Path safety, Range parsing, validators and Content-Disposition, without a framework."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from blake2sign_web.files import (
+    ByteRange,
+    RangeNotSatisfiable,
+    UnsafePath,
+    clean_name,
+    content_disposition,
+    content_type_for,
+    etag_for,
+    http_date,
+    not_modified,
+    parse_range,
+    range_applies,
+    resolve_under,
+)
+
+ATTACKS = [
+    "../secret.txt",
+    "a/../../secret.txt",
+    "a/..",
+    "/etc/passwd",
+    "//etc/passwd",
+    "C:/Windows/win.ini",
+    "a\\..\\secret.txt",
+    "a.txt\x00.pdf",
+    "a\nb",
+    "%2e%2e/secret.txt",
+    "%2E%2E%2Fsecret.txt",
+    "%252e%252e/secret.txt",
+    "%25252e%25252e/secret.txt",
+    "a/%2f/b",
+    "a//b",
+    "./a.txt",
+    "",
+]
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_unsafe_names_are_refused(name: str, tmp_path: Path) -> None:
+    (tmp_path / "root").mkdir()
+    (tmp_path / "secret.txt").write_text("secret")
+    with pytest.raises(UnsafePath):
+        resolve_under(tmp_path / "root", name)
+
+
+@pytest.mark.parametrize("name", ["a.txt", "dir/b.txt", "100%.txt", "caf\u00e9 menu.pdf", "..hidden", "a..b"])
+def test_ordinary_names_pass(name: str, tmp_path: Path) -> None:
+    target = tmp_path.joinpath(*name.split("/"))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("x")
+    assert clean_name(name) == name
+    assert resolve_under(tmp_path, name) == target.resolve()
+
+
+def test_symlink_leading_out_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("secret")
+    (root / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (root / "linkdir").symlink_to(tmp_path)
+    for name in ("link.txt", "linkdir/secret.txt"):
+        with pytest.raises(UnsafePath):
+            resolve_under(root, name)
+
+
+def test_symlink_inside_root_is_followed(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("x")
+    (tmp_path / "alias.txt").symlink_to(tmp_path / "real.txt")
+    assert resolve_under(tmp_path, "alias.txt") == (tmp_path / "real.txt").resolve()
+
+
+def test_missing_and_directories_are_not_found(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "file").write_text("x")
+    for name in ("missing.txt", "dir", "file/below"):
+        with pytest.raises(FileNotFoundError):
+            resolve_under(tmp_path, name)
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("bytes=0-0", ByteRange(0, 1, 100)),
+        ("bytes=0-9", ByteRange(0, 10, 100)),
+        ("bytes=90-", ByteRange(90, 100, 100)),
+        ("bytes=-10", ByteRange(90, 100, 100)),
+        ("bytes=-1000", ByteRange(0, 100, 100)),
+        ("bytes=95-1000", ByteRange(95, 100, 100)),
+        ("BYTES = 5-6", ByteRange(5, 7, 100)),
+        ("bytes=5-6,", ByteRange(5, 7, 100)),
+        (None, None),
+        ("", None),
+        ("bytes=0-1,5-6", None),
+        ("bytes=0-1,0-1", None),
+        ("items=0-1", None),
+        ("bytes", None),
+        ("bytes=", None),
+        ("bytes=-", None),
+        ("bytes=5-4", None),
+        ("bytes=a-b", None),
+        ("bytes=1-2-3", None),
+        ("bytes=+1-2", None),
+        ("bytes=" + "9" * 30 + "-", None),
+        ("bytes=0-1" + " " * 2000, None),
+    ],
+)
+def test_parse_range(header: str | None, expected: ByteRange | None) -> None:
+    assert parse_range(header, 100) == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "size"),
+    [("bytes=100-", 100), ("bytes=200-300", 100), ("bytes=-0", 100), ("bytes=0-", 0), ("bytes=-5", 0)],
+)
+def test_unsatisfiable_range(header: str, size: int) -> None:
+    with pytest.raises(RangeNotSatisfiable) as caught:
+        parse_range(header, size)
+    assert caught.value.content_range == f"bytes */{size}"
+
+
+def test_content_range() -> None:
+    assert ByteRange(90, 100, 100).content_range == "bytes 90-99/100"
+    assert ByteRange(90, 100, 100).length == 10
+
+
+def test_if_range() -> None:
+    etag, date = etag_for(1, 2), http_date(0)
+    assert range_applies(None, etag, date)
+    assert range_applies(etag, etag, date)
+    assert range_applies(date, etag, date)
+    assert not range_applies('"other"', etag, date)
+    assert not range_applies("W/" + etag, etag, date)
+    assert not range_applies(http_date(1), etag, date)
+
+
+def test_etag_changes_with_size_and_time() -> None:
+    assert etag_for(1, 2) == etag_for(1, 2)
+    assert len({etag_for(1, 2), etag_for(2, 2), etag_for(1, 3)}) == 3
+    assert etag_for(1, 2).startswith('"')
+    assert etag_for(1, 2).endswith('"')
+
+
+def test_not_modified() -> None:
+    etag = etag_for(1, 2)
+    assert not_modified(etag, None, etag, 0)
+    assert not_modified(f'"x", W/{etag}', None, etag, 0)
+    assert not_modified("*", None, etag, 0)
+    assert not not_modified('"x"', http_date(100), etag, 0)
+    assert not_modified(None, http_date(100), etag, 100.5)
+    assert not not_modified(None, http_date(100), etag, 101)
+    assert not not_modified(None, "not a date", etag, 0)
+    assert not not_modified(None, None, etag, 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("report.pdf", 'attachment; filename="report.pdf"'),
+        ("dir/report.pdf", 'attachment; filename="report.pdf"'),
+        ('a"b.txt', "attachment; filename=\"a_b.txt\"; filename*=UTF-8''a%22b.txt"),
+        (
+            "a\r\nSet-Cookie: x.txt",
+            "attachment; filename=\"aSet-Cookie_ x.txt\"; filename*=UTF-8''aSet-Cookie%3A%20x.txt",
+        ),
+        ("café.pdf", "attachment; filename=\"caf_.pdf\"; filename*=UTF-8''caf%C3%A9.pdf"),
+        ("..\\..\\boot.ini", 'attachment; filename="boot.ini"'),
+        ("..", "attachment"),
+    ],
+)
+def test_content_disposition(name: str, expected: str) -> None:
+    assert content_disposition(name) == expected
+    assert "\r" not in expected
+    assert "\n" not in expected
+
+
+def test_inline_disposition() -> None:
+    assert content_disposition("a.png", as_attachment=False) == 'inline; filename="a.png"'
+
+
+def test_content_type() -> None:
+    assert content_type_for("a.pdf") == "application/pdf"
+    assert content_type_for("a.csv.gz") == "application/octet-stream"
+    assert content_type_for("noext") == "application/octet-stream"
+
+
+def test_nul_in_root_join_never_reaches_the_os(tmp_path: Path) -> None:
+    with pytest.raises(UnsafePath):
+        resolve_under(os.fspath(tmp_path), "a\x00b")
