@@ -25,7 +25,7 @@ _constructed = 0
 class CacheInfo(NamedTuple):
     #: Signers built since the process started (never reset by clearing).
     constructed: int
-    #: Signers held now.
+    #: Distinct signers held now.
     size: int
 
 
@@ -41,21 +41,38 @@ def get_raw_signer(secret: str | bytes, **options: Any) -> Signer:
 
 def cached(cls: type[S], secret: str | bytes, **options: Any) -> S:
     """Return the one instance of ``cls(secret, **options)`` in this process."""
+    # Fast path: the arguments exactly as given. Per-request callers pass the same
+    # arguments in the same order every time, so this is one tuple and one dict look-up.
+    try:
+        instance = _instances.get((cls, secret, *options.items()))
+    except TypeError:  # an unhashable option, such as fallbacks given as a list
+        instance = None
+    if instance is None:
+        instance = _construct(cls, secret, options)
+    return instance  # type: ignore[return-value]
+
+
+def _construct(cls: type[S], secret: str | bytes, options: dict[str, Any]) -> S:
+    """Build (or find under its canonical key) the instance, and remember it as asked for."""
+    global _constructed
+    given = dict(options)
     if "fallbacks" in options:
         options["fallbacks"] = tuple(options["fallbacks"])
-    key = (cls, secret, *sorted(options.items()))
+    canonical = (cls, secret, *sorted(options.items()))
     try:
-        instance = _instances.get(key)
+        hash(canonical)
     except TypeError:
         raise TypeError("signer options must be hashable (use tuples, not lists)") from None
-    if instance is None:
-        global _constructed
-        with _lock:
-            instance = _instances.get(key)
-            if instance is None:
-                instance = cls(secret, **options)
-                _instances[key] = instance
-                _constructed += 1
+    with _lock:
+        instance = _instances.get(canonical)
+        if instance is None:
+            instance = cls(secret, **options)
+            _instances[canonical] = instance
+            _constructed += 1
+        try:
+            _instances[(cls, secret, *given.items())] = instance
+        except TypeError:
+            pass  # unhashable as given: only the canonical key is stored
     return instance  # type: ignore[return-value]
 
 
@@ -66,4 +83,4 @@ def clear_signer_cache() -> None:
 
 
 def signer_cache_info() -> CacheInfo:
-    return CacheInfo(_constructed, len(_instances))
+    return CacheInfo(_constructed, len({id(signer) for signer in _instances.values()}))
