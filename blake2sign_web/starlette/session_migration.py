@@ -1,0 +1,48 @@
+"""Read session cookies written by Starlette's own SessionMiddleware (and starsessions' CookieStore).
+
+Both write ``itsdangerous.TimestampSigner(str(secret_key)).sign(b64encode(json.dumps(session)))``.
+This reader undoes exactly that, so that switching middleware logs nobody out; the
+middleware then re-issues the session in this project's format. itsdangerous is only
+needed while migration is switched on, so it is imported here, at construction.
+"""
+
+from __future__ import annotations
+
+import json
+from base64 import b64decode
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+
+class StarletteCookieReader:
+    """Verify and decode one Starlette-format session cookie; ``None`` for anything else."""
+
+    def __init__(self, secret: str, fallbacks: Sequence[str], max_age: int | None) -> None:
+        try:
+            import itsdangerous
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "SessionMiddleware(migrate_starlette_cookies=True) reads cookies signed by itsdangerous, "
+                "which is not installed: `pip install itsdangerous`, or turn migration off"
+            ) from None
+        # itsdangerous verifies with every key in the list and would sign with the last.
+        self._signer = itsdangerous.TimestampSigner([*fallbacks, secret])
+        self._bad_signature = itsdangerous.BadSignature
+        self._max_age = max_age
+
+    def read(self, cookie: str) -> dict[str, Any] | None:
+        """The session in ``cookie``, or ``None`` if it does not verify or is not a session."""
+        try:
+            data = self._signer.unsign(cookie.encode("utf-8"), max_age=self._max_age)
+            value = json.loads(b64decode(data))
+        except (self._bad_signature, ValueError):  # binascii.Error and JSONDecodeError are ValueErrors
+            return None
+        if not isinstance(value, dict):
+            return None
+        try:  # it will be re-issued through orjson, which refuses e.g. integers over 64 bits
+            orjson.dumps(value)
+        except TypeError:
+            return None
+        return value
