@@ -1,0 +1,87 @@
+"""Set up a virtual environment and run every check: lint, format, types, tests.
+
+    python3 scripts/test.py            # .venv with the newest supported versions
+    python3 scripts/test.py --matrix   # then tox's oldest/newest extremes, where those Pythons exist
+
+Needs only Python 3.10+ and the package index. Exits non-zero on the first failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+#: The extremes of tox.ini's matrix, run with --matrix when their interpreters exist.
+MATRIX_EXTREMES = ["py310-django42-starletteoldest", "py312-django60-starlettenewest"]
+
+
+def run(*command: str | Path) -> None:
+    print("+", " ".join(str(part) for part in command), flush=True)
+    completed = subprocess.run([str(part) for part in command], cwd=ROOT, check=False)
+    if completed.returncode != 0:
+        sys.exit(completed.returncode)
+
+
+def setup() -> None:
+    if not (BIN / "python").exists():
+        venv.create(VENV, with_pip=True)
+    run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", ".[dev]")
+
+
+def checks() -> None:
+    run(BIN / "ruff", "check", ".")
+    run(BIN / "ruff", "format", "--check", ".")
+    run(BIN / "mypy")
+    run(BIN / "python", "-m", "pytest", "-p", "no:cacheprovider")
+
+
+def find_python(version: str) -> Path | None:
+    """A working ``python<version>``: on PATH, or installed by pyenv but not activated."""
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(str(p) for p in Path.home().glob(f".pyenv/versions/{version}.*/bin/python{version}"))
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "--version"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return Path(candidate)
+    return None
+
+
+def matrix() -> None:
+    found = {env: find_python(f"{env[2]}.{env[3:5]}") for env in MATRIX_EXTREMES}
+    available = [env for env, python in found.items() if python is not None]
+    for env in sorted(set(MATRIX_EXTREMES) - set(available)):
+        print(f"matrix: no interpreter for {env}; skipped", flush=True)
+    if not available:
+        return
+    path = os.pathsep.join([*(str(found[env].parent) for env in available), os.environ["PATH"]])  # type: ignore[union-attr]
+    run(BIN / "python", "-m", "pip", "install", "--quiet", "tox>=4")
+    print("+ tox run -e " + ",".join(available), flush=True)
+    completed = subprocess.run(
+        [str(BIN / "python"), "-m", "tox", "run", "-e", ",".join(available)],
+        cwd=ROOT, env={**os.environ, "PATH": path}, check=False,
+    )
+    if completed.returncode != 0:
+        sys.exit(completed.returncode)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--matrix", action="store_true", help="also run tox's oldest and newest environments")
+    args = parser.parse_args()
+    setup()
+    checks()
+    if args.matrix:
+        matrix()
+
+
+if __name__ == "__main__":
+    main()
