@@ -9,6 +9,7 @@ concurrent first calls, and can be cleared when settings change (tests, Django's
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any, NamedTuple, TypeVar
 
@@ -69,10 +70,9 @@ def _construct(cls: type[S], secret: str | bytes, options: dict[str, Any]) -> S:
             instance = cls(secret, **options)
             _instances[canonical] = instance
             _constructed += 1
-        try:
-            _instances[(cls, secret, *given.items())] = instance
-        except TypeError:
-            pass  # unhashable as given: only the canonical key is stored
+        as_given = (cls, secret, *given.items())
+        with contextlib.suppress(TypeError):  # unhashable as given: only the canonical key is stored
+            _instances[as_given] = instance
     return instance  # type: ignore[return-value]
 
 

@@ -80,9 +80,7 @@ class SerializerSigner(Signer):
         max_decompressed_size: int = MAX_DECOMPRESSED_SIZE,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        super().__init__(
-            secret, purpose=purpose, fallbacks=fallbacks, hasher=hasher, max_token_length=max_token_length
-        )
+        super().__init__(secret, purpose=purpose, fallbacks=fallbacks, hasher=hasher, max_token_length=max_token_length)
         if compression not in ("zstd", None):
             raise ValueError(f"compression must be 'zstd' or None; got {compression!r}")
         if not is_count(compression_threshold) or compression_threshold < 0:

@@ -1,7 +1,7 @@
 """Set up a virtual environment and run the example project on 127.0.0.1.
 
-    python3 scripts/example.py              # the Django site on http://127.0.0.1:8000/
-    python3 scripts/example.py --starlette  # the Starlette app on http://127.0.0.1:8001/
+python3 scripts/example.py              # the Django site on http://127.0.0.1:8000/
+python3 scripts/example.py --starlette  # the Starlette app on http://127.0.0.1:8001/
 """
 
 from __future__ import annotations
@@ -22,8 +22,16 @@ def main() -> None:
     if args.starlette:
         port = args.port or 8001
         print(f"Starlette example on http://127.0.0.1:{port}/ (Ctrl+C to stop)", flush=True)
-        run(BIN / "python", "-m", "uvicorn", "example_project.starlette_app:app", "--host", "127.0.0.1",
-            "--port", str(port))
+        run(
+            BIN / "python",
+            "-m",
+            "uvicorn",
+            "example_project.starlette_app:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        )
     else:
         port = args.port or 8000
         print(f"Django example on http://127.0.0.1:{port}/ (Ctrl+C to stop)", flush=True)

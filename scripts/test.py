@@ -67,7 +67,9 @@ def matrix() -> None:
     print("+ tox run -e " + ",".join(available), flush=True)
     completed = subprocess.run(
         [str(BIN / "python"), "-m", "tox", "run", "-e", ",".join(available)],
-        cwd=ROOT, env={**os.environ, "PATH": path}, check=False,
+        cwd=ROOT,
+        env={**os.environ, "PATH": path},
+        check=False,
     )
     if completed.returncode != 0:
         sys.exit(completed.returncode)

@@ -39,7 +39,9 @@ PAYLOADS: dict[str, Any] = {
         "csrf": "abcdefghijklmnopqrstuvwxyz012345",
         "flash": "hello world" * 3,
     },
-    "large (~20 KB)": {"items": [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "price": i * 1.5} for i in range(400)]},
+    "large (~20 KB)": {
+        "items": [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "price": i * 1.5} for i in range(400)]
+    },
 }
 
 
@@ -78,8 +80,10 @@ def anchors() -> dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]:
         "django.core.signing": (signing.dumps, signing.loads),
         "itsdangerous URLSafeTimedSerializer": (its.dumps, lambda t: its.loads(t, max_age=3600)),
         "blake2signer (cached)": (b2s.dumps, b2s.loads),
-        "PyJWT HS256": (lambda v: jwt.encode(v, SECRET, algorithm="HS256"),
-                        lambda t: jwt.decode(t, SECRET, algorithms=["HS256"])),
+        "PyJWT HS256": (
+            lambda v: jwt.encode(v, SECRET, algorithm="HS256"),
+            lambda t: jwt.decode(t, SECRET, algorithms=["HS256"]),
+        ),
         "primitive floor": (floor_dumps, floor_loads),
     }
 
@@ -105,8 +109,13 @@ def compare_libraries(quick: bool) -> dict[str, list[Timing]]:
     for label, value in PAYLOADS.items():
         progress(f"{label}:")
         results[label] = [
-            measure(name, round_trip(dumps, loads, value), repeat=5 if quick else 9, target=0.05 if quick else 0.2,
-                    size=size_of(dumps, value))
+            measure(
+                name,
+                round_trip(dumps, loads, value),
+                repeat=5 if quick else 9,
+                target=0.05 if quick else 0.2,
+                size=size_of(dumps, value),
+            )
             for name, (dumps, loads) in contenders.items()
         ]
     return results
@@ -118,8 +127,14 @@ def compare_hashers(quick: bool) -> list[Timing]:
     rows = []
     for hasher in ("blake2b", "blake2s", "blake3"):
         signer = SerializerSigner(SECRET, purpose=PURPOSE, hasher=hasher)
-        rows.append(measure(hasher, round_trip(signer.dumps, signer.loads, value), repeat=5 if quick else 9,
-                            target=0.05 if quick else 0.2))
+        rows.append(
+            measure(
+                hasher,
+                round_trip(signer.dumps, signer.loads, value),
+                repeat=5 if quick else 9,
+                target=0.05 if quick else 0.2,
+            )
+        )
     return rows
 
 

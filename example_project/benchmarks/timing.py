@@ -36,8 +36,9 @@ def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def measure(name: str, func: Callable[[], object], *, repeat: int = 7, target: float = 0.2,
-            size: int | None = None) -> Timing:
+def measure(
+    name: str, func: Callable[[], object], *, repeat: int = 7, target: float = 0.2, size: int | None = None
+) -> Timing:
     """Time ``func``: calibrate a call count filling ``target`` seconds, then repeat."""
     timer = timeit.Timer(func)
     number, _ = timer.autorange()
@@ -55,8 +56,9 @@ def format_time(seconds: float) -> str:
 
 
 def machine() -> str:
-    return (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"{time.strftime('%Y-%m-%d')}")
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    )
 
 
 def table(title: str, rows: Sequence[Timing], baseline: str) -> str:

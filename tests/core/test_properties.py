@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from hypothesis import given, settings
@@ -59,11 +60,7 @@ def test_any_single_character_change_is_rejected(value: Any, data: st.DataObject
 @given(st.one_of(st.text(max_size=200), st.binary(max_size=200)))
 def test_arbitrary_input_only_ever_raises_bad_signature(token: str | bytes) -> None:
     for signer in SIGNERS.values():
-        try:
+        with contextlib.suppress(BadSignature):
             signer.loads(token)
-        except BadSignature:
-            pass
-    try:
+    with contextlib.suppress(BadSignature):
         RAW.unsign(token)
-    except BadSignature:
-        pass

@@ -173,5 +173,6 @@ def test_bad_configuration_fails_at_construction(kwargs: dict[str, object], erro
 
 def test_repr_does_not_reveal_secret() -> None:
     text = repr(Signer("very-secret-value", purpose="p", fallbacks=["old-secret"]))
-    assert "secret-value" not in text and "old-secret" not in text
+    assert "secret-value" not in text
+    assert "old-secret" not in text
     assert "purpose='p'" in text
