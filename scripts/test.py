@@ -1,4 +1,4 @@
-"""Set up a virtual environment and run every check: lint, format, types, tests.
+"""Set up a virtual environment and run every check: lint, format, types, tests, docs.
 
     python3 scripts/test.py            # .venv with the newest supported versions
     python3 scripts/test.py --matrix   # then tox's oldest/newest extremes, where those Pythons exist
@@ -42,6 +42,7 @@ def checks() -> None:
     run(BIN / "ruff", "format", "--check", ".")
     run(BIN / "mypy")
     run(BIN / "python", "-m", "pytest", "-p", "no:cacheprovider")
+    run(BIN / "python", "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", VENV / "site")
 
 
 def find_python(version: str) -> Path | None:
