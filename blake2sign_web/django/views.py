@@ -1,0 +1,206 @@
+"""A ready view that serves a file from a Django Storage by a signed link.
+
+::
+
+    path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
+
+Streams (never reads a whole file), answers HEAD, single Range requests (206, 416),
+If-None-Match / If-Modified-Since (304) and If-Match / If-Unmodified-Since (412, via
+Django's own ``get_conditional_response``), and can hand the transfer to nginx
+(``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any, ClassVar
+from urllib.parse import quote
+
+from django.core.exceptions import SuspiciousFileOperation
+from django.core.files.storage import Storage, default_storage, storages
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.utils.cache import get_conditional_response
+from django.views import View
+
+from .. import files
+from .signed_urls import BindFunction, verify_request
+
+
+class SignedFileView(View):
+    """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature.
+
+    Options (pass to ``as_view``): ``storage`` (an alias in STORAGES, or a Storage),
+    ``as_attachment``, ``accel_redirect`` (URL prefix of an nginx ``internal`` location),
+    ``sendfile`` (send ``X-Sendfile`` with the file's path), ``bind`` (request -> value
+    the link is bound to), ``chunk_size`` and ``url_kwarg`` (the URL pattern's name part).
+    """
+
+    http_method_names: ClassVar[list[str]] = ["get", "head"]  # type: ignore[misc]
+    storage: str | Storage = "default"
+    as_attachment: bool = True
+    accel_redirect: str | None = None
+    sendfile: bool = False
+    bind: BindFunction | None = None
+    chunk_size: int = files.CHUNK_SIZE
+    url_kwarg: str = "name"
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        # The signature is checked before anything touches the storage.
+        # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
+        bind = self.__dict__.get("bind", type(self).bind)
+        refused = verify_request(request, bind=bind)
+        if refused is not None:
+            return refused
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_storage(self) -> Storage:
+        if isinstance(self.storage, Storage):
+            return self.storage
+        return default_storage if self.storage == "default" else storages[self.storage]
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        name = kwargs[self.url_kwarg]
+        try:
+            files.clean_name(name)
+        except files.UnsafePath as error:
+            raise SuspiciousFileOperation(f"refused file name: {error}") from None
+        storage = self.get_storage()
+        stored = self.open(storage, name)
+        try:
+            return self.respond(request, storage, name, stored)
+        except BaseException:
+            stored.close()
+            raise
+
+    def open(self, storage: Storage, name: str) -> StoredFile:
+        """Open the file; for a local storage, resolve it under the storage's real root first."""
+        location = getattr(storage, "location", None)
+        try:
+            if location is not None and hasattr(storage, "path"):
+                path = files.resolve_under(location, name)
+                handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by the response
+                info = os.fstat(handle.fileno())
+                return StoredFile(handle, info.st_size, info.st_mtime_ns, os.fspath(path))
+            handle = storage.open(name, "rb")
+            size = storage.size(name)
+            try:
+                modified: datetime | None = storage.get_modified_time(name)
+            except NotImplementedError:
+                modified = None
+            mtime_ns = None if modified is None else int(modified.timestamp() * 1e9)
+            return StoredFile(handle, size, mtime_ns, None)
+        except files.UnsafePath as error:
+            raise SuspiciousFileOperation(f"refused file name: {error}") from None
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise Http404("No such file.") from None
+
+    def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
+        etag = last_modified = None
+        if stored.mtime_ns is not None:
+            etag = files.etag_for(stored.size, stored.mtime_ns)
+            last_modified = files.http_date(stored.mtime_ns / 1e9)
+        mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
+        conditional = get_conditional_response(request, etag=etag, last_modified=mtime)
+        if conditional is not None:
+            stored.close()
+            return conditional
+        headers = {
+            "Content-Type": files.content_type_for(name),
+            "Content-Disposition": files.content_disposition(name, as_attachment=self.as_attachment),
+            "Accept-Ranges": "bytes",
+            "X-Content-Type-Options": "nosniff",
+        }
+        if etag is not None and last_modified is not None:
+            headers.update({"ETag": etag, "Last-Modified": last_modified})
+        if self.accel_redirect is not None or self.sendfile:
+            stored.close()
+            return self.offload(name, stored, headers)
+        byte_range = None
+        if files.range_applies(request.headers.get("If-Range"), etag, last_modified):
+            try:
+                byte_range = files.parse_range(request.headers.get("Range"), stored.size)
+            except files.RangeNotSatisfiable as error:
+                stored.close()
+                return HttpResponse(status=416, headers={"Content-Range": error.content_range})
+        length = stored.size if byte_range is None else byte_range.length
+        if request.method == "HEAD":
+            stored.close()
+            response = HttpResponse(status=200 if byte_range is None else 206, headers=headers)
+            response.headers["Content-Length"] = str(length)
+            if byte_range is not None:
+                response.headers["Content-Range"] = byte_range.content_range
+            return response
+        if byte_range is None:
+            # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper).
+            whole = FileResponse(stored.handle)
+            whole.block_size = self.chunk_size
+            for header, value in headers.items():  # FileResponse writes its own Content-Disposition
+                whole.headers[header] = value
+            whole.headers["Content-Length"] = str(stored.size)
+            return whole
+        chunks = RangeReader(stored.handle, byte_range.start, byte_range.length, self.chunk_size)
+        partial = StreamingHttpResponse(chunks, status=206, headers=headers)
+        partial.headers["Content-Length"] = str(byte_range.length)
+        partial.headers["Content-Range"] = byte_range.content_range
+        return partial
+
+    def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
+        """Let the front server send the bytes (and handle Range itself)."""
+        response = HttpResponse(headers=headers)
+        del response.headers["Accept-Ranges"]
+        if self.accel_redirect is not None:
+            response.headers["X-Accel-Redirect"] = self.accel_redirect.rstrip("/") + "/" + quote(name)
+            # Keep our Content-Type: nginx would otherwise guess its own from the location.
+            response.headers["X-Accel-Buffering"] = "no"
+        else:
+            if stored.path is None:
+                raise SuspiciousFileOperation("sendfile=True needs a storage with local paths (FileSystemStorage)")
+            response.headers["X-Sendfile"] = stored.path
+        return response
+
+
+class StoredFile:
+    """An open file and what the response needs to know about it."""
+
+    __slots__ = ("handle", "mtime_ns", "path", "size")
+
+    def __init__(self, handle: IO[bytes], size: int, mtime_ns: int | None, path: str | None) -> None:
+        self.handle = handle
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self.path = path
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+class RangeReader:
+    """Iterate over ``length`` bytes from ``start`` in chunks of at most ``chunk_size``.
+
+    A class, not a generator, so that ``close()`` closes the file even when the
+    response is dropped before its first chunk (Django calls it when done).
+    """
+
+    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
+        self.handle = handle
+        self.remaining = length
+        self.chunk_size = chunk_size
+        handle.seek(start, io.SEEK_SET)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        if self.remaining <= 0:
+            raise StopIteration
+        chunk = self.handle.read(min(self.chunk_size, self.remaining))
+        if not chunk:
+            raise StopIteration
+        self.remaining -= len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        self.handle.close()

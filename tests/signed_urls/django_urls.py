@@ -1,0 +1,55 @@
+"""URLconf for the Django signed-URL tests (pytest.mark.urls("tests.signed_urls.django_urls"))."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.urls import path
+from django.utils.decorators import method_decorator
+from django.views import View
+
+from blake2sign_web.django import signed_url_required
+from blake2sign_web.django.views import SignedFileView
+
+
+@signed_url_required
+def plain(request: HttpRequest, n: int) -> HttpResponse:
+    return HttpResponse(f"plain {n}")
+
+
+@signed_url_required
+async def async_view(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("async")
+
+
+@signed_url_required(bind=lambda request: request.headers.get("X-User"))
+def bound(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("bound")
+
+
+@method_decorator(signed_url_required, name="dispatch")
+class ClassBased(View):
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return HttpResponse("class")
+
+
+@method_decorator(signed_url_required, name="dispatch")
+class AsyncClassBased(View):
+    async def get(self, request: HttpRequest) -> HttpResponse:
+        return HttpResponse("async class")
+
+
+urlpatterns = [
+    path("plain/<int:n>/", plain, name="sig-plain"),
+    path("async/", async_view, name="sig-async"),
+    path("bound/", bound, name="sig-bound"),
+    path("class/", ClassBased.as_view(), name="sig-class"),
+    path("async-class/", AsyncClassBased.as_view(), name="sig-async-class"),
+    path("files/<path:name>", SignedFileView.as_view(storage="signed_test"), name="sig-files"),
+    path("inline/<path:name>", SignedFileView.as_view(storage="signed_test", as_attachment=False)),
+    path("accel/<path:name>", SignedFileView.as_view(storage="signed_test", accel_redirect="/protected/")),
+    path("sendfile/<path:name>", SignedFileView.as_view(storage="signed_test", sendfile=True)),
+    path(
+        "bound-files/<path:name>",
+        SignedFileView.as_view(storage="signed_test", bind=lambda request: request.headers.get("X-User")),
+    ),
+]

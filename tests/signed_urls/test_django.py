@@ -1,0 +1,267 @@
+"""Django: sign_url, the template tag, signed_url_required and SignedFileView through the test client."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.template import Context, Template
+from django.test import Client
+from django.urls import reverse
+
+from blake2sign_web import signer_cache_info
+from blake2sign_web.django import sign_url
+from blake2sign_web.django.signed_urls import get_signer
+
+from .conftest import CONTENT
+
+pytestmark = pytest.mark.urls("tests.signed_urls.django_urls")
+
+
+def body(response: Any) -> bytes:
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+@pytest.fixture
+def client() -> Client:
+    return Client()
+
+
+@pytest.mark.parametrize("name", ["sig-async", "sig-class", "sig-async-class"])
+def test_views_accept_signed_and_refuse_unsigned(client: Client, name: str) -> None:
+    path = reverse(name)
+    assert client.get(sign_url(path, expires_in=60)).status_code == 200
+    assert client.get(path).status_code == 403
+
+
+def test_function_view_with_arguments(client: Client) -> None:
+    url = sign_url(reverse("sig-plain", args=[5]), expires_in=60)
+    assert client.get(url).content == b"plain 5"
+    assert client.get(url.replace("/5/", "/6/")).status_code == 403
+
+
+def test_tampered_query_is_403_and_logged_without_signature(client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    url = sign_url(reverse("sig-plain", args=[1]) + "?x=1")
+    signature = url.rsplit("=", 1)[1]
+    with caplog.at_level(logging.WARNING, logger="blake2sign_web.signed_urls"):
+        assert client.get(url.replace("x=1", "x=2")).status_code == 403
+    assert "rejected signed URL" in caplog.text
+    assert signature not in caplog.text
+
+
+def test_expired_is_410_or_403(client: Client, settings: Any) -> None:
+    url = sign_url(reverse("sig-plain", args=[1]), expires_in=1)
+    expired = url.replace(url.split("expires=")[1].split("&")[0], "1000000000")
+    assert client.get(expired).status_code == 403  # the expiry was changed: bad signature
+    signer = get_signer()
+    really_expired = signer.sign(reverse("sig-plain", args=[1]) + "?expires=1000000000")
+    response = client.get(really_expired)
+    assert response.status_code == 410
+    assert b"expired" in response.content
+    settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": {"EXPIRED_STATUS": 403}}
+    assert client.get(get_signer().sign(reverse("sig-plain", args=[1]) + "?expires=1000000000")).status_code == 403
+
+
+def test_rotation_with_secret_key_fallbacks(client: Client, settings: Any) -> None:
+    url = sign_url(reverse("sig-plain", args=[1]))
+    old = settings.SECRET_KEY
+    settings.SECRET_KEY = "a-brand-new-secret-key-0123456789-abcdefghijklmnop"
+    assert client.get(url).status_code == 403
+    settings.SECRET_KEY_FALLBACKS = [old]
+    assert client.get(url).status_code == 200
+
+
+def test_ignored_params_setting(client: Client, settings: Any) -> None:
+    settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": {"IGNORED_PARAMS": ("utm_*",)}}
+    url = sign_url(reverse("sig-plain", args=[1]))
+    assert client.get(url + "&utm_source=newsletter").status_code == 200
+    assert client.get(url + "&other=1").status_code == 403
+
+
+def test_value_binding(client: Client) -> None:
+    url = sign_url(reverse("sig-bound"), bind="alice")
+    assert client.get(url, headers={"X-User": "alice"}).status_code == 200
+    assert client.get(url, headers={"X-User": "bob"}).status_code == 403
+    assert client.get(url).status_code == 403
+
+
+def test_host_binding(client: Client, settings: Any, rf: Any) -> None:
+    settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": {"BIND_HOST": True}}
+    path = reverse("sig-plain", args=[1])
+    with pytest.raises(ValueError, match="absolute URL"):
+        sign_url(path)
+    url = sign_url(path, request=rf.get("/", HTTP_HOST="localhost"))
+    assert url.startswith("http://localhost/plain/1/?signature=")
+    assert client.get(url, HTTP_HOST="localhost").status_code == 200
+    assert client.get(url, HTTP_HOST="127.0.0.1").status_code == 403
+
+
+def test_signer_is_built_once_per_configuration(client: Client) -> None:
+    url = sign_url(reverse("sig-plain", args=[1]))
+    client.get(url)
+    before = signer_cache_info().constructed
+    for _ in range(5):
+        assert client.get(url).status_code == 200
+    assert signer_cache_info().constructed == before
+
+
+@pytest.mark.parametrize(
+    ("section", "match"),
+    [({"NOPE": 1}, "unknown keys"), ({"HASHER": "md5"}, "HASHER"), ({"EXPIRED_STATUS": 500}, "EXPIRED_STATUS")],
+)
+def test_bad_settings_name_the_key(settings: Any, section: dict[str, Any], match: str) -> None:
+    settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": section}
+    with pytest.raises(ImproperlyConfigured, match=match):
+        sign_url("/a")
+
+
+def test_template_tag(client: Client, rf: Any) -> None:
+    rendered = Template("{% load blake2sign %}{% signed_url 'sig-plain' 7 expires_in=60 %}").render(Context())
+    assert rendered.startswith("/plain/7/?expires=")
+    assert "&amp;signature=" in rendered
+    assert client.get(rendered.replace("&amp;", "&")).content == b"plain 7"
+    template = Template("{% load blake2sign %}{% signed_url 'sig-plain' n=3 absolute=True as link %}[{{ link }}]")
+    rendered = template.render(Context({"request": rf.get("/", HTTP_HOST="localhost")}))
+    assert rendered.startswith("[http://localhost/plain/3/?signature=")
+
+
+# --- SignedFileView ---------------------------------------------------------------
+
+
+def file_url(name: str, prefix: str = "/files/", **options: Any) -> str:
+    return sign_url(prefix + quote(name), **options)
+
+
+def test_download_whole_file(client: Client, file_storage: Path) -> None:
+    response = client.get(file_url("report.bin", expires_in=60))
+    assert response.status_code == 200
+    assert body(response) == CONTENT
+    assert response["Content-Length"] == str(len(CONTENT))
+    assert response["Content-Disposition"] == 'attachment; filename="report.bin"'
+    assert response["Accept-Ranges"] == "bytes"
+    assert response["ETag"].startswith('"')
+    assert response["Last-Modified"].endswith("GMT")
+    assert response["X-Content-Type-Options"] == "nosniff"
+
+
+def test_unsigned_or_tampered_download_is_refused(client: Client, file_storage: Path) -> None:
+    assert client.get("/files/report.bin").status_code == 403
+    url = file_url("report.bin")
+    assert client.get(url.replace("report", "page")).status_code == 403
+
+
+def test_non_ascii_name_and_subdirectory(client: Client, file_storage: Path) -> None:
+    response = client.get(file_url("sub/caf\u00e9 menu.txt"))
+    assert body(response) == b"menu"
+    assert (
+        response["Content-Disposition"]
+        == "attachment; filename=\"caf_ menu.txt\"; filename*=UTF-8''caf%C3%A9%20menu.txt"
+    )
+    assert response["Content-Type"].startswith("text/plain")
+
+
+def test_inline(client: Client, file_storage: Path) -> None:
+    response = client.get(file_url("page.html", prefix="/inline/"))
+    assert response["Content-Disposition"] == 'inline; filename="page.html"'
+
+
+def test_missing_file_is_404(client: Client, file_storage: Path) -> None:
+    assert client.get(file_url("nope.bin")).status_code == 404
+    assert client.get(file_url("sub")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../secret.txt", "escape.txt", "escape-dir/secret.txt", "sub/../../secret.txt", "%2e%2e/secret.txt", "a\x00b"],
+)
+def test_unsafe_names_refused_even_when_signed(client: Client, file_storage: Path, name: str) -> None:
+    # Signed by the application (it may sign a user-chosen name), still refused.
+    response = client.get(sign_url("/files/" + quote(name, safe="/%")))
+    assert response.status_code == 400
+    assert b"secret" not in body(response)
+
+
+@pytest.mark.parametrize(
+    ("header", "status", "content_range", "expected"),
+    [
+        ("bytes=0-9", 206, "bytes 0-9/10240", CONTENT[:10]),
+        ("bytes=-5", 206, "bytes 10235-10239/10240", CONTENT[-5:]),
+        ("bytes=10000-", 206, "bytes 10000-10239/10240", CONTENT[10000:]),
+        ("bytes=100-99999", 206, "bytes 100-10239/10240", CONTENT[100:]),
+        ("bytes=0-1,5-6", 200, None, CONTENT),
+        ("bytes=oops", 200, None, CONTENT),
+        ("pages=1-2", 200, None, CONTENT),
+    ],
+)
+def test_range(
+    client: Client, file_storage: Path, header: str, status: int, content_range: str | None, expected: bytes
+) -> None:
+    response = client.get(file_url("report.bin"), headers={"Range": header})
+    assert response.status_code == status
+    assert response.get("Content-Range") == content_range
+    assert body(response) == expected
+    assert response["Content-Length"] == str(len(expected))
+
+
+@pytest.mark.parametrize(
+    ("name", "header"), [("report.bin", "bytes=10240-"), ("report.bin", "bytes=-0"), ("empty.txt", "bytes=0-")]
+)
+def test_unsatisfiable_range_is_416(client: Client, file_storage: Path, name: str, header: str) -> None:
+    response = client.get(file_url(name), headers={"Range": header})
+    assert response.status_code == 416
+    assert response["Content-Range"].startswith("bytes */")
+
+
+def test_if_range(client: Client, file_storage: Path) -> None:
+    url = file_url("report.bin")
+    etag = client.get(url)["ETag"]
+    assert client.get(url, headers={"Range": "bytes=0-0", "If-Range": etag}).status_code == 206
+    stale = client.get(url, headers={"Range": "bytes=0-0", "If-Range": '"stale"'})
+    assert stale.status_code == 200
+    assert body(stale) == CONTENT
+
+
+def test_conditional_get(client: Client, file_storage: Path) -> None:
+    url = file_url("report.bin")
+    first = client.get(url)
+    assert client.get(url, headers={"If-None-Match": first["ETag"]}).status_code == 304
+    assert client.get(url, headers={"If-Modified-Since": first["Last-Modified"]}).status_code == 304
+    assert client.get(url, headers={"If-Match": '"other"'}).status_code == 412
+
+
+def test_head(client: Client, file_storage: Path) -> None:
+    url = file_url("report.bin")
+    response = client.head(url)
+    assert response.status_code == 200
+    assert response.content == b""
+    assert response["Content-Length"] == str(len(CONTENT))
+    assert response["ETag"] == client.get(url)["ETag"]
+    ranged = client.head(url, headers={"Range": "bytes=0-9"})
+    assert ranged.status_code == 206
+    assert ranged["Content-Length"] == "10"
+    assert client.post(url).status_code == 405
+
+
+def test_x_accel_redirect(client: Client, file_storage: Path) -> None:
+    response = client.get(file_url("sub/caf\u00e9 menu.txt", prefix="/accel/"))
+    assert response.status_code == 200
+    assert response["X-Accel-Redirect"] == "/protected/sub/caf%C3%A9%20menu.txt"
+    assert response.content == b""
+    assert "filename*=UTF-8''caf%C3%A9%20menu.txt" in response["Content-Disposition"]
+    assert client.get(sign_url("/accel/escape.txt")).status_code == 400
+
+
+def test_x_sendfile(client: Client, file_storage: Path) -> None:
+    response = client.get(file_url("report.bin", prefix="/sendfile/"))
+    assert response["X-Sendfile"] == str((file_storage / "report.bin").resolve())
+    assert response.content == b""
+
+
+def test_bound_download(client: Client, file_storage: Path) -> None:
+    url = file_url("report.bin", prefix="/bound-files/", bind="alice")
+    assert client.get(url, headers={"X-User": "alice"}).status_code == 200
+    assert client.get(url, headers={"X-User": "eve"}).status_code == 403
