@@ -1,0 +1,46 @@
+"""Configuration errors fail when the middleware is built, naming the argument and the fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.datastructures import Secret
+
+from blake2sign_web.starlette import SessionMiddleware
+
+from .conftest import SECRET
+
+APP = Starlette()
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "pattern"),
+    [
+        ({"secret_key": ""}, ValueError, r"secret_key must not be empty.*token_urlsafe"),
+        ({"secret_key": Secret("")}, ValueError, r"secret_key must not be empty"),
+        ({"secret_key": None}, TypeError, r"secret_key must be a str or starlette.datastructures.Secret"),
+        ({"secret_key": b"bytes"}, TypeError, r"secret_key must be a str"),
+        ({"fallback_secrets": "one-secret"}, TypeError, r"fallback_secrets must be a list of secrets"),
+        ({"fallback_secrets": [""]}, ValueError, r"fallback_secrets must not be empty"),
+        ({"session_cookie": ""}, ValueError, r"session_cookie must be a non-empty cookie name"),
+        ({"same_site": "Lax "}, ValueError, r"same_site must be 'lax', 'strict' or 'none'"),
+        ({"on_oversize": "truncate"}, ValueError, r"on_oversize must be 'raise' or 'log'"),
+        ({"hasher": "md5"}, ValueError, r"hasher must be one of blake2b, blake2s, blake3"),
+        ({"compression": "gzip"}, ValueError, r"compression must be 'zstd' or None"),
+        ({"compression_threshold": -1}, ValueError, r"compression_threshold must be an int"),
+        ({"max_age": 0}, ValueError, r"max_age must be a positive number of seconds"),
+        ({"max_age": "14d"}, TypeError, r"max_age must be seconds"),
+    ],
+)
+def test_bad_configuration_fails_at_construction(options: dict[str, Any], error: type, pattern: str) -> None:
+    options.setdefault("secret_key", SECRET)
+    with pytest.raises(error, match=pattern):
+        SessionMiddleware(APP, **options)
+
+
+def test_the_secret_is_not_in_the_repr_of_anything_kept() -> None:
+    middleware = SessionMiddleware(APP, secret_key=SECRET)
+    assert SECRET not in repr(middleware.signer)
+    assert SECRET not in repr(vars(middleware))
