@@ -4,9 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SessionMiddleware"]
+__all__ = [
+    "SessionMiddleware",
+    "SignedFiles",
+    "require_signature",
+    "sign_url_for",
+    "signed_file_response",
+    "signed_url_required",
+]
 
-_LAZY = {"SessionMiddleware": "sessions"}
+_LAZY = {
+    "SessionMiddleware": "sessions",
+    "SignedFiles": "signed_urls",
+    "require_signature": "signed_urls",
+    "sign_url_for": "signed_urls",
+    "signed_file_response": "signed_urls",
+    "signed_url_required": "signed_urls",
+}
 
 
 def __getattr__(name: str) -> Any:

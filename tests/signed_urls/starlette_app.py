@@ -1,0 +1,62 @@
+"""The Starlette and FastAPI apps the tests (and the real-server test) serve."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fastapi import Depends, FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from blake2sign_web import URLSigner
+from blake2sign_web.starlette import SignedFiles, require_signature, sign_url_for, signed_url_required
+
+SECRET = "starlette-tests-secret-0123456789"
+
+
+def make_signer(**options: object) -> URLSigner:
+    return URLSigner(SECRET, purpose="downloads", **options)  # type: ignore[arg-type]
+
+
+def build_starlette(root: str | os.PathLike[str], signer: URLSigner | None = None) -> Starlette:
+    signer = signer or make_signer()
+
+    @signed_url_required(signer)
+    async def hello(request: Request) -> Response:
+        return PlainTextResponse(f"hello {request.path_params['who']}")
+
+    @signed_url_required(signer, bind=lambda request: request.headers.get("x-user"))
+    async def bound(request: Request) -> Response:
+        return PlainTextResponse("bound")
+
+    async def link(request: Request) -> Response:
+        return PlainTextResponse(sign_url_for(request, signer, "files", expires_in=60, name=request.query_params["n"]))
+
+    return Starlette(
+        routes=[
+            Route("/hello/{who}", hello, name="hello"),
+            Route("/bound", bound),
+            Route("/link", link),
+            Route("/files/{name:path}", SignedFiles(signer, root), name="files"),
+            Route("/inline/{name:path}", SignedFiles(signer, root, as_attachment=False)),
+        ]
+    )
+
+
+def build_fastapi(signer: URLSigner | None = None) -> FastAPI:
+    signer = signer or make_signer()
+    app = FastAPI()
+
+    @app.get("/report/{year}", dependencies=[Depends(require_signature(signer))])
+    async def report(year: int) -> dict[str, int]:
+        return {"year": year}
+
+    return app
+
+
+def app_from_env() -> Starlette:
+    """For uvicorn --factory in the real-server test and the benchmark."""
+    return build_starlette(Path(os.environ["BLAKE2SIGN_SERVED_ROOT"]))
