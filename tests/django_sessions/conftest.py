@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,11 +21,11 @@ def middleware_with(session_middleware: str) -> list[str]:
 
 
 @pytest.fixture(params=[DJANGO_MIDDLEWARE, OUR_MIDDLEWARE], ids=["django-middleware", "our-middleware"])
-def session_middleware(request: pytest.FixtureRequest, settings: Any) -> Iterator[str]:
+def session_middleware(request: pytest.FixtureRequest, settings: Any) -> str:
     """Run the test once with Django's SessionMiddleware and once with ours."""
     settings.MIDDLEWARE = middleware_with(request.param)
     settings.ROOT_URLCONF = "tests.django_sessions.urls"
-    yield request.param
+    return request.param
 
 
 def run(client: Client, *ops: list[Any], status: int = 200) -> HttpResponse:

@@ -20,7 +20,8 @@ def test_values_round_trip_in_a_signed_cookie(client: Client, session_middleware
     value = {"list": [1, 2.5, None, True], "text": "héllo ✓", "nested": {"a": []}}
     response = run(client, ["__setitem__", "data", value], ["__setitem__", "n", 3])
     token = cookie(response).value
-    assert ":" not in token and token[0] in "0123"
+    assert ":" not in token
+    assert token[0] in "0123"
     assert signer().loads(token) == {"data": value, "n": 3}
     assert session_of(run(client)) == {"data": value, "n": 3}
 

@@ -92,7 +92,8 @@ def test_set_expiry_zero_is_a_browser_close_cookie(client: Client, session_middl
     response = run(client, ["__setitem__", "a", 1], ["set_expiry", 0], ["get_expire_at_browser_close"])
     morsel = cookie(response)
     assert json.loads(response.content)["results"][-1] is True
-    assert morsel["max-age"] == "" and morsel["expires"] == ""
+    assert morsel["max-age"] == ""
+    assert morsel["expires"] == ""
     assert signer().load_token(morsel.value).expires_at is None  # SESSION_COOKIE_AGE still holds server-side
 
 
@@ -106,7 +107,8 @@ def test_set_expiry_none_returns_to_the_global_policy(client: Client, session_mi
 @override_settings(SESSION_EXPIRE_AT_BROWSER_CLOSE=True)
 def test_expire_at_browser_close_setting(client: Client, session_middleware: str) -> None:
     morsel = cookie(run(client, ["__setitem__", "a", 1]))
-    assert morsel["max-age"] == "" and morsel["expires"] == ""
+    assert morsel["max-age"] == ""
+    assert morsel["expires"] == ""
 
 
 @override_settings(SESSION_SAVE_EVERY_REQUEST=True)
@@ -140,7 +142,8 @@ def token_lengths(data: dict[str, Any]) -> tuple[int, int]:
     theirs.update(data)
     ours.save()
     theirs.save()
-    assert ours.session_key is not None and theirs.session_key is not None
+    assert ours.session_key is not None
+    assert theirs.session_key is not None
     return len(ours.session_key), len(theirs.session_key)
 
 
@@ -266,10 +269,14 @@ def test_a_bad_cookie_gives_an_empty_session_and_a_warning(
         response = run(client, ["get", "a"])
     assert session_of(response) == {}
     warnings = [r for r in caplog.records if r.name == SUSPICIOUS]
-    assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
+    assert len(warnings) == 1
+    assert warnings[0].levelno == logging.WARNING
     logged = caplog.text
-    assert token not in logged and token[:20] not in logged and settings.SECRET_KEY not in logged
-    assert cookie(response).value == "" and cookie(response)["max-age"] == 0  # the bad cookie is deleted
+    assert token not in logged
+    assert token[:20] not in logged
+    assert settings.SECRET_KEY not in logged
+    assert cookie(response).value == ""
+    assert cookie(response)["max-age"] == 0
 
 
 # Migration from Django's signed_cookies ---------------------------------------
