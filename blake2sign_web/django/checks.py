@@ -39,7 +39,8 @@ VALUE_CHECK_IDS: Final = {
     "OVERSIZE": "blake2sign_web.E005",
     "ACCEPT_DJANGO_SIGNED_COOKIES": "blake2sign_web.E006",
 }
-JSON_SERIALIZER: Final = "django.core.signing.JSONSerializer"
+JSON_SERIALIZER: Final = "django.contrib.sessions.serializers.JSONSerializer"
+JSON_SERIALIZERS: Final = (JSON_SERIALIZER, "django.core.signing.JSONSerializer")
 HINT: Final = "See docs/django.md, 'Settings'."
 
 
@@ -87,7 +88,7 @@ def check_session_settings(app_configs: Sequence[AppConfig] | None = None, **kwa
                 id="blake2sign_web.W002",
             )
         )
-    if settings.SESSION_SERIALIZER != JSON_SERIALIZER:
+    if settings.SESSION_SERIALIZER not in JSON_SERIALIZERS:
         messages.append(
             Warning(
                 f"SESSION_SERIALIZER is {settings.SESSION_SERIALIZER!r}; this engine always stores JSON "
