@@ -91,7 +91,10 @@ def test_session_interrupted_is_a_400(session_middleware: str, caplog: pytest.Lo
 @override_settings(SESSION_COOKIE_SAMESITE="sometimes")
 def test_bad_samesite_is_refused_like_django() -> None:
     for middleware in (DJANGO_MIDDLEWARE, OUR_MIDDLEWARE):
-        with override_settings(MIDDLEWARE=middleware_with(middleware)), pytest.raises(ValueError, match="(?i)samesite"):
+        with (
+            override_settings(MIDDLEWARE=middleware_with(middleware)),
+            pytest.raises(ValueError, match=r"(?i)samesite"),
+        ):
             run(Client(), ["__setitem__", "a", 1])
 
 
