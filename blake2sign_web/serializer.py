@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import math
 import time
-from binascii import a2b_base64, b2a_base64
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, Final, NamedTuple
 
 import orjson
+import pybase64
 
 from . import compression
-from .encoding import FROM_URLSAFE, PADDING, TO_URLSAFE
+from .encoding import ALTCHARS, PADDING
 from .exceptions import BadSignature, SignatureExpired
 from .signer import MAX_TOKEN_LENGTH, Signer, is_count
 
@@ -122,7 +122,7 @@ class SerializerSigner(Signer):
                 raise ValueError("expires_in reaches past 2106, the format's last representable second")
             header += expires_at.to_bytes(4, "big")
             flags |= _EXPIRES
-        body = b2a_base64(header + payload, newline=False).translate(TO_URLSAFE).rstrip(b"=")
+        body = pybase64.b64encode(header + payload, altchars=ALTCHARS).rstrip(b"=")
         return self._seal(_MARKERS[flags] + body)
 
     def loads(self, token: str | bytes, *, max_age: Seconds | None = None) -> Any:
@@ -140,7 +140,7 @@ class SerializerSigner(Signer):
             raise BadSignature("unknown token format")
         encoded = text[1:]
         try:
-            body = a2b_base64(encoded.translate(FROM_URLSAFE) + PADDING[len(encoded) % 4])
+            body = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], altchars=ALTCHARS, validate=True)
         except ValueError:
             raise BadSignature("malformed token body") from None
         offset = 8 if flags & _EXPIRES else 4

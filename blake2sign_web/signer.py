@@ -14,11 +14,12 @@ docs/format.md for the full grammar and test vectors.
 
 from __future__ import annotations
 
-from binascii import b2a_base64
 from collections.abc import Iterable
 from hmac import compare_digest
 
-from .encoding import TO_URLSAFE, b64decode, b64encode
+import pybase64
+
+from .encoding import ALTCHARS, b64decode, b64encode
 from .exceptions import BadSignature
 from .keys import DIGEST_SIZE, HASHERS, KeyedHash, keyed_hash, to_bytes
 
@@ -80,7 +81,7 @@ class Signer:
         """Append the MAC of ``text`` under the current key."""
         state = self._key.copy()
         state.update(text)
-        token = text + b"." + b2a_base64(state.digest(), newline=False).translate(TO_URLSAFE).rstrip(b"=")
+        token = text + b"." + pybase64.b64encode(state.digest(), altchars=ALTCHARS).rstrip(b"=")
         if len(token) > self.max_token_length:
             raise ValueError(
                 f"token of {len(token)} characters exceeds max_token_length={self.max_token_length}: "
@@ -114,7 +115,7 @@ class Signer:
         state = self._key.copy()
         state.update(text)
         # Compare encoded text, not decoded bytes: a re-encoded tag must not verify.
-        if compare_digest(b2a_base64(state.digest(), newline=False).translate(TO_URLSAFE).rstrip(b"="), tag):
+        if compare_digest(pybase64.b64encode(state.digest(), altchars=ALTCHARS).rstrip(b"="), tag):
             return text, False
         for key in self._fallback_keys:
             state = key.copy()
