@@ -1,20 +1,20 @@
 """Django integration. Add ``"blake2sign_web.django"`` to INSTALLED_APPS.
 
 - ``SESSION_ENGINE = "blake2sign_web.django.sessions"``: signed-cookie sessions.
-- ``sign_url`` and ``signed_url_required``: signed download links.
+- ``sign_url``, ``signed_url_required`` and ``SignedFileView``: signed download links.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
-__all__ = ["sign_url", "signed_url_required"]
+# Imported lazily so that listing the app in INSTALLED_APPS loads nothing else.
+_LAZY = {"sign_url": "signed_urls", "signed_url_required": "signed_urls", "SignedFileView": "views"}
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    # Imported lazily so that listing the app in INSTALLED_APPS loads nothing else.
-    if name in __all__:
-        from . import signed_urls
-
-        return getattr(signed_urls, name)
+    if name in _LAZY:
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
