@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
+from http.cookies import _unquote  # what Starlette's cookie_parser uses
 from typing import Any, Final, Literal
 
-from starlette.datastructures import MutableHeaders, Secret
-from starlette.requests import HTTPConnection
+import starlette
+from starlette.datastructures import Secret
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..cache import get_signer
@@ -37,8 +38,9 @@ class SessionCookieTooLarge(ValueError):
 class Session(dict[str, Any]):
     """``request.session``: a dict that records whether it was read and whether it changed.
 
-    Starlette 1.x marks a session accessed when ``request.session`` is touched; reads
-    mark it too, so ``Vary: Cookie`` is right on older Starlette versions as well.
+    The same contract as Starlette 1.x's own Session: ``request.session`` calls
+    ``mark_accessed`` (which makes the response ``Vary: Cookie``), every change marks it
+    modified (which re-issues the cookie).
     """
 
     accessed: bool = False
@@ -48,79 +50,90 @@ class Session(dict[str, Any]):
         self.accessed = True
 
     def mark_modified(self) -> None:
-        self.accessed = True
-        self.modified = True
+        self.accessed = self.modified = True
 
-    # Reads.
-    def __getitem__(self, key: str) -> Any:
-        self.accessed = True
-        return super().__getitem__(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self.accessed = True
-        return super().get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        self.accessed = True
-        return super().__contains__(key)
-
-    def __iter__(self) -> Iterator[str]:
-        self.accessed = True
-        return super().__iter__()
-
-    def __len__(self) -> int:
-        self.accessed = True
-        return super().__len__()
-
-    def keys(self) -> Any:
-        self.accessed = True
-        return super().keys()
-
-    def values(self) -> Any:
-        self.accessed = True
-        return super().values()
-
-    def items(self) -> Any:
-        self.accessed = True
-        return super().items()
-
-    # Writes, as Starlette's Session.
     def __setitem__(self, key: str, value: Any) -> None:
-        self.mark_modified()
-        super().__setitem__(key, value)
+        self.accessed = self.modified = True
+        dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: str) -> None:
-        self.mark_modified()
-        super().__delitem__(key)
+        self.accessed = self.modified = True
+        dict.__delitem__(self, key)
 
     def clear(self) -> None:
-        self.mark_modified()
-        super().clear()
+        self.accessed = self.modified = True
+        dict.clear(self)
 
     def pop(self, key: str, *args: Any) -> Any:
-        self.accessed = True
         if dict.__contains__(self, key):
-            self.modified = True
-        return super().pop(key, *args)
+            self.accessed = self.modified = True
+        return dict.pop(self, key, *args)
 
     def popitem(self) -> tuple[str, Any]:
-        item = super().popitem()
-        self.mark_modified()
+        item = dict.popitem(self)
+        self.accessed = self.modified = True
         return item
 
     def setdefault(self, key: str, default: Any = None) -> Any:
-        self.accessed = True
         if not dict.__contains__(self, key):
-            self.modified = True
-        return super().setdefault(key, default)
+            self.accessed = self.modified = True
+        return dict.setdefault(self, key, default)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self.mark_modified()
-        super().update(*args, **kwargs)
+        self.accessed = self.modified = True
+        dict.update(self, *args, **kwargs)
 
     def __ior__(self, other: Any, /) -> Session:  # type: ignore[override,misc]
-        self.mark_modified()
-        return super().__ior__(other)
+        self.accessed = self.modified = True
+        return dict.__ior__(self, other)
+
+
+class ReadTrackingSession(Session):
+    """Session for Starlette before 1.0, whose ``request.session`` marks nothing: reads mark it accessed."""
+
+    def __getitem__(self, key: str) -> Any:
+        self.accessed = True
+        return dict.__getitem__(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.accessed = True
+        return dict.get(self, key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.accessed = True
+        return dict.__contains__(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        self.accessed = True
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self.accessed = True
+        return dict.__len__(self)
+
+    def keys(self) -> Any:
+        self.accessed = True
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self.accessed = True
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self.accessed = True
+        return dict.items(self)
+
+    def pop(self, key: str, *args: Any) -> Any:
+        self.accessed = True
+        return super().pop(key, *args)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.accessed = True
+        return super().setdefault(key, default)
+
+
+#: Starlette 1.0 made ``request.session`` call ``mark_accessed``; before it, reads have to.
+SESSION_CLASS: Final[type[Session]] = Session if int(starlette.__version__.split(".")[0]) >= 1 else ReadTrackingSession
 
 
 class SessionMiddleware:
@@ -193,15 +206,17 @@ class SessionMiddleware:
             self.security_flags += "; partitioned"
         max_age_attribute = f"Max-Age={max_age}; " if max_age is not None else ""
         self._cookie_suffix = f"; path={path}; {max_age_attribute}{self.security_flags}"
-        self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}"
+        self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
+        self._cookie_name = session_cookie.encode("latin-1")
+        self._cookie_prefix = self._cookie_name + b"="
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
 
-        cookie = HTTPConnection(scope).cookies.get(self.session_cookie)
-        session = Session() if cookie is None else self._load(cookie)
+        cookie = self._read_cookie(scope["headers"])
+        session = SESSION_CLASS() if cookie is None else self._load(cookie)
         initial_session_was_empty = not dict.__len__(session)
         scope["session"] = session
 
@@ -209,18 +224,38 @@ class SessionMiddleware:
             if message["type"] == "http.response.start":
                 session: Session = scope["session"]
                 if session.accessed or session.modified:
-                    headers = MutableHeaders(scope=message)
+                    # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
+                    headers = message["headers"] = list(message.get("headers", ()))
                     if session.accessed:
-                        headers.add_vary_header("Cookie")
+                        _add_vary_cookie(headers)
                     if session.modified and dict.__len__(session):
                         header = self._cookie_header(session)
                         if header is not None:
-                            headers.append("Set-Cookie", header)
+                            headers.append((b"set-cookie", header))
                     elif session.modified and not initial_session_was_empty:
-                        headers.append("Set-Cookie", self._delete_cookie)
+                        headers.append((b"set-cookie", self._delete_cookie))
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
+
+    def _read_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+        """This middleware's cookie, exactly as ``request.cookies`` would give it (the last one wins).
+
+        Starlette's ``cookie_parser`` builds a dict of every cookie; this looks only for
+        ours, with the same splitting, stripping and unquoting.
+        """
+        value = None
+        for name, raw in headers:
+            if name != b"cookie" or self._cookie_name not in raw:
+                continue
+            if raw.startswith(self._cookie_prefix) and b";" not in raw and b'"' not in raw:
+                value = raw[len(self._cookie_prefix) :].decode("latin-1").strip()  # the usual case: one cookie
+                continue
+            for chunk in raw.decode("latin-1").split(";"):
+                key, equals, text = chunk.partition("=")
+                if equals and key.strip() == self.session_cookie:
+                    value = _unquote(text.strip())
+        return value
 
     def _load(self, cookie: str) -> Session:
         """The session in ``cookie``; an empty one, with a warning, if it is not a valid session."""
@@ -228,24 +263,24 @@ class SessionMiddleware:
             value = self.legacy.read(cookie)
             if value is None:
                 logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return Session()
-            session = Session(value)
+                return SESSION_CLASS()
+            session = SESSION_CLASS(value)
             session.modified = True  # re-issue it in this project's format
             return session
         try:
             loaded = self.signer.load_token(cookie)
         except BadSignature as error:  # the core's messages never quote the token
             logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-            return Session()
+            return SESSION_CLASS()
         if not isinstance(loaded.value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return Session()
-        session = Session(loaded.value)
+            return SESSION_CLASS()
+        session = SESSION_CLASS(loaded.value)
         if loaded.used_fallback:
             session.modified = True  # re-sign it with the current secret
         return session
 
-    def _cookie_header(self, session: Session) -> str | None:
+    def _cookie_header(self, session: Session) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
         try:
             token = self.signer.dumps(session)
@@ -256,7 +291,7 @@ class SessionMiddleware:
         if len(header) > BROWSER_COOKIE_LIMIT:
             self._oversize(f"session cookie {self.session_cookie!r} would be {len(header)} bytes with its attributes")
             return None
-        return header
+        return header.encode("latin-1")
 
     def _oversize(self, problem: str) -> None:
         message = (
@@ -266,6 +301,17 @@ class SessionMiddleware:
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
         logger.error("%s The response keeps the client's previous session cookie.", message)
+
+
+def _add_vary_cookie(headers: list[tuple[bytes, bytes]]) -> None:
+    """``MutableHeaders.add_vary_header("Cookie")`` on a raw header list: one Vary joining every value."""
+    values = [value for name, value in headers if name == b"vary"]
+    if not values:
+        headers.append((b"vary", b"Cookie"))
+        return
+    first = next(i for i, (name, _) in enumerate(headers) if name == b"vary")
+    headers[first] = (b"vary", b", ".join([*values, b"Cookie"]))
+    headers[first + 1 :] = [item for item in headers[first + 1 :] if item[0] != b"vary"]
 
 
 def _secret(value: object, name: str) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import starlette
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -13,21 +14,21 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from blake2sign_web.starlette import SessionMiddleware
-from blake2sign_web.starlette.sessions import Session
+from blake2sign_web.starlette.sessions import SESSION_CLASS, ReadTrackingSession, Session
 
 from .conftest import SECRET, set_cookie_headers
 
 STORED = {"a": 1, "b": 2}
 
 
-def run(operation: Callable[[dict[str, Any]], object]) -> tuple[dict[str, Any], list[str], str | None]:
-    """Apply ``operation`` to a session holding STORED; return the session after, Set-Cookie headers and Vary."""
+def run(operation: Callable[[dict[str, Any]], object] | None) -> tuple[dict[str, Any], list[str], str | None]:
+    """Apply ``operation`` to request.session holding STORED; return the session after, Set-Cookie and Vary."""
 
     async def view(request: Request) -> JSONResponse:
         if request.query_params.get("seed"):
             request.session.update(STORED)
-        else:
-            operation(request.scope["session"])  # the object itself, without request.session's own marking
+        elif operation is not None:
+            operation(request.session)
         return JSONResponse(dict(dict.items(request.scope["session"])))  # C-level: marks nothing
 
     client = TestClient(SessionMiddleware(Starlette(routes=[Route("/", view)]), secret_key=SECRET))
@@ -75,8 +76,8 @@ def test_each_read_adds_vary_and_sets_no_cookie(name: str) -> None:
     assert vary == "Cookie"
 
 
-def test_untouched_session_object_adds_nothing() -> None:
-    after, cookies, vary = run(lambda s: None)
+def test_a_view_that_does_not_use_the_session_adds_nothing() -> None:
+    after, cookies, vary = run(None)
     assert after == STORED
     assert cookies == []
     assert vary is None
@@ -86,6 +87,29 @@ def test_clearing_expires_the_cookie() -> None:
     after, cookies, _ = run(lambda s: s.clear())
     assert after == {}
     assert cookies[0].startswith("session=null; ")
+
+
+@pytest.mark.parametrize("name", READS)
+def test_read_tracking_session_marks_each_read(name: str) -> None:
+    """The class used on Starlette before 1.0, whose request.session marks nothing itself."""
+    session = ReadTrackingSession(STORED)
+    READS[name](session)
+    assert session.accessed
+    assert not session.modified
+
+
+@pytest.mark.parametrize("name", WRITES)
+def test_each_write_marks_both_session_classes_modified(name: str) -> None:
+    for cls in (Session, ReadTrackingSession):
+        session = cls(STORED)
+        WRITES[name](session)
+        assert session.modified
+        assert session.accessed
+
+
+def test_the_session_class_matches_the_starlette_version() -> None:
+    starlette_1 = int(starlette.__version__.split(".")[0]) >= 1
+    assert SESSION_CLASS is (Session if starlette_1 else ReadTrackingSession)
 
 
 def test_the_session_is_a_plain_dict_for_json_and_copies() -> None:
