@@ -4,7 +4,7 @@ Token format 1 for values (``SerializerSigner``)::
 
     >>> signer = SerializerSigner("secret", purpose="sessions")
     >>> signer.dumps({"user": 42})
-    '0aSqbPHsidXNlciI6NDJ9.<43 characters of MAC>'
+    '0aSqbPHsidXNlciI6NDJ9<43 characters of MAC>'
 
 The marker is ``"0"`` to ``"3"``: bit 1 set means the body is zstandard-compressed,
 bit 2 set means an expiry follows the issue time. The body, before base64url, is::

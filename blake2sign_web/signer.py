@@ -3,13 +3,14 @@
 Token format 1, for raw data (``Signer``)::
 
     >>> Signer("secret", purpose="greeting").sign(b"hello")
-    '0aGVsbG8.5aT40BtQHPk0ZyhOaWBKJLOfmq3o5fCE0a33s6aiLME'
+    '0aGVsbG8<43 characters of MAC>'
 
-``marker body "." mac``: a one-character marker (format and flags), the unpadded
-base64url body, a dot, and the unpadded base64url of a 32-byte keyed BLAKE tag over
-the ASCII text before the dot. The MAC covers the text as sent, so changing any
-character, including a non-canonical re-encoding, fails verification. See
-docs/format.md for the full grammar and test vectors.
+``marker body mac``: a one-character marker (format and flags), the unpadded
+base64url body, and the unpadded base64url of a 32-byte keyed BLAKE tag over the
+ASCII text before it. The MAC is always the last 43 characters, so no separator is
+spent on it. It covers the text as sent, so changing any character, including a
+non-canonical re-encoding, fails verification. See docs/format.md for the full
+grammar and test vectors.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ class Signer:
             raise ValueError(f"hasher must be one of {', '.join(HASHERS)}; got {hasher!r}")
         if isinstance(fallbacks, (str, bytes)):
             raise TypeError("fallbacks must be a list of secrets, not a single secret")
-        if not is_count(max_token_length) or max_token_length < MAC_LENGTH + 2:
-            raise ValueError(f"max_token_length must be an int of at least {MAC_LENGTH + 2}; got {max_token_length!r}")
+        if not is_count(max_token_length) or max_token_length < MAC_LENGTH + 1:
+            raise ValueError(f"max_token_length must be an int of at least {MAC_LENGTH + 1}; got {max_token_length!r}")
         self.purpose = purpose
         self.hasher = hasher
         self.max_token_length = max_token_length
@@ -81,7 +82,7 @@ class Signer:
         """Append the MAC of ``text`` under the current key."""
         state = self._key.copy()
         state.update(text)
-        token = text + b"." + pybase64.b64encode(state.digest(), altchars=ALTCHARS).rstrip(b"=")
+        token = text + pybase64.b64encode(state.digest(), altchars=ALTCHARS).rstrip(b"=")
         if len(token) > self.max_token_length:
             raise ValueError(
                 f"token of {len(token)} characters exceeds max_token_length={self.max_token_length}: "
@@ -108,9 +109,9 @@ class Signer:
         else:
             raise BadSignature(f"token must be str or bytes, not {type(token).__name__}")
         # 43 == MAC_LENGTH, written out: this runs on every request.
-        if len(raw) < 45 or raw[-44] != 0x2E:  # "."
+        if len(raw) < 44:  # a marker and a MAC at the least
             raise BadSignature("malformed token")
-        text = raw[:-44]
+        text = raw[:-43]
         tag = raw[-43:]
         state = self._key.copy()
         state.update(text)

@@ -164,7 +164,9 @@ class URLSigner(Signer):
         if self.bind_host and not host:
             raise BadSignature("this URLSigner binds the host: verify the absolute URL")
         canonical = self._canonical(host, _canonical_path(parts.path), pairs, bind)
-        _, used_fallback = self._open(canonical + b"." + signatures[0].encode("ascii", "replace"))
+        if len(signatures[0]) != MAC_LENGTH:
+            raise BadSignature("malformed signature")
+        _, used_fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
         if expiries:
             expires = expiries[0]
             if not (expires.isascii() and expires.isdigit() and len(expires) <= 10):

@@ -100,6 +100,7 @@ def test_rotation_signs_with_current_and_verifies_fallbacks() -> None:
         "0.",
         "x" * 10,
         "0" + "." + "A" * MAC_LENGTH,
+        "A" * MAC_LENGTH,  # a MAC without a marker
         "0!!!." + "A" * MAC_LENGTH,
         "0abc\u00e9." + "A" * MAC_LENGTH,
         "\x00" * 60,
