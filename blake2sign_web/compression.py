@@ -13,16 +13,20 @@ import threading
 
 import zstandard
 
-LEVEL = 3
 _FORMAT = zstandard.FORMAT_ZSTD1_MAGICLESS
-_PARAMS = zstandard.ZstdCompressionParameters.from_level(
-    LEVEL, format=_FORMAT, write_content_size=True, write_checksum=False, write_dict_id=False
-)
+_FRAME = {"format": _FORMAT, "write_content_size": True, "write_checksum": False, "write_dict_id": False}
+#: Payloads below this size are compressed hard (level 15, tables sized for them): they are
+#: cookie-sized, so every byte saved travels on every request, and at this size the best
+#: ratio costs ~10 us instead of ~3. Larger payloads use level 3, zstd's balanced default.
+SMALL = 1024
+_SMALL_PARAMS = zstandard.ZstdCompressionParameters.from_level(15, source_size=SMALL, **_FRAME)
+_LARGE_PARAMS = zstandard.ZstdCompressionParameters.from_level(3, **_FRAME)
 
 
 class _Contexts(threading.local):
     def __init__(self) -> None:
-        self.compressor = zstandard.ZstdCompressor(compression_params=_PARAMS)
+        self.small = zstandard.ZstdCompressor(compression_params=_SMALL_PARAMS)
+        self.large = zstandard.ZstdCompressor(compression_params=_LARGE_PARAMS)
         self.decompressor = zstandard.ZstdDecompressor(format=_FORMAT)
 
 
@@ -30,7 +34,7 @@ _contexts = _Contexts()
 
 
 def compress(data: bytes) -> bytes:
-    return _contexts.compressor.compress(data)
+    return (_contexts.small if len(data) < SMALL else _contexts.large).compress(data)
 
 
 def decompress(data: bytes, max_size: int) -> bytes:
