@@ -194,6 +194,7 @@ class SessionMiddleware:
             compression_threshold=compression_threshold,
             max_token_length=BROWSER_COOKIE_LIMIT,
         )
+        self._has_fallbacks = bool(fallbacks)
         self.legacy = StarletteCookieReader(secret, fallbacks, max_age) if migrate_starlette_cookies else None
 
         # The Set-Cookie attributes, in Starlette's order and spelling.
@@ -268,15 +269,18 @@ class SessionMiddleware:
             session.modified = True  # re-issue it in this project's format
             return session
         try:
-            loaded = self.signer.load_token(cookie)
+            if self._has_fallbacks:
+                value, _, _, used_fallback = self.signer.load_token(cookie)
+            else:  # the common case: skip building a LoadedToken
+                value, used_fallback = self.signer.loads(cookie), False
         except BadSignature as error:  # the core's messages never quote the token
             logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
             return SESSION_CLASS()
-        if not isinstance(loaded.value, dict):
+        if not isinstance(value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
             return SESSION_CLASS()
-        session = SESSION_CLASS(loaded.value)
-        if loaded.used_fallback:
+        session = SESSION_CLASS(value)
+        if used_fallback:
             session.modified = True  # re-sign it with the current secret
         return session
 
