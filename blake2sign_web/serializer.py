@@ -122,7 +122,7 @@ class SerializerSigner(Signer):
                 raise ValueError("expires_in reaches past 2106, the format's last representable second")
             header += expires_at.to_bytes(4, "big")
             flags |= _EXPIRES
-        body = pybase64.b64encode(header + payload, altchars=ALTCHARS).rstrip(b"=")
+        body = pybase64.b64encode(header + payload, ALTCHARS).rstrip(b"=")
         return self._seal(_MARKERS[flags] + body)
 
     def loads(self, token: str | bytes, *, max_age: Seconds | None = None) -> Any:
@@ -140,7 +140,7 @@ class SerializerSigner(Signer):
             raise BadSignature("unknown token format")
         encoded = text[1:]
         try:
-            body = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], altchars=ALTCHARS, validate=True)
+            body = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], ALTCHARS, True)  # validate
         except ValueError:
             raise BadSignature("malformed token body") from None
         offset = 8 if flags & _EXPIRES else 4

@@ -82,7 +82,7 @@ class Signer:
         """Append the MAC of ``text`` under the current key."""
         state = self._key.copy()
         state.update(text)
-        token = text + pybase64.b64encode(state.digest(), altchars=ALTCHARS).rstrip(b"=")
+        token = text + pybase64.b64encode(state.digest(), ALTCHARS).rstrip(b"=")
         if len(token) > self.max_token_length:
             raise ValueError(
                 f"token of {len(token)} characters exceeds max_token_length={self.max_token_length}: "
@@ -116,7 +116,7 @@ class Signer:
         state = self._key.copy()
         state.update(text)
         # Compare encoded text, not decoded bytes: a re-encoded tag must not verify.
-        if compare_digest(pybase64.b64encode(state.digest(), altchars=ALTCHARS).rstrip(b"="), tag):
+        if compare_digest(pybase64.b64encode(state.digest(), ALTCHARS).rstrip(b"="), tag):
             return text, False
         for key in self._fallback_keys:
             state = key.copy()
