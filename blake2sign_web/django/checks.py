@@ -10,6 +10,7 @@ Errors (the engine refuses to run with them too):
 - ``blake2sign_web.E005``: bad ``OVERSIZE`` policy.
 - ``blake2sign_web.E006``: ``ACCEPT_DJANGO_SIGNED_COOKIES`` is not a bool.
 - ``blake2sign_web.E007``: the engine is used without ``blake2sign_web.django`` in INSTALLED_APPS.
+- ``blake2sign_web.E008``: a bad ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` (signed download links).
 
 Warnings, only when ``SESSION_ENGINE`` is this project's:
 
@@ -26,6 +27,7 @@ from typing import Any, Final
 from django.apps import AppConfig, apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.core.exceptions import ImproperlyConfigured
 
 from . import conf
 
@@ -56,6 +58,18 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         for key, problem in conf.validate_values(conf.session_options())
     ]
     return errors
+
+
+@register(Tags.security, "blake2sign_web")
+def check_signed_url_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Validate BLAKE2SIGN_WEB['SIGNED_URLS'] at start-up rather than on the first signed link."""
+    from .signed_urls import options
+
+    try:
+        options()
+    except ImproperlyConfigured as error:
+        return [Error(str(error), hint="See docs/signed-urls.md, 'Settings'.", id="blake2sign_web.E008")]
+    return []
 
 
 @register(Tags.security, "blake2sign_web")

@@ -22,4 +22,3 @@ ROOT_URLCONF = "example_project.django_site.urls"
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "DIRS": [], "APP_DIRS": True}]
 USE_TZ = True
-SILENCED_SYSTEM_CHECKS = ["blake2sign_web.W002"]  # SESSION_COOKIE_SECURE is off: the example runs over plain HTTP

@@ -25,8 +25,11 @@ def test_the_test_settings_pass() -> None:
     assert ids() == set()
 
 
-def test_signed_urls_section_is_left_alone() -> None:
-    assert ids(BLAKE2SIGN_WEB={"SIGNED_URLS": {"ANYTHING": object()}}) == set()
+def test_signed_urls_section_is_checked_by_its_own_check() -> None:
+    # The session checks leave SIGNED_URLS alone; E008 validates it.
+    assert ids(BLAKE2SIGN_WEB={"SIGNED_URLS": {"ANYTHING": object()}}) == {"blake2sign_web.E008"}
+    assert ids(BLAKE2SIGN_WEB={"SIGNED_URLS": {"HASHER": "sha1"}}) == {"blake2sign_web.E008"}
+    assert ids(BLAKE2SIGN_WEB={"SIGNED_URLS": {"EXPIRED_STATUS": 403}}) == set()
 
 
 @pytest.mark.parametrize(
