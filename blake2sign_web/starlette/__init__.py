@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "SessionCookieTooLarge",
     "SessionMiddleware",
     "SignedFiles",
     "require_signature",
@@ -14,6 +15,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "SessionCookieTooLarge": "sessions",
     "SessionMiddleware": "sessions",
     "SignedFiles": "signed_urls",
     "require_signature": "signed_urls",
