@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -16,50 +12,17 @@ import pytest
 
 from blake2sign_web import URLSigner
 
+from ..servers import free_port, running_server
 from .conftest import CONTENT
 from .starlette_app import make_signer
 
-ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.server
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"server exited with {process.returncode}: {process.stderr.read().decode() if process.stderr else ''}"
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server did not start listening in time")
-
-
 def serve(command: list[str], port: int, served_root: Path, **env: str) -> Iterator[str]:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), "BLAKE2SIGN_SERVED_ROOT": str(served_root), **env}
-    process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_until_listening(process, port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr:
-            process.stderr.close()
+    with running_server(command, port, BLAKE2SIGN_SERVED_ROOT=str(served_root), **env) as url:
+        yield url
 
 
 @pytest.fixture

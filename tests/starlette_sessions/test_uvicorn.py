@@ -2,71 +2,22 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def wait_until_accepting(port: int, process: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {process.returncode}: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"uvicorn did not accept connections on port {port} within {timeout} s")
+from ..servers import free_port, running_server
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "tests.starlette_sessions.uvicorn_app:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_until_accepting(port, process)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+    command = [sys.executable, "-m", "uvicorn", "tests.starlette_sessions.uvicorn_app:app"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    with running_server(command, port) as url:
+        yield url
 
 
 @pytest.mark.server

@@ -1,0 +1,58 @@
+"""Real servers for tests: start a command on a free 127.0.0.1 port, wait until it listens, stop it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def running_server(command: list[str], port: int, timeout: float = 20, **env: str) -> Iterator[str]:
+    """Run ``command`` (which must listen on ``port``) from the project root; yield its base URL."""
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_until_listening(process, port, timeout)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            output = process.stderr.read().decode(errors="replace")[-2000:] if process.stderr else ""
+            raise RuntimeError(f"{process.args!r} exited with {process.returncode}: {output}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{process.args!r} did not listen on port {port} within {timeout} s")
