@@ -53,7 +53,12 @@ def sign_url_for(
 def request_url(request: Request, signer: URLSigner) -> str:
     """The URL as the client sent it: the raw path, so a decoded '%25' cannot be decoded twice."""
     raw_path: bytes | None = request.scope.get("raw_path")
-    path: str = raw_path.decode("latin-1") if raw_path else request.scope.get("root_path", "") + request.scope["path"]
+    if raw_path:
+        # ASGI's raw_path has no query string, but some clients (Starlette's TestClient before
+        # 0.38) put it there; the query is read from query_string below.
+        path = raw_path.partition(b"?")[0].decode("latin-1")
+    else:
+        path = request.scope.get("root_path", "") + request.scope["path"]
     query = request.scope.get("query_string", b"").decode("latin-1")
     url = path + ("?" + query if query else "")
     if signer.bind_host:
