@@ -20,6 +20,7 @@ bit 2 set means an expiry follows the issue time. The body, before base64url, is
 from __future__ import annotations
 
 import math
+import struct
 import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
@@ -49,6 +50,8 @@ _MARKERS: Final = (b"0", b"1", b"2", b"3")
 _COMPRESSED: Final = 1
 _EXPIRES: Final = 2
 _TIMESTAMP_LIMIT: Final = 2**32
+_ISSUED: Final = struct.Struct(">I")
+_ISSUED_EXPIRES: Final = struct.Struct(">II")
 
 
 class LoadedToken(NamedTuple):
@@ -115,12 +118,13 @@ class SerializerSigner(Signer):
             if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
                 payload, flags = packed, _COMPRESSED
         now = int(self._clock())
-        header = now.to_bytes(4, "big")
-        if expires_in is not None:
+        if expires_in is None:
+            header = _ISSUED.pack(now)
+        else:
             expires_at = now + to_seconds(expires_in, "expires_in")
             if expires_at >= _TIMESTAMP_LIMIT:
                 raise ValueError("expires_in reaches past 2106, the format's last representable second")
-            header += expires_at.to_bytes(4, "big")
+            header = _ISSUED_EXPIRES.pack(now, expires_at)
             flags |= _EXPIRES
         body = pybase64.b64encode(header + payload, ALTCHARS).rstrip(b"=")
         return self._seal(_MARKERS[flags] + body)
@@ -143,22 +147,24 @@ class SerializerSigner(Signer):
             body = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], ALTCHARS, True)  # validate
         except ValueError:
             raise BadSignature("malformed token body") from None
-        offset = 8 if flags & _EXPIRES else 4
-        if len(body) < offset:
-            raise BadSignature("token body too short")
-        issued_at = int.from_bytes(body[:4], "big")
+        try:
+            if flags & _EXPIRES:
+                issued_at, expires_at = _ISSUED_EXPIRES.unpack_from(body)
+                payload = body[8:]
+            else:
+                issued_at = _ISSUED.unpack_from(body)[0]
+                expires_at = None
+                payload = body[4:]
+        except struct.error:
+            raise BadSignature("token body too short") from None
         now = self._clock()
         if issued_at > now + CLOCK_SKEW:
             raise BadSignature("token issued in the future")
         limit = self.max_age if max_age is None else to_seconds(max_age, "max_age")
         if limit is not None and now - issued_at > limit:
             raise SignatureExpired(f"token is older than {limit} seconds", expired_at=issued_at + limit)
-        expires_at = None
-        if flags & _EXPIRES:
-            expires_at = int.from_bytes(body[4:8], "big")
-            if now >= expires_at:
-                raise SignatureExpired("token has passed its expiry", expired_at=expires_at)
-        payload = body[offset:]
+        if expires_at is not None and now >= expires_at:
+            raise SignatureExpired("token has passed its expiry", expired_at=expires_at)
         try:
             if flags & _COMPRESSED:
                 payload = compression.decompress(payload, self.max_decompressed_size)
