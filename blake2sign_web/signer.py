@@ -28,7 +28,6 @@ from .keys import DIGEST_SIZE, HASHERS, KeyedHash, keyed_hash, to_bytes
 MAC_LENGTH = (DIGEST_SIZE * 8 + 5) // 6
 #: Default upper bound on a token's length, checked before any hashing: fits a cookie.
 MAX_TOKEN_LENGTH = 4096
-assert MAC_LENGTH == 43
 
 
 class Signer:
@@ -108,11 +107,10 @@ class Signer:
                 raise BadSignature("token too long")
         else:
             raise BadSignature(f"token must be str or bytes, not {type(token).__name__}")
-        # 43 == MAC_LENGTH, written out: this runs on every request.
-        if len(raw) < 44:  # a marker and a MAC at the least
+        if len(raw) < MAC_LENGTH + 1:  # a marker and a MAC at the least
             raise BadSignature("malformed token")
-        text = raw[:-43]
-        tag = raw[-43:]
+        text = raw[:-MAC_LENGTH]
+        tag = raw[-MAC_LENGTH:]
         state = self._key.copy()
         state.update(text)
         # Compare encoded text, not decoded bytes: a re-encoded tag must not verify.
