@@ -161,6 +161,18 @@ def range_applies(if_range: str | None, etag: str | None, last_modified: str | N
     return last_modified is not None and if_range == last_modified
 
 
+def requested_range(
+    range_header: str | None, if_range: str | None, size: int, etag: str | None, last_modified: str | None
+) -> ByteRange | None:
+    """The range a request asks for and may get: ``Range`` gated by ``If-Range``; None for the whole file.
+
+    Raises RangeNotSatisfiable (416) like ``parse_range``. Both adapters decide through here.
+    """
+    if not range_applies(if_range, etag, last_modified):
+        return None
+    return parse_range(range_header, size)
+
+
 def etag_for(size: int, mtime_ns: int) -> str:
     """A strong ETag from size and modification time: the same on every server sharing the file."""
     digest = hashlib.blake2b(f"{size}:{mtime_ns}".encode(), digest_size=12).hexdigest()

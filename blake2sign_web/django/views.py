@@ -118,13 +118,13 @@ class SignedFileView(View):
         if self.accel_redirect is not None or self.sendfile:
             stored.close()
             return self.offload(name, stored, headers)
-        byte_range = None
-        if files.range_applies(request.headers.get("If-Range"), etag, last_modified):
-            try:
-                byte_range = files.parse_range(request.headers.get("Range"), stored.size)
-            except files.RangeNotSatisfiable as error:
-                stored.close()
-                return HttpResponse(status=416, headers={"Content-Range": error.content_range})
+        try:
+            byte_range = files.requested_range(
+                request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
+            )
+        except files.RangeNotSatisfiable as error:
+            stored.close()
+            return HttpResponse(status=416, headers={"Content-Range": error.content_range})
         length = stored.size if byte_range is None else byte_range.length
         if request.method == "HEAD":
             stored.close()

@@ -111,7 +111,7 @@ def signed_url_required(
 
 
 class _RangeFileResponse(FileResponse):
-    """FileResponse whose Range handling follows ``files.parse_range`` on every Starlette version.
+    """FileResponse whose Range handling follows ``files.requested_range``, not Starlette's own.
 
     The decision (whole file, one range, 416) is made before the response is built; the
     Range header is then rewritten to that one range, or removed, so Starlette never sends
@@ -152,12 +152,12 @@ async def signed_file_response(
         request.headers.get("if-none-match"), request.headers.get("if-modified-since"), etag, stat_result.st_mtime
     ):
         return Response(status_code=304, headers={"etag": etag, "last-modified": last_modified})
-    byte_range = None
-    if files.range_applies(request.headers.get("if-range"), etag, last_modified):
-        try:
-            byte_range = files.parse_range(request.headers.get("range"), stat_result.st_size)
-        except files.RangeNotSatisfiable as error:
-            return Response(status_code=416, headers={"content-range": error.content_range})
+    try:
+        byte_range = files.requested_range(
+            request.headers.get("range"), request.headers.get("if-range"), stat_result.st_size, etag, last_modified
+        )
+    except files.RangeNotSatisfiable as error:
+        return Response(status_code=416, headers={"content-range": error.content_range})
     return _RangeFileResponse(
         path,
         headers=headers,

@@ -19,6 +19,7 @@ from blake2sign_web.files import (
     not_modified,
     parse_range,
     range_applies,
+    requested_range,
     resolve_under,
 )
 
@@ -139,6 +140,18 @@ def test_if_range() -> None:
     assert not range_applies('"other"', etag, date)
     assert not range_applies("W/" + etag, etag, date)
     assert not range_applies(http_date(1), etag, date)
+
+
+def test_requested_range_honours_range_only_when_if_range_matches() -> None:
+    etag, date = etag_for(100, 2), http_date(0)
+    assert requested_range("bytes=0-9", None, 100, etag, date) == ByteRange(0, 10, 100)
+    assert requested_range("bytes=0-9", etag, 100, etag, date) == ByteRange(0, 10, 100)
+    assert requested_range("bytes=0-9", '"other"', 100, etag, date) is None
+    assert requested_range(None, None, 100, etag, date) is None
+    with pytest.raises(RangeNotSatisfiable):
+        requested_range("bytes=100-", None, 100, etag, date)
+    # A stale If-Range wins over an unsatisfiable Range: the whole (new) file, not 416.
+    assert requested_range("bytes=100-", '"other"', 100, etag, date) is None
 
 
 def test_etag_changes_with_size_and_time() -> None:
