@@ -9,6 +9,19 @@ import pytest
 
 CONTENT = bytes(range(256)) * 40  # 10240 bytes, every offset distinguishable
 
+#: Range header -> status, Content-Range and body; both adapters are held to this one table.
+RANGE_CASES = [
+    ("bytes=0-9", 206, "bytes 0-9/10240", CONTENT[:10]),
+    ("bytes=-5", 206, "bytes 10235-10239/10240", CONTENT[-5:]),
+    ("bytes=10000-", 206, "bytes 10000-10239/10240", CONTENT[10000:]),
+    ("bytes=100-99999", 206, "bytes 100-10239/10240", CONTENT[100:]),
+    ("bytes=0-1,5-6", 200, None, CONTENT),
+    ("bytes=oops", 200, None, CONTENT),
+    ("pages=1-2", 200, None, CONTENT),
+]
+#: (file, Range header) pairs that must get 416.
+UNSATISFIABLE_RANGES = [("report.bin", "bytes=10240-"), ("report.bin", "bytes=-0"), ("empty.txt", "bytes=0-")]
+
 
 @pytest.fixture
 def served_root(tmp_path: Path) -> Path:

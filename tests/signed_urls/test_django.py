@@ -17,7 +17,7 @@ from blake2sign_web import signer_cache_info
 from blake2sign_web.django import sign_url
 from blake2sign_web.django.signed_urls import get_signer
 
-from .conftest import CONTENT
+from .conftest import CONTENT, RANGE_CASES, UNSATISFIABLE_RANGES
 
 pytestmark = pytest.mark.urls("tests.signed_urls.django_urls")
 
@@ -187,15 +187,7 @@ def test_unsafe_names_refused_even_when_signed(client: Client, file_storage: Pat
 
 @pytest.mark.parametrize(
     ("header", "status", "content_range", "expected"),
-    [
-        ("bytes=0-9", 206, "bytes 0-9/10240", CONTENT[:10]),
-        ("bytes=-5", 206, "bytes 10235-10239/10240", CONTENT[-5:]),
-        ("bytes=10000-", 206, "bytes 10000-10239/10240", CONTENT[10000:]),
-        ("bytes=100-99999", 206, "bytes 100-10239/10240", CONTENT[100:]),
-        ("bytes=0-1,5-6", 200, None, CONTENT),
-        ("bytes=oops", 200, None, CONTENT),
-        ("pages=1-2", 200, None, CONTENT),
-    ],
+    RANGE_CASES,
 )
 def test_range(
     client: Client, file_storage: Path, header: str, status: int, content_range: str | None, expected: bytes
@@ -207,9 +199,7 @@ def test_range(
     assert response["Content-Length"] == str(len(expected))
 
 
-@pytest.mark.parametrize(
-    ("name", "header"), [("report.bin", "bytes=10240-"), ("report.bin", "bytes=-0"), ("empty.txt", "bytes=0-")]
-)
+@pytest.mark.parametrize(("name", "header"), UNSATISFIABLE_RANGES)
 def test_unsatisfiable_range_is_416(client: Client, file_storage: Path, name: str, header: str) -> None:
     response = client.get(file_url(name), headers={"Range": header})
     assert response.status_code == 416

@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from blake2sign_web import signer_cache_info
 
-from .conftest import CONTENT
+from .conftest import CONTENT, RANGE_CASES, UNSATISFIABLE_RANGES
 from .starlette_app import build_fastapi, build_starlette, make_signer
 
 NOW = 1_000_000_000  # in the past: links signed "then" have expired now
@@ -136,15 +136,7 @@ def test_missing_is_404(client: TestClient) -> None:
 
 @pytest.mark.parametrize(
     ("header", "status", "content_range", "expected"),
-    [
-        ("bytes=0-9", 206, "bytes 0-9/10240", CONTENT[:10]),
-        ("bytes=-5", 206, "bytes 10235-10239/10240", CONTENT[-5:]),
-        ("bytes=10000-", 206, "bytes 10000-10239/10240", CONTENT[10000:]),
-        ("bytes=100-99999", 206, "bytes 100-10239/10240", CONTENT[100:]),
-        ("bytes=0-1,5-6", 200, None, CONTENT),
-        ("bytes=oops", 200, None, CONTENT),
-        ("pages=1-2", 200, None, CONTENT),
-    ],
+    RANGE_CASES,
 )
 def test_range(client: TestClient, header: str, status: int, content_range: str | None, expected: bytes) -> None:
     response = client.get(signed("/files/report.bin"), headers={"Range": header})
@@ -154,9 +146,7 @@ def test_range(client: TestClient, header: str, status: int, content_range: str 
     assert response.headers["content-length"] == str(len(expected))
 
 
-@pytest.mark.parametrize(
-    ("name", "header"), [("report.bin", "bytes=10240-"), ("report.bin", "bytes=-0"), ("empty.txt", "bytes=0-")]
-)
+@pytest.mark.parametrize(("name", "header"), UNSATISFIABLE_RANGES)
 def test_unsatisfiable_range_is_416(client: TestClient, name: str, header: str) -> None:
     response = client.get(signed(f"/files/{name}"), headers={"Range": header})
     assert response.status_code == 416
