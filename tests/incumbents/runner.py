@@ -1,0 +1,315 @@
+"""Run Django's and Starlette's own session tests against this project (issue 9).
+
+The tests come from the source distribution of the *installed* Django and Starlette,
+downloaded from the package index with pip and cached under the virtual environment
+(``<sys.prefix>/incumbent-sdists``) or a temporary folder; nothing of theirs is committed.
+Each suite runs in a pytest process of its own (its own settings, their ``tests`` package),
+and the outer tests in this folder check the outcome of every test in it:
+
+- every test passes, except
+- the tests listed below, which cannot apply to a client-side store: each is skipped by
+  name with its reason. A listed test that no longer exists fails the run, and so does
+  a test skipped for any other reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+
+@dataclass(frozen=True)
+class Skip:
+    """An incumbent test that cannot apply to a client-side store, and why."""
+
+    test: str
+    reason: str
+    #: The first Django version whose suite has this test (the async twins came in 5.0).
+    since: tuple[int, int] = (0, 0)
+
+
+NO_SERVER_SIDE_LOOKUP = (
+    "asserts exists(session_key) is True after save(): exists() asks a server-side store whether a key is taken, "
+    "and a signed cookie is in none (Django's CookieSessionTests passes over it for signed_cookies too)"
+)
+NO_NEW_KEY = (
+    "asserts cycle_key() changes session_key: a server-side store moves the data to a new random key and deletes "
+    "the old one, but a signed cookie's key is its signed data, the same token when re-signed within the second, "
+    "and the old cookie stays valid until it expires whatever the new key (Django's CookieSessionTests passes over "
+    "it too; test_cycle_with_no_session_cache, which runs, checks the data survives)"
+)
+NO_SERVER_SIDE_INVALIDATION = (
+    "needs a server-side store: deleting the session in one context cannot invalidate the copy of the cookie "
+    "another context holds, so its save() cannot raise UpdateError (Django skips it for signed_cookies too)"
+)
+
+#: Django's SessionTestsMixin (tests/sessions_tests/tests.py), the contract every session engine passes.
+DJANGO_SESSION_STORE_SKIPS = (
+    Skip("test_save", NO_SERVER_SIDE_LOOKUP),
+    Skip("test_save_async", NO_SERVER_SIDE_LOOKUP, since=(5, 0)),
+    Skip("test_cycle", NO_NEW_KEY),
+    Skip("test_cycle_async", NO_NEW_KEY, since=(5, 0)),
+    Skip("test_session_save_does_not_resurrect_session_logged_out_in_other_context", NO_SERVER_SIDE_INVALIDATION),
+    Skip(
+        "test_session_asave_does_not_resurrect_session_logged_out_in_other_context",
+        NO_SERVER_SIDE_INVALIDATION,
+        since=(5, 0),
+    ),
+)
+
+#: Django's SessionMiddlewareTests, under Django's middleware and under ours, with this project's engine.
+DJANGO_MIDDLEWARE_SKIPS = (
+    Skip(
+        "test_empty_session_saved",
+        "reads the saved session back from the database engine's model (Session.objects.get(session_key=...)); "
+        "a signed cookie has no database row. The rest of it (an emptied session keeps its cookie) is "
+        "tests/django_sessions' business",
+    ),
+)
+
+#: Starlette's tests/middleware/test_session.py, with this project's middleware in place of Starlette's.
+STARLETTE_SKIPS: tuple[Skip, ...] = ()
+
+
+def skips_for(skips: Iterable[Skip], django_version: tuple[int, int] = (0, 0)) -> dict[str, str]:
+    """{test name: reason} for the tests of ``skips`` that the installed version's suite has."""
+    return {skip.test: skip.reason for skip in skips if django_version >= skip.since}
+
+
+def django_version() -> tuple[int, int]:
+    import django
+
+    return django.VERSION[0], django.VERSION[1]
+
+
+# Fetching the sdists -------------------------------------------------------------------------------------------
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def unavailable(message: str) -> NoReturn:
+    """The incumbents' tests cannot be had: a failure in CI, a skip (saying why) elsewhere."""
+    if in_ci():
+        pytest.fail(f"{message} (CI is set, so this is a failure, not a skip)", pytrace=False)
+    pytest.skip(f"{message}; set CI=true to make this a failure")
+
+
+def cache_dir() -> Path:
+    """``<venv>/incumbent-sdists`` inside a virtual environment (tox's too), else a temporary folder."""
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix) / "incumbent-sdists"
+    return Path(tempfile.gettempdir()) / "blake2sign-web-incumbent-sdists"
+
+
+def download_sdist(project: str, release: str) -> Path:
+    """The source distribution of ``project==release`` from the package index, downloaded once."""
+    folder = cache_dir() / "downloads" / f"{project}-{release}"
+    found = sorted(folder.glob("*.tar.gz"))
+    if not found:
+        folder.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
+        command += ["--disable-pip-version-check", "--quiet", "--dest", str(folder), f"{project}=={release}"]
+        completed = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+        found = sorted(folder.glob("*.tar.gz"))
+        if completed.returncode != 0 or len(found) != 1:
+            errors = [line for line in completed.stderr.splitlines() if line.startswith("ERROR")]
+            unavailable(
+                f"could not download the {project} {release} source distribution from the package index "
+                f"(offline?): {' '.join(errors[-2:]) or completed.stderr[-500:]}"
+            )
+    return found[0]
+
+
+def extract(project: str, wanted: Callable[[str], bool]) -> Path:
+    """The installed release's sdist, its files for which ``wanted(path)`` holds, extracted once; their root."""
+    release = version(project)
+    target = cache_dir() / f"{project}-{release}"
+    if target.is_dir():
+        return target
+    archive = download_sdist(project, release)
+    staging = Path(tempfile.mkdtemp(prefix=f".{project}-", dir=cache_dir()))
+    try:
+        with tarfile.open(archive) as tar:
+            for member in tar.getmembers():
+                path = member.name.partition("/")[2]  # below the top folder, "django-5.2.19/"
+                if not member.isfile() or not wanted(path) or ".." in Path(path).parts or Path(path).is_absolute():
+                    continue
+                source = tar.extractfile(member)
+                if source is None:
+                    continue
+                destination = staging / path
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                with source, destination.open("wb") as out:
+                    shutil.copyfileobj(source, out)
+        try:
+            staging.rename(target)  # atomic: a parallel run either wins or finds the target made
+        except OSError:
+            if not target.is_dir():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def django_tests() -> Path:
+    """Django's ``tests/`` folder, holding ``sessions_tests`` only."""
+    return extract("django", lambda path: path.startswith("tests/sessions_tests/")) / "tests"
+
+
+STARLETTE_SUITE = "tests/middleware/test_session.py"
+
+
+def starlette_tests() -> Path:
+    """The root of Starlette's sdist, holding its session tests and the non-test files of ``tests/`` they import."""
+
+    def wanted(path: str) -> bool:
+        name = path.rpartition("/")[2]
+        return path == STARLETTE_SUITE or (
+            path.startswith("tests/") and name.endswith(".py") and not name.startswith("test_")
+        )
+
+    return extract("starlette", wanted)
+
+
+# Running a suite -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test's outcome, from pytest's JUnit XML."""
+
+    group: str  # the test class (Django) or module (Starlette)
+    name: str
+    outcome: str  # passed, failed, error or skipped
+    message: str = ""
+    #: "path.py:line" of the innermost frame of a failure's traceback.
+    where: str = ""
+
+
+@dataclass
+class SuiteRun:
+    label: str
+    returncode: int
+    output: str
+    cases: list[Case] = field(default_factory=list)
+
+    def group(self, name: str) -> list[Case]:
+        return [case for case in self.cases if case.group == name]
+
+
+def run_pytest(label: str, args: list[str], *, cwd: Path, pythonpath: list[Path], env: Mapping[str, str]) -> SuiteRun:
+    """``python -m pytest args`` in a process of its own; the outcome of every test it ran."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "junit.xml"
+        environment = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+        environment.update(env)
+        environment["PYTHONPATH"] = os.pathsep.join(
+            [*map(str, pythonpath), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={report}", *args]
+        completed = subprocess.run(
+            command, cwd=cwd, env=environment, capture_output=True, text=True, check=False, timeout=900
+        )
+        output = completed.stdout + completed.stderr
+        cases = parse_junit(report) if report.exists() else []
+    return SuiteRun(label, completed.returncode, output, cases)
+
+
+def parse_junit(report: Path) -> list[Case]:
+    cases = []
+    for testcase in ElementTree.parse(report).getroot().iter("testcase"):
+        outcome, message, where = "passed", "", ""
+        for kind in ("failure", "error", "skipped"):
+            element = testcase.find(kind)
+            if element is not None:
+                outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[kind]
+                message = element.get("message") or (element.text or "").strip()
+                where = innermost_frame(element.text or "")
+                break
+        group = testcase.get("classname", "").rpartition(".")[2]
+        cases.append(Case(group, testcase.get("name", ""), outcome, message, where))
+    return cases
+
+
+def innermost_frame(traceback: str) -> str:
+    """The last "path.py:line" that starts a line of pytest's traceback text."""
+    frames = re.findall(r"^(\S+\.py:\d+):", traceback, flags=re.MULTILINE)
+    return frames[-1] if frames else ""
+
+
+def run_django_suite() -> SuiteRun:
+    sessions_tests = django_tests()
+    return run_pytest(
+        f"Django {version('django')}",
+        ["-q", "--ds=tests.incumbents.django_settings", str(HERE / "django_cases.py")],
+        cwd=ROOT,
+        pythonpath=[sessions_tests, ROOT],
+        env={},
+    )
+
+
+def run_starlette_suite() -> SuiteRun:
+    root = starlette_tests()
+    # pytest looks upward for a configuration file: stop it at this one, not at this project's pyproject.toml.
+    (root / "pytest.ini").write_text("[pytest]\naddopts = -rfEs --strict-markers\nxfail_strict = true\n")
+    package_parent = Path(__import__("blake2sign_web").__file__).resolve().parent.parent
+    return run_pytest(
+        f"Starlette {version('starlette')}",
+        ["-q", "-p", "no:django", "-p", "incumbent_starlette_plugin", STARLETTE_SUITE],
+        cwd=root,
+        # Their ``tests`` package is the first on sys.path (the working directory); the plugin comes from here.
+        pythonpath=[HERE, package_parent],
+        env={"BLAKE2SIGN_WEB_INCUMBENT_SKIPS": json.dumps(skips_for(STARLETTE_SKIPS))},
+    )
+
+
+# Checking a suite ----------------------------------------------------------------------------------------------
+
+#: "<suite>: <n> passed, <n> skipped, <n> failed" lines for the terminal summary (see conftest.py).
+SUMMARY: list[str] = []
+
+
+def check(run: SuiteRun, group: str, title: str, skips: Mapping[str, str]) -> None:
+    """Every test of ``group`` passed, except exactly the listed skips; else fail, naming each test and why."""
+    cases = run.group(group)
+    passed = [case for case in cases if case.outcome == "passed"]
+    skipped = {case.name: case.message for case in cases if case.outcome == "skipped"}
+    failed = [case for case in cases if case.outcome in ("failed", "error")]
+    SUMMARY.append(f"{run.label}, {title}: {len(passed)} passed, {len(skipped)} skipped, {len(failed)} failed")
+    problems = [f"{case.name} {case.outcome.upper()} at {case.where}: {first_line(case.message)}" for case in failed]
+    problems += [
+        f"{name} was skipped, but is not in the skip list: {first_line(reason)}"
+        for name, reason in skipped.items()
+        if name not in skips
+    ]
+    problems += [f"{name} is in the skip list, but did not run as a skip" for name in skips if name not in skipped]
+    if not cases:
+        problems.append(f"no test of {group} ran; pytest said:\n{run.output[-3000:]}")
+    elif not passed:
+        problems.append("no test passed")
+    if problems:
+        pytest.fail(f"{run.label}, {title}:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+def first_line(message: str) -> str:
+    return message.strip().splitlines()[0][:300] if message.strip() else "(no message)"
