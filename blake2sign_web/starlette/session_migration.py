@@ -13,8 +13,6 @@ from base64 import b64decode
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 
 class StarletteCookieReader:
     """Verify and decode one Starlette-format session cookie; ``None`` for anything else."""
@@ -41,8 +39,4 @@ class StarletteCookieReader:
             return None
         if not isinstance(value, dict):
             return None
-        try:  # it will be re-issued through orjson, which refuses e.g. integers over 64 bits
-            orjson.dumps(value)
-        except TypeError:
-            return None
-        return value
+        return value  # re-issued through the core, which takes what json took (integers over 64 bits too)

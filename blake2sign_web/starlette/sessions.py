@@ -5,6 +5,12 @@ the cookie holds a keyed-BLAKE token (compact JSON, compressed when that pays) i
 of itsdangerous over base64 JSON. ``__init__`` does all the set-up once (signer from
 the per-process cache, cookie attribute strings); ``__call__`` only does per-request
 work. Bad cookies of any kind give an empty session and a warning, never an exception.
+
+Arguments that cannot work fail at construction: ``same_site="none"`` without
+``https_only`` (browsers drop such cookies), and a ``path``, ``domain`` or
+``session_cookie`` that would end or forge a Set-Cookie attribute. As with Starlette,
+``max_age`` may be 0 or negative: the cookie carries that Max-Age and every cookie
+has then expired when it arrives.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..cache import get_signer
 from ..exceptions import BadSignature
+from ..serializer import MAX_DECOMPRESSED_SIZE
+from ..signer import MAC_LENGTH
 from .session_migration import StarletteCookieReader
 
 logger = logging.getLogger("blake2sign_web.starlette")
@@ -29,6 +37,10 @@ BROWSER_COOKIE_LIMIT: Final = 4096
 #: Cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
 _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
+#: Characters of the longest token a session can make: the largest JSON, framed, in base64.
+_LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
+#: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
+_NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
 
 
 class SessionCookieTooLarge(ValueError):
@@ -169,33 +181,49 @@ class SessionMiddleware:
         if isinstance(fallback_secrets, (str, bytes, Secret)):
             raise TypeError("SessionMiddleware fallback_secrets must be a list of secrets, not a single secret")
         fallbacks = tuple(_secret(s, "each of fallback_secrets") for s in fallback_secrets)
-        if not isinstance(session_cookie, str) or not session_cookie:
+        if not isinstance(session_cookie, str) or not session_cookie or any(map(_bad_name_character, session_cookie)):
             raise ValueError(
-                f"SessionMiddleware session_cookie must be a non-empty cookie name; got {session_cookie!r}"
+                "SessionMiddleware session_cookie must be a cookie name of printable ASCII letters, digits and "
+                f"!#$%&'*+-.^_`|~; got {session_cookie!r}"
             )
+        _check_attribute("path", path)
+        if domain is not None:
+            _check_attribute("domain", domain)
         if same_site not in ("lax", "strict", "none"):
             raise ValueError(f"SessionMiddleware same_site must be 'lax', 'strict' or 'none'; got {same_site!r}")
+        if same_site == "none" and not https_only:
+            raise ValueError(
+                "SessionMiddleware same_site='none' needs https_only=True: browsers drop SameSite=None cookies "
+                "that are not Secure, so no session would last"
+            )
         if on_oversize not in ("raise", "log"):
             raise ValueError(f"SessionMiddleware on_oversize must be 'raise' or 'log'; got {on_oversize!r}")
+        # Starlette accepts max_age <= 0 (Max-Age=0 makes the browser drop the cookie at once); the
+        # core refuses it, so no signer gets it: every cookie has expired when it arrives.
+        self._expire_every_cookie = isinstance(max_age, (int, float)) and not isinstance(max_age, bool) and max_age <= 0
 
         self.app = app
         self.session_cookie = session_cookie
         self.max_age = max_age
         self.path = path
         self.on_oversize = on_oversize
-        # The cookie name is part of the purpose: a cookie only verifies under the name it was issued for.
-        self.signer = get_signer(
-            secret,
-            purpose=f"starlette.sessions:{session_cookie}",
-            max_age=max_age,
-            fallbacks=fallbacks,
-            hasher=hasher,
-            compression=compression,
-            compression_threshold=compression_threshold,
-            max_token_length=BROWSER_COOKIE_LIMIT,
-        )
+        signer_options: dict[str, Any] = {
+            # The cookie name is part of the purpose: a cookie only verifies under the name it was issued for.
+            "purpose": f"starlette.sessions:{session_cookie}",
+            "max_age": None if self._expire_every_cookie else max_age,
+            "fallbacks": fallbacks,
+            "hasher": hasher,
+            "compression": compression,
+            "compression_threshold": compression_threshold,
+        }
+        # Verifies cookies, refusing any over the browser limit before hashing them.
+        self.signer = get_signer(secret, max_token_length=BROWSER_COOKIE_LIMIT, **signer_options)
+        # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
+        self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
         self._has_fallbacks = bool(fallbacks)
-        self.legacy = StarletteCookieReader(secret, fallbacks, max_age) if migrate_starlette_cookies else None
+        self.legacy = (
+            StarletteCookieReader(secret, fallbacks, signer_options["max_age"]) if migrate_starlette_cookies else None
+        )
 
         # The Set-Cookie attributes, in Starlette's order and spelling.
         self.security_flags = "httponly; samesite=" + same_site
@@ -260,6 +288,9 @@ class SessionMiddleware:
 
     def _load(self, cookie: str) -> Session:
         """The session in ``cookie``; an empty one, with a warning, if it is not a valid session."""
+        if self._expire_every_cookie:
+            logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
+            return SESSION_CLASS()
         if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
             value = self.legacy.read(cookie)
             if value is None:
@@ -287,20 +318,20 @@ class SessionMiddleware:
     def _cookie_header(self, session: Session) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
         try:
-            token = self.signer.dumps(session)
-        except ValueError as error:  # over the signer's length or decompressed-size limit
-            self._oversize(f"the session is too large for a cookie ({error})")
+            token = self._writer.dumps(session)
+        except ValueError:  # its JSON is over the size the signer would read back
+            self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
             return None
         header = f"{self.session_cookie}={token}{self._cookie_suffix}"
         if len(header) > BROWSER_COOKIE_LIMIT:
-            self._oversize(f"session cookie {self.session_cookie!r} would be {len(header)} bytes with its attributes")
+            self._oversize(f"would take {len(header)} bytes")
             return None
         return header.encode("latin-1")
 
     def _oversize(self, problem: str) -> None:
         message = (
-            f"{problem}, over the browser limit of {BROWSER_COOKIE_LIMIT} bytes: browsers drop such cookies. "
-            "Store less in request.session (keep an id and load the rest server-side)."
+            f"Session cookie {self.session_cookie!r} {problem}, over the browser limit of {BROWSER_COOKIE_LIMIT} "
+            "bytes: store less in request.session (keep an id and load the rest server-side)."
         )
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
@@ -316,6 +347,19 @@ def _add_vary_cookie(headers: list[tuple[bytes, bytes]]) -> None:
     first = next(i for i, (name, _) in enumerate(headers) if name == b"vary")
     headers[first] = (b"vary", b", ".join([*values, b"Cookie"]))
     headers[first + 1 :] = [item for item in headers[first + 1 :] if item[0] != b"vary"]
+
+
+def _bad_name_character(character: str) -> bool:
+    return not " " < character < "\x7f" or character in _NAME_SEPARATORS
+
+
+def _check_attribute(name: str, value: object) -> None:
+    """RFC 6265 section 4.1.1: an attribute value is US-ASCII without controls or ';', else it forges attributes."""
+    if not isinstance(value, str) or any(not " " <= c < "\x7f" or c == ";" for c in value):
+        raise ValueError(
+            f"SessionMiddleware {name} must be printable ASCII without ';' (anything else would end or forge a "
+            f"cookie attribute); got {value!r}"
+        )
 
 
 def _secret(value: object, name: str) -> str:

@@ -45,7 +45,7 @@ def bad_cookies(client: TestClient) -> dict[str, str | bytes]:
         "oversized": "0" + "A" * 5000 + "." + "A" * 43,
         "expired": old_token({"user": 42}, age=15 * 24 * 3600),
         "from the future": old_token({"user": 42}, age=-3600),
-        "another secret": SerializerSigner("another-secret", purpose=PURPOSE).dumps({"user": 42}),
+        "another secret": SerializerSigner("another-secret-0123456789", purpose=PURPOSE).dumps({"user": 42}),
         "another cookie name": SerializerSigner(SECRET, purpose="starlette.sessions:other").dumps({"user": 42}),
         "another purpose": SerializerSigner(SECRET, purpose="downloads").dumps({"user": 42}),
         "not a dict": SerializerSigner(SECRET, purpose=PURPOSE).dumps([1, 2, 3]),

@@ -24,13 +24,29 @@ APP = Starlette()
         ({"secret_key": b"bytes"}, TypeError, r"secret_key must be a str"),
         ({"fallback_secrets": "one-secret"}, TypeError, r"fallback_secrets must be a list of secrets"),
         ({"fallback_secrets": [""]}, ValueError, r"fallback_secrets must not be empty"),
-        ({"session_cookie": ""}, ValueError, r"session_cookie must be a non-empty cookie name"),
+        ({"session_cookie": ""}, ValueError, r"session_cookie must be a cookie name"),
+        ({"session_cookie": "a;b"}, ValueError, r"session_cookie must be a cookie name"),
+        ({"session_cookie": "sess ion"}, ValueError, r"session_cookie must be a cookie name"),
+        ({"session_cookie": "s=x"}, ValueError, r"session_cookie must be a cookie name"),
+        ({"session_cookie": "s\r\nSet-Cookie: x"}, ValueError, r"session_cookie must be a cookie name"),
+        ({"session_cookie": "séance"}, ValueError, r"session_cookie must be a cookie name"),
+        ({"path": "/; domain=evil.example"}, ValueError, r"SessionMiddleware path must be printable ASCII"),
+        ({"path": "/\r\nX-Injected: 1"}, ValueError, r"SessionMiddleware path must be printable ASCII"),
+        ({"path": "/a\nb"}, ValueError, r"SessionMiddleware path must be printable ASCII"),
+        ({"path": "/\x1b[31m"}, ValueError, r"SessionMiddleware path must be printable ASCII"),
+        ({"path": "/\x00"}, ValueError, r"SessionMiddleware path must be printable ASCII"),
+        ({"path": None}, ValueError, r"SessionMiddleware path must be printable ASCII"),
+        ({"domain": "example.com; secure"}, ValueError, r"SessionMiddleware domain must be printable ASCII"),
+        ({"domain": "example.com\r\n"}, ValueError, r"SessionMiddleware domain must be printable ASCII"),
+        ({"domain": "ex\tample.com"}, ValueError, r"SessionMiddleware domain must be printable ASCII"),
+        ({"same_site": "none"}, ValueError, r"same_site='none' needs https_only=True"),
         ({"same_site": "Lax "}, ValueError, r"same_site must be 'lax', 'strict' or 'none'"),
         ({"on_oversize": "truncate"}, ValueError, r"on_oversize must be 'raise' or 'log'"),
         ({"hasher": "md5"}, ValueError, r"hasher must be one of blake2b, blake2s, blake3"),
         ({"compression": "gzip"}, ValueError, r"compression must be 'zstd' or None"),
         ({"compression_threshold": -1}, ValueError, r"compression_threshold must be an int"),
-        ({"max_age": 0}, ValueError, r"max_age must be a positive number of seconds"),
+        ({"secret_key": "fifteen-chars!!"}, ValueError, r"secret.*16"),
+        ({"fallback_secrets": ["short"]}, ValueError, r"16"),
         ({"max_age": "14d"}, TypeError, r"max_age must be seconds"),
     ],
 )
@@ -44,3 +60,16 @@ def test_the_secret_is_not_in_the_repr_of_anything_kept() -> None:
     middleware = SessionMiddleware(APP, secret_key=SECRET)
     assert SECRET not in repr(middleware.signer)
     assert SECRET not in repr(vars(middleware))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"same_site": "none", "https_only": True},
+        {"path": "/app/some path/~user"},
+        {"domain": ".example.com"},
+        {"session_cookie": "__Host-session.v2!#$%&'*+-^_`|~"},
+    ],
+)
+def test_good_configuration_is_accepted(options: dict[str, Any]) -> None:
+    SessionMiddleware(APP, secret_key=SECRET, **options)

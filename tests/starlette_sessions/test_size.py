@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 
 import pytest
@@ -77,3 +78,28 @@ def test_a_large_but_compressible_session_fits(client_for: AppFactory) -> None:
     [header] = set_cookie_headers(response)
     assert len(header) < 1500
     assert client.get("/read").json() == data
+
+
+def test_the_oversize_message_is_one_sentence_naming_cookie_size_limit_and_remedy(client_for: AppFactory) -> None:
+    client = client_for(session_cookie="sid")
+    with pytest.raises(SessionCookieTooLarge) as raised:
+        client.post("/write", json={"blob": incompressible(5000)})
+    message = str(raised.value)
+    match = re.fullmatch(
+        r"Session cookie 'sid' would take (\d+) bytes, over the browser limit of 4096 bytes: "
+        r"store less in request\.session \(keep an id and load the rest server-side\)\.",
+        message,
+    )
+    assert match is not None, message
+    assert 5000 < int(match.group(1)) < 8000
+    assert "limit" not in message.split(":", 1)[1]  # never suggests raising the (capped) limit
+
+
+def test_a_session_over_the_readable_json_size_says_so(client_for: AppFactory) -> None:
+    client = client_for()
+    with pytest.raises(SessionCookieTooLarge) as raised:
+        client.post("/write", json={"blob": "x" * 300_000})  # compresses well, but would not be read back
+    assert str(raised.value) == (
+        "Session cookie 'session' holds over 262144 bytes of JSON, over the browser limit of 4096 bytes: "
+        "store less in request.session (keep an id and load the rest server-side)."
+    )
