@@ -7,6 +7,7 @@ name is checked here again, whatever signed it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import mimetypes
 import os
@@ -14,7 +15,7 @@ import stat
 import unicodedata
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import BinaryIO, Final, NamedTuple
 from urllib.parse import quote, unquote
 
 #: Bytes read per chunk when a response streams a file itself.
@@ -22,6 +23,13 @@ CHUNK_SIZE: Final = 64 * 1024
 #: A Range header longer than this is not parsed (a single range needs fewer than 50).
 MAX_RANGE_HEADER: Final = 1024
 _MAX_DIGITS: Final = 19
+#: Errors that say the server is short of something, not that the name is wrong: never turned into 404.
+_SERVER_ERRNOS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EIO})
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: opening a FIFO planted under the root must not hang the worker; fstat then refuses it.
+_FILE_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_WALKS_BENEATH: Final = _NOFOLLOW != 0 and os.open in os.supports_dir_fd
 
 
 class UnsafePath(ValueError):
@@ -92,20 +100,105 @@ def resolve_under(root: str | os.PathLike[str], name: str) -> Path:
     """The real path of the regular file ``name`` under ``root``; UnsafePath or FileNotFoundError otherwise.
 
     Symbolic links are followed and the result must still lie under the real root,
-    so a link pointing outside is refused even when the name itself is clean.
+    so a link pointing outside is refused even when the name itself is clean. This
+    only *checks* a name: serve with ``open_under``, which opens what was checked.
     """
     real_root = Path(os.path.realpath(root))
+    real = _resolve(real_root, name)
+    try:
+        mode = real.stat().st_mode
+    except OSError as error:
+        raise _not_found(error, name) from None
+    if not stat.S_ISREG(mode):
+        raise FileNotFoundError(errno.ENOENT, "not a regular file", name)
+    return real
+
+
+class OpenedFile(NamedTuple):
+    """A file opened by ``open_under``: read it through ``handle``, never reopen ``path``."""
+
+    handle: BinaryIO
+    stat: os.stat_result
+    #: The real path, for headers such as X-Sendfile that hand the file to a front server.
+    path: str
+
+
+def open_under(root: str | os.PathLike[str], name: str) -> OpenedFile:
+    """Open the regular file ``name`` under ``root`` once, for reading; UnsafePath or FileNotFoundError otherwise.
+
+    The name is checked as by ``resolve_under`` (links that stay under the root are
+    followed). The real path found is then opened one segment at a time from a
+    descriptor of the root, following no symbolic link (``O_NOFOLLOW``), so a
+    directory swapped for a link between the check and the open makes the open
+    fail instead of leaving the root; size and times come from ``fstat`` of the
+    descriptor opened. Every lookup error a name can cause (missing, a loop, too
+    long, not a directory, no permission) is FileNotFoundError; running out of
+    descriptors, memory or disk is not the name's fault and propagates.
+    """
+    real_root = os.path.realpath(root)
+    real = resolve_under(real_root, name)
+    try:
+        fd = _open_beneath(real_root, real.relative_to(real_root).parts) if _WALKS_BENEATH else _open_same(real)
+    except OSError as error:
+        raise _not_found(error, name) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileNotFoundError(errno.ENOENT, "not a regular file", name)
+        if _WALKS_BENEATH:
+            os.set_blocking(fd, True)  # opened with O_NONBLOCK
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    return OpenedFile(handle, info, os.fspath(real))
+
+
+def _resolve(real_root: Path, name: str) -> Path:
     candidate = real_root.joinpath(*clean_name(name).split("/"))
     real = Path(os.path.realpath(candidate))
     if not real.is_relative_to(real_root) or real == real_root:
         raise UnsafePath("file name resolves outside the root")
-    try:
-        mode = real.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        raise FileNotFoundError(name) from None
-    if not stat.S_ISREG(mode):
-        raise FileNotFoundError(name)
     return real
+
+
+def _open_beneath(real_root: str, parts: tuple[str, ...]) -> int:
+    """``openat`` segment by segment from the root, never following a link (ELOOP or ENOTDIR instead)."""
+    directory = os.open(real_root, _DIRECTORY_FLAGS)
+    try:
+        for part in parts[:-1]:
+            below = os.open(part, _DIRECTORY_FLAGS, dir_fd=directory)
+            os.close(directory)
+            directory = below
+        return os.open(parts[-1], _FILE_FLAGS, dir_fd=directory)
+    finally:
+        os.close(directory)
+
+
+def _open_same(real: Path) -> int:
+    """Where there is no ``openat`` (Windows): open the resolved path, then check it is still that file."""
+    fd = os.open(real, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        if os.path.realpath(real) != os.fspath(real) or not os.path.samestat(os.fstat(fd), os.stat(real)):
+            raise FileNotFoundError(errno.ENOENT, "file changed while opening", os.fspath(real))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def caused_by_name(error: OSError) -> bool:
+    """Whether an OSError from looking up a file says the name leads nowhere servable (404).
+
+    False for running out of descriptors or memory and for I/O errors: the server's fault, not the name's.
+    """
+    return error.errno not in _SERVER_ERRNOS
+
+
+def _not_found(error: OSError, name: str) -> OSError:
+    if not caused_by_name(error):
+        return error
+    return FileNotFoundError(errno.ENOENT, os.strerror(error.errno or errno.ENOENT), name)
 
 
 def parse_range(header: str | None, size: int) -> ByteRange | None:

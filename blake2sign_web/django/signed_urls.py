@@ -32,8 +32,10 @@ from typing import Any, Final, TypeVar, overload
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse
+from django.utils.encoding import escape_uri_path, iri_to_uri
 
 from ..exceptions import BadSignature, SignatureExpired
 from ..keys import HASHERS
@@ -43,6 +45,8 @@ logger = logging.getLogger("blake2sign_web.signed_urls")
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 SECTION: Final = "SIGNED_URLS"
+#: At most this many characters of a refused path are logged (escaped with repr).
+LOGGED_PATH_LENGTH: Final = 200
 DEFAULTS: Final[Mapping[str, Any]] = {
     "PURPOSE": "blake2sign_web.signed_urls",
     "HASHER": "blake2b",
@@ -90,7 +94,7 @@ def get_signer() -> URLSigner:
             signer = get_url_signer(
                 settings.SECRET_KEY,
                 purpose=config["PURPOSE"],
-                fallbacks=tuple(getattr(settings, "SECRET_KEY_FALLBACKS", ())),
+                fallbacks=_fallbacks(),
                 hasher=config["HASHER"],
                 signature_param=config["SIGNATURE_PARAM"],
                 expires_param=config["EXPIRES_PARAM"],
@@ -102,6 +106,15 @@ def get_signer() -> URLSigner:
         _expired_status = config["EXPIRED_STATUS"]
         _signer = signer
     return signer
+
+
+def _fallbacks() -> Any:
+    """SECRET_KEY_FALLBACKS as the cache needs it: a list becomes a tuple; a str is passed on for the core to refuse.
+
+    ``tuple("old")`` would make every character a secret (so a one-character key forges links).
+    """
+    fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
+    return tuple(fallbacks) if isinstance(fallbacks, (list, tuple)) else fallbacks
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:
@@ -132,19 +145,43 @@ def sign_url(
 def verify_request(request: HttpRequest, *, bind: BindFunction | None = None) -> HttpResponse | None:
     """None when the request's URL is correctly signed; otherwise the response to send (or PermissionDenied)."""
     signer = get_signer()
-    url = request.build_absolute_uri() if signer.bind_host else request.get_full_path()
+    url = request_url(request)
+    if signer.bind_host:
+        url = f"{request.scheme}://{request.get_host()}{url}"
+    # Logged with repr: the decoded path may hold CR, LF, ESC or U+2028 that would forge log lines.
+    logged_path = request.path[:LOGGED_PATH_LENGTH]
     try:
         signer.verify(url, bind=None if bind is None else bind(request))
     except SignatureExpired:
-        logger.info("expired signed URL for %s", request.path)
+        logger.info("expired signed URL for %r", logged_path)
         if _expired_status == 410:
             return HttpResponse("This link has expired.", status=410, content_type="text/plain; charset=utf-8")
         raise PermissionDenied("This link has expired.") from None
     except BadSignature as error:
         # The reason, not the URL: its query holds the signature.
-        logger.warning("rejected signed URL for %s: %s", request.path, error)
+        logger.warning("rejected signed URL for %r: %s", logged_path, error)
         raise PermissionDenied("This link is not valid.") from None
     return None
+
+
+def request_url(request: HttpRequest) -> str:
+    """The path and query to verify: the query as ``request.GET`` will read it, not as WSGI spells it.
+
+    Under WSGI, QUERY_STRING holds the raw bytes decoded as latin-1, and
+    ``get_full_path()`` would percent-encode those latin-1 characters, while
+    ``request.GET`` decodes the bytes as UTF-8: raw ``q=\xc3\xa9`` would be checked as
+    ``q=Ã©`` and read as ``q=é``. The bytes are decoded here as QueryDict decodes them,
+    so the signature covers the text the view sees.
+    """
+    query = request.META.get("QUERY_STRING", "")
+    if isinstance(request, WSGIRequest) and not query.isascii():
+        raw = query.encode("iso-8859-1")
+        try:
+            query = raw.decode(request.encoding or settings.DEFAULT_CHARSET)
+        except UnicodeDecodeError:
+            query = raw.decode("iso-8859-1")  # QueryDict's own fallback
+    path = escape_uri_path(request.path)
+    return f"{path}?{iri_to_uri(query)}" if query else path
 
 
 @overload

@@ -20,7 +20,7 @@ from typing import IO, Any, ClassVar
 from urllib.parse import quote
 
 from django.core.exceptions import SuspiciousFileOperation
-from django.core.files.storage import Storage, default_storage, storages
+from django.core.files.storage import FileSystemStorage, Storage, default_storage, storages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils.cache import get_conditional_response
 from django.views import View
@@ -76,26 +76,56 @@ class SignedFileView(View):
             raise
 
     def open(self, storage: Storage, name: str) -> StoredFile:
-        """Open the file; for a local storage, resolve it under the storage's real root first."""
-        location = getattr(storage, "location", None)
+        """Open the file once: from disk under the storage's root when it is local, else by ``storage.open()``."""
         try:
-            if location is not None and hasattr(storage, "path"):
-                path = files.resolve_under(location, name)
-                handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by the response
-                info = os.fstat(handle.fileno())
-                return StoredFile(handle, info.st_size, info.st_mtime_ns, os.fspath(path))
-            handle = storage.open(name, "rb")
-            size = storage.size(name)
+            root = self.local_root(storage, name)
+            if root is not None:
+                opened = files.open_under(root, name)
+                info = opened.stat
+                return StoredFile(opened.handle, info.st_size, info.st_mtime_ns, opened.path)
+            return self.open_from_storage(storage, name)
+        except files.UnsafePath as error:
+            raise SuspiciousFileOperation(f"refused file name: {error}") from None
+        except OSError as error:
+            # Missing, a directory, a loop, a name too long: whatever a storage raises for a bad name.
+            if not files.caused_by_name(error):
+                raise
+            raise Http404("No such file.") from None
+
+    def local_root(self, storage: Storage, name: str) -> str | None:
+        """The directory to serve ``name`` from on this disk, or None to read it through ``storage.open()``.
+
+        Only a FileSystemStorage (or subclass) whose ``path()`` works keeps its files here.
+        Neither ``path()`` nor ``location`` alone tells: InMemoryStorage answers both with
+        MEDIA_ROOT, where its files are not; S3Storage's ``location`` is a key prefix, often
+        "", which would be the process's working directory; and ``Storage.path`` exists on
+        every storage (it raises NotImplementedError), so ``hasattr`` says nothing.
+        """
+        if not isinstance(storage, FileSystemStorage):
+            return None
+        try:
+            storage.path(name)
+        except NotImplementedError:
+            return None
+        return os.fspath(storage.location)
+
+    def open_from_storage(self, storage: Storage, name: str) -> StoredFile:
+        """Open through the storage's own API, with the size and modified time it offers."""
+        handle: IO[bytes] = storage.open(name, "rb")
+        try:
+            try:
+                size = storage.size(name)
+            except NotImplementedError:
+                size = handle.size  # type: ignore[attr-defined]  # a django File
             try:
                 modified: datetime | None = storage.get_modified_time(name)
             except NotImplementedError:
                 modified = None
-            mtime_ns = None if modified is None else int(modified.timestamp() * 1e9)
-            return StoredFile(handle, size, mtime_ns, None)
-        except files.UnsafePath as error:
-            raise SuspiciousFileOperation(f"refused file name: {error}") from None
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            raise Http404("No such file.") from None
+        except BaseException:
+            handle.close()
+            raise
+        mtime_ns = None if modified is None else int(modified.timestamp() * 1e9)
+        return StoredFile(handle, size, mtime_ns, None, seekable=_seekable(handle))
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
         etag = last_modified = None
@@ -110,7 +140,7 @@ class SignedFileView(View):
         headers = {
             "Content-Type": files.content_type_for(name),
             "Content-Disposition": files.content_disposition(name, as_attachment=self.as_attachment),
-            "Accept-Ranges": "bytes",
+            "Accept-Ranges": "bytes" if stored.seekable else "none",
             "X-Content-Type-Options": "nosniff",
         }
         if etag is not None and last_modified is not None:
@@ -119,8 +149,13 @@ class SignedFileView(View):
             stored.close()
             return self.offload(name, stored, headers)
         try:
+            # A file that cannot seek is sent whole: reading up to the range would cost as much.
             byte_range = files.requested_range(
-                request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
+                request.headers.get("Range") if stored.seekable else None,
+                request.headers.get("If-Range"),
+                stored.size,
+                etag,
+                last_modified,
             )
         except files.RangeNotSatisfiable as error:
             stored.close()
@@ -158,23 +193,37 @@ class SignedFileView(View):
         else:
             if stored.path is None:
                 raise SuspiciousFileOperation("sendfile=True needs a storage with local paths (FileSystemStorage)")
-            response.headers["X-Sendfile"] = stored.path
+            # Percent-encoded like X-Accel-Redirect (mod_xsendfile and lighttpd decode it): a
+            # non-ASCII path would otherwise go out MIME-encoded, or folded after U+2028.
+            response.headers["X-Sendfile"] = quote(stored.path)
         return response
 
 
 class StoredFile:
     """An open file and what the response needs to know about it."""
 
-    __slots__ = ("handle", "mtime_ns", "path", "size")
+    __slots__ = ("handle", "mtime_ns", "path", "seekable", "size")
 
-    def __init__(self, handle: IO[bytes], size: int, mtime_ns: int | None, path: str | None) -> None:
+    def __init__(
+        self, handle: IO[bytes], size: int, mtime_ns: int | None, path: str | None, *, seekable: bool = True
+    ) -> None:
         self.handle = handle
         self.size = size
         self.mtime_ns = mtime_ns
+        #: The real path on disk (local storages only), for X-Sendfile.
         self.path = path
+        #: Whether a Range can be served by seeking.
+        self.seekable = seekable
 
     def close(self) -> None:
         self.handle.close()
+
+
+def _seekable(handle: IO[bytes]) -> bool:
+    try:
+        return bool(handle.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 class RangeReader:

@@ -4,8 +4,8 @@
 - ``require_signature(signer)``: a FastAPI dependency (``Depends(...)``) and the check
   behind ``signed_url_required(signer)``, a decorator for plain Starlette endpoints;
 - ``signed_file_response(request, root, name)`` and ``SignedFiles(signer, root)``: a
-  file from a directory, streamed by Starlette's FileResponse, with single-range,
-  HEAD and conditional-GET handling shared with the Django view.
+  file from a directory, opened once and streamed from that descriptor, with
+  single-range, HEAD and conditional-GET handling shared with the Django view.
 
 Answers: 403 for a missing or bad signature, 410 (``expired_status``) for an expired one,
 400 for an unsafe path, 404 for a missing file, 416 for an unsatisfiable range.
@@ -18,12 +18,13 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, BinaryIO, Final
+from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .. import files
@@ -31,6 +32,11 @@ from ..exceptions import BadSignature, SignatureExpired
 from ..urls import Bound, URLSigner
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
+
+#: Characters a re-encoded path keeps as they are (RFC 3986 pchar and "/"); "%" is not one of them.
+_PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
+#: At most this many characters of a refused path are logged (escaped with repr).
+LOGGED_PATH_LENGTH: Final = 200
 
 BindFunction = Callable[[Request], Bound | None]
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -51,14 +57,19 @@ def sign_url_for(
 
 
 def request_url(request: Request, signer: URLSigner) -> str:
-    """The URL as the client sent it: the raw path, so a decoded '%25' cannot be decoded twice."""
+    """The URL as the client sent it: the raw path, so a decoded '%25' cannot be decoded twice.
+
+    Without ``raw_path`` (Mangum and other adapters set it to None), the decoded path is
+    re-encoded, '%' included, so the signer decodes it exactly once too. The query is
+    the raw ``query_string`` read as latin-1, as Starlette's ``query_params`` reads it.
+    """
     raw_path: bytes | None = request.scope.get("raw_path")
     if raw_path:
         # ASGI's raw_path has no query string, but some clients (Starlette's TestClient before
         # 0.38) put it there; the query is read from query_string below.
         path = raw_path.partition(b"?")[0].decode("latin-1")
     else:
-        path = request.scope.get("root_path", "") + request.scope["path"]
+        path = quote(_full_path(request.scope), safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape")
     query = request.scope.get("query_string", b"").decode("latin-1")
     url = path + ("?" + query if query else "")
     if signer.bind_host:
@@ -66,17 +77,31 @@ def request_url(request: Request, signer: URLSigner) -> str:
     return url
 
 
+def _full_path(scope: Scope) -> str:
+    # Servers put root_path into path (ASGI 3 as uvicorn reads it); some adapters do not.
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    return path if not root_path or path.startswith(root_path) else root_path + path
+
+
 def check_signature(
     request: Request, signer: URLSigner, *, bind: Bound | None = None, expired_status: int = 410
 ) -> None:
     """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed."""
+    # Logged with repr: a decoded path may hold CR, LF, ESC or U+2028 that would forge log lines.
+    # (Not request.url.path: building the URL silently drops CR, LF and tab.)
+    logged_path = _full_path(request.scope)[:LOGGED_PATH_LENGTH]
     try:
         signer.verify(request_url(request, signer), bind=bind)
     except SignatureExpired:
-        logger.info("expired signed URL for %s", request.url.path)
+        logger.info("expired signed URL for %r", logged_path)
         raise HTTPException(expired_status, "This link has expired.") from None
     except BadSignature as error:
-        logger.warning("rejected signed URL for %s: %s", request.url.path, error)
+        logger.warning("rejected signed URL for %r: %s", logged_path, error)
+        raise HTTPException(403, "This link is not valid.") from None
+    except UnicodeEncodeError:
+        # A path with a lone surrogate (only a non-server scope can hold one) is no URL anybody signed.
+        logger.warning("rejected signed URL for %r: path is not UTF-8", logged_path)
         raise HTTPException(403, "This link is not valid.") from None
 
 
@@ -110,23 +135,56 @@ def signed_url_required(
     return decorate
 
 
-class _RangeFileResponse(FileResponse):
-    """FileResponse whose Range handling follows ``files.requested_range``, not Starlette's own.
+class _OpenFileResponse(Response):
+    """Streams an already open file: the whole of it (200) or one ``byte_range`` of it (206).
 
-    The decision (whole file, one range, 416) is made before the response is built; the
-    Range header is then rewritten to that one range, or removed, so Starlette never sends
-    multipart answers or a 400 for a header it cannot parse.
+    Starlette's FileResponse opens its file again by name, which would undo ``files.open_under``
+    (a path checked, then another file opened); this one reads the descriptor that was checked,
+    in ``chunk_size`` pieces in a worker thread, and closes it when done or abandoned.
     """
 
-    def __init__(self, *args: Any, byte_range: files.ByteRange | None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.byte_range = byte_range
+    def __init__(
+        self,
+        handle: BinaryIO,
+        size: int,
+        *,
+        byte_range: files.ByteRange | None = None,
+        headers: dict[str, str] | None = None,
+        media_type: str | None = None,
+        chunk_size: int = files.CHUNK_SIZE,
+    ) -> None:
+        super().__init__(status_code=200 if byte_range is None else 206, headers=headers, media_type=media_type)
+        self.handle = handle
+        self.start, self.length = (0, size) if byte_range is None else (byte_range.start, byte_range.length)
+        self.chunk_size = chunk_size
+        self.headers["content-length"] = str(self.length)
+        self.headers["accept-ranges"] = "bytes"
+        if byte_range is not None:
+            self.headers["content-range"] = byte_range.content_range
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]
-        if self.byte_range is not None:
-            headers.append((b"range", f"bytes={self.byte_range.start}-{self.byte_range.stop - 1}".encode()))
-        await super().__call__({**scope, "headers": headers}, receive, send)
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            if scope["method"] != "HEAD":
+                await self._send_body(send)
+            else:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self.handle.close()
+        if self.background is not None:
+            await self.background()
+
+    async def _send_body(self, send: Send) -> None:
+        if self.start:
+            await anyio.to_thread.run_sync(self.handle.seek, self.start)
+        remaining = self.length
+        while remaining > 0:
+            chunk = await anyio.to_thread.run_sync(self.handle.read, min(self.chunk_size, remaining))
+            if not chunk:
+                break  # the file shrank: the server sees the short body and closes the connection
+            remaining -= len(chunk)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def signed_file_response(
@@ -134,36 +192,40 @@ async def signed_file_response(
 ) -> Response:
     """Serve ``name`` under ``root`` (check the signature first); see the module docstring for statuses."""
     try:
-        path = await anyio.to_thread.run_sync(files.resolve_under, root, name)
-        stat_result = await anyio.to_thread.run_sync(os.stat, path)
+        opened = await anyio.to_thread.run_sync(files.open_under, root, name)
     except files.UnsafePath:
         raise HTTPException(400, "Refused file name.") from None
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:
         raise HTTPException(404, "No such file.") from None
-    etag = files.etag_for(stat_result.st_size, stat_result.st_mtime_ns)
-    last_modified = files.http_date(stat_result.st_mtime)
+    try:
+        return _file_response(request, opened, name, as_attachment)
+    except BaseException:
+        opened.handle.close()
+        raise
+
+
+def _file_response(request: Request, opened: files.OpenedFile, name: str, as_attachment: bool) -> Response:
+    size, mtime = opened.stat.st_size, opened.stat.st_mtime
+    etag = files.etag_for(size, opened.stat.st_mtime_ns)
+    last_modified = files.http_date(mtime)
+    if files.not_modified(request.headers.get("if-none-match"), request.headers.get("if-modified-since"), etag, mtime):
+        opened.handle.close()
+        return Response(status_code=304, headers={"etag": etag, "last-modified": last_modified})
+    try:
+        byte_range = files.requested_range(
+            request.headers.get("range"), request.headers.get("if-range"), size, etag, last_modified
+        )
+    except files.RangeNotSatisfiable as error:
+        opened.handle.close()
+        return Response(status_code=416, headers={"content-range": error.content_range})
     headers = {
         "etag": etag,
         "last-modified": last_modified,
         "content-disposition": files.content_disposition(name, as_attachment=as_attachment),
         "x-content-type-options": "nosniff",
     }
-    if files.not_modified(
-        request.headers.get("if-none-match"), request.headers.get("if-modified-since"), etag, stat_result.st_mtime
-    ):
-        return Response(status_code=304, headers={"etag": etag, "last-modified": last_modified})
-    try:
-        byte_range = files.requested_range(
-            request.headers.get("range"), request.headers.get("if-range"), stat_result.st_size, etag, last_modified
-        )
-    except files.RangeNotSatisfiable as error:
-        return Response(status_code=416, headers={"content-range": error.content_range})
-    return _RangeFileResponse(
-        path,
-        headers=headers,
-        media_type=files.content_type_for(name),
-        stat_result=stat_result,
-        byte_range=byte_range,
+    return _OpenFileResponse(
+        opened.handle, size, byte_range=byte_range, headers=headers, media_type=files.content_type_for(name)
     )
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from blake2sign_web import files
+
 CONTENT = bytes(range(256)) * 40  # 10240 bytes, every offset distinguishable
 
 #: Range header -> status, Content-Range and body; both adapters are held to this one table.
@@ -44,3 +46,16 @@ def file_storage(served_root: Path, settings: Any) -> Path:
         "signed_test": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": served_root}},
     }
     return served_root
+
+
+def swap_directory_after_check(monkeypatch: pytest.MonkeyPatch, directory: Path, outside: Path) -> None:
+    """Replace ``directory`` by a link to ``outside`` right after the name was checked: the race, made certain."""
+    check = files.resolve_under
+
+    def check_then_swap(root: Any, name: str) -> Path:
+        checked = check(root, name)
+        directory.rename(directory.with_name(directory.name + "-moved"))
+        directory.symlink_to(outside)
+        return checked
+
+    monkeypatch.setattr(files, "resolve_under", check_then_swap)

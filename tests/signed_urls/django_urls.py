@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.urls import path
+from django.urls import path, re_path
 from django.utils.decorators import method_decorator
 from django.views import View
 
@@ -19,6 +19,12 @@ def plain(request: HttpRequest, n: int) -> HttpResponse:
 @signed_url_required
 async def async_view(request: HttpRequest) -> HttpResponse:
     return HttpResponse("async")
+
+
+@signed_url_required
+def echo(request: HttpRequest) -> HttpResponse:
+    """The query parameter ``q`` as the view reads it."""
+    return HttpResponse(request.GET.get("q", ""), content_type="text/plain; charset=utf-8")
 
 
 @signed_url_required(bind=lambda request: request.headers.get("X-User"))
@@ -40,6 +46,8 @@ class AsyncClassBased(View):
 
 urlpatterns = [
     path("plain/<int:n>/", plain, name="sig-plain"),
+    path("echo/", echo, name="sig-echo"),
+    re_path(r"^anything/[\s\S]*$", echo),
     path("async/", async_view, name="sig-async"),
     path("bound/", bound, name="sig-bound"),
     path("class/", ClassBased.as_view(), name="sig-class"),
@@ -48,6 +56,9 @@ urlpatterns = [
     path("inline/<path:name>", SignedFileView.as_view(storage="signed_test", as_attachment=False)),
     path("accel/<path:name>", SignedFileView.as_view(storage="signed_test", accel_redirect="/protected/")),
     path("sendfile/<path:name>", SignedFileView.as_view(storage="signed_test", sendfile=True)),
+    path("memory/<path:name>", SignedFileView.as_view(storage="signed_memory")),
+    path("remote/<path:name>", SignedFileView.as_view(storage="signed_remote")),
+    path("stream/<path:name>", SignedFileView.as_view(storage="signed_stream")),
     path(
         "bound-files/<path:name>",
         SignedFileView.as_view(storage="signed_test", bind=lambda request: request.headers.get("X-User")),

@@ -32,6 +32,10 @@ def build_starlette(root: str | os.PathLike[str], signer: URLSigner | None = Non
     async def bound(request: Request) -> Response:
         return PlainTextResponse("bound")
 
+    @signed_url_required(signer)
+    async def echo(request: Request) -> Response:
+        return PlainTextResponse(request.query_params.get("q", ""))
+
     async def link(request: Request) -> Response:
         return PlainTextResponse(sign_url_for(request, signer, "files", expires_in=60, name=request.query_params["n"]))
 
@@ -40,6 +44,7 @@ def build_starlette(root: str | os.PathLike[str], signer: URLSigner | None = Non
             Route("/hello/{who}", hello, name="hello"),
             Route("/bound", bound),
             Route("/link", link),
+            Route("/echo", echo),
             Route("/files/{name:path}", SignedFiles(signer, root), name="files"),
             Route("/inline/{name:path}", SignedFiles(signer, root, as_attachment=False)),
         ]

@@ -17,7 +17,8 @@ from blake2sign_web import signer_cache_info
 from blake2sign_web.django import sign_url
 from blake2sign_web.django.signed_urls import get_signer
 
-from .conftest import CONTENT, RANGE_CASES, UNSATISFIABLE_RANGES
+from .conftest import CONTENT, RANGE_CASES, UNSATISFIABLE_RANGES, swap_directory_after_check
+from .remote_storage import KeyPrefixStorage
 
 pytestmark = pytest.mark.urls("tests.signed_urls.django_urls")
 
@@ -255,3 +256,158 @@ def test_bound_download(client: Client, file_storage: Path) -> None:
     url = file_url("report.bin", prefix="/bound-files/", bind="alice")
     assert client.get(url, headers={"X-User": "alice"}).status_code == 200
     assert client.get(url, headers={"X-User": "eve"}).status_code == 403
+
+
+# --- Storages without local files (issue 8, item 2) -------------------------------
+
+
+@pytest.fixture
+def other_storages(file_storage: Path, settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An InMemoryStorage located at the served root; key-prefix storages run from a directory with a .env."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "signed_memory": {
+            "BACKEND": "django.core.files.storage.InMemoryStorage",
+            "OPTIONS": {"location": file_storage},
+        },
+        "signed_remote": {"BACKEND": "tests.signed_urls.remote_storage.KeyPrefixStorage"},
+        "signed_stream": {
+            "BACKEND": "tests.signed_urls.remote_storage.KeyPrefixStorage",
+            "OPTIONS": {"seekable": False},
+        },
+    }
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import storages
+
+    storages["signed_memory"].save("memory.bin", ContentFile(CONTENT))
+    KeyPrefixStorage.objects.clear()
+    KeyPrefixStorage.objects["object.bin"] = CONTENT
+    working = tmp_path / "working-directory"
+    working.mkdir()
+    (working / ".env").write_text("SECRET_KEY=from-the-working-directory")
+    monkeypatch.chdir(working)
+    return working
+
+
+def test_in_memory_storage_serves_its_own_files_not_the_disk(client: Client, other_storages: Path) -> None:
+    response = client.get(file_url("memory.bin", prefix="/memory/"))
+    assert response.status_code == 200
+    assert body(response) == CONTENT
+    assert response["Content-Length"] == str(len(CONTENT))
+    assert response["ETag"].startswith('"')
+    assert response["Last-Modified"].endswith("GMT")
+    ranged = client.get(file_url("memory.bin", prefix="/memory/"), headers={"Range": "bytes=10-19"})
+    assert ranged.status_code == 206
+    assert body(ranged) == CONTENT[10:20]
+    # report.bin is in the storage's location on disk, not in the storage.
+    assert client.get(file_url("report.bin", prefix="/memory/")).status_code == 404
+
+
+def test_storage_without_paths_never_serves_the_working_directory(client: Client, other_storages: Path) -> None:
+    response = client.get(file_url(".env", prefix="/remote/"))
+    assert response.status_code == 404
+    assert b"SECRET_KEY" not in body(response)
+    served = client.get(file_url("object.bin", prefix="/remote/"), headers={"Range": "bytes=-5"})
+    assert served.status_code == 206
+    assert body(served) == CONTENT[-5:]
+    assert served["Content-Range"] == "bytes 10235-10239/10240"
+    assert served["Last-Modified"] == "Fri, 02 Jan 2026 03:04:05 GMT"
+
+
+def test_unseekable_storage_file_is_sent_whole(client: Client, other_storages: Path) -> None:
+    url = file_url("object.bin", prefix="/stream/")
+    response = client.get(url, headers={"Range": "bytes=0-9"})
+    assert response.status_code == 200
+    assert body(response) == CONTENT
+    assert response["Accept-Ranges"] == "none"
+    assert response["Content-Length"] == str(len(CONTENT))
+    assert client.head(url, headers={"Range": "bytes=0-9"}).status_code == 200
+
+
+# --- Names the OS refuses, and the tree changing under the view (items 7, 8) ---------
+
+
+def test_name_too_long_or_symlink_loop_is_404(client: Client, file_storage: Path) -> None:
+    (file_storage / "loop").symlink_to("loop")
+    (file_storage / "ping").symlink_to("pong")
+    (file_storage / "pong").symlink_to("ping")
+    for name in ("a" * 300 + ".txt", "sub/" + "b" * 300, "loop", "loop/x", "ping", "pong/x"):
+        assert client.get(file_url(name)).status_code == 404, name
+
+
+def test_directory_swapped_for_a_link_after_the_check_is_not_followed(
+    client: Client, file_storage: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "caf\u00e9 menu.txt").write_text("secret")
+    swap_directory_after_check(monkeypatch, file_storage / "sub", outside)
+    response = client.get(file_url("sub/caf\u00e9 menu.txt"))
+    assert response.status_code == 404
+    assert b"secret" not in body(response)
+
+
+# --- Logs (item 6) -----------------------------------------------------------------
+
+FORGED = "a%0D%0A2026-01-01 INFO forged%1B[31m%0B%E2%80%A8%C2%85z"
+# Django's <path:...> never matches a LF (its regex has no DOTALL); a catch-all re_path does.
+
+
+def assert_logs_are_escaped(records: list[logging.LogRecord]) -> None:
+    messages = [record.getMessage() for record in records]
+    assert any("rejected signed URL" in message or "expired" in message for message in messages)
+    for message in messages:
+        assert not any(char in message for char in "\r\n\x1b\x0b\u2028\x85"), message
+
+
+def test_refused_paths_are_logged_escaped(client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO):
+        assert client.get(f"/anything/{FORGED}?signature=" + "A" * 43).status_code == 403
+        assert client.get(get_signer().sign(f"/anything/{FORGED}?expires=1000000000")).status_code == 410
+        assert client.get(f"/files/{FORGED.replace('%0A', '')}").status_code == 403
+        assert client.get("/files/" + "x" * 5000).status_code == 403
+    assert_logs_are_escaped(caplog.records)
+    assert all(len(record.getMessage()) < 600 for record in caplog.records if record.name.startswith("blake2sign"))
+
+
+# --- The query as the view reads it (item 9) ---------------------------------------
+
+
+def test_raw_utf8_query_is_verified_as_the_view_reads_it(client: Client) -> None:
+    # Under WSGI, QUERY_STRING is the raw bytes decoded as latin-1; request.GET decodes them as UTF-8.
+    signed_for_mojibake = sign_url("/echo/?q=" + quote("\u00c3\u00a9"))
+    query = signed_for_mojibake.split("?", 1)[1].replace(quote("\u00c3\u00a9"), "\u00c3\u00a9")
+    assert client.get("/echo/", QUERY_STRING=query).status_code == 403
+    signed_for_text = sign_url("/echo/?q=" + quote("\u00e9"))
+    raw_query = signed_for_text.split("?", 1)[1].replace(quote("\u00e9"), "\u00e9".encode().decode("latin-1"))
+    response = client.get("/echo/", QUERY_STRING=raw_query)
+    assert response.status_code == 200
+    assert response.content.decode() == "\u00e9"
+    assert client.get(signed_for_text).content.decode() == "\u00e9"
+
+
+# --- SECRET_KEY_FALLBACKS (item 1, the adapter's part) --------------------------------
+
+
+def test_string_secret_key_fallbacks_is_refused_not_split(settings: Any) -> None:
+    settings.SECRET_KEY_FALLBACKS = "an-old-secret-key-0123456789-abcdefghijklmnop"
+    with pytest.raises(ImproperlyConfigured, match="SECRET_KEY"):
+        sign_url("/a")
+
+
+# --- Front-server headers with non-ASCII names (item 13) ----------------------------
+
+
+@pytest.mark.parametrize("name", ["sub/caf\u00e9 menu.txt", "line\u2028break \u00fc.txt", "100%25.txt"])
+def test_offload_headers_are_percent_encoded(client: Client, file_storage: Path, name: str) -> None:
+    (file_storage / name).write_text("x")
+    real = str((file_storage / name).resolve())
+    sendfile = client.get(file_url(name, prefix="/sendfile/"))
+    assert sendfile.status_code == 200
+    assert sendfile["X-Sendfile"] == quote(real)
+    accel = client.get(file_url(name, prefix="/accel/"))
+    assert accel["X-Accel-Redirect"] == "/protected/" + quote(name)
+    for value in (sendfile["X-Sendfile"], accel["X-Accel-Redirect"]):
+        assert value.isascii()
+        assert value.isprintable()
+        assert "=?" not in value

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from blake2sign_web import files
 from blake2sign_web.files import (
     ByteRange,
     RangeNotSatisfiable,
     UnsafePath,
+    caused_by_name,
     clean_name,
     content_disposition,
     content_type_for,
     etag_for,
     http_date,
     not_modified,
+    open_under,
     parse_range,
     range_applies,
     requested_range,
@@ -207,3 +212,99 @@ def test_content_type() -> None:
 def test_nul_in_root_join_never_reaches_the_os(tmp_path: Path) -> None:
     with pytest.raises(UnsafePath):
         resolve_under(os.fspath(tmp_path), "a\x00b")
+
+
+# --- open_under: open once, from a descriptor of the root (issue 8, items 7 and 8) ------
+
+
+def test_open_under_opens_the_file_and_stats_the_descriptor(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "a.txt").write_bytes(b"abc")
+    (tmp_path / "alias.txt").symlink_to(tmp_path / "dir" / "a.txt")
+    for name in ("dir/a.txt", "alias.txt"):
+        opened = open_under(tmp_path, name)
+        with opened.handle:
+            assert opened.handle.read() == b"abc"
+        assert opened.stat.st_size == 3
+        assert opened.path == str((tmp_path / "dir" / "a.txt").resolve())
+
+
+@pytest.mark.parametrize("name", ["../secret.txt", "link.txt", "linkdir/secret.txt", "a\x00b"])
+def test_open_under_refuses_what_resolve_under_refuses(name: str, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("secret")
+    (root / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (root / "linkdir").symlink_to(tmp_path)
+    with pytest.raises(UnsafePath):
+        open_under(root, name)
+
+
+def test_names_the_os_refuses_are_not_found(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "ping").symlink_to("pong")
+    (tmp_path / "pong").symlink_to("ping")
+    for name in ("a" * 300, "dir/" + "b" * 300 + "/c", "loop", "loop/x", "ping", "pong/x", "dir", "fifo", "missing"):
+        for function in (resolve_under, open_under):
+            with pytest.raises(FileNotFoundError):
+                function(tmp_path, name)
+
+
+def test_server_errors_are_not_hidden_as_not_found() -> None:
+    assert caused_by_name(OSError(errno.ELOOP, "loop"))
+    assert caused_by_name(OSError(errno.ENAMETOOLONG, "long"))
+    assert not caused_by_name(OSError(errno.EMFILE, "too many open files"))
+
+
+def swap_after_check(monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None]) -> None:
+    """Run ``swap`` right after the name was checked: the race between check and open, made certain."""
+    check = files.resolve_under
+
+    def check_then_swap(root: str | os.PathLike[str], name: str) -> Path:
+        checked = check(root, name)
+        swap()
+        return checked
+
+    monkeypatch.setattr(files, "resolve_under", check_then_swap)
+
+
+def test_directory_swapped_for_a_link_after_the_check_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "dir").mkdir(parents=True)
+    (root / "dir" / "a.txt").write_text("public")
+    outside.mkdir()
+    (outside / "a.txt").write_text("secret")
+
+    def swap() -> None:
+        (root / "dir").rename(root / "moved")
+        (root / "dir").symlink_to(outside)
+
+    swap_after_check(monkeypatch, swap)
+    with pytest.raises(FileNotFoundError):
+        open_under(root, "dir/a.txt")
+
+
+def test_file_swapped_for_a_link_or_a_fifo_after_the_check_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "secret.txt").write_text("secret")
+    root = tmp_path / "root"
+    root.mkdir()
+    for name, replace in (
+        ("link.txt", lambda path: path.symlink_to(tmp_path / "secret.txt")),
+        ("fifo.txt", os.mkfifo),  # opened without O_NONBLOCK, a FIFO with no writer would hang the worker
+    ):
+        target = root / name
+        target.write_text("public")
+
+        def swap(target: Path = target, replace: Callable[[Path], None] = replace) -> None:
+            target.unlink()
+            replace(target)
+
+        swap_after_check(monkeypatch, swap)
+        with pytest.raises(FileNotFoundError):
+            open_under(root, name)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 from starlette.testclient import TestClient
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from blake2sign_web import signer_cache_info
 
-from .conftest import CONTENT, RANGE_CASES, UNSATISFIABLE_RANGES
+from .conftest import CONTENT, RANGE_CASES, UNSATISFIABLE_RANGES, swap_directory_after_check
 from .starlette_app import build_fastapi, build_starlette, make_signer
 
 NOW = 1_000_000_000  # in the past: links signed "then" have expired now
@@ -182,3 +184,90 @@ def test_root_must_exist(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="not a directory"):
         SignedFiles(make_signer(), tmp_path / "missing")
+
+
+# --- Without raw_path (issue 8, item 4) ---------------------------------------------
+
+
+def without_raw_path(app: ASGIApp) -> ASGIApp:
+    """What Mangum (AWS Lambda) hands the app: scope["raw_path"] = None, only the path decoded once.
+
+    (TestClient's own "path" is decoded twice, so it is made again from the raw path here.)
+    """
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        path = unquote(scope["raw_path"].decode("ascii"))
+        await app({**scope, "path": scope.get("root_path", "") + path, "raw_path": None}, receive, send)
+
+    return wrapped
+
+
+def test_decoded_path_is_not_decoded_twice_without_raw_path(served_root: Path) -> None:
+    (served_root / "a.txt").write_text("a")
+    (served_root / "%61.txt").write_text("literally %61")
+    client = TestClient(without_raw_path(build_starlette(served_root)))
+    assert client.get(signed("/files/a.txt")).text == "a"
+    # The client asks for %2561.txt: the server decodes it once, to %61.txt, and must not read a.txt in it.
+    smuggled = client.get(signed("/files/a.txt").replace("/a.txt", "/%2561.txt"))
+    assert smuggled.status_code == 403
+    assert client.get(signed("/files/" + quote("%61.txt"))).text == "literally %61"
+    assert client.get(signed("/hello/" + quote("caf\u00e9 &?"))).text == "hello caf\u00e9 &?"
+
+
+def test_root_path_without_raw_path(served_root: Path) -> None:
+    # A proxy took /prefix off: the app sees /hello/x under root_path /prefix; the client asked for /prefix/hello/x.
+    client = TestClient(without_raw_path(build_starlette(served_root)), root_path="/prefix")
+    assert client.get(signed("/prefix/hello/x").removeprefix("/prefix")).text == "hello x"
+    assert client.get(signed("/hello/x")).status_code == 403
+
+
+# --- Names the OS refuses, and the tree changing under the view (items 7, 8) ---------
+
+
+def test_name_too_long_or_symlink_loop_is_404(client: TestClient, served_root: Path) -> None:
+    (served_root / "loop").symlink_to("loop")
+    (served_root / "ping").symlink_to("pong")
+    (served_root / "pong").symlink_to("ping")
+    for name in ("a" * 300 + ".txt", "sub/" + "b" * 300, "loop", "loop/x", "ping", "pong/x"):
+        assert client.get(signed("/files/" + name)).status_code == 404, name
+
+
+def test_directory_swapped_for_a_link_after_the_check_is_not_followed(
+    client: TestClient, served_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "caf\u00e9 menu.txt").write_text("secret")
+    swap_directory_after_check(monkeypatch, served_root / "sub", outside)
+    response = client.get(signed("/files/" + quote("sub/caf\u00e9 menu.txt")))
+    assert response.status_code == 404
+    assert b"secret" not in response.content
+
+
+def test_file_is_closed_when_not_sent(client: TestClient, served_root: Path) -> None:
+    url = signed("/files/report.bin")
+    etag = client.get(url).headers["etag"]
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+    for headers in ({"If-None-Match": etag}, {"Range": "bytes=99999-"}, {}):
+        client.get(url, headers=headers)
+        client.head(url, headers=headers)
+    after = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+    assert after <= before
+
+
+# --- Logs (item 6) -----------------------------------------------------------------
+
+
+def test_refused_paths_are_logged_escaped(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    forged = "a%0D%0A2026-01-01 INFO forged%1B[31m%0B%E2%80%A8%C2%85z"
+    expired = make_signer(clock=lambda: NOW).sign(f"/hello/{forged}", expires_in=1)
+    with caplog.at_level(logging.INFO, logger="blake2sign_web.signed_urls"):
+        assert client.get(f"/hello/{forged}").status_code == 403
+        assert client.get(expired).status_code == 410
+        assert client.get("/hello/" + "x" * 5000).status_code == 403
+    messages = [record.getMessage() for record in caplog.records]
+    assert len(messages) == 3
+    for message in messages:
+        assert not any(char in message for char in "\r\n\x1b\x0b\u2028\x85"), message
+        assert len(message) < 600
+    assert "\\r\\n" in messages[0]
