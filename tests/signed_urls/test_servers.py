@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -83,3 +85,53 @@ def test_uvicorn_serves_starlette_app(uvicorn: str) -> None:
     check_downloads(uvicorn, signer)
     assert httpx.get(uvicorn + signer.sign("/files/report.bin?expires=1000000000")).status_code == 410
     assert httpx.get(uvicorn + signer.sign("/hello/" + quote("%41"))).text == "hello %41"
+
+
+def raw_get(base: str, target: bytes) -> tuple[int, bytes]:
+    """GET with the request target sent byte for byte (httpx would percent-encode non-ASCII)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\nConnection: close\r\n\r\n")
+        response = b""
+        while chunk := connection.recv(65536):
+            response += chunk
+    head, _, body = response.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+def raw_query_links(signer: URLSigner, path: str) -> tuple[bytes, bytes]:
+    """The link signed for q=Ã© and the one signed for q=é, each sent with q as the raw UTF-8 bytes of é."""
+    raw_e = "\u00e9".encode()
+    mojibake = signer.sign(path + "?q=" + quote("\u00c3\u00a9")).replace(quote("\u00c3\u00a9"), "@")
+    text = signer.sign(path + "?q=" + quote("\u00e9")).replace(quote("\u00e9"), "@")
+    return mojibake.encode().replace(b"@", raw_e), text.encode().replace(b"@", raw_e)
+
+
+@pytest.fixture
+def wsgiref(served_root: Path) -> Iterator[str]:
+    """Django under the standard library's WSGI server (as runserver uses it), which passes raw bytes on."""
+    port = free_port()
+    serve_forever = (
+        "from wsgiref.simple_server import make_server; from tests.signed_urls.wsgi import application; "
+        f"make_server('127.0.0.1', {port}, application).serve_forever()"
+    )
+    command = [sys.executable, "-c", serve_forever]
+    yield from serve(command, port, served_root, DJANGO_SETTINGS_MODULE="tests.signed_urls.server_settings")
+
+
+def test_wsgi_verifies_the_query_the_view_reads(wsgiref: str, gunicorn: str) -> None:
+    # The WSGI server hands the raw bytes as latin-1; request.GET reads them as UTF-8, so é is what counts.
+    signed_for_mojibake, signed_for_text = raw_query_links(django_signer(), "/echo/")
+    assert raw_get(wsgiref, signed_for_mojibake)[0] == 403
+    assert raw_get(wsgiref, signed_for_text) == (200, "\u00e9".encode())
+    # gunicorn refuses such a request line outright.
+    assert raw_get(gunicorn, signed_for_text)[0] == 400
+
+
+@pytest.mark.parametrize("server", ["gunicorn", "uvicorn"])
+def test_names_the_os_refuses_are_404_on_real_servers(server: str, served_root: Path, request: Any) -> None:
+    (served_root / "loop").symlink_to("loop")
+    base = request.getfixturevalue(server)
+    signer = django_signer() if server == "gunicorn" else make_signer()
+    for name in ("a" * 300, "loop", "loop/x"):
+        assert httpx.get(base + signer.sign("/files/" + name)).status_code == 404

@@ -271,3 +271,25 @@ def test_refused_paths_are_logged_escaped(client: TestClient, caplog: pytest.Log
         assert not any(char in message for char in "\r\n\x1b\x0b\u2028\x85"), message
         assert len(message) < 600
     assert "\\r\\n" in messages[0]
+
+
+# --- The query as the endpoint reads it (item 9's check on the Starlette side) -------------
+
+
+def with_raw_query_bytes(app: ASGIApp) -> ASGIApp:
+    """Put the raw UTF-8 bytes of é where the client wrote '@' (servers that pass such bytes on do this)."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        query = scope["query_string"].replace(b"%40", b"@").replace(b"@", "\u00e9".encode())
+        await app({**scope, "query_string": query}, receive, send)
+
+    return wrapped
+
+
+def test_raw_query_bytes_are_verified_as_query_params_reads_them(served_root: Path) -> None:
+    client = TestClient(with_raw_query_bytes(build_starlette(served_root)))
+    # query_params decodes raw bytes as latin-1 (é's two bytes read as Ã©), and so does the check.
+    signed_for_mojibake = signed("/echo?q=" + quote("\u00c3\u00a9")).replace(quote("\u00c3\u00a9"), "@")
+    assert client.get(signed_for_mojibake).text == "\u00c3\u00a9"
+    signed_for_text = signed("/echo?q=" + quote("\u00e9")).replace(quote("\u00e9"), "@")
+    assert client.get(signed_for_text).status_code == 403
