@@ -1,21 +1,13 @@
-"""The Django app: registers the system checks and forgets cached configuration when settings change."""
+"""The Django app: registers the system checks.
+
+The engine and middleware work without it (they validate their settings when they
+load and reset cached configuration on ``setting_changed`` themselves); install it to
+have ``manage.py check`` report problems before anything runs.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.apps import AppConfig
-from django.core.signals import setting_changed
-
-
-def _forget_cached_configuration(**kwargs: Any) -> None:
-    """Settings changed (override_settings in tests): rebuild signers and cookie settings on next use."""
-    from ..cache import clear_signer_cache
-    from . import conf, middleware
-
-    clear_signer_cache()
-    conf.reset()
-    middleware.reset()
 
 
 class Blake2SignWebConfig(AppConfig):
@@ -25,5 +17,3 @@ class Blake2SignWebConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401 - registers the system checks
-
-        setting_changed.connect(_forget_cached_configuration, dispatch_uid="blake2sign_web.django.settings")

@@ -9,10 +9,24 @@ Errors (the engine refuses to run with them too):
   ``MAX_DECOMPRESSED_SIZE``).
 - ``blake2sign_web.E005``: bad ``OVERSIZE`` policy.
 - ``blake2sign_web.E006``: ``ACCEPT_DJANGO_SIGNED_COOKIES`` is not a bool.
-- ``blake2sign_web.E007``: the engine is used without ``blake2sign_web.django`` in INSTALLED_APPS.
+- (``blake2sign_web.E007`` is retired: the engine no longer needs the app.)
 - ``blake2sign_web.E008``: a bad ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` (signed download links).
+- ``blake2sign_web.E009``: ``SECRET_KEY_FALLBACKS`` is not a list or tuple (a string would be
+  one key per character).
+- ``blake2sign_web.E010``: ``SECRET_KEY`` or a fallback is shorter than 16 characters.
 
-Warnings, only when ``SESSION_ENGINE`` is this project's:
+Only when this project's engine or middleware handles sessions:
+
+- ``blake2sign_web.E011``: ``SESSION_COOKIE_SAMESITE = "None"`` without ``SESSION_COOKIE_SECURE``.
+- ``blake2sign_web.E012``: ``SESSION_COOKIE_NAME``, ``_PATH`` or ``_DOMAIN`` would break the Set-Cookie line.
+
+Warnings:
+
+- ``blake2sign_web.W004``: ``SECRET_KEY`` (or a fallback) still has ``startproject``'s
+  ``django-insecure-`` prefix while ``DEBUG`` is off. A warning, not an error, because
+  ``manage.py test`` runs with ``DEBUG`` off and must keep working with a development key.
+
+Only when ``SESSION_ENGINE`` is this project's:
 
 - ``blake2sign_web.W001``: ``SESSION_COOKIE_HTTPONLY`` is off: scripts can read the session.
 - ``blake2sign_web.W002``: ``SESSION_COOKIE_SECURE`` is off while ``DEBUG`` is off.
@@ -24,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from django.apps import AppConfig, apps
+from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
@@ -73,19 +87,39 @@ def check_signed_url_settings(app_configs: Sequence[AppConfig] | None = None, **
 
 
 @register(Tags.security, "blake2sign_web")
+def check_secrets(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """SECRET_KEY and its fallbacks sign every session and link: each must be a real secret."""
+    messages: list[CheckMessage] = [
+        Error(problem, hint="See docs/django.md, 'Keys and rotation'.", id=check_id)
+        for check_id, problem in conf.secret_problems()
+    ]
+    if not settings.DEBUG:
+        messages += [
+            Warning(
+                f"{name} starts with {conf.INSECURE_PREFIX!r}: it is the development key startproject wrote into "
+                "settings.py, so anyone who has seen the code can sign sessions and links with it.",
+                hint="Read SECRET_KEY from the environment in production; see docs/django.md, 'Keys and rotation'.",
+                id="blake2sign_web.W004",
+            )
+            for name in conf.insecure_secret_names()
+        ]
+    return messages
+
+
+@register(Tags.security, "blake2sign_web")
+def check_cookie_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """SESSION_COOKIE_* values that browsers drop or that would forge cookie attributes."""
+    if settings.SESSION_ENGINE != conf.ENGINE and conf.MIDDLEWARE not in settings.MIDDLEWARE:
+        return []
+    return [Error(problem, hint=HINT, id=check_id) for check_id, problem in conf.cookie_problems()]
+
+
+@register(Tags.security, "blake2sign_web")
 def check_session_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
-    """The engine needs its app; its cookies should be HttpOnly and, in production, Secure."""
+    """The engine's cookies should be HttpOnly and, in production, Secure."""
     if settings.SESSION_ENGINE != conf.ENGINE:
         return []
     messages: list[CheckMessage] = []
-    if not apps.is_installed(conf.APP):
-        messages.append(
-            Error(
-                f"SESSION_ENGINE is {conf.ENGINE!r} but {conf.APP!r} is not in INSTALLED_APPS.",
-                hint=f"Add {conf.APP!r} to INSTALLED_APPS.",
-                id="blake2sign_web.E007",
-            )
-        )
     if not settings.SESSION_COOKIE_HTTPONLY:
         messages.append(
             Warning(

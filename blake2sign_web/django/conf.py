@@ -15,8 +15,12 @@ belongs to the signed-URL integration and is left alone here::
         },
     }
 
-``validate()`` returns human-readable problems; the system checks report them at
-start-up and ``session_config()`` refuses to run with any of them.
+``validate()`` returns human-readable problems with this setting and
+``validate_django_settings()`` those with Django's own settings the engine relies on
+(``SECRET_KEY``, its fallbacks and the session cookie's attributes); the system checks
+report them, and ``session_config()`` refuses to run with any of them. The engine module
+builds the configuration when it is imported, so a bad one stops start-up (when the
+session middleware loads the engine), with or without this app in INSTALLED_APPS.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from typing import Any, Final
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
 
-from ..cache import get_signer
+from ..cache import clear_signer_cache, get_signer
 from ..keys import HASHERS
 from ..serializer import SerializerSigner
 from ..signer import MAC_LENGTH, is_count
@@ -40,6 +45,7 @@ SECTIONS: Final = ("SESSIONS", "SIGNED_URLS")
 PURPOSE: Final = "django.contrib.sessions"
 APP: Final = "blake2sign_web.django"
 ENGINE: Final = "blake2sign_web.django.sessions"
+MIDDLEWARE: Final = "blake2sign_web.django.middleware.SessionMiddleware"
 #: Browsers keep cookies up to 4096 bytes of name, value and attributes (RFC 6265, 6.1).
 BROWSER_COOKIE_LIMIT: Final = 4096
 OVERSIZE_POLICIES: Final = ("raise", "log")
@@ -57,6 +63,12 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
 }
 #: The smallest sensible cookie limit: room for a cookie name, attributes and an empty session.
 MIN_COOKIE_SIZE_LIMIT: Final = 256
+#: Shorter secrets can be guessed; the core refuses them too.
+MIN_SECRET_LENGTH: Final = 16
+#: The prefix ``startproject`` gives the SECRET_KEY it writes into settings.py (and so into the repository).
+INSECURE_PREFIX: Final = "django-insecure-"
+#: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
+COOKIE_NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
 
 
 def _raw() -> Any:
@@ -140,11 +152,116 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
+def secret_key_fallbacks() -> tuple[str | bytes, ...]:
+    """SECRET_KEY_FALLBACKS as a tuple; ImproperlyConfigured for a string, which would be one key per character."""
+    fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
+    if not isinstance(fallbacks, (list, tuple)):
+        raise ImproperlyConfigured(_fallbacks_problem(fallbacks))
+    return tuple(fallbacks)
+
+
+def _fallbacks_problem(fallbacks: object) -> str:
+    return (
+        f"SECRET_KEY_FALLBACKS must be a list of secrets, not a {type(fallbacks).__name__} "
+        "(a string would make every one of its characters a key): write SECRET_KEY_FALLBACKS = [old_key]."
+    )
+
+
+def secret_problems() -> list[tuple[str, str]]:
+    """(check id, problem) for SECRET_KEY and SECRET_KEY_FALLBACKS, which sign every session."""
+    try:
+        secret = settings.SECRET_KEY
+    except ImproperlyConfigured:  # Django refuses to read an empty SECRET_KEY
+        secret = ""
+    problems: list[tuple[str, str]] = []
+    fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
+    if not isinstance(fallbacks, (list, tuple)):
+        problems.append(("blake2sign_web.E009", _fallbacks_problem(fallbacks)))
+        fallbacks = ()
+    for name, value in [("SECRET_KEY", secret)] + [(f"SECRET_KEY_FALLBACKS[{i}]", f) for i, f in enumerate(fallbacks)]:
+        if not isinstance(value, (str, bytes)) or len(value) < MIN_SECRET_LENGTH:
+            length = f"{len(value)} characters" if isinstance(value, (str, bytes)) else f"a {type(value).__name__}"
+            problems.append(
+                (
+                    "blake2sign_web.E010",
+                    f"{name} is {length}: a secret must be a string of at least {MIN_SECRET_LENGTH} characters; "
+                    "generate one with django.core.management.utils.get_random_secret_key().",
+                )
+            )
+    return problems
+
+
+def insecure_secret_names() -> list[str]:
+    """The secrets that still carry the prefix ``startproject`` writes: published with the code they came with."""
+    try:
+        secret = settings.SECRET_KEY
+    except ImproperlyConfigured:
+        return []
+    fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
+    candidates = [("SECRET_KEY", secret)]
+    if isinstance(fallbacks, (list, tuple)):
+        candidates += [(f"SECRET_KEY_FALLBACKS[{i}]", f) for i, f in enumerate(fallbacks)]
+    return [name for name, value in candidates if isinstance(value, str) and value.startswith(INSECURE_PREFIX)]
+
+
+def cookie_problems() -> list[tuple[str, str]]:
+    """(check id, problem) for SESSION_COOKIE_* values that would break or inject into the Set-Cookie line."""
+    problems: list[tuple[str, str]] = []
+    samesite = settings.SESSION_COOKIE_SAMESITE
+    if isinstance(samesite, str) and samesite.lower() == "none" and not settings.SESSION_COOKIE_SECURE:
+        problems.append(
+            (
+                "blake2sign_web.E011",
+                "SESSION_COOKIE_SAMESITE is 'None' but SESSION_COOKIE_SECURE is False: browsers drop SameSite=None "
+                "cookies that are not Secure, so no session would last; set SESSION_COOKIE_SECURE = True "
+                "(and serve the site over HTTPS) or choose SESSION_COOKIE_SAMESITE = 'Lax'.",
+            )
+        )
+    name = settings.SESSION_COOKIE_NAME
+    if not isinstance(name, str) or not name or any(_bad_name_character(c) for c in name):
+        problems.append(
+            (
+                "blake2sign_web.E012",
+                f"SESSION_COOKIE_NAME must be a cookie name of printable ASCII letters, digits and !#$%&'*+-.^_`|~; "
+                f"got {name!r}.",
+            )
+        )
+    for setting in ("SESSION_COOKIE_PATH", "SESSION_COOKIE_DOMAIN"):
+        value = getattr(settings, setting)
+        if value is not None and (not isinstance(value, str) or any(_bad_attribute_character(c) for c in value)):
+            problems.append(
+                (
+                    "blake2sign_web.E012",
+                    f"{setting} must be printable ASCII without ';' (anything else would end or forge a cookie "
+                    f"attribute); got {value!r}.",
+                )
+            )
+    return problems
+
+
+def _bad_name_character(character: str) -> bool:
+    return not " " < character < "\x7f" or character in COOKIE_NAME_SEPARATORS
+
+
+def _bad_attribute_character(character: str) -> bool:
+    """RFC 6265 section 4.1.1: an attribute value is any US-ASCII character but controls and ';'."""
+    return not " " <= character < "\x7f" or character == ";"
+
+
+def validate_django_settings() -> list[tuple[str, str]]:
+    """(check id, problem) for every Django setting this engine cannot run with."""
+    return secret_problems() + cookie_problems()
+
+
 @dataclass(frozen=True)
 class SessionConfig:
     """What a request needs from settings, resolved once per process (and per settings change)."""
 
+    #: Verifies cookies: refuses any longer than the cookie limit before hashing them.
     signer: SerializerSigner
+    #: Signs sessions with the same keys, without a length limit of its own, so that an
+    #: oversized session's exact size can be reported against the cookie limit.
+    writer: SerializerSigner
     cookie_name: str
     #: Bytes a Set-Cookie line for this session may take (name, value and attributes).
     cookie_size_limit: int
@@ -167,41 +284,51 @@ def session_config() -> SessionConfig:
 
 
 def reset(**kwargs: Any) -> None:
-    """Forget the resolved configuration (connected to Django's ``setting_changed``)."""
+    """Forget the resolved configuration."""
     global _config
     _config = None
 
 
-def _build() -> SessionConfig:
-    from django.apps import apps
+def _forget_cached_configuration(**kwargs: Any) -> None:
+    """Settings changed (``override_settings`` in tests): rebuild signers and configuration on next use."""
+    clear_signer_cache()
+    reset()
 
-    if not apps.is_installed(APP):
-        raise ImproperlyConfigured(
-            f"SESSION_ENGINE = {ENGINE!r} needs the app: add {APP!r} to INSTALLED_APPS "
-            "(it validates settings and resets cached keys when settings change)."
-        )
-    problems = validate()
+
+# Connected here, not in the app's ready(): the engine works without the app in INSTALLED_APPS.
+setting_changed.connect(_forget_cached_configuration, dispatch_uid="blake2sign_web.django.settings")
+
+
+def _build() -> SessionConfig:
+    problems = validate() + [problem for _, problem in validate_django_settings()]
     if problems:
         raise ImproperlyConfigured(" ".join(problems))
     options = session_options()
+    signer_options = {
+        "purpose": PURPOSE,
+        "fallbacks": secret_key_fallbacks(),
+        "hasher": options["HASHER"],
+        "compression": options["COMPRESSION"],
+        "compression_threshold": options["COMPRESSION_THRESHOLD"],
+        "max_decompressed_size": options["MAX_DECOMPRESSED_SIZE"],
+    }
     signer = get_signer(
-        settings.SECRET_KEY,
-        purpose=PURPOSE,
-        fallbacks=tuple(getattr(settings, "SECRET_KEY_FALLBACKS", ())),
-        hasher=options["HASHER"],
-        compression=options["COMPRESSION"],
-        compression_threshold=options["COMPRESSION_THRESHOLD"],
-        max_token_length=max(options["COOKIE_SIZE_LIMIT"], MAC_LENGTH + 2),
-        max_decompressed_size=options["MAX_DECOMPRESSED_SIZE"],
+        settings.SECRET_KEY, max_token_length=max(options["COOKIE_SIZE_LIMIT"], MAC_LENGTH + 2), **signer_options
     )
     return SessionConfig(
         signer=signer,
+        writer=get_signer(settings.SECRET_KEY, max_token_length=token_length_bound(signer), **signer_options),
         cookie_name=settings.SESSION_COOKIE_NAME,
         cookie_size_limit=options["COOKIE_SIZE_LIMIT"],
         cookie_overhead=cookie_overhead(),
         raise_on_oversize=options["OVERSIZE"] == "raise",
         accept_django_signed_cookies=options["ACCEPT_DJANGO_SIGNED_COOKIES"],
     )
+
+
+def token_length_bound(signer: SerializerSigner) -> int:
+    """Characters of the longest token ``signer`` can write: its largest payload, framed, in base64."""
+    return (signer.max_decompressed_size + 16) * 4 // 3 + MAC_LENGTH + 8
 
 
 def cookie_overhead() -> int:

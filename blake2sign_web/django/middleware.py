@@ -11,6 +11,9 @@ Less work: settings are read once (and again after ``setting_changed``), the
 cookie's attributes are formatted once, ``expires`` is formatted once a second,
 and the one Set-Cookie line goes out already formatted. With this project's engine,
 a session whose cookie was too large under ``"OVERSIZE": "log"`` sends no cookie at all.
+
+It subclasses Django's SessionMiddleware, so the admin (admin.E410) and third-party apps
+that look for Django's class find it; it overrides every per-request method.
 """
 
 from __future__ import annotations
@@ -19,19 +22,25 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http.cookies import Morsel
-from importlib import import_module
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from asgiref.sync import iscoroutinefunction
 from django.conf import settings
+from django.contrib.sessions import middleware as django_middleware
 from django.contrib.sessions.backends.base import UpdateError
 from django.contrib.sessions.exceptions import SessionInterrupted
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
+from .conf import ENGINE, cookie_problems
+
 __all__ = ["SessionMiddleware"]
+
+Response = TypeVar("Response", bound=HttpResponseBase)
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,9 @@ def reset(**kwargs: Any) -> None:
     _expires_cache = (0, 0, "")
 
 
+setting_changed.connect(reset, dispatch_uid="blake2sign_web.django.middleware")
+
+
 #: (second, max_age, formatted expires): the last ``expires`` written, reused within the second.
 _expires_cache: tuple[int, int, str] = (0, 0, "")
 
@@ -100,32 +112,35 @@ def expires_for(max_age: int) -> str:
     return text
 
 
-class SessionMiddleware:
-    sync_capable = True
-    async_capable = True
-
+class SessionMiddleware(django_middleware.SessionMiddleware):
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        self.get_response = get_response
-        self.SessionStore = import_module(settings.SESSION_ENGINE).SessionStore
-        self.async_mode = iscoroutinefunction(get_response)
-        if self.async_mode:
-            markcoroutinefunction(self)
+        """Refuse cookie settings that cannot work, then Django's set-up (async mode, the engine's SessionStore)."""
+        problems = [problem for _, problem in cookie_problems()]
+        if problems:
+            raise ImproperlyConfigured(" ".join(problems))
+        super().__init__(get_response)
+        self.async_mode = iscoroutinefunction(get_response)  # Django 4.2's mixin does not set it
+        #: This project's engine does no I/O, so an async request needs no thread for it.
+        self.store_in_cookie = any(cls.__module__ == ENGINE for cls in self.SessionStore.__mro__)
 
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
         self.process_request(request)
-        return self.process_response(request, self.get_response(request))
+        return self.process_response(request, cast(HttpResponseBase, self.get_response(request)))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        """With this project's engine, no thread: Django's mixin runs the session's load and save in one."""
+        if not self.store_in_cookie:  # a db or cache engine does I/O, which has to leave the event loop
+            return await super().__acall__(request)
         self.process_request(request)
-        get_response: Callable[[HttpRequest], Awaitable[HttpResponseBase]] = self.get_response
+        get_response = cast(Callable[[HttpRequest], Awaitable[HttpResponseBase]], self.get_response)
         return self.process_response(request, await get_response(request))
 
     def process_request(self, request: HttpRequest) -> None:
         request.session = self.SessionStore(request.COOKIES.get(cookie_settings().name))
 
-    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    def process_response(self, request: HttpRequest, response: Response) -> Response:
         """Save a modified session and write, refresh or delete its cookie, as Django's middleware does."""
         try:
             session = request.session

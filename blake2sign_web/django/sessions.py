@@ -12,15 +12,20 @@ dated token of the session's JSON, kept by the browser. Unlike it:
   the client keeps its previous cookie;
 - with ``"ACCEPT_DJANGO_SIGNED_COOKIES": True``, cookies of Django's ``signed_cookies``
   engine are accepted once and re-issued in this format.
+
+Importing this module builds the configuration, so a bad one raises
+ImproperlyConfigured when the session middleware loads the engine, at start-up.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, Final
 
+from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.core import signing
 from django.utils import timezone
@@ -35,6 +40,9 @@ suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession"
 logger: Final = logging.getLogger(__name__)
 #: The salt of Django's signed_cookies engine, for migration.
 DJANGO_SIGNED_COOKIES_SALT: Final = "django.contrib.sessions.backends.signed_cookies"
+#: Tokens carry 32-bit Unix times: no expiry can reach this second (2106-02-07 06:28:16 UTC).
+EXPIRY_LIMIT: Final = 2**32
+LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)
 
 
 class SessionTooLarge(ValueError):
@@ -55,7 +63,8 @@ class SessionStore(SessionBase):
         """Verify and read the cookie; a bad one gives an empty session and a warning, never an error."""
         config = session_config()
         token = self.session_key
-        assert token is not None  # SessionBase only loads when there is a key
+        if not token:  # SessionStore().load(), as Django's middleware tests call it
+            return {}
         try:
             value, issued_at, expires_at, used_fallback = config.signer.load_token(token)
             age = self.get_session_cookie_age()
@@ -104,18 +113,33 @@ class SessionStore(SessionBase):
     async def acreate(self) -> None:
         self.create()
 
+    def set_expiry(self, value: Any) -> None:
+        """Django's set_expiry, refusing at once an expiry the token cannot carry."""
+        check_expiry(value)
+        super().set_expiry(value)
+
+    async def aset_expiry(self, value: Any) -> None:
+        check_expiry(value)
+        await super().aset_expiry(value)
+
     def save(self, must_create: bool = False) -> None:
         """Sign the session into its key; SessionTooLarge (or a logged error) if the browser would drop it."""
         config = session_config()
         self.oversized = False
+        expires_in = self._expires_in()
+        if expires_in is not None and expires_in <= 0:
+            # set_expiry() in the past: the session has ended, as a store's expired row reads as nothing.
+            data, expires_in = {}, None
+        else:
+            data = self._session
         try:
-            token = config.signer.dumps(self._session, expires_in=self._expires_in())
-        except ValueError as error:  # over max_token_length or MAX_DECOMPRESSED_SIZE
-            self._too_large(config.cookie_size_limit, f"the session cannot be signed within the limits: {error}")
+            token = config.writer.dumps(data, expires_in=expires_in)
+        except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
+            self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
             return
         size = len(config.cookie_name) + len(token) + config.cookie_overhead
         if size > config.cookie_size_limit:
-            self._too_large(config.cookie_size_limit, f"its Set-Cookie would take {size} bytes")
+            self._too_large(f"would take {size} bytes")
             return
         self._session_key = token
         self.modified = True
@@ -123,8 +147,8 @@ class SessionStore(SessionBase):
     async def asave(self, must_create: bool = False) -> None:
         self.save(must_create=must_create)
 
-    def _expires_in(self) -> int | None:
-        """Seconds the token lives by set_expiry(); None for the global policy and browser-close."""
+    def _expires_in(self) -> float | None:
+        """Seconds left by set_expiry() (<= 0 once past); None for the global policy and browser-close."""
         expiry = self._session.get("_session_expiry")
         if not expiry:  # None: SESSION_COOKIE_AGE; 0: browser close, server-side SESSION_COOKIE_AGE
             return None
@@ -132,14 +156,14 @@ class SessionStore(SessionBase):
             expiry = datetime.fromisoformat(expiry)
         if isinstance(expiry, datetime):
             expiry = (expiry - timezone.now()).total_seconds()
-        # A past expiry still needs a valid token: it lives one second and the cookie's Max-Age is <= 0.
-        return max(1, int(expiry))
+        check_expiry(expiry)  # set directly as session["_session_expiry"], not through set_expiry()
+        return float(expiry)
 
-    def _too_large(self, limit: int, detail: str) -> None:
+    def _too_large(self, problem: str) -> None:
         config = session_config()
         message = (
-            f"Session for cookie {config.cookie_name!r} is too large for browsers: {detail}, over the limit of "
-            f"{limit} bytes. Store less in the session (keep large data server-side, keyed by the user)."
+            f"Session cookie {config.cookie_name!r} {problem}, over the limit of {config.cookie_size_limit} bytes: "
+            "store less in the session (keep large data server-side, keyed by the user)."
         )
         if config.raise_on_oversize:
             raise SessionTooLarge(message)
@@ -183,8 +207,31 @@ class SessionStore(SessionBase):
         pass
 
 
+def check_expiry(value: Any) -> None:
+    """ValueError for a set_expiry() value that ends at or after EXPIRY_LIMIT, which no token can carry."""
+    if isinstance(value, datetime):
+        ends = value.timestamp()  # a naive one is local time, as with USE_TZ = False
+    elif isinstance(value, timedelta):
+        ends = time.time() + value.total_seconds()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        ends = time.time() + value
+    else:  # None, 0 and what Django itself refuses
+        return
+    if not ends < EXPIRY_LIMIT:
+        raise ValueError(
+            f"Session expiry {value!r} is past {LAST_EXPIRY:%Y-%m-%d %H:%M:%S} UTC, the last second a session "
+            "token can carry: choose an earlier expiry, or set_expiry(None) for SESSION_COOKIE_AGE."
+        )
+
+
 def _reason(error: BadSignature) -> str:
     """Why a cookie was refused, from the core's messages, which never quote the token."""
     if isinstance(error, SignatureExpired):
         return f"expired at {error.expired_at_datetime.isoformat()}"
     return str(error).rstrip(".")
+
+
+if settings.configured:
+    # The middleware imports this module when it starts: a bad configuration stops it there,
+    # not at the first request that saves a session.
+    session_config()

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import Client, override_settings
 
-from .conftest import run
+from .conftest import OUR_MIDDLEWARE, middleware_with, run, session_of
 
 pytestmark = pytest.mark.urls("tests.django_sessions.urls")
 
@@ -63,14 +63,121 @@ def test_manage_py_check_fails_on_errors() -> None:
         call_command("check")
 
 
-def test_engine_without_the_app() -> None:
+def test_engine_without_the_app_has_no_check_of_its_own() -> None:
+    """The engine works without the app (test_start_up.py), so there is nothing to report."""
     apps = ["django.contrib.auth", "django.contrib.contenttypes", "django.contrib.messages"]
-    assert "blake2sign_web.E007" in ids(INSTALLED_APPS=apps)
-    with override_settings(INSTALLED_APPS=apps), pytest.raises(ImproperlyConfigured, match="INSTALLED_APPS"):
+    assert ids(INSTALLED_APPS=apps) == set()
+
+
+# SECRET_KEY and SECRET_KEY_FALLBACKS -------------------------------------------
+
+GOOD_OLD_KEY = "old-secret-key-" + "q" * 40
+
+
+@pytest.mark.parametrize("fallbacks", [GOOD_OLD_KEY, GOOD_OLD_KEY.encode(), {GOOD_OLD_KEY}])
+def test_fallbacks_that_are_not_a_list_are_an_error_and_stop_the_engine(
+    fallbacks: Any, session_middleware: str
+) -> None:
+    """A string would be one key per character: a cookie signed with the key "o" would verify."""
+    assert ids(SECRET_KEY_FALLBACKS=fallbacks) == {"blake2sign_web.E009"}
+    with (
+        override_settings(SECRET_KEY_FALLBACKS=fallbacks),
+        pytest.raises(ImproperlyConfigured, match=r"SECRET_KEY_FALLBACKS must be a list of secrets"),
+    ):
         run(Client(), ["__setitem__", "a", 1])
 
 
+@pytest.mark.parametrize("fallbacks", [[GOOD_OLD_KEY], (GOOD_OLD_KEY,), []])
+def test_fallbacks_as_a_list_or_tuple_are_accepted(fallbacks: Any) -> None:
+    assert ids(SECRET_KEY_FALLBACKS=fallbacks) == set()
+    with override_settings(SECRET_KEY_FALLBACKS=fallbacks):
+        run(Client(), ["__setitem__", "a", 1])
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"SECRET_KEY": "fifteen-chars!!"},
+        {"SECRET_KEY": "x"},
+        {"SECRET_KEY_FALLBACKS": ["short"]},
+        {"SECRET_KEY_FALLBACKS": [GOOD_OLD_KEY, ""]},
+        {"SECRET_KEY_FALLBACKS": [None]},
+    ],
+)
+def test_short_secrets_are_an_error_and_stop_the_engine(overrides: dict[str, Any], session_middleware: str) -> None:
+    assert ids(**overrides) == {"blake2sign_web.E010"}
+    with override_settings(**overrides), pytest.raises(ImproperlyConfigured, match=r"at least 16 characters"):
+        run(Client(), ["__setitem__", "a", 1])
+
+
+def test_an_empty_secret_key_is_an_error() -> None:
+    assert ids(SECRET_KEY="") == {"blake2sign_web.E010"}
+
+
+def test_sixteen_characters_are_enough() -> None:
+    assert ids(SECRET_KEY="sixteen-chars!!!", SECRET_KEY_FALLBACKS=["sixteen-chars!!?"]) == set()
+
+
+INSECURE = "django-insecure-" + "k" * 50
+
+
+def test_startproject_key_without_debug_is_a_warning_that_does_not_stop_the_engine(session_middleware: str) -> None:
+    assert ids(SECRET_KEY=INSECURE) == {"blake2sign_web.W004"}
+    assert ids(SECRET_KEY=INSECURE, DEBUG=True) == set()
+    assert ids(SECRET_KEY_FALLBACKS=[INSECURE]) == {"blake2sign_web.W004"}
+    with override_settings(SECRET_KEY=INSECURE):  # manage.py test runs with DEBUG off: it must keep working
+        assert session_of(run(Client(), ["__setitem__", "a", 1])) == {"a": 1}
+
+
+# Session cookie attributes ------------------------------------------------------------
+
+
+def test_samesite_none_without_secure_is_an_error_and_stops_the_engine(session_middleware: str) -> None:
+    assert ids(SESSION_COOKIE_SAMESITE="None", SESSION_COOKIE_SECURE=False, DEBUG=True) == {"blake2sign_web.E011"}
+    assert ids(SESSION_COOKIE_SAMESITE="none", SESSION_COOKIE_SECURE=False, DEBUG=True) == {"blake2sign_web.E011"}
+    assert ids(SESSION_COOKIE_SAMESITE="None", SESSION_COOKIE_SECURE=True) == set()
+    with (
+        override_settings(SESSION_COOKIE_SAMESITE="None", SESSION_COOKIE_SECURE=False),
+        pytest.raises(ImproperlyConfigured, match=r"SESSION_COOKIE_SAMESITE.*SESSION_COOKIE_SECURE"),
+    ):
+        run(Client(), ["__setitem__", "a", 1])
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"SESSION_COOKIE_PATH": "/; Domain=evil.example"},
+        {"SESSION_COOKIE_PATH": "/\r\nSet-Cookie: admin=1"},
+        {"SESSION_COOKIE_PATH": "/\x1b[2J"},
+        {"SESSION_COOKIE_DOMAIN": "example.com; Secure"},
+        {"SESSION_COOKIE_DOMAIN": "example.com\n"},
+        {"SESSION_COOKIE_NAME": "sid;x"},
+        {"SESSION_COOKIE_NAME": "session id"},
+        {"SESSION_COOKIE_NAME": "sid\r\n"},
+        {"SESSION_COOKIE_NAME": ""},
+    ],
+)
+def test_attribute_forging_cookie_settings_are_an_error_and_stop_the_engine(
+    overrides: dict[str, Any], session_middleware: str
+) -> None:
+    assert ids(**overrides) == {"blake2sign_web.E012"}
+    setting = next(iter(overrides))
+    with override_settings(**overrides), pytest.raises(ImproperlyConfigured, match=setting):
+        run(Client(), ["__setitem__", "a", 1])
+
+
+def test_our_middleware_refuses_bad_cookie_settings_with_any_engine() -> None:
+    engine = "django.contrib.sessions.backends.signed_cookies"
+    overrides = {"SESSION_ENGINE": engine, "SESSION_COOKIE_PATH": "/\r\nX: 1"}
+    assert ids(**overrides) == set()  # neither our engine nor our middleware
+    with override_settings(**overrides, MIDDLEWARE=middleware_with(OUR_MIDDLEWARE)):
+        assert {m.id for m in run_checks()} >= {"blake2sign_web.E012"}
+        with pytest.raises(ImproperlyConfigured, match="SESSION_COOKIE_PATH"):
+            run(Client(), ["__setitem__", "a", 1])
+
+
 def test_cookie_warnings() -> None:
+    """Warnings do not stop the engine."""
     assert ids(SESSION_COOKIE_HTTPONLY=False) == {"blake2sign_web.W001"}
     assert ids(SESSION_COOKIE_SECURE=False) == {"blake2sign_web.W002"}
     assert ids(SESSION_COOKIE_SECURE=False, DEBUG=True) == set()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import django
 import pytest
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.contrib.sessions.exceptions import SessionInterrupted
-from django.test import Client, override_settings
+from django.test import AsyncClient, Client, override_settings
 
 from .conftest import DJANGO_MIDDLEWARE, OUR_MIDDLEWARE, cookie, middleware_with, run, signer
 
@@ -106,3 +108,21 @@ def test_expires_matches_max_age(client: Client) -> None:
         morsel = cookie(run(client, ["__setitem__", "a", 1], ["set_expiry", 500]))
     expires = parsedate_to_datetime(morsel["expires"]).timestamp()
     assert abs(expires - (time.time() + 500)) <= 2
+
+
+@pytest.mark.skipif(django.VERSION < (5, 0), reason="Django 4.2 has no async session API")
+@pytest.mark.django_db(transaction=True)
+@override_settings(SESSION_ENGINE="django.contrib.sessions.backends.db", MIDDLEWARE=middleware_with(OUR_MIDDLEWARE))
+def test_an_engine_doing_io_is_saved_outside_the_event_loop() -> None:
+    """Our middleware with Django's db engine in an async stack: the save must not touch the ORM in the loop."""
+
+    async def scenario() -> None:
+        client = AsyncClient()
+        body = json.dumps({"ops": [["aset", "a", 1]]})
+        response = await client.post("/aops/", body, content_type="application/json")
+        assert response.status_code == 200
+        client.cookies[settings.SESSION_COOKIE_NAME] = cookie(response).value
+        response = await client.post("/aops/", json.dumps({"ops": [["aget", "a"]]}), content_type="application/json")
+        assert json.loads(response.content)["results"] == [1]
+
+    async_to_sync(scenario)()

@@ -1,0 +1,21 @@
+"""The test settings without the blake2sign_web app, for start-up tests in a fresh process.
+
+SESSION_MIDDLEWARE picks the session middleware; BAD_SESSION_SETTING, when set, breaks one setting.
+"""
+
+import os
+
+from tests.django_settings import *  # noqa: F403
+from tests.django_settings import INSTALLED_APPS, MIDDLEWARE
+
+INSTALLED_APPS = [app for app in INSTALLED_APPS if app != "blake2sign_web.django"]
+MIDDLEWARE = [os.environ.get("SESSION_MIDDLEWARE", m) if m.endswith(".SessionMiddleware") else m for m in MIDDLEWARE]
+ROOT_URLCONF = "tests.django_sessions.urls"
+
+BAD = os.environ.get("BAD_SESSION_SETTING")
+if BAD == "HASHER":
+    BLAKE2SIGN_WEB = {"SESSIONS": {"HASHER": "md5"}}
+elif BAD == "SECRET_KEY_FALLBACKS":
+    SECRET_KEY_FALLBACKS = "old-secret-key-0123456789abcdef"
+elif BAD == "SESSION_COOKIE_PATH":
+    SESSION_COOKIE_PATH = "/\r\nSet-Cookie: admin=1"
