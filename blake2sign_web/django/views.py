@@ -168,14 +168,20 @@ class SignedFileView(View):
             if byte_range is not None:
                 response.headers["Content-Range"] = byte_range.content_range
             return response
-        if byte_range is None:
-            # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper).
+        if byte_range is None and stored.path is not None:
+            # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
+            # storages: for a file that cannot seek it would stat the name in the working directory.
             whole = FileResponse(stored.handle)
             whole.block_size = self.chunk_size
             for header, value in headers.items():  # FileResponse writes its own Content-Disposition
                 whole.headers[header] = value
             whole.headers["Content-Length"] = str(stored.size)
             return whole
+        if byte_range is None:
+            chunks = RangeReader(stored.handle, 0, stored.size, self.chunk_size)
+            streamed = StreamingHttpResponse(chunks, headers=headers)
+            streamed.headers["Content-Length"] = str(stored.size)
+            return streamed
         chunks = RangeReader(stored.handle, byte_range.start, byte_range.length, self.chunk_size)
         partial = StreamingHttpResponse(chunks, status=206, headers=headers)
         partial.headers["Content-Length"] = str(byte_range.length)
@@ -237,7 +243,8 @@ class RangeReader:
         self.handle = handle
         self.remaining = length
         self.chunk_size = chunk_size
-        handle.seek(start, io.SEEK_SET)
+        if start:  # a file just opened is at 0: a stream that cannot seek is read from there
+            handle.seek(start, io.SEEK_SET)
 
     def __iter__(self) -> Iterator[bytes]:
         return self
