@@ -15,7 +15,7 @@ ROOT_URLCONF = "tests.django_sessions.urls"
 BAD = os.environ.get("BAD_SESSION_SETTING")
 if BAD == "HASHER":
     BLAKE2SIGN_WEB = {"SESSIONS": {"HASHER": "md5"}}
-elif BAD == "SECRET_KEY_FALLBACKS":
-    SECRET_KEY_FALLBACKS = "old-secret-key-0123456789abcdef"
+elif BAD == "SECRET_KEY":
+    SECRET_KEY = "too-short"
 elif BAD == "SESSION_COOKIE_PATH":
     SESSION_COOKIE_PATH = "/\r\nSet-Cookie: admin=1"

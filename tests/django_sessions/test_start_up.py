@@ -56,7 +56,7 @@ def test_good_settings_start_without_the_app(middleware: str) -> None:
 
 
 @pytest.mark.parametrize("middleware", [DJANGO_MIDDLEWARE, OUR_MIDDLEWARE])
-@pytest.mark.parametrize("bad_setting", ["HASHER", "SECRET_KEY_FALLBACKS", "SESSION_COOKIE_PATH"])
+@pytest.mark.parametrize("bad_setting", ["HASHER", "SECRET_KEY", "SESSION_COOKIE_PATH"])
 def test_bad_settings_stop_the_start_up_without_the_app(middleware: str, bad_setting: str) -> None:
     process = start(middleware, bad_setting)
     assert process.returncode != 0
@@ -64,3 +64,22 @@ def test_bad_settings_stop_the_start_up_without_the_app(middleware: str, bad_set
     last_line = process.stderr.strip().splitlines()[-1]
     assert last_line.startswith("django.core.exceptions.ImproperlyConfigured:"), process.stderr
     assert bad_setting in last_line
+
+
+def test_a_string_secret_key_fallbacks_in_a_settings_module_is_refused_by_django_itself() -> None:
+    """Django loads SECRET_KEY_FALLBACKS as a tuple setting: only override_settings or settings.configure()
+    can give a string to the engine, which E009 and the engine's own refusal cover (test_session_checks.py)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "tests.django_sessions.startup_settings"}
+    code = (
+        "from django.conf import settings\n"
+        "settings.configure(SECRET_KEY='x' * 50, SECRET_KEY_FALLBACKS='old-secret-key-0123456789',\n"
+        "                   SESSION_ENGINE='blake2sign_web.django.sessions')\n"
+        "import django; django.setup()\n"
+        "import blake2sign_web.django.sessions\n"
+    )
+    process = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert process.returncode != 0
+    last_line = process.stderr.strip().splitlines()[-1]
+    assert last_line.startswith("django.core.exceptions.ImproperlyConfigured: SECRET_KEY_FALLBACKS must be a list")
