@@ -9,6 +9,7 @@ purposes, two token kinds or two hashers yields unrelated keys.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Final, Literal, Protocol
 
 import blake3
@@ -18,6 +19,9 @@ HASHERS: Final = ("blake2b", "blake2s", "blake3")
 
 #: MAC length in bytes for every hasher: 256 bits, as HMAC-SHA256 gives Django's tokens.
 DIGEST_SIZE: Final = 32
+#: Fewest bytes (after UTF-8 encoding) a secret or fallback may have. Not a strength
+#: guarantee: it refuses the values that cannot be secret at all ("", "secret", "changeme").
+MIN_SECRET_LENGTH: Final = 16
 #: BLAKE3 derive_key context; fixed forever for format 1 (changing it changes every key).
 _BLAKE3_CONTEXT: Final = "blake2sign_web 2026-11 format 1 signing key"
 #: BLAKE2 personalisation for key derivation (at most 16 bytes for blake2b, 8 for blake2s).
@@ -36,16 +40,30 @@ class KeyedHash(Protocol):
 
 
 def to_bytes(secret: str | bytes, name: str = "secret") -> bytes:
-    """Accept any non-empty str or bytes secret; reject everything else at construction."""
+    """Accept a str or bytes secret of at least MIN_SECRET_LENGTH bytes; reject everything else at construction."""
     if isinstance(secret, str):
         secret = secret.encode("utf-8")
     elif isinstance(secret, (bytearray, memoryview)):
         secret = bytes(secret)
     elif not isinstance(secret, bytes):
         raise TypeError(f"{name} must be str or bytes, not {type(secret).__name__}")
-    if not secret:
-        raise ValueError(f"{name} must not be empty: pass a long random string, e.g. from secrets.token_urlsafe(50)")
+    if len(secret) < MIN_SECRET_LENGTH:
+        raise ValueError(
+            f"{name} is {len(secret)} bytes long, fewer than the minimum of {MIN_SECRET_LENGTH}: "
+            "pass a long random string, e.g. from secrets.token_urlsafe(50)"
+        )
     return secret
+
+
+def fallback_secrets(fallbacks: Iterable[str | bytes]) -> tuple[str | bytes, ...]:
+    """``fallbacks`` as a tuple. A single str or bytes is refused: split into characters,
+    ``"old"`` would make ``"o"``, ``"l"`` and ``"d"`` three one-character secrets."""
+    if isinstance(fallbacks, (str, bytes, bytearray, memoryview)):
+        raise TypeError("fallbacks must be a list of secrets, not a single secret: write fallbacks=[old_secret]")
+    try:
+        return tuple(fallbacks)
+    except TypeError:
+        raise TypeError(f"fallbacks must be a list of secrets, not {type(fallbacks).__name__}") from None
 
 
 def _key_material(secret: bytes, domain: str, purpose: str) -> bytes:

@@ -2,7 +2,7 @@
 
 Token format 1, for raw data (``Signer``)::
 
-    >>> Signer("secret", purpose="greeting").sign(b"hello")
+    >>> Signer("a long random secret", purpose="greeting").sign(b"hello")
     '0aGVsbG8<43 characters of MAC>'
 
 ``marker body mac``: a one-character marker (format and flags), the unpadded
@@ -22,7 +22,7 @@ import pybase64
 
 from .encoding import ALTCHARS, b64decode, b64encode
 from .exceptions import BadSignature
-from .keys import DIGEST_SIZE, HASHERS, KeyedHash, keyed_hash, to_bytes
+from .keys import DIGEST_SIZE, HASHERS, KeyedHash, fallback_secrets, keyed_hash, to_bytes
 
 #: Characters of an encoded MAC (32 bytes of unpadded base64url).
 MAC_LENGTH = (DIGEST_SIZE * 8 + 5) // 6
@@ -48,14 +48,13 @@ class Signer:
             raise ValueError("purpose must be a non-empty str naming what the tokens are for, e.g. 'sessions'")
         if hasher not in HASHERS:
             raise ValueError(f"hasher must be one of {', '.join(HASHERS)}; got {hasher!r}")
-        if isinstance(fallbacks, (str, bytes)):
-            raise TypeError("fallbacks must be a list of secrets, not a single secret")
         if not is_count(max_token_length) or max_token_length < MAC_LENGTH + 1:
             raise ValueError(f"max_token_length must be an int of at least {MAC_LENGTH + 1}; got {max_token_length!r}")
         self.purpose = purpose
         self.hasher = hasher
         self.max_token_length = max_token_length
-        secrets = [to_bytes(secret)] + [to_bytes(f, "each fallback") for f in fallbacks]
+        secrets = [to_bytes(secret)]
+        secrets += [to_bytes(old, f"fallbacks[{i}]") for i, old in enumerate(fallback_secrets(fallbacks))]
         keyed = [keyed_hash(s, domain=self.domain, purpose=purpose, hasher=hasher) for s in secrets]
         self._key = keyed[0]
         self._fallback_keys: tuple[KeyedHash, ...] = tuple(keyed[1:])
