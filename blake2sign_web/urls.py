@@ -3,7 +3,7 @@
 A signed URL carries two extra query parameters, ``expires`` (Unix seconds, when
 asked for) and ``signature`` (the 43-character base64url MAC)::
 
-    >>> signer = URLSigner("secret", purpose="downloads")
+    >>> signer = URLSigner("a long random secret", purpose="downloads")
     >>> signer.sign("/files/report.pdf?download=1", expires_in=3600)
     '/files/report.pdf?download=1&expires=1790000000&signature=...'
 
@@ -14,12 +14,26 @@ frameworks that re-encode a URL do not break it::
 
 - ``host``: empty unless ``bind_host=True`` (links are relative by default, so TLS
   termination and proxies that change scheme or host do not break them);
-- ``path``: percent-decoded once, then re-encoded with one fixed safe set;
+- ``path``: each segment percent-decoded once, then re-encoded with one fixed safe
+  set (RFC 3986 pchar), except what decoding would change the meaning of: ``%2F``
+  stays ``%2F`` (an encoded slash is not a segment boundary), ``?``, ``#`` and ``%``
+  are always encoded, and a ``.`` or ``..`` segment, however spelled, is written
+  ``%2E`` / ``%2E%2E`` so that no client removes it. ``sign`` writes this path into
+  the link, so the link keeps the encoding the path was given with (Django's
+  ``reverse()`` writes a leading ``//`` as ``/%2F``, and it stays so);
 - ``query``: every parameter except the signature and the ignored ones, decoded
   (``+`` is a space) and re-encoded, stably sorted by name (values of a repeated
   name keep their order, which may matter to the application);
 - ``bound``: empty, or ``=`` and the encoded value the link is bound to (a user id,
   a session key): mixed into the MAC, never written into the URL.
+
+A URL is absolute only when it starts with ``scheme://``; anything else is a path,
+split by hand at the first ``?`` and ``#``, so a request path such as
+``//other/path`` is never read as a host. ``sign`` never returns a link that
+points somewhere its input did not: it refuses a path that starts with ``//``
+(a browser reads it as a host: encode the second slash), an absolute URL
+without a host, and a relative path whose first segment has a ``:`` (read as a
+scheme, such as ``javascript:``).
 
 The MAC itself is ``Signer``'s: same key derivation (with its own ``domain``),
 fallback secrets for rotation, constant-time comparison, length checked first.
@@ -27,6 +41,7 @@ fallback secrets for rotation, constant-time comparison, length checked first.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
@@ -45,6 +60,10 @@ _PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
 #: Characters left as they are in a canonical query name or value: RFC 3986 unreserved.
 _QUERY_SAFE: Final = "-._~"
 _DEFAULT_PORTS: Final = {"http": ":80", "https": ":443"}
+#: What makes a URL absolute (RFC 3986 scheme, then "//"): only then is a host read from it.
+_ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+#: An encoded slash, kept encoded in the canonical path.
+_ENCODED_SLASH: Final = re.compile("%2F", re.IGNORECASE)
 
 Bound = str | bytes | int
 
@@ -83,6 +102,8 @@ class URLSigner(Signer):
             raise TypeError("ignore must be a list of parameter names or patterns such as 'utm_*', not one str")
         self.ignore = tuple(ignore)
         for pattern in self.ignore:
+            if not isinstance(pattern, str) or not pattern:
+                raise TypeError(f"each ignore pattern must be a non-empty str such as 'utm_*'; got {pattern!r}")
             if fnmatchcase(signature_param, pattern) or fnmatchcase(expires_param, pattern):
                 raise ValueError(f"ignore pattern {pattern!r} would ignore the signature or expiry parameter")
         if not callable(clock):
@@ -109,20 +130,33 @@ class URLSigner(Signer):
             url = url.decode("ascii")
         if len(url) > self.max_url_length:
             raise ValueError(f"URL of {len(url)} characters exceeds max_url_length={self.max_url_length}")
-        parts = urlsplit(url)
-        pairs = [(k, v) for k, v in _parse_query(parts.query) if k != self.signature_param]
+        scheme, netloc, path, query, fragment = _split(url)
+        if scheme and not netloc:
+            raise ValueError(f"cannot sign {url[:40]!r}: an absolute URL needs a host (scheme://host/path)")
+        if path.startswith("//"):
+            raise ValueError(
+                f"cannot sign {url[:40]!r}: a path starting with '//' is read as a host by browsers; "
+                "write the second slash as %2F (as Django's reverse() does) or sign an absolute URL"
+            )
+        pairs = [(k, v) for k, v in _parse_query(query) if k != self.signature_param]
         if expires_in is not None:
             expires_at = int(self._clock()) + to_seconds(expires_in, "expires_in")
             pairs = [(k, v) for k, v in pairs if k != self.expires_param] + [(self.expires_param, str(expires_at))]
-        host = self._host(parts.scheme, parts.netloc)
+        host = self._host(scheme, netloc)
         if self.bind_host and not host:
             raise ValueError("this URLSigner binds the host (bind_host=True): sign an absolute URL")
-        path = _canonical_path(parts.path)
-        query = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in pairs)
+        path = _canonical_path(path)
+        if not scheme and ":" in path.partition("/")[0]:
+            raise ValueError(
+                f"cannot sign {url[:40]!r}: a relative path whose first segment has ':' is read as a scheme "
+                "(javascript:, data:); sign a path starting with '/' or an absolute URL"
+            )
+        signed_query = "".join(f"{_encode(k)}={_encode(v)}&" for k, v in pairs)
         token = self._seal(self._canonical(host, path, pairs, bind))
-        signed_query = f"{query}&" if query else ""
         signed_query += f"{self.signature_param}={token[-MAC_LENGTH:]}"
-        return urlunsplit((parts.scheme, parts.netloc, path, signed_query, parts.fragment))
+        if scheme:
+            return urlunsplit((scheme, netloc, path, signed_query, fragment))
+        return f"{path}?{signed_query}#{fragment}" if fragment else f"{path}?{signed_query}"
 
     def verify(self, url: str | bytes, *, bind: Bound | None = None) -> None:
         """Raise BadSignature unless ``url`` carries a valid signature, SignatureExpired if it has expired.
@@ -144,12 +178,12 @@ class URLSigner(Signer):
         if len(url) > self.max_url_length:
             raise BadSignature("URL too long")
         try:
-            parts = urlsplit(url)
+            scheme, netloc, path, query, _ = _split(url)
         except ValueError:
             raise BadSignature("malformed URL") from None
         signatures: list[str] = []
         pairs: list[tuple[str, str]] = []
-        for key, value in _parse_query(parts.query):
+        for key, value in _parse_query(query):
             if key == self.signature_param:
                 signatures.append(value)
             else:
@@ -160,10 +194,13 @@ class URLSigner(Signer):
         expiries = [v for k, v in pairs if k == self.expires_param]
         if len(expiries) > 1:
             raise BadSignature("URL has more than one expiry")
-        host = self._host(parts.scheme, parts.netloc)
+        try:
+            host = self._host(scheme, netloc)
+            canonical = self._canonical(host, _canonical_path(path), pairs, bind)
+        except UnicodeEncodeError:  # a lone surrogate: no request can carry it
+            raise BadSignature("URL is not valid text") from None
         if self.bind_host and not host:
             raise BadSignature("this URLSigner binds the host: verify the absolute URL")
-        canonical = self._canonical(host, _canonical_path(parts.path), pairs, bind)
         if len(signatures[0]) != MAC_LENGTH:
             raise BadSignature("malformed signature")
         _, used_fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
@@ -211,9 +248,33 @@ def _encode(text: str) -> str:
     return quote(text, safe=_QUERY_SAFE, encoding="utf-8", errors="surrogateescape")
 
 
+def _split(url: str) -> tuple[str, str, str, str, str]:
+    """(scheme, netloc, path, query, fragment). A netloc is read only after ``scheme://``:
+    urlsplit would read ``//a/b`` as host ``a`` and path ``/b``, and drop ``a`` from the MAC."""
+    if _ABSOLUTE.match(url):
+        return urlsplit(url)
+    rest, _, fragment = url.partition("#")
+    path, _, query = rest.partition("?")
+    return "", "", path, query, fragment
+
+
 def _canonical_path(path: str) -> str:
-    decoded = unquote(path, encoding="utf-8", errors="surrogateescape")
-    return quote(decoded, safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape") or "/"
+    # Most paths have no encoded slash, encoded dot, or dot segment: decode and re-encode at once.
+    if "%2" not in path and "/." not in path and not path.startswith("."):
+        return _reencode(path) or "/"
+    return "/".join(_canonical_segment(segment) for segment in path.split("/")) or "/"
+
+
+def _canonical_segment(segment: str) -> str:
+    text = "%2F".join(_reencode(piece) for piece in _ENCODED_SLASH.split(segment))
+    if text in (".", ".."):  # a dot segment: clients would remove it, so it is written encoded
+        return "%2E" * len(text)
+    return text
+
+
+def _reencode(text: str) -> str:
+    decoded = unquote(text, encoding="utf-8", errors="surrogateescape")
+    return quote(decoded, safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape")
 
 
 def _bound_text(value: Bound) -> str:

@@ -9,16 +9,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blake2sign_web import BadSignature, SignatureExpired, URLSigner, signer_cache_info
+from blake2sign_web import BadSignature, SignatureExpired, URLSigner, get_url_signer, signer_cache_info
 from blake2sign_web.signer import MAC_LENGTH
 from blake2sign_web.urls import MAX_URL_LENGTH
 
 NOW = 1_800_000_000
+SECRET = "a test secret for URLs: 0123456789"
+OLD = "the old secret, being rotated out"
+NEW = "the new secret, replacing the old one"
 
 
 def make(**options: object) -> URLSigner:
     options.setdefault("purpose", "downloads")
-    return URLSigner("secret-one", clock=lambda: NOW, **options)  # type: ignore[arg-type]
+    return URLSigner(SECRET, clock=lambda: NOW, **options)  # type: ignore[arg-type]
 
 
 def replace_param(url: str, name: str, value: str) -> str:
@@ -141,15 +144,17 @@ def test_ignore_cannot_cover_signature_or_expiry() -> None:
         make(ignore=("exp*",))
     with pytest.raises(TypeError):
         make(ignore="utm_*")
+    with pytest.raises(TypeError):
+        get_url_signer(SECRET, purpose="downloads", ignore="utm_*")
 
 
 def test_expired() -> None:
     url = make().sign("/a", expires_in=60)
-    later = URLSigner("secret-one", purpose="downloads", clock=lambda: NOW + 60)
+    later = URLSigner(SECRET, purpose="downloads", clock=lambda: NOW + 60)
     with pytest.raises(SignatureExpired) as caught:
         later.verify(url)
     assert caught.value.expired_at == NOW + 60
-    URLSigner("secret-one", purpose="downloads", clock=lambda: NOW + 59).verify(url)
+    URLSigner(SECRET, purpose="downloads", clock=lambda: NOW + 59).verify(url)
 
 
 def test_resigning_keeps_or_replaces_expiry() -> None:
@@ -176,25 +181,25 @@ def test_other_purpose_and_other_secret_fail() -> None:
     with pytest.raises(BadSignature):
         make(purpose="avatars").verify(url)
     with pytest.raises(BadSignature):
-        URLSigner("secret-two", purpose="downloads").verify(url)
+        URLSigner("a second test secret for URLs", purpose="downloads").verify(url)
 
 
 def test_same_secret_as_plain_signer_does_not_verify() -> None:
     from blake2sign_web import Signer
 
     url = make().sign("/a")
-    token = Signer("secret-one", purpose="downloads").sign("url1\n\n/a\n\n")
+    token = Signer(SECRET, purpose="downloads").sign("url1\n\n/a\n\n")
     assert token[-MAC_LENGTH:] != url.rsplit("=", 1)[1]
 
 
 def test_rotation_with_fallbacks() -> None:
-    old = URLSigner("old-secret", purpose="downloads")
-    new = URLSigner("new-secret", purpose="downloads", fallbacks=["old-secret"])
+    old = URLSigner(OLD, purpose="downloads")
+    new = URLSigner(NEW, purpose="downloads", fallbacks=[OLD])
     url = old.sign("/a")
     assert new.verify_url(url) is True
     assert new.verify_url(new.sign(url)) is False
     with pytest.raises(BadSignature):
-        URLSigner("new-secret", purpose="downloads").verify(url)
+        URLSigner(NEW, purpose="downloads").verify(url)
 
 
 def test_relative_by_default_ignores_scheme_and_host() -> None:
@@ -282,24 +287,137 @@ def test_custom_parameter_names() -> None:
 
 
 def test_cached_getter_builds_once() -> None:
-    from blake2sign_web import get_url_signer
-
     before = signer_cache_info().constructed
-    first = get_url_signer("s", purpose="p-cache", ignore=("utm_*",))
-    assert get_url_signer("s", purpose="p-cache", ignore=("utm_*",)) is first
+    first = get_url_signer(SECRET, purpose="p-cache", ignore=("utm_*",))
+    assert get_url_signer(SECRET, purpose="p-cache", ignore=("utm_*",)) is first
     assert signer_cache_info().constructed == before + 1
 
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+segment = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="/?#"), min_size=1)
 
 
-@given(path=text, params=st.lists(st.tuples(text.filter(bool), text), max_size=4))
-def test_any_signed_url_verifies_and_any_value_change_fails(path: str, params: list[tuple[str, str]]) -> None:
+@given(path=text, params=st.lists(st.tuples(text.filter(bool), text), max_size=4), host=segment)
+def test_any_signed_url_verifies_and_any_value_change_fails(
+    path: str, params: list[tuple[str, str]], host: str
+) -> None:
     from urllib.parse import quote, urlencode
 
     signer = make()
-    url = signer.sign("/" + quote(path) + ("?" + urlencode(params) if params else ""))
-    signer.verify(url)
-    assert signer.sign(url) == url
+    url = "/" + quote(path) + ("?" + urlencode(params) if params else "")
+    if url.startswith("//"):
+        with pytest.raises(ValueError, match="read as a host"):
+            signer.sign(url)
+        url = "/%2F" + url[2:]
+    signed = signer.sign(url)
+    assert not signed.startswith("//")
+    signer.verify(signed)
+    assert signer.sign(signed) == signed
     with pytest.raises(BadSignature):
-        signer.verify(url.replace("?", "?zz=1&", 1) if "?" in url else url + "&zz=1")
+        signer.verify(signed.replace("?", "?zz=1&", 1) if "?" in signed else signed + "&zz=1")
+    # A first segment put in front of the path must not be read as a host and dropped from the MAC.
+    with pytest.raises(BadSignature):
+        signer.verify("//" + quote(host) + signed)
+
+
+@pytest.mark.parametrize("prefix", ["//report-2", "///", "//report-2/", "//"])
+def test_a_path_starting_with_two_slashes_is_not_read_as_a_host(prefix: str) -> None:
+    signer = make()
+    link = signer.sign("/report-1?x=1")
+    with pytest.raises(BadSignature):
+        signer.verify(prefix + link)
+    bound = make(bind_host=True)
+    absolute = bound.sign("https://example.com/report-1")
+    with pytest.raises(BadSignature):
+        bound.verify(absolute.replace("/report-1", prefix + "/report-1"))
+
+
+@pytest.mark.parametrize(
+    ("given", "link_path"),
+    [
+        ("/%2Fevil.example/x", "/%2Fevil.example/x"),  # what Django's reverse() writes for a first segment "/evil..."
+        ("/files/a%2fb", "/files/a%2Fb"),
+        ("/a/%2E%2E/b", "/a/%2E%2E/b"),
+        ("/a/../b", "/a/%2E%2E/b"),
+        ("/a/./b", "/a/%2E/b"),
+        ("/./", "/%2E/"),
+        ("/a/.%2e", "/a/%2E%2E"),
+        ("/a/...", "/a/..."),
+        ("/a.b/.well-known", "/a.b/.well-known"),
+        ("/a%3Fb%23c%25d", "/a%3Fb%23c%25d"),
+        ("/a%252Fb", "/a%252Fb"),
+        ("/\\evil.example", "/%5Cevil.example"),
+        ("/\t/evil.example", "/%09/evil.example"),
+    ],
+)
+def test_sign_keeps_the_encoding_that_carries_meaning(given: str, link_path: str) -> None:
+    signer = make()
+    link = signer.sign(given)
+    assert link.startswith(link_path + "?signature=")
+    signer.verify(link)
+    signer.verify(given + "?" + link.partition("?")[2])
+
+
+@pytest.mark.parametrize(
+    ("signed", "received"),
+    [
+        ("/%2Fevil.example/x", "//evil.example/x"),
+        ("/files/a%2Fb", "/files/a/b"),
+        ("/files/a/b", "/files/a%2Fb"),
+        ("/a%3Fb", "/a?b"),
+        ("/a%23b", "/a#b"),
+        ("/a%2541", "/aA"),
+    ],
+)
+def test_decoding_that_changes_meaning_is_not_equivalent(signed: str, received: str) -> None:
+    signer = make()
+    signature = signer.sign(signed).rsplit("signature=", 1)[1]
+    sep = "&" if "?" in received else "?"
+    with pytest.raises(BadSignature):
+        signer.verify(f"{received}{sep}signature={signature}")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "//evil.example/phish",
+        "//evil.example",
+        "https:////evil.example/x",
+        "https:///x",
+        "javascript:alert(1)",
+        "data:text/html,x",
+        "java%73cript:alert(1)",
+    ],
+)
+def test_sign_refuses_what_a_browser_would_send_elsewhere(url: str) -> None:
+    with pytest.raises(ValueError, match="cannot sign"):
+        make().sign(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/a\ud800?signature=" + "A" * 43,
+        "/a?q=\udfff&signature=" + "A" * 43,
+        "/a?\ud800=1&signature=" + "A" * 43,
+        "https://ex\ud800ample.com/a?signature=" + "A" * 43,
+    ],
+)
+def test_lone_surrogates_are_bad_signature(url: str) -> None:
+    for signer in (make(), make(bind_host=True)):
+        with pytest.raises(BadSignature):
+            signer.verify(url)
+        with pytest.raises(BadSignature):
+            signer.verify_url(url)
+
+
+def test_a_bind_value_that_no_request_can_carry_is_bad_signature() -> None:
+    signer = make()
+    with pytest.raises(BadSignature):
+        signer.verify(signer.sign("/a"), bind="\ud800")
+
+
+def test_ignore_patterns_must_be_strings() -> None:
+    for bad in ([5], [None], [""], [b"utm_*"]):
+        with pytest.raises(TypeError, match="ignore pattern"):
+            make(ignore=bad)
