@@ -2,16 +2,17 @@
 
 Token format 1 for values (``SerializerSigner``)::
 
-    >>> signer = SerializerSigner("secret", purpose="sessions")
+    >>> signer = SerializerSigner("a long random secret", purpose="sessions")
     >>> signer.dumps({"user": 42})
     '0aSqbPHsidXNlciI6NDJ9<43 characters of MAC>'
 
-The marker is ``"0"`` to ``"3"``: bit 1 set means the body is zstandard-compressed,
-bit 2 set means an expiry follows the issue time. The body, before base64url, is::
+The marker is ``"0"`` to ``"7"``: bit 1 set means the body is zstandard-compressed,
+bit 2 set means an expiry follows the issue time, bit 4 set means the payload was
+written by Python's json module (see ``dumps``). The body, before base64url, is::
 
     issued_at (4 bytes, big-endian Unix seconds)
     [expires_at (4 bytes), when the marker says so]
-    payload (orjson bytes, or a magic-less zstandard frame of them)
+    payload (JSON text, or a magic-less zstandard frame of it)
 
 ``dumps`` = serialize -> maybe compress -> frame -> encode -> sign.
 ``loads`` = check length -> verify -> decode -> check times -> maybe decompress -> deserialize.
@@ -19,6 +20,7 @@ bit 2 set means an expiry follows the issue time. The body, before base64url, is
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 import time
@@ -46,9 +48,11 @@ COMPRESSION_MIN_GAIN: Final = 0.1
 MAX_DECOMPRESSED_SIZE: Final = 256 * 1024
 #: Tokens issued up to this many seconds in the future (another server's clock) still load.
 CLOCK_SKEW: Final = 60
-_MARKERS: Final = (b"0", b"1", b"2", b"3")
+_MARKERS: Final = (b"0", b"1", b"2", b"3", b"4", b"5", b"6", b"7")
 _COMPRESSED: Final = 1
 _EXPIRES: Final = 2
+#: The payload is Python json text (values orjson refuses): read it with json.loads, not orjson.
+_PYTHON_JSON: Final = 4
 _TIMESTAMP_LIMIT: Final = 2**32
 _ISSUED: Final = struct.Struct(">I")
 _ISSUED_EXPIRES: Final = struct.Struct(">II")
@@ -106,17 +110,27 @@ class SerializerSigner(Signer):
         )
 
     def dumps(self, obj: Any, *, expires_in: Seconds | None = None) -> str:
-        """Serialize, sign and date ``obj``; raises TypeError for values JSON cannot carry."""
-        payload = orjson.dumps(obj)
+        """Serialize, sign and date ``obj``; raises TypeError for values JSON cannot carry.
+
+        orjson writes the value; what it refuses but Python's json module accepts (integers
+        beyond 64 bits, strings with lone surrogates, non-str dict keys, nesting deeper than
+        254), as Django's and Starlette's session serializers do, is written by json instead
+        and marked so, because orjson would read a big integer back as a float.
+        """
+        try:
+            payload = orjson.dumps(obj)
+            flags = 0
+        except orjson.JSONEncodeError:
+            payload = _python_json(obj)
+            flags = _PYTHON_JSON
         if len(payload) > self.max_decompressed_size:
             raise ValueError(
                 f"serialized value of {len(payload)} bytes exceeds max_decompressed_size={self.max_decompressed_size}"
             )
-        flags = 0
         if self._compress and len(payload) >= self.compression_threshold:
             packed = compression.compress(payload)
             if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
-                payload, flags = packed, _COMPRESSED
+                payload, flags = packed, flags | _COMPRESSED
         now = int(self._clock())
         if expires_in is None:
             header = _ISSUED.pack(now)
@@ -140,7 +154,7 @@ class SerializerSigner(Signer):
     def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool]:
         text, used_fallback = self._open(token)
         flags = text[0] - 0x30
-        if not 0 <= flags <= 3:
+        if not 0 <= flags <= 7:
             raise BadSignature("unknown token format")
         encoded = text[1:]
         try:
@@ -170,10 +184,31 @@ class SerializerSigner(Signer):
                 payload = compression.decompress(payload, self.max_decompressed_size)
             elif len(payload) > self.max_decompressed_size:
                 raise ValueError("payload too large")
-            value = orjson.loads(payload)
-        except ValueError as error:  # orjson.JSONDecodeError is a ValueError
+            value = json.loads(payload.decode("ascii")) if flags & _PYTHON_JSON else orjson.loads(payload)
+        # orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError and int's digit limit are
+        # ValueErrors; json raises RecursionError for nesting deeper than this thread's stack allows.
+        except (ValueError, RecursionError) as error:
             raise BadSignature(f"unreadable payload: {error}") from None
         return value, issued_at, expires_at, used_fallback
+
+
+def _python_json(obj: Any) -> bytes:
+    """``obj`` as ASCII JSON by Python's json module, NaN and infinities written as null as orjson does."""
+    try:
+        return json.dumps(_finite(obj), separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
+    except (ValueError, RecursionError) as error:  # a cycle, a NaN dict key, too deep, too many digits
+        raise TypeError(f"value is not JSON serializable: {error}") from None
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None, in lists, tuples and dict values."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def to_seconds(value: Seconds, name: str) -> int:

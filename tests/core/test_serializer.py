@@ -6,7 +6,8 @@ import base64
 import json
 import math
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -15,6 +16,9 @@ from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired
 from blake2sign_web.serializer import CLOCK_SKEW
 
 NOW = 1_800_000_000.0
+SECRET = "a test secret, long enough: 0123456789"
+OLD = "the old secret, being rotated out"
+NEW = "the new secret, replacing the old one"
 
 
 class Clock:
@@ -28,7 +32,7 @@ class Clock:
 
 
 def make(clock: Clock | None = None, **options: Any) -> SerializerSigner:
-    return SerializerSigner("secret", purpose="test", clock=clock or Clock(), **options)
+    return SerializerSigner(SECRET, purpose="test", clock=clock or Clock(), **options)
 
 
 SESSION = {
@@ -47,11 +51,82 @@ def test_round_trip(hasher: str, compression: str | None) -> None:
         assert signer.loads(signer.dumps(value)) == value
 
 
-def test_non_json_values_fail_at_dumps_with_type_error() -> None:
+def test_values_no_json_serializer_accepts_fail_at_dumps_with_type_error() -> None:
     signer = make()
-    for value in ({1: "int key"}, {"s": {1, 2}}, object(), b"bytes", 2**70, {"f": math.sqrt}):
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    too_deep: list[Any] = []
+    for _ in range(100_000):
+        too_deep = [too_deep]
+    for value in (
+        {"s": {1, 2}},
+        object(),
+        b"bytes",
+        {"f": math.sqrt},
+        Decimal("1.5"),
+        cycle,
+        too_deep,
+        10**5000,  # more digits than int-to-str conversion allows
+        [2**70, datetime(2026, 1, 1)],  # each needs a different serializer
+        {float("nan"): 2**70},
+    ):
         with pytest.raises(TypeError):
             signer.dumps(value)
+
+
+BIG = 2**70  # 1180591620717411303424: orjson refuses to write it, and reads it back as a float
+
+
+@pytest.mark.parametrize("compression", ["zstd", None])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (BIG, BIG),
+        (-BIG, -BIG),
+        ({"n": [BIG, 1.5, "x"]}, {"n": [BIG, 1.5, "x"]}),
+        ("lone \ud800 surrogate", "lone \ud800 surrogate"),
+        ({"\udfff": "key"}, {"\udfff": "key"}),
+        ({1: "int key", None: "none key"}, {"1": "int key", "null": "none key"}),  # as json.dumps writes them
+        ((BIG, (1, 2)), [BIG, [1, 2]]),
+        ({"nan": float("nan"), "inf": [float("-inf")], "big": BIG}, {"nan": None, "inf": [None], "big": BIG}),
+        ({"pad": "x" * 600, "big": BIG}, {"pad": "x" * 600, "big": BIG}),
+    ],
+)
+def test_values_only_pythons_json_accepts_round_trip_exactly(
+    value: Any, expected: Any, compression: str | None
+) -> None:
+    signer = make(compression=compression)
+    token = signer.dumps(value)
+    assert int(token[0]) & 4  # read back with json, not orjson
+    loaded = signer.loads(token)
+    assert loaded == expected
+    assert json.dumps(loaded) == json.dumps(expected)  # 2**70, not 1.1805916207174113e+21
+
+
+def test_deep_nesting_orjson_refuses_round_trips() -> None:
+    deep: list[Any] = ["bottom"]
+    for _ in range(300):
+        deep = [deep]
+    signer = make()
+    token = signer.dumps(deep)
+    assert token[0] == "5"
+    assert signer.loads(token) == deep
+
+
+def test_python_json_marker_combines_with_compression_and_expiry() -> None:
+    signer = make(compression_threshold=0)
+    assert signer.dumps({"items": [BIG] * 50})[0] == "5"
+    assert signer.dumps(BIG, expires_in=10)[0] == "6"
+    token = signer.dumps({"items": [BIG] * 50}, expires_in=10)
+    assert token[0] == "7"
+    assert signer.loads(token) == {"items": [BIG] * 50}
+
+
+def test_values_orjson_writes_keep_their_marker() -> None:
+    signer = make(compression=None)
+    assert signer.dumps(SESSION)[0] == "0"
+    assert signer.dumps(2**64 - 1)[0] == "0"
+    assert signer.dumps(datetime(2026, 1, 1))[0] == "0"  # orjson's own extension, unchanged
 
 
 def test_smart_compression_only_when_large_enough_and_worth_it() -> None:
@@ -138,8 +213,8 @@ def test_fractional_durations_round_up() -> None:
 
 
 def test_rotation_reports_fallback_use() -> None:
-    old = SerializerSigner("old", purpose="p")
-    new = SerializerSigner("new", purpose="p", fallbacks=["old"])
+    old = SerializerSigner(OLD, purpose="p")
+    new = SerializerSigner(NEW, purpose="p", fallbacks=[OLD])
     assert new.load_token(old.dumps(1)).used_fallback is True
     assert new.load_token(new.dumps(1)).used_fallback is False
     with pytest.raises(BadSignature):
@@ -149,12 +224,12 @@ def test_rotation_reports_fallback_use() -> None:
 def test_serializer_and_raw_signer_tokens_are_not_interchangeable() -> None:
     from blake2sign_web import Signer
 
-    raw = Signer("secret", purpose="p").sign(b"1")
+    raw = Signer(SECRET, purpose="p").sign(b"1")
     with pytest.raises(BadSignature):
-        SerializerSigner("secret", purpose="p").loads(raw)
-    value = SerializerSigner("secret", purpose="p").dumps(1)
+        SerializerSigner(SECRET, purpose="p").loads(raw)
+    value = SerializerSigner(SECRET, purpose="p").dumps(1)
     with pytest.raises(BadSignature):
-        Signer("secret", purpose="p").unsign(value)
+        Signer(SECRET, purpose="p").unsign(value)
 
 
 def test_token_size_limit_enforced_both_ways() -> None:
@@ -192,8 +267,15 @@ def forge(signer: SerializerSigner, marker: bytes, body: bytes) -> str:
 @pytest.mark.parametrize(
     ("marker", "body"),
     [
-        (b"4", b"\x00" * 8),  # unknown marker
+        (b"8", b"\x00" * 8),  # unknown marker
         (b"a", b"\x00" * 8),
+        (b"4", int(NOW).to_bytes(4, "big") + b"{not json"),
+        (b"4", int(NOW).to_bytes(4, "big") + '"caf\u00e9"'.encode()),  # json module payloads are ASCII
+        (b"4", int(NOW).to_bytes(4, "big") + b"\xff\xfe\x00\x00"),
+        (b"4", int(NOW).to_bytes(4, "big") + b"9" * 5000),  # over int's max_str_digits
+        (b"4", int(NOW).to_bytes(4, "big") + b"[" * 100_000 + b"]" * 100_000),  # deeper than the stack
+        (b"0", int(NOW).to_bytes(4, "big") + b"[" * 100_000 + b"]" * 100_000),
+        (b"5", int(NOW).to_bytes(4, "big") + b"not zstd at all"),
         (b"0", b"\x00\x00"),  # too short for the timestamp
         (b"2", b"\x00" * 6),  # too short for the expiry
         (b"0", int(NOW).to_bytes(4, "big") + b"{not json"),
@@ -202,7 +284,7 @@ def forge(signer: SerializerSigner, marker: bytes, body: bytes) -> str:
     ],
 )
 def test_verified_but_malformed_bodies_are_bad_signature(marker: bytes, body: bytes) -> None:
-    signer = make()
+    signer = make(max_token_length=2**20, max_decompressed_size=2**20)
     with pytest.raises(BadSignature):
         signer.loads(forge(signer, marker, body))
 
@@ -235,4 +317,4 @@ def test_json_semantics_documented_edge_cases() -> None:
 )
 def test_bad_configuration(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
-        SerializerSigner("secret", purpose="p", **kwargs)
+        SerializerSigner(SECRET, purpose="p", **kwargs)
