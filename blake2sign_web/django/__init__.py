@@ -1,4 +1,4 @@
-"""Django integration. Add ``"blake2sign_web.django"`` to INSTALLED_APPS.
+"""Django integration. Adding ``"blake2sign_web.django"`` to INSTALLED_APPS adds its system checks.
 
 - ``SESSION_ENGINE = "blake2sign_web.django.sessions"``: signed-cookie sessions.
 - ``sign_url``, ``signed_url_required`` and ``SignedFileView``: signed download links.

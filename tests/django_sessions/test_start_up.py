@@ -66,9 +66,8 @@ def test_bad_settings_stop_the_start_up_without_the_app(middleware: str, bad_set
     assert bad_setting in last_line
 
 
-def test_a_string_secret_key_fallbacks_in_a_settings_module_is_refused_by_django_itself() -> None:
-    """Django loads SECRET_KEY_FALLBACKS as a tuple setting: only override_settings or settings.configure()
-    can give a string to the engine, which E009 and the engine's own refusal cover (test_session_checks.py)."""
+def test_a_string_secret_key_fallbacks_from_settings_configure_stops_the_engine_at_import() -> None:
+    """A settings module cannot give a string (Django refuses it as a tuple setting), settings.configure() can."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "tests.django_sessions.startup_settings"}
     code = (
         "from django.conf import settings\n"
