@@ -32,8 +32,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError(f"in the skip list but not in Starlette's suite: {', '.join(missing)}")
     for item in items:
         module = getattr(item, "module", None)
-        if getattr(module, "SessionMiddleware", ours.SessionMiddleware) is not ours.SessionMiddleware:
-            raise pytest.UsageError(f"{item.nodeid} does not use blake2sign_web's SessionMiddleware")
+        for name in ("SessionMiddleware", "Session"):
+            if getattr(module, name, None) not in (None, getattr(ours, name)):
+                raise pytest.UsageError(f"{item.nodeid} does not use blake2sign_web's {name}")
         reason = SKIPS.get(getattr(item, "originalname", item.name))
         if reason is not None:
             item.add_marker(pytest.mark.skip(reason=reason))
