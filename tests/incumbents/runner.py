@@ -24,7 +24,7 @@ import tarfile
 import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import NoReturn
@@ -232,8 +232,19 @@ def run_pytest(label: str, args: list[str], *, cwd: Path, pythonpath: list[Path]
             command, cwd=cwd, env=environment, capture_output=True, text=True, check=False, timeout=900
         )
         output = completed.stdout + completed.stderr
-        cases = parse_junit(report) if report.exists() else []
+        cases = [readable_location(case, cwd) for case in parse_junit(report)] if report.exists() else []
     return SuiteRun(label, completed.returncode, output, cases)
+
+
+def readable_location(case: Case, cwd: Path) -> Case:
+    """``case`` with its failure's location relative to this project when it is in it, else absolute."""
+    if not case.where:
+        return case
+    path, _, line = case.where.rpartition(":")
+    location = (cwd / path).resolve()
+    if location.is_relative_to(ROOT):
+        location = location.relative_to(ROOT)
+    return replace(case, where=f"{location}:{line}")
 
 
 def parse_junit(report: Path) -> list[Case]:
