@@ -5,8 +5,9 @@ dictionary of what such records usually contain. A token names the dictionary it
 compressed with, so a shipped dictionary never changes and is never removed: a better one is
 shipped beside it under a new id (docs/dictionaries.md says how they are made).
 
-An unknown id raises ``ValueError``, the error the serializer already turns into
-``BadSignature`` for a token that names one.
+An unknown id raises ``ValueError``: for a token that names one, the same error as any other
+corrupt payload (which the serializer turns into ``BadSignature``); for configuration, a clear
+message listing the shipped ids.
 """
 
 from __future__ import annotations
