@@ -64,6 +64,8 @@ _DEFAULT_PORTS: Final = {"http": ":80", "https": ":443"}
 _ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 #: An encoded slash, kept encoded in the canonical path.
 _ENCODED_SLASH: Final = re.compile("%2F", re.IGNORECASE)
+#: Dot segments, kept encoded in the canonical path.
+_DOT_SEGMENTS: Final = {".": "%2E", "..": "%2E%2E"}
 
 Bound = str | bytes | int
 
@@ -251,7 +253,7 @@ def _encode(text: str) -> str:
 def _split(url: str) -> tuple[str, str, str, str, str]:
     """(scheme, netloc, path, query, fragment). A netloc is read only after ``scheme://``:
     urlsplit would read ``//a/b`` as host ``a`` and path ``/b``, and drop ``a`` from the MAC."""
-    if _ABSOLUTE.match(url):
+    if url[:1] != "/" and _ABSOLUTE.match(url):
         return urlsplit(url)
     rest, _, fragment = url.partition("#")
     path, _, query = rest.partition("?")
@@ -259,17 +261,14 @@ def _split(url: str) -> tuple[str, str, str, str, str]:
 
 
 def _canonical_path(path: str) -> str:
-    # Most paths have no encoded slash, encoded dot, or dot segment: decode and re-encode at once.
-    if "%2" not in path and "/." not in path and not path.startswith("."):
-        return _reencode(path) or "/"
-    return "/".join(_canonical_segment(segment) for segment in path.split("/")) or "/"
-
-
-def _canonical_segment(segment: str) -> str:
-    text = "%2F".join(_reencode(piece) for piece in _ENCODED_SLASH.split(segment))
-    if text in (".", ".."):  # a dot segment: clients would remove it, so it is written encoded
-        return "%2E" * len(text)
-    return text
+    if "%2F" in path or "%2f" in path:  # an encoded slash is data, not a segment boundary: keep it encoded
+        canonical = "%2F".join(_reencode(piece) for piece in _ENCODED_SLASH.split(path))
+    else:  # _reencode written out: this is the per-request case
+        decoded = unquote(path, encoding="utf-8", errors="surrogateescape")
+        canonical = quote(decoded, safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape")
+    if "/." in canonical or canonical[:1] == ".":  # a dot segment, written or encoded: clients would remove it
+        canonical = "/".join(_DOT_SEGMENTS.get(segment, segment) for segment in canonical.split("/"))
+    return canonical or "/"
 
 
 def _reencode(text: str) -> str:
