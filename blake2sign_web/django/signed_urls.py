@@ -36,6 +36,7 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse
 from django.utils.encoding import escape_uri_path, iri_to_uri
+from django.utils.http import escape_leading_slashes
 
 from ..exceptions import BadSignature, SignatureExpired
 from ..keys import HASHERS
@@ -171,7 +172,9 @@ def request_url(request: HttpRequest) -> str:
     ``get_full_path()`` would percent-encode those latin-1 characters, while
     ``request.GET`` decodes the bytes as UTF-8: raw ``q=\xc3\xa9`` would be checked as
     ``q=Ã©`` and read as ``q=é``. The bytes are decoded here as QueryDict decodes them,
-    so the signature covers the text the view sees.
+    so the signature covers the text the view sees. The path likewise: a link whose path
+    holds a ``%2F`` that ``reverse()`` did not write (``/a%2Fb``) does not verify, because
+    the view would see ``/a/b``, which is another path to the signer.
     """
     query = request.META.get("QUERY_STRING", "")
     if isinstance(request, WSGIRequest) and not query.isascii():
@@ -180,7 +183,9 @@ def request_url(request: HttpRequest) -> str:
             query = raw.decode(request.encoding or settings.DEFAULT_CHARSET)
         except UnicodeDecodeError:
             query = raw.decode("iso-8859-1")  # QueryDict's own fallback
-    path = escape_uri_path(request.path)
+    # The path as reverse() writes the arguments the view receives: Django routes on the
+    # decoded path, and reverse() escapes a leading "//" as "/%2F" (escape_leading_slashes).
+    path = escape_leading_slashes(escape_uri_path(request.path))
     return f"{path}?{iri_to_uri(query)}" if query else path
 
 
