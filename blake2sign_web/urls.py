@@ -1,7 +1,8 @@
 """URLSigner: signed, optionally expiring links that nobody can alter to reach something else.
 
 A signed URL carries two extra query parameters, ``expires`` (Unix seconds, when
-asked for) and ``signature`` (the 43-character base64url MAC)::
+asked for) and ``signature`` (the 43-character base64url MAC), and a third, ``nonce``
+(22 random base64url characters), when it is single-use::
 
     >>> signer = URLSigner("a long random secret", purpose="downloads")
     >>> signer.sign("/files/report.pdf?download=1", expires_in=3600)
@@ -35,6 +36,11 @@ points somewhere its input did not: it refuses a path that starts with ``//``
 without a host, and a relative path whose first segment has a ``:`` (read as a
 scheme, such as ``javascript:``).
 
+A single-use link (``sign(..., single_use=True)``) is an ordinary signed link whose
+``nonce`` parameter the MAC covers like any other; ``verify_link`` returns it with the
+expiry, and the adapters consume it in a shared store (see ``blake2sign_web.revocation``).
+It must expire: its record is kept in the store until then, and no longer.
+
 The MAC itself is ``Signer``'s: same key derivation (with its own ``domain``),
 fallback secrets for rotation, constant-time comparison, length checked first.
 """
@@ -42,10 +48,11 @@ fallback secrets for rotation, constant-time comparison, length checked first.
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 from .cache import cached
@@ -66,8 +73,23 @@ _ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 _ENCODED_SLASH: Final = re.compile("%2F", re.IGNORECASE)
 #: Dot segments, kept encoded in the canonical path.
 _DOT_SEGMENTS: Final = {".": "%2E", "..": "%2E%2E"}
+#: Random bytes in a single-use link's nonce (22 base64url characters).
+NONCE_BYTES: Final = 16
+#: What a nonce may look like: enough to name a store key safely, whoever wrote it.
+_NONCE: Final = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 Bound = str | bytes | int
+
+
+class VerifiedLink(NamedTuple):
+    """What a verified link says about itself, for the checks that follow the MAC's."""
+
+    #: True when a fallback secret verified it (re-sign to refresh).
+    used_fallback: bool
+    #: Unix seconds after which the link is refused; None for a link without expiry.
+    expires_at: int | None
+    #: The single-use nonce; None for a link that may be used any number of times.
+    nonce: str | None
 
 
 class URLSigner(Signer):
@@ -84,6 +106,7 @@ class URLSigner(Signer):
         hasher: str = "blake2b",
         signature_param: str = "signature",
         expires_param: str = "expires",
+        nonce_param: str = "nonce",
         ignore: Iterable[str] = (),
         bind_host: bool = False,
         max_url_length: int = MAX_URL_LENGTH,
@@ -95,23 +118,25 @@ class URLSigner(Signer):
         super().__init__(
             secret, purpose=purpose, fallbacks=fallbacks, hasher=hasher, max_token_length=2 * max_url_length + 64
         )
-        for name, value in (("signature_param", signature_param), ("expires_param", expires_param)):
+        names = {"signature_param": signature_param, "expires_param": expires_param, "nonce_param": nonce_param}
+        for name, value in names.items():
             if not isinstance(value, str) or not value or quote(value, safe=_QUERY_SAFE) != value:
                 raise ValueError(f"{name} must be a non-empty query parameter name of [A-Za-z0-9-._~]; got {value!r}")
-        if signature_param == expires_param:
-            raise ValueError("signature_param and expires_param must differ")
+        if len(set(names.values())) != len(names):
+            raise ValueError("signature_param, expires_param and nonce_param must differ")
         if isinstance(ignore, str):
             raise TypeError("ignore must be a list of parameter names or patterns such as 'utm_*', not one str")
         self.ignore = tuple(ignore)
         for pattern in self.ignore:
             if not isinstance(pattern, str) or not pattern:
                 raise TypeError(f"each ignore pattern must be a non-empty str such as 'utm_*'; got {pattern!r}")
-            if fnmatchcase(signature_param, pattern) or fnmatchcase(expires_param, pattern):
-                raise ValueError(f"ignore pattern {pattern!r} would ignore the signature or expiry parameter")
+            if any(fnmatchcase(value, pattern) for value in names.values()):
+                raise ValueError(f"ignore pattern {pattern!r} would ignore the signature, expiry or nonce parameter")
         if not callable(clock):
             raise TypeError("clock must be a callable returning Unix seconds, like time.time")
         self.signature_param = signature_param
         self.expires_param = expires_param
+        self.nonce_param = nonce_param
         self.bind_host = bool(bind_host)
         self.max_url_length = max_url_length
         self._clock = clock
@@ -122,11 +147,20 @@ class URLSigner(Signer):
             f"bind_host={self.bind_host!r}, ignore={self.ignore!r})"
         )
 
-    def sign(self, url: str | bytes, *, expires_in: Seconds | None = None, bind: Bound | None = None) -> str:
+    def sign(
+        self,
+        url: str | bytes,
+        *,
+        expires_in: Seconds | None = None,
+        bind: Bound | None = None,
+        single_use: bool = False,
+    ) -> str:
         """Return ``url`` with ``expires`` (when ``expires_in`` is given) and ``signature`` added.
 
         A signature already in ``url`` is replaced; so is its expiry when ``expires_in``
-        is given (otherwise it is kept, so re-signing an old link keeps its lifetime).
+        is given (otherwise it is kept, so re-signing an old link keeps its lifetime, and
+        its nonce). ``single_use=True`` adds a fresh random ``nonce`` for the adapters to
+        consume; it needs an expiry, since the store keeps the nonce's record until then.
         """
         if isinstance(url, bytes):
             url = url.decode("ascii")
@@ -144,6 +178,14 @@ class URLSigner(Signer):
         if expires_in is not None:
             expires_at = int(self._clock()) + to_seconds(expires_in, "expires_in")
             pairs = [(k, v) for k, v in pairs if k != self.expires_param] + [(self.expires_param, str(expires_at))]
+        if single_use:
+            if not any(k == self.expires_param for k, _ in pairs):
+                raise ValueError(
+                    "a single-use link needs an expiry: pass expires_in (its record stays in the store until then, "
+                    "so a link that never expires could never be cleaned up)"
+                )
+            nonce = secrets.token_urlsafe(NONCE_BYTES)
+            pairs = [(k, v) for k, v in pairs if k != self.nonce_param] + [(self.nonce_param, nonce)]
         host = self._host(scheme, netloc)
         if self.bind_host and not host:
             raise ValueError("this URLSigner binds the host (bind_host=True): sign an absolute URL")
@@ -170,6 +212,14 @@ class URLSigner(Signer):
 
     def verify_url(self, url: str | bytes, *, bind: Bound | None = None) -> bool:
         """Like ``verify``; return True when a fallback secret verified it (re-sign to refresh)."""
+        return self.verify_link(url, bind=bind).used_fallback
+
+    def verify_link(self, url: str | bytes, *, bind: Bound | None = None) -> VerifiedLink:
+        """Like ``verify``; return what the link says about itself (fallback used, expiry, nonce).
+
+        A nonce says the link is single-use: the caller must consume it in a shared store
+        (the adapters do); ``verify`` alone cannot know whether it was used before.
+        """
         if isinstance(url, bytes):
             try:
                 url = url.decode("ascii")
@@ -196,6 +246,9 @@ class URLSigner(Signer):
         expiries = [v for k, v in pairs if k == self.expires_param]
         if len(expiries) > 1:
             raise BadSignature("URL has more than one expiry")
+        nonces = [v for k, v in pairs if k == self.nonce_param]
+        if len(nonces) > 1:
+            raise BadSignature("URL has more than one nonce")
         try:
             host = self._host(scheme, netloc)
             canonical = self._canonical(host, _canonical_path(path), pairs, bind)
@@ -206,13 +259,22 @@ class URLSigner(Signer):
         if len(signatures[0]) != MAC_LENGTH:
             raise BadSignature("malformed signature")
         _, used_fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
+        expires_at = None
         if expiries:
             expires = expiries[0]
             if not (expires.isascii() and expires.isdigit() and len(expires) <= 10):
                 raise BadSignature("malformed expiry")
-            if self._clock() >= int(expires):
-                raise SignatureExpired("signed URL has expired", expired_at=int(expires))
-        return used_fallback
+            expires_at = int(expires)
+            if self._clock() >= expires_at:
+                raise SignatureExpired("signed URL has expired", expired_at=expires_at)
+        nonce = None
+        if nonces:
+            nonce = nonces[0]
+            if not _NONCE.fullmatch(nonce):
+                raise BadSignature("malformed nonce")
+            if expires_at is None:  # sign() never writes one: a record without an end could never be removed
+                raise BadSignature("single-use URL without expiry")
+        return VerifiedLink(used_fallback, expires_at, nonce)
 
     def _ignored(self, name: str) -> bool:
         return any(fnmatchcase(name, pattern) for pattern in self.ignore)

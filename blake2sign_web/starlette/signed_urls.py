@@ -7,8 +7,14 @@
   file from a directory, opened once and streamed from that descriptor, with
   single-range, HEAD and conditional-GET handling shared with the Django view.
 
-Answers: 403 for a missing or bad signature, 410 (``expired_status``) for an expired one,
-400 for an unsafe path, 404 for a missing file, 416 for an unsatisfiable range.
+Single-use links (``signer.sign(..., single_use=True)``) need ``single_use=RedisStore(...)``
+(see ``blake2sign_web.starlette.revocation``) on the dependency, decorator or SignedFiles
+that serves them: the first request consumes the link, atomically across processes; the
+same client may continue with Range (and HEAD) requests until the link expires.
+
+Answers: 403 for a missing or bad signature, 410 (``expired_status``) for an expired or
+used one, 503 for a single-use link while the store is unreachable (``on_unavailable="closed"``,
+the default), 400 for an unsafe path, 404 for a missing file, 416 for an unsatisfiable range.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, BinaryIO, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -29,7 +35,11 @@ from starlette.types import Receive, Scope, Send
 
 from .. import files
 from ..exceptions import BadSignature, SignatureExpired
-from ..urls import Bound, URLSigner
+from ..revocation import StoreUnavailable
+from ..urls import Bound, URLSigner, VerifiedLink
+
+if TYPE_CHECKING:
+    from .revocation import RedisStore
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 
@@ -39,6 +49,8 @@ _PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
 LOGGED_PATH_LENGTH: Final = 200
 
 BindFunction = Callable[[Request], Bound | None]
+#: Who is asking, for single-use links: the same text may continue a download it started.
+ClientFunction = Callable[[Request], str]
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
@@ -50,10 +62,18 @@ def sign_url_for(
     *,
     expires_in: int | float | timedelta | None = None,
     bind: Bound | None = None,
+    single_use: bool = False,
     **path_params: Any,
 ) -> str:
     """Sign ``request.url_for(name, **path_params)`` (an absolute URL; the host is signed only with bind_host)."""
-    return signer.sign(str(request.url_for(name, **path_params)), expires_in=expires_in, bind=bind)
+    url = str(request.url_for(name, **path_params))
+    return signer.sign(url, expires_in=expires_in, bind=bind, single_use=single_use)
+
+
+def default_client(request: Request) -> str:
+    """The client's address and User-Agent. Behind a proxy, use ProxyHeadersMiddleware so the address is real."""
+    host = request.client.host if request.client is not None else ""
+    return f"{host} {request.headers.get('user-agent', '')}"
 
 
 def request_url(request: Request, signer: URLSigner) -> str:
@@ -86,13 +106,16 @@ def _full_path(scope: Scope) -> str:
 
 def check_signature(
     request: Request, signer: URLSigner, *, bind: Bound | None = None, expired_status: int = 410
-) -> None:
-    """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed."""
+) -> VerifiedLink:
+    """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed.
+
+    A single-use link passes here too: ``consume_single_use`` must follow (``require_signature`` does).
+    """
     # Logged with repr: a decoded path may hold CR, LF, ESC or U+2028 that would forge log lines.
     # (Not request.url.path: building the URL silently drops CR, LF and tab.)
     logged_path = _full_path(request.scope)[:LOGGED_PATH_LENGTH]
     try:
-        signer.verify(request_url(request, signer), bind=bind)
+        return signer.verify_link(request_url(request, signer), bind=bind)
     except SignatureExpired:
         logger.info("expired signed URL for %r", logged_path)
         raise HTTPException(expired_status, "This link has expired.") from None
@@ -105,24 +128,81 @@ def check_signature(
         raise HTTPException(403, "This link is not valid.") from None
 
 
+async def consume_single_use(
+    request: Request,
+    link: VerifiedLink,
+    store: RedisStore | None,
+    *,
+    client: ClientFunction = default_client,
+    expired_status: int = 410,
+) -> None:
+    """Use up a single-use link in ``store``; HTTPException unless this request may have it.
+
+    ``expired_status`` (410) for a link already used by another request; 503 when the store
+    is unreachable and fails closed; 403 when there is no store to consume it in.
+    """
+    if link.nonce is None or link.expires_at is None:
+        return
+    logged_path = _full_path(request.scope)[:LOGGED_PATH_LENGTH]
+    if store is None:
+        logger.error("refused single-use URL for %r: no single_use store configured for this endpoint", logged_path)
+        raise HTTPException(403, "This link is not valid.")
+    try:
+        allowed = await store.consume_link(
+            link.nonce,
+            link.expires_at,
+            client(request),
+            method=request.method,
+            has_range="range" in request.headers,
+        )
+    except StoreUnavailable as error:
+        if store.fails_open:
+            logger.error("accepted single-use URL for %r unchecked (on_unavailable='open'): %s", logged_path, error)
+            return
+        logger.error("refused single-use URL for %r: %s", logged_path, error)
+        raise HTTPException(503, "This link cannot be checked right now; try again shortly.") from None
+    if not allowed:
+        logger.info("used single-use URL for %r", logged_path)
+        raise HTTPException(expired_status, "This link has already been used.")
+
+
 def require_signature(
-    signer: URLSigner, *, bind: BindFunction | None = None, expired_status: int = 410
+    signer: URLSigner,
+    *,
+    bind: BindFunction | None = None,
+    expired_status: int = 410,
+    single_use: RedisStore | None = None,
+    client: ClientFunction = default_client,
 ) -> Callable[[Request], Awaitable[None]]:
-    """A dependency for FastAPI: ``@app.get("/x", dependencies=[Depends(require_signature(signer))])``."""
+    """A dependency for FastAPI: ``@app.get("/x", dependencies=[Depends(require_signature(signer))])``.
+
+    ``single_use``: the store that consumes single-use links (without one they are refused);
+    ``client``: who is asking (default: address and User-Agent), to let a download continue.
+    """
     if expired_status not in (403, 410):
         raise ValueError(f"expired_status must be 410 or 403; got {expired_status!r}")
+    if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
+        raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
 
     async def signature_required(request: Request) -> None:
-        check_signature(request, signer, bind=None if bind is None else bind(request), expired_status=expired_status)
+        bound = None if bind is None else bind(request)
+        link = check_signature(request, signer, bind=bound, expired_status=expired_status)
+        if link.nonce is not None:
+            await consume_single_use(request, link, single_use, client=client, expired_status=expired_status)
 
     return signature_required
 
 
 def signed_url_required(
-    signer: URLSigner, *, bind: BindFunction | None = None, expired_status: int = 410
+    signer: URLSigner,
+    *,
+    bind: BindFunction | None = None,
+    expired_status: int = 410,
+    single_use: RedisStore | None = None,
+    client: ClientFunction = default_client,
 ) -> Callable[[Endpoint], Endpoint]:
     """Decorate a Starlette ``async def endpoint(request)`` so that only signed URLs reach it."""
-    check = require_signature(signer, bind=bind, expired_status=expired_status)
+    check = require_signature(signer, bind=bind, expired_status=expired_status, single_use=single_use, client=client)
 
     def decorate(endpoint: Endpoint) -> Endpoint:
         @functools.wraps(endpoint)
@@ -241,10 +321,14 @@ class SignedFiles:
         as_attachment: bool = True,
         bind: BindFunction | None = None,
         expired_status: int = 410,
+        single_use: RedisStore | None = None,
+        client: ClientFunction = default_client,
     ) -> None:
         if not os.path.isdir(root):
             raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
-        self.check = require_signature(signer, bind=bind, expired_status=expired_status)
+        self.check = require_signature(
+            signer, bind=bind, expired_status=expired_status, single_use=single_use, client=client
+        )
         self.root = os.path.realpath(root)
         self.path_param = path_param
         self.as_attachment = as_attachment

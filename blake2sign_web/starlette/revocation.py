@@ -1,0 +1,120 @@
+"""Redis for Starlette and FastAPI: single-use links, ended sessions, "log out everywhere".
+
+::
+
+    store = RedisStore("redis://127.0.0.1:6379/0")  # or RedisStore(redis.asyncio.Redis(...))
+    app.add_middleware(SessionMiddleware, secret_key=..., revocation=store, user_key="user_id")
+    Route("/files/{name:path}", SignedFiles(signer, root, single_use=store))
+
+Every call is bounded by ``timeout`` (0.5 s by default): a Redis that is down, or hung,
+raises ``StoreUnavailable`` within it, and the caller applies ``on_unavailable``:
+``"closed"`` (the default: a single-use link gets 503, a session is read as empty) or
+``"open"`` (accept, and log an error). Use one store per policy if links and sessions
+should differ; they may share one ``redis.asyncio`` client.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from .. import revocation
+from ..revocation import DEFAULT_TIMEOUT, Policy, StoreUnavailable
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisStore", "StoreUnavailable"]
+
+logger: Final = logging.getLogger("blake2sign_web.revocation")
+
+
+class RedisStore:
+    """The records of ``blake2sign_web.revocation`` in Redis, through ``redis.asyncio``.
+
+    ``client``: a ``redis.asyncio.Redis`` or a ``redis://`` URL (a client is then made
+    with ``timeout`` as its socket timeouts). Records carry TTLs: the store never grows.
+    """
+
+    def __init__(
+        self,
+        client: Redis | str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        on_unavailable: Policy = "closed",
+        clock: Any = time.time,
+    ) -> None:
+        self.timeout = revocation.check_timeout(timeout, "RedisStore timeout")
+        self.on_unavailable = revocation.check_policy(on_unavailable, "RedisStore on_unavailable")
+        self._clock = clock
+        if isinstance(client, str):
+            from redis.asyncio import Redis
+
+            client = Redis.from_url(client, socket_timeout=self.timeout, socket_connect_timeout=self.timeout)
+        elif not callable(getattr(client, "pipeline", None)):
+            raise TypeError(f"RedisStore needs a redis.asyncio.Redis or a redis:// URL, not {type(client).__name__}")
+        self.client = client
+
+    def __repr__(self) -> str:
+        return f"RedisStore(timeout={self.timeout!r}, on_unavailable={self.on_unavailable!r})"
+
+    @property
+    def fails_open(self) -> bool:
+        return self.on_unavailable == "open"
+
+    async def consume_link(self, nonce: str, expires_at: int, client: str, *, method: str, has_range: bool) -> bool:
+        """Use up a single-use link: True for its first use (and the same client's continuations)."""
+        key = revocation.single_use_key(nonce)
+        digest = revocation.client_digest(client)
+        ttl = revocation.ttl_until(expires_at, self._clock())
+        async with self._bounded("consume a single-use link"):
+            if await self.client.set(key, digest, ex=ttl, nx=True):
+                return True
+            recorded = await self.client.get(key)
+        return revocation.may_continue(recorded, client, method=method, has_range=has_range)
+
+    async def revoke_session(self, session_id: bytes, expires_at: float) -> None:
+        """End one session (by its id) until ``expires_at``, when its token ends anyway."""
+        ttl = revocation.ttl_until(expires_at, self._clock())
+        async with self._bounded("revoke a session"):
+            await self.client.set(revocation.session_key(session_id), 1, ex=ttl)
+
+    async def log_out_everywhere(self, user_id: object, lifetime: int) -> None:
+        """End every session of ``user_id`` issued before now; the record lasts ``lifetime`` seconds."""
+        now = self._clock()
+        async with self._bounded("log a user out everywhere"):
+            await self.client.set(revocation.user_key(user_id), revocation.not_before_value(now), ex=max(1, lifetime))
+
+    async def is_revoked(self, session_id: bytes | None, user_id: object | None, issued_at: int) -> bool:
+        """Whether a verified session was ended: one round trip (MGET of its two records)."""
+        keys = []
+        if session_id is not None:
+            keys.append(revocation.session_key(session_id))
+        if user_id is not None:
+            keys.append(revocation.user_key(user_id))
+        if not keys:
+            return False
+        async with self._bounded("check a session"):
+            values = await self.client.mget(keys)
+        session_revoked = values[0] if session_id is not None else None
+        not_before = values[-1] if user_id is not None else None
+        return revocation.is_revoked(issued_at, session_revoked=session_revoked, not_before=not_before)
+
+    @asynccontextmanager
+    async def _bounded(self, action: str) -> AsyncIterator[None]:
+        """At most ``timeout`` seconds; any failure of the store becomes StoreUnavailable."""
+        from redis.exceptions import RedisError
+
+        try:
+            with anyio.fail_after(self.timeout):
+                yield
+        except (RedisError, OSError) as error:  # OSError includes TimeoutError, raised by fail_after
+            raise StoreUnavailable(f"Redis failed to {action}: {type(error).__name__}") from None
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
