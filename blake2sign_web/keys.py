@@ -17,8 +17,10 @@ import blake3
 Hasher = Literal["blake2b", "blake2s", "blake3"]
 HASHERS: Final = ("blake2b", "blake2s", "blake3")
 
-#: MAC length in bytes for every hasher: 256 bits, as HMAC-SHA256 gives Django's tokens.
+#: Format 1's MAC length in bytes for every hasher: 256 bits, as HMAC-SHA256 gives Django's tokens.
 DIGEST_SIZE: Final = 32
+#: Tag sizes format 2 offers: 128 bits (the default: a forger has one chance in 2**128 per try) or 256.
+TAG_SIZES: Final = (16, 32)
 #: Fewest bytes (after UTF-8 encoding) a secret or fallback may have. Not a strength
 #: guarantee: it refuses the values that cannot be secret at all ("", "secret", "changeme").
 MIN_SECRET_LENGTH: Final = 16
@@ -72,19 +74,21 @@ def _key_material(secret: bytes, domain: str, purpose: str) -> bytes:
     return b"".join(len(part).to_bytes(4, "big") + part for part in parts)
 
 
-def keyed_hash(secret: bytes, *, domain: str, purpose: str, hasher: str) -> KeyedHash:
+def keyed_hash(secret: bytes, *, domain: str, purpose: str, hasher: str, digest_size: int = DIGEST_SIZE) -> KeyedHash:
     """Derive the key for (secret, domain, purpose) and return a hash state keyed with it.
 
     Callers copy the state for each message: that skips re-processing the key block.
+    BLAKE2 states give ``digest_size`` bytes (it is part of their parameter block); BLAKE3's
+    always give 32, which callers truncate (BLAKE3's own way to a shorter output).
     """
     material = _key_material(secret, domain, purpose)
     if hasher == "blake2b":
         key = hashlib.blake2b(material, digest_size=64, person=_BLAKE2B_PERSON).digest()
-        return hashlib.blake2b(key=key, digest_size=DIGEST_SIZE)
+        return hashlib.blake2b(key=key, digest_size=digest_size)
     if hasher == "blake2s":
         key = hashlib.blake2s(material, digest_size=32, person=_BLAKE2S_PERSON).digest()
-        return hashlib.blake2s(key=key, digest_size=DIGEST_SIZE)
+        return hashlib.blake2s(key=key, digest_size=digest_size)
     if hasher == "blake3":
         key = blake3.blake3(material, derive_key_context=_BLAKE3_CONTEXT).digest()
-        return blake3.blake3(key=key)  # digest() is 32 bytes, DIGEST_SIZE
+        return blake3.blake3(key=key)  # digest() is 32 bytes
     raise ValueError(f"hasher must be one of {', '.join(HASHERS)}; got {hasher!r}")

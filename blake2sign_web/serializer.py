@@ -1,21 +1,29 @@
 """SerializerSigner: JSON values in, timestamped and signed tokens out.
 
-Token format 1 for values (``SerializerSigner``)::
+Token format 2, the default (format 1, below, is still read, and written with ``format=1``)::
 
     >>> signer = SerializerSigner("a long random secret", purpose="sessions")
     >>> signer.dumps({"user": 42})
-    '0aSqbPHsidXNlciI6NDJ9<43 characters of MAC>'
+    'QaW...<22 characters of tag>'
 
-The marker is ``"0"`` to ``"7"``: bit 1 set means the body is zstandard-compressed,
-bit 2 set means an expiry follows the issue time, bit 4 set means the payload was
-written by Python's json module (see ``dumps``). The body, before base64url, is::
+The marker is one letter ``A`` to ``v``: its index in the base64url alphabet is a bit
+field. Bit 1 set means a 32-byte tag (else 16), bit 2 an expiry, bit 4 a payload
+written by Python's json module (see ``dumps``), bit 8 a session id; bits 16 and 32
+are the compression: 0 none, 16 zstandard against a shipped dictionary, 32 zstandard
+without one. The body, before base64url, is::
 
     issued_at (4 bytes, big-endian Unix seconds)
     [expires_at (4 bytes), when the marker says so]
+    [session id (8 bytes), when the marker says so]
+    [dictionary id (1 byte), when compressed against a dictionary]
     payload (JSON text, or a magic-less zstandard frame of it)
 
-``dumps`` = serialize -> maybe compress -> frame -> encode -> sign.
-``loads`` = check length -> verify -> decode -> check times -> maybe decompress -> deserialize.
+Format 1's marker is ``"0"`` to ``"7"`` (bit 1 compressed without a dictionary, bit 2
+expiry, bit 4 Python json), its body has no session id or dictionary id, and its tag
+is 32 bytes, under keys derived apart from format 2's. See docs/format.md.
+
+``dumps`` = serialize -> date -> maybe compress -> frame -> encode -> sign.
+``loads`` = check length -> read the marker -> verify -> decode -> check times -> maybe decompress -> deserialize.
 """
 
 from __future__ import annotations
@@ -31,41 +39,103 @@ from typing import Any, Final, NamedTuple
 import orjson
 import pybase64
 
-from . import compression
+from . import compression, dictionaries
 from .encoding import ALTCHARS, PADDING
 from .exceptions import BadSignature, SignatureExpired
-from .signer import MAX_TOKEN_LENGTH, Signer, is_count
+from .keys import TAG_SIZES
+from .signer import MAX_TOKEN_LENGTH, Signer, is_count, mac_keys
 
 Seconds = int | float | timedelta
 
-#: Default size from which payloads are compressed. Below about 512 bytes compressing
-#: costs more time (~5 us per round trip) than everything else a token needs; adapters
-#: whose tokens travel on every request (cookies) may choose a lower one.
+#: Without a dictionary, the size from which payloads are compressed: below about 512 bytes
+#: plain zstd saves little and costs more (~5 us per round trip) than everything else a token needs.
 COMPRESSION_THRESHOLD: Final = 512
-#: Compression is kept only if it saves at least this fraction of the payload.
+#: Without a dictionary, compression is kept only if it saves at least this fraction of the payload.
 COMPRESSION_MIN_GAIN: Final = 0.1
+#: The dictionary values are compressed against unless told otherwise (see docs/core.md for why).
+DEFAULT_DICTIONARY: Final = dictionaries.SESSION
 #: Default bound on a decompressed payload.
 MAX_DECOMPRESSED_SIZE: Final = 256 * 1024
 #: Tokens issued up to this many seconds in the future (another server's clock) still load.
 CLOCK_SKEW: Final = 60
-_MARKERS: Final = (b"0", b"1", b"2", b"3", b"4", b"5", b"6", b"7")
-_COMPRESSED: Final = 1
+FORMATS: Final = (1, 2)
+
+# Marker bits. EXPIRES and PYTHON_JSON mean the same in both formats.
+_COMPRESSED: Final = 1  # format 1: a zstandard frame without a dictionary
+_TAG_32: Final = 1  # format 2: the tag is 32 bytes, not 16
 _EXPIRES: Final = 2
 #: The payload is Python json text (values orjson refuses): read it with json.loads, not orjson.
 _PYTHON_JSON: Final = 4
+_SESSION_ID: Final = 8  # format 2
+_DICTIONARY: Final = 16  # format 2: a zstandard frame against the dictionary the body names
+_ZSTD: Final = 32  # format 2: a zstandard frame without a dictionary
+SESSION_ID_SIZE: Final = 8
+
+#: Format 1's markers, by flags; format 2's are the base64url alphabet, indexed by flags.
+_MARKERS_1: Final = (b"0", b"1", b"2", b"3", b"4", b"5", b"6", b"7")
+_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+_MARKERS_2: Final = tuple(_ALPHABET[i : i + 1] for i in range(48))  # 48 to 63 ("w" to "_") are unused
 _TIMESTAMP_LIMIT: Final = 2**32
 _ISSUED: Final = struct.Struct(">I")
 _ISSUED_EXPIRES: Final = struct.Struct(">II")
+_U32: Final = struct.Struct(">I")
+
+NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY = 0, 1, 2
 
 
-class LoadedToken(NamedTuple):
-    """A verified token's value with the facts an integration may need about it."""
+class Layout(NamedTuple):
+    """What a marker says about the rest of the token."""
 
+    format: int
+    tag_size: int
+    expires: bool
+    python_json: bool
+    session_id: bool
+    compression: int  # NO_COMPRESSION, ZSTD or ZSTD_DICTIONARY
+    #: Bytes of the body before the payload.
+    header_size: int
+
+
+def _layouts() -> dict[bytes, Layout]:
+    layouts = {}
+    for flags, marker in enumerate(_MARKERS_1):
+        kind = ZSTD if flags & _COMPRESSED else NO_COMPRESSION
+        header = 8 if flags & _EXPIRES else 4
+        layouts[marker] = Layout(1, 32, bool(flags & _EXPIRES), bool(flags & _PYTHON_JSON), False, kind, header)
+    for flags, marker in enumerate(_MARKERS_2):
+        kind = ZSTD_DICTIONARY if flags & _DICTIONARY else ZSTD if flags & _ZSTD else NO_COMPRESSION
+        header = 4 + 4 * bool(flags & _EXPIRES) + SESSION_ID_SIZE * bool(flags & _SESSION_ID)
+        header += kind == ZSTD_DICTIONARY
+        layouts[marker] = Layout(
+            2,
+            32 if flags & _TAG_32 else 16,
+            bool(flags & _EXPIRES),
+            bool(flags & _PYTHON_JSON),
+            bool(flags & _SESSION_ID),
+            kind,
+            header,
+        )
+    return layouts
+
+
+#: Every marker a reader knows, by its one byte; any other is not a token of ours.
+LAYOUTS: Final = _layouts()
+
+
+class _TokenFacts(NamedTuple):
     value: Any
     issued_at: int
     expires_at: int | None
     #: True when a fallback secret verified it: re-sign it with the current secret.
     used_fallback: bool
+
+
+class LoadedToken(_TokenFacts):
+    """A verified token's value with the facts an integration may need about it."""
+
+    #: The 8 bytes ``dumps(session_id=...)`` wrote, or None. An attribute, not a fifth item,
+    #: so that ``value, issued_at, expires_at, used_fallback = load_token(...)`` keeps working.
+    session_id: bytes | None = None
 
 
 class SerializerSigner(Signer):
@@ -82,40 +152,77 @@ class SerializerSigner(Signer):
         fallbacks: Iterable[str | bytes] = (),
         hasher: str = "blake2b",
         compression: str | None = "zstd",
+        dictionary: int | None = DEFAULT_DICTIONARY,
         compression_threshold: int = COMPRESSION_THRESHOLD,
+        tag_size: int = 16,
+        format: int = 2,
         max_token_length: int = MAX_TOKEN_LENGTH,
         max_decompressed_size: int = MAX_DECOMPRESSED_SIZE,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        super().__init__(secret, purpose=purpose, fallbacks=fallbacks, hasher=hasher, max_token_length=max_token_length)
         if compression not in ("zstd", None):
             raise ValueError(f"compression must be 'zstd' or None; got {compression!r}")
+        if dictionary is not None:
+            try:
+                dictionaries.load(dictionary)
+            except ValueError as error:
+                raise ValueError(f"dictionary must be a shipped dictionary id or None: {error}") from None
         if not is_count(compression_threshold) or compression_threshold < 0:
             raise ValueError(f"compression_threshold must be an int of bytes >= 0; got {compression_threshold!r}")
+        if not is_count(tag_size) or tag_size not in TAG_SIZES:
+            raise ValueError(f"tag_size must be 16 or 32 (bytes); got {tag_size!r}")
+        if not is_count(format) or format not in FORMATS:
+            raise ValueError(
+                f"format must be 2, or 1 while processes that read only format 1 still run; got {format!r}"
+            )
         if not is_count(max_decompressed_size) or max_decompressed_size < 1:
             raise ValueError(f"max_decompressed_size must be a positive int; got {max_decompressed_size!r}")
         if not callable(clock):
             raise TypeError("clock must be a callable returning Unix seconds, like time.time")
+        self.tag_size = tag_size  # before Signer.__init__, which derives the keys
+        super().__init__(secret, purpose=purpose, fallbacks=fallbacks, hasher=hasher, max_token_length=max_token_length)
         self.max_age = None if max_age is None else to_seconds(max_age, "max_age")
         self.compression = compression
+        self.dictionary = dictionary
         self.compression_threshold = compression_threshold
+        self.format = format
         self.max_decompressed_size = max_decompressed_size
         self._compress = compression is not None
+        # Format 2 compresses against the dictionary, when there is one, at any size.
+        self._dictionary_id = dictionary if compression is not None and format == 2 else None
+        self._dictionary_byte = bytes([dictionary]) if dictionary is not None else b""
+        self._tag_flag = _TAG_32 if tag_size == 32 else 0
         self._clock = clock
+
+    def _derive_keys(self, secrets: list[bytes]) -> None:
+        super()._derive_keys(secrets)
+        # Format 2's domain names the format and the tag size: a format-1 key never tags
+        # format-2 text, and a 16-byte tag is never the start of a 32-byte one.
+        self._format2 = mac_keys(
+            secrets,
+            domain=f"{self.domain}.format2.tag{self.tag_size}",
+            purpose=self.purpose,
+            hasher=self.hasher,
+            tag_size=self.tag_size,
+        )
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(purpose={self.purpose!r}, hasher={self.hasher!r}, "
-            f"max_age={self.max_age!r}, compression={self.compression!r})"
+            f"max_age={self.max_age!r}, compression={self.compression!r}, dictionary={self.dictionary!r}, "
+            f"tag_size={self.tag_size!r}, format={self.format!r})"
         )
 
-    def dumps(self, obj: Any, *, expires_in: Seconds | None = None) -> str:
+    def dumps(self, obj: Any, *, expires_in: Seconds | None = None, session_id: bytes | None = None) -> str:
         """Serialize, sign and date ``obj``; raises TypeError for values JSON cannot carry.
 
         orjson writes the value; what it refuses but Python's json module accepts (integers
         beyond 64 bits, strings with lone surrogates, non-str dict keys, nesting deeper than
         254), as Django's and Starlette's session serializers do, is written by json instead
         and marked so, because orjson would read a big integer back as a float.
+
+        ``session_id`` (exactly 8 bytes) is carried in the token, under the MAC, and given
+        back by ``load_token``: what lets a server revoke one session among many.
         """
         try:
             payload = orjson.dumps(obj)
@@ -127,10 +234,6 @@ class SerializerSigner(Signer):
             raise ValueError(
                 f"serialized value of {len(payload)} bytes exceeds max_decompressed_size={self.max_decompressed_size}"
             )
-        if self._compress and len(payload) >= self.compression_threshold:
-            packed = compression.compress(payload)
-            if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
-                payload, flags = packed, flags | _COMPRESSED
         now = int(self._clock())
         if expires_in is None:
             header = _ISSUED.pack(now)
@@ -140,37 +243,75 @@ class SerializerSigner(Signer):
                 raise ValueError("expires_in reaches past 2106, the format's last representable second")
             header = _ISSUED_EXPIRES.pack(now, expires_at)
             flags |= _EXPIRES
+        if self.format == 1:
+            return self._dumps_format_1(payload, header, flags, session_id)
+        if session_id is not None:
+            if type(session_id) is not bytes or len(session_id) != SESSION_ID_SIZE:
+                raise ValueError(f"session_id must be exactly {SESSION_ID_SIZE} bytes; got {session_id!r}")
+            header += session_id
+            flags |= _SESSION_ID
+        if self._dictionary_id is not None:
+            packed = compression.compress(payload, self._dictionary_id)
+            # Kept when the token gets shorter: base64url writes n bytes as (4n + 2) // 3 characters.
+            if ((len(header) + 1 + len(packed)) * 4 + 2) // 3 < ((len(header) + len(payload)) * 4 + 2) // 3:
+                header += self._dictionary_byte
+                payload, flags = packed, flags | _DICTIONARY
+        elif self._compress and len(payload) >= self.compression_threshold:
+            packed = compression.compress(payload)
+            if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
+                payload, flags = packed, flags | _ZSTD
         body = pybase64.b64encode(header + payload, ALTCHARS).rstrip(b"=")
-        return self._seal(_MARKERS[flags] + body)
+        return self._seal(_MARKERS_2[flags | self._tag_flag] + body, self._format2)
+
+    def _dumps_format_1(self, payload: bytes, header: bytes, flags: int, session_id: bytes | None) -> str:
+        """Format 1, for a fleet still upgrading: no session id, no dictionary, a 32-byte tag."""
+        if session_id is not None:
+            raise ValueError("format 1 tokens cannot carry a session_id: use format=2")
+        if self._compress and len(payload) >= self.compression_threshold:
+            packed = compression.compress(payload)
+            if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
+                payload, flags = packed, flags | _COMPRESSED
+        body = pybase64.b64encode(header + payload, ALTCHARS).rstrip(b"=")
+        return self._seal(_MARKERS_1[flags] + body, self._format1)
 
     def loads(self, token: str | bytes, *, max_age: Seconds | None = None) -> Any:
         """Return the value of a valid token; BadSignature (or SignatureExpired) otherwise."""
         return self._load(token, max_age)[0]
 
     def load_token(self, token: str | bytes, *, max_age: Seconds | None = None) -> LoadedToken:
-        """Like ``loads``, but also tell when the token was issued, when it expires, and by which key."""
-        return LoadedToken(*self._load(token, max_age))
+        """Like ``loads``, but also tell when the token was issued and expires, by which key, and its session id."""
+        value, issued_at, expires_at, used_fallback, session_id = self._load(token, max_age)
+        loaded = LoadedToken(value, issued_at, expires_at, used_fallback)
+        if session_id is not None:
+            loaded.session_id = session_id
+        return loaded
 
-    def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool]:
-        text, used_fallback = self._open(token)
-        flags = text[0] - 0x30
-        if not 0 <= flags <= 7:
+    def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool, bytes | None]:
+        raw = self._ascii(token)
+        # Not yet verified: the marker only picks which format's keys and tag length to try.
+        layout = LAYOUTS.get(raw[:1])
+        if layout is None:
             raise BadSignature("unknown token format")
+        if layout.format == 2:
+            text, used_fallback = self._verify(raw, self._format2)
+            if layout.tag_size != self.tag_size:  # a marker never chooses a shorter tag than configured
+                raise BadSignature("token has another tag size")
+        else:
+            text, used_fallback = self._verify(raw, self._format1)
         encoded = text[1:]
         try:
             body = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], ALTCHARS, True)  # validate
         except ValueError:
             raise BadSignature("malformed token body") from None
-        try:
-            if flags & _EXPIRES:
-                issued_at, expires_at = _ISSUED_EXPIRES.unpack_from(body)
-                payload = body[8:]
-            else:
-                issued_at = _ISSUED.unpack_from(body)[0]
-                expires_at = None
-                payload = body[4:]
-        except struct.error:
-            raise BadSignature("token body too short") from None
+        if len(body) < layout.header_size:
+            raise BadSignature("token body too short")
+        issued_at = _U32.unpack_from(body)[0]
+        expires_at = _U32.unpack_from(body, 4)[0] if layout.expires else None
+        session_id = None
+        if layout.session_id:
+            start = 8 if layout.expires else 4
+            session_id = body[start : start + SESSION_ID_SIZE]
+        payload = body[layout.header_size :]
         now = self._clock()
         if issued_at > now + CLOCK_SKEW:
             raise BadSignature("token issued in the future")
@@ -180,16 +321,18 @@ class SerializerSigner(Signer):
         if expires_at is not None and now >= expires_at:
             raise SignatureExpired("token has passed its expiry", expired_at=expires_at)
         try:
-            if flags & _COMPRESSED:
+            if layout.compression == ZSTD_DICTIONARY:  # its id is the header's last byte
+                payload = compression.decompress(payload, self.max_decompressed_size, body[layout.header_size - 1])
+            elif layout.compression == ZSTD:
                 payload = compression.decompress(payload, self.max_decompressed_size)
             elif len(payload) > self.max_decompressed_size:
                 raise ValueError("payload too large")
-            value = json.loads(payload.decode("ascii")) if flags & _PYTHON_JSON else orjson.loads(payload)
-        # orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError and int's digit limit are
-        # ValueErrors; json raises RecursionError for nesting deeper than this thread's stack allows.
+            value = json.loads(payload.decode("ascii")) if layout.python_json else orjson.loads(payload)
+        # orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError, an unknown dictionary id and
+        # int's digit limit are ValueErrors; json raises RecursionError for nesting deeper than the stack allows.
         except (ValueError, RecursionError) as error:
             raise BadSignature(f"unreadable payload: {error}") from None
-        return value, issued_at, expires_at, used_fallback
+        return value, issued_at, expires_at, used_fallback, session_id
 
 
 def _python_json(obj: Any) -> bytes:

@@ -11,12 +11,17 @@ ASCII text before it. The MAC is always the last 43 characters, so no separator 
 spent on it. It covers the text as sent, so changing any character, including a
 non-canonical re-encoding, fails verification. See docs/format.md for the full
 grammar and test vectors.
+
+Raw tokens stay format 1 (as ``URLSigner``'s signatures do); ``SerializerSigner``
+also writes format 2, whose tag is 16 bytes by default, under keys of its own
+(``MacKeys``): ``_seal`` and ``_verify`` take the keys of the format they work for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from hmac import compare_digest
+from typing import NamedTuple
 
 import pybase64
 
@@ -24,10 +29,28 @@ from .encoding import ALTCHARS, b64decode, b64encode
 from .exceptions import BadSignature
 from .keys import DIGEST_SIZE, HASHERS, KeyedHash, fallback_secrets, keyed_hash, to_bytes
 
-#: Characters of an encoded MAC (32 bytes of unpadded base64url).
+#: Characters of an encoded format-1 MAC (32 bytes of unpadded base64url).
 MAC_LENGTH = (DIGEST_SIZE * 8 + 5) // 6
 #: Default upper bound on a token's length, checked before any hashing: fits a cookie.
 MAX_TOKEN_LENGTH = 4096
+
+
+class MacKeys(NamedTuple):
+    """The keyed hash states of one token format, and the size of its tags."""
+
+    current: KeyedHash
+    #: Older secrets' keys: verify only, never sign.
+    fallbacks: tuple[KeyedHash, ...]
+    #: Bytes of a tag (BLAKE3's 32-byte digests are truncated to it).
+    tag_size: int
+    #: Characters of an encoded tag: unpadded base64url of ``tag_size`` bytes.
+    tag_chars: int
+
+
+def mac_keys(secrets: list[bytes], *, domain: str, purpose: str, hasher: str, tag_size: int) -> MacKeys:
+    """Key a hash state per secret (the current one first) for tags of ``tag_size`` bytes."""
+    keyed = [keyed_hash(s, domain=domain, purpose=purpose, hasher=hasher, digest_size=tag_size) for s in secrets]
+    return MacKeys(keyed[0], tuple(keyed[1:]), tag_size, (tag_size * 8 + 5) // 6)
 
 
 class Signer:
@@ -55,9 +78,13 @@ class Signer:
         self.max_token_length = max_token_length
         secrets = [to_bytes(secret)]
         secrets += [to_bytes(old, f"fallbacks[{i}]") for i, old in enumerate(fallback_secrets(fallbacks))]
-        keyed = [keyed_hash(s, domain=self.domain, purpose=purpose, hasher=hasher) for s in secrets]
-        self._key = keyed[0]
-        self._fallback_keys: tuple[KeyedHash, ...] = tuple(keyed[1:])
+        self._derive_keys(secrets)
+
+    def _derive_keys(self, secrets: list[bytes]) -> None:
+        """Key the hash states once, here; subclasses that write another format derive its keys too."""
+        self._format1 = mac_keys(
+            secrets, domain=self.domain, purpose=self.purpose, hasher=self.hasher, tag_size=DIGEST_SIZE
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(purpose={self.purpose!r}, hasher={self.hasher!r})"
@@ -76,11 +103,13 @@ class Signer:
         except ValueError:
             raise BadSignature("malformed token body") from None
 
-    def _seal(self, text: bytes) -> str:
-        """Append the MAC of ``text`` under the current key."""
-        state = self._key.copy()
+    def _seal(self, text: bytes, keys: MacKeys | None = None) -> str:
+        """Append the tag of ``text`` under the current key of ``keys`` (format 1's by default)."""
+        if keys is None:
+            keys = self._format1
+        state = keys.current.copy()
         state.update(text)
-        token = text + pybase64.b64encode(state.digest(), ALTCHARS).rstrip(b"=")
+        token = text + pybase64.b64encode(state.digest()[: keys.tag_size], ALTCHARS).rstrip(b"=")
         if len(token) > self.max_token_length:
             raise ValueError(
                 f"token of {len(token)} characters exceeds max_token_length={self.max_token_length}: "
@@ -89,36 +118,43 @@ class Signer:
         return token.decode("ascii")
 
     def _open(self, token: str | bytes) -> tuple[bytes, bool]:
-        """Return the verified text before the MAC, and whether a fallback key verified it.
+        """Return the verified text before a format-1 MAC, and whether a fallback key verified it."""
+        return self._verify(self._ascii(token), self._format1)
 
-        Length and shape are checked before any hashing; nothing is decoded here.
-        """
+    def _ascii(self, token: str | bytes) -> bytes:
+        """The token as ASCII bytes, refused when too long before anything else is done with it."""
         if isinstance(token, str):
             if len(token) > self.max_token_length:
                 raise BadSignature("token too long")
             try:
-                raw = token.encode("ascii")
+                return token.encode("ascii")
             except UnicodeEncodeError:
                 raise BadSignature("token is not ASCII") from None
-        elif isinstance(token, (bytes, bytearray, memoryview)):
+        if isinstance(token, (bytes, bytearray, memoryview)):
             raw = bytes(token)
             if len(raw) > self.max_token_length:
                 raise BadSignature("token too long")
-        else:
-            raise BadSignature(f"token must be str or bytes, not {type(token).__name__}")
-        if len(raw) < MAC_LENGTH + 1:  # a marker and a MAC at the least
+            return raw
+        raise BadSignature(f"token must be str or bytes, not {type(token).__name__}")
+
+    def _verify(self, raw: bytes, keys: MacKeys) -> tuple[bytes, bool]:
+        """Return the text before the tag if a key of ``keys`` made the tag, and whether a fallback did.
+
+        Nothing is decoded here.
+        """
+        if len(raw) < keys.tag_chars + 1:  # a marker and a tag at the least
             raise BadSignature("malformed token")
-        text = raw[:-MAC_LENGTH]
-        tag = raw[-MAC_LENGTH:]
-        state = self._key.copy()
+        text = raw[: -keys.tag_chars]
+        tag = raw[-keys.tag_chars :]
+        state = keys.current.copy()
         state.update(text)
         # Compare encoded text, not decoded bytes: a re-encoded tag must not verify.
-        if compare_digest(pybase64.b64encode(state.digest(), ALTCHARS).rstrip(b"="), tag):
+        if compare_digest(pybase64.b64encode(state.digest()[: keys.tag_size], ALTCHARS).rstrip(b"="), tag):
             return text, False
-        for key in self._fallback_keys:
+        for key in keys.fallbacks:
             state = key.copy()
             state.update(text)
-            if compare_digest(b64encode(state.digest()), tag):
+            if compare_digest(pybase64.b64encode(state.digest()[: keys.tag_size], ALTCHARS).rstrip(b"="), tag):
                 return text, True
         raise BadSignature("signature does not match")
 

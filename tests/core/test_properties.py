@@ -50,11 +50,16 @@ very_long = st.builds(
 )
 
 SIGNERS = {
-    compression: SerializerSigner(
-        "a secret for property tests", purpose="properties", compression=compression, compression_threshold=32
-    )
-    for compression in ("zstd", None)
+    name: SerializerSigner("a secret for property tests", purpose="properties", compression_threshold=32, **options)
+    for name, options in {
+        "zstd": {},  # format 2, the session dictionary
+        None: {"compression": None},
+        "plain zstd": {"dictionary": None},
+        "tag 32": {"tag_size": 32},
+        "format 1": {"format": 1},
+    }.items()
 }
+COMPRESSIONS = st.sampled_from(list(SIGNERS))
 RAW = Signer("a secret for property tests", purpose="properties")
 URLS = [
     URLSigner("a secret for property tests", purpose="properties", **options)  # type: ignore[arg-type]
@@ -63,7 +68,7 @@ URLS = [
 TOKEN_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~:"
 
 
-@given(json_values, st.sampled_from(["zstd", None]))
+@given(json_values, COMPRESSIONS)
 def test_any_json_value_round_trips(value: Any, compression: str | None) -> None:
     signer = SIGNERS[compression]
     assert signer.loads(signer.dumps(value)) == value
@@ -75,10 +80,10 @@ def test_any_bytes_round_trip(data: bytes) -> None:
 
 
 @settings(max_examples=300)
-@given(json_values, st.data())
-def test_any_single_character_change_is_rejected(value: Any, data: st.DataObject) -> None:
-    signer = SIGNERS["zstd"]
-    token = signer.dumps(value)
+@given(json_values, COMPRESSIONS, st.data())
+def test_any_single_character_change_is_rejected(value: Any, compression: str | None, data: st.DataObject) -> None:
+    signer = SIGNERS[compression]
+    token = signer.dumps(value, session_id=None if compression == "format 1" else b"\x00" * 8)
     index = data.draw(st.integers(0, len(token) - 1))
     replacement = data.draw(st.sampled_from(TOKEN_ALPHABET).filter(lambda c: c != token[index]))
     changed = token[:index] + replacement + token[index + 1 :]
@@ -89,7 +94,7 @@ def test_any_single_character_change_is_rejected(value: Any, data: st.DataObject
     raise AssertionError(f"changed token accepted at index {index}")
 
 
-@given(python_json_values, st.sampled_from(["zstd", None]))
+@given(python_json_values, COMPRESSIONS)
 def test_any_value_pythons_json_carries_round_trips_exactly(value: Any, compression: str | None) -> None:
     signer = SIGNERS[compression]
     loaded = signer.loads(signer.dumps(value))
@@ -120,16 +125,19 @@ def test_arbitrary_input_only_ever_raises_bad_signature(token: str | bytes) -> N
 
 
 @settings(max_examples=500)
-@given(st.sampled_from(b"0123456789a"), st.binary(max_size=300), st.sampled_from(["zstd", None]))
+@given(st.sampled_from(b"0123456789aABQRgYZwz-_"), st.binary(max_size=300), COMPRESSIONS)
 @example(ord("4"), b"\x00\x00\x00\x01" + b"[" * 2500, None)
 @example(ord("5"), b"\x00\x00\x00\x01(\xb5/\xfd", None)
+@example(ord("Q"), b"\x00\x00\x00\x01\x07(\xb5/\xfd", None)  # an unknown dictionary id
+@example(ord("Q"), b"\x00\x00\x00\x01\x01", None)  # a dictionary id and no frame
 def test_any_body_under_a_valid_mac_only_ever_raises_bad_signature(
     marker: int, body: bytes, compression: str | None
 ) -> None:
-    # What only a key holder could make: checks everything after the MAC.
+    # What only a key holder could make: checks everything after the MAC, in either format's keys.
     signer = SIGNERS[compression]
-    token = signer._seal(bytes([marker]) + base64.urlsafe_b64encode(body).rstrip(b"="))
-    with contextlib.suppress(BadSignature):
-        signer.loads(token)
+    for keys in (signer._format1, signer._format2):
+        token = signer._seal(bytes([marker]) + base64.urlsafe_b64encode(body).rstrip(b"="), keys)
+        with contextlib.suppress(BadSignature):
+            signer.loads(token)
     with contextlib.suppress(BadSignature):
         RAW.unsign(RAW._seal(bytes([marker]) + base64.urlsafe_b64encode(body).rstrip(b"=")))

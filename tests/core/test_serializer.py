@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired
-from blake2sign_web.serializer import CLOCK_SKEW
+from blake2sign_web.serializer import CLOCK_SKEW, LAYOUTS, NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY, Layout
 
 NOW = 1_800_000_000.0
 SECRET = "a test secret, long enough: 0123456789"
@@ -33,6 +33,11 @@ class Clock:
 
 def make(clock: Clock | None = None, **options: Any) -> SerializerSigner:
     return SerializerSigner(SECRET, purpose="test", clock=clock or Clock(), **options)
+
+
+def layout(token: str) -> Layout:
+    """What the token's marker says."""
+    return LAYOUTS[token[:1].encode()]
 
 
 SESSION = {
@@ -97,7 +102,7 @@ def test_values_only_pythons_json_accepts_round_trip_exactly(
 ) -> None:
     signer = make(compression=compression)
     token = signer.dumps(value)
-    assert int(token[0]) & 4  # read back with json, not orjson
+    assert layout(token).python_json  # read back with json, not orjson
     loaded = signer.loads(token)
     assert loaded == expected
     assert json.dumps(loaded) == json.dumps(expected)  # 2**70, not 1.1805916207174113e+21
@@ -109,44 +114,85 @@ def test_deep_nesting_orjson_refuses_round_trips() -> None:
         deep = [deep]
     signer = make()
     token = signer.dumps(deep)
-    assert token[0] == "5"
+    assert layout(token).python_json
+    assert layout(token).compression == ZSTD_DICTIONARY
     assert signer.loads(token) == deep
 
 
-def test_python_json_marker_combines_with_compression_and_expiry() -> None:
-    signer = make(compression_threshold=0)
-    assert signer.dumps({"items": [BIG] * 50})[0] == "5"
-    assert signer.dumps(BIG, expires_in=10)[0] == "6"
+@pytest.mark.parametrize(("format", "compressed"), [(1, ZSTD), (2, ZSTD_DICTIONARY)])
+def test_python_json_marker_combines_with_compression_and_expiry(format: int, compressed: int) -> None:
+    signer = make(compression_threshold=0, format=format)
+    assert layout(signer.dumps({"items": [BIG] * 50}))[:6] == (
+        format,
+        32 if format == 1 else 16,
+        False,
+        True,
+        False,
+        compressed,
+    )
+    assert layout(signer.dumps(BIG, expires_in=10))[:6] == (
+        format,
+        32 if format == 1 else 16,
+        True,
+        True,
+        False,
+        NO_COMPRESSION,
+    )
     token = signer.dumps({"items": [BIG] * 50}, expires_in=10)
-    assert token[0] == "7"
+    assert layout(token)[:6] == (format, 32 if format == 1 else 16, True, True, False, compressed)
     assert signer.loads(token) == {"items": [BIG] * 50}
+    if format == 1:
+        assert [signer.dumps({"items": [BIG] * 50})[0], signer.dumps(BIG, expires_in=10)[0], token[0]] == [
+            "5",
+            "6",
+            "7",
+        ]
 
 
-def test_values_orjson_writes_keep_their_marker() -> None:
-    signer = make(compression=None)
-    assert signer.dumps(SESSION)[0] == "0"
-    assert signer.dumps(2**64 - 1)[0] == "0"
-    assert signer.dumps(datetime(2026, 1, 1))[0] == "0"  # orjson's own extension, unchanged
+@pytest.mark.parametrize(("format", "marker"), [(1, "0"), (2, "A")])
+def test_values_orjson_writes_keep_their_marker(format: int, marker: str) -> None:
+    signer = make(compression=None, format=format)
+    assert signer.dumps(SESSION)[0] == marker
+    assert signer.dumps(2**64 - 1)[0] == marker
+    assert signer.dumps(datetime(2026, 1, 1))[0] == marker  # orjson's own extension, unchanged
 
 
-def test_smart_compression_only_when_large_enough_and_worth_it() -> None:
-    signer = make(compression_threshold=128)
+@pytest.mark.parametrize(("format", "plain", "packed"), [(1, "0", "1"), (2, "A", "g")])
+def test_without_a_dictionary_compression_only_when_large_enough_and_worth_it(
+    format: int, plain: str, packed: str
+) -> None:
+    signer = make(compression_threshold=128, dictionary=None, format=format)
     small = signer.dumps({"a": 1})
-    assert small[0] == "0"  # uncompressed, no expiry
+    assert small[0] == plain  # uncompressed, no expiry
     repetitive = {"items": ["same text again"] * 50}
     token = signer.dumps(repetitive)
-    assert token[0] == "1"  # compressed
-    assert len(token) < len(make(compression=None).dumps(repetitive)) / 3
+    assert token[0] == packed  # compressed
+    assert len(token) < len(make(compression=None, format=format).dumps(repetitive)) / 3
     assert signer.loads(token) == repetitive
     random_like = {"k": base64.b64encode(random.Random(1).randbytes(150)).decode()}
-    assert signer.dumps(random_like)[0] == "0"  # compression would not gain enough
-    assert make(compression=None).dumps(repetitive)[0] == "0"
+    assert signer.dumps(random_like)[0] == plain  # compression would not gain enough
+    assert make(compression=None, format=format).dumps(repetitive)[0] == plain
 
 
-def test_default_threshold_leaves_session_sized_payloads_uncompressed() -> None:
-    token = make().dumps(SESSION)
-    assert token[0] == "0"
-    assert make().dumps({"items": ["same text again"] * 50})[0] == "1"
+@pytest.mark.parametrize("format", [1, 2])
+def test_default_threshold_without_a_dictionary_leaves_session_sized_payloads_uncompressed(format: int) -> None:
+    assert layout(make(dictionary=None, format=format).dumps(SESSION)).compression == NO_COMPRESSION
+    assert layout(make(dictionary=None, format=format).dumps({"items": ["same text again"] * 50})).compression == ZSTD
+
+
+def test_with_the_dictionary_a_session_is_compressed_at_any_size_when_that_is_shorter() -> None:
+    signer = make()
+    token = signer.dumps(SESSION)
+    assert layout(token).compression == ZSTD_DICTIONARY
+    assert len(token) < len(make(compression=None).dumps(SESSION)) * 0.75
+    assert signer.loads(token) == SESSION
+    # Too short to gain from it: left as it is, not made longer by a frame header and dictionary id.
+    assert layout(signer.dumps({})).compression == NO_COMPRESSION
+    assert signer.dumps({}) == make(compression=None).dumps({})
+    for n in range(0, 300, 7):  # kept only when that is shorter, so never longer than without
+        value = {"k": base64.b64encode(random.Random(n).randbytes(n)).decode(), "n": "ab" * (n % 13)}
+        assert len(signer.dumps(value)) <= len(make(compression=None).dumps(value))
+        assert signer.loads(signer.dumps(value)) == value
 
 
 def test_max_age_from_constructor_and_from_loads() -> None:
@@ -245,7 +291,7 @@ def test_decompressed_size_is_bounded() -> None:
     bomb = {"z": "0" * 200_000}
     token = make(max_decompressed_size=300_000).dumps(bomb)
     assert len(token) < 1000
-    assert token[0] == "1"
+    assert layout(token).compression == ZSTD_DICTIONARY
     with pytest.raises(BadSignature, match="over the limit"):
         make(max_decompressed_size=100_000).loads(token)
     with pytest.raises(ValueError, match="max_decompressed_size"):
