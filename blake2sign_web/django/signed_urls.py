@@ -12,13 +12,17 @@ own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]``::
             "IGNORED_PARAMS": (),                     # e.g. ("utm_*", "fbclid")
             "BIND_HOST": False,                       # True: links only work on the host they name
             "EXPIRED_STATUS": 410,                    # or 403 to hide that a link once worked
-        },
+            "SINGLE_USE_CACHE": None,                 # a CACHES alias: sign_url(..., single_use=True)
+            "SINGLE_USE_UNAVAILABLE": "closed",       # cache down: "closed" = 503, "open" = accept, log
+            "SINGLE_USE_CLIENT": None,                # request -> str (or its dotted path); default:
+        },                                            #   REMOTE_ADDR and User-Agent
     }
 
 Answers: 403 (PermissionDenied, so the site's 403 page renders) for a missing,
 malformed or wrong signature; ``EXPIRED_STATUS`` (410 Gone by default) for a link
 whose signature is right but whose time has passed, so the page can say "ask for a
-new link" instead of "forbidden".
+new link" instead of "forbidden", and for a single-use link already used; 503 for a
+single-use link while its cache is unreachable (``SINGLE_USE_UNAVAILABLE = "closed"``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any, Final, TypeVar, overload
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.core.handlers.wsgi import WSGIRequest
@@ -37,10 +41,13 @@ from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse
 from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
+from django.utils.module_loading import import_string
 
 from ..exceptions import BadSignature, SignatureExpired
 from ..keys import HASHERS
-from ..urls import Bound, URLSigner, get_url_signer
+from ..revocation import POLICIES, StoreUnavailable
+from ..urls import Bound, URLSigner, VerifiedLink, get_url_signer
+from . import revocation
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 
@@ -56,13 +63,32 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "IGNORED_PARAMS": (),
     "BIND_HOST": False,
     "EXPIRED_STATUS": 410,
+    "SINGLE_USE_CACHE": None,
+    "SINGLE_USE_UNAVAILABLE": "closed",
+    "SINGLE_USE_CLIENT": None,
 }
 
 V = TypeVar("V", bound=Callable[..., Any])
 BindFunction = Callable[[HttpRequest], Bound | None]
+ClientFunction = Callable[[HttpRequest], str]
 
 _signer: URLSigner | None = None
 _expired_status = 410
+#: The CACHES alias that consumes single-use links; None: single-use links are refused.
+_single_use_cache: str | None = None
+_single_use_fails_open = False
+
+
+def default_client(request: HttpRequest) -> str:
+    """The client's address and User-Agent: who may continue a single-use download with Range requests.
+
+    Behind a proxy REMOTE_ADDR is the proxy's: set SINGLE_USE_CLIENT to a function that
+    reads the address your proxy forwards (and that clients cannot set).
+    """
+    return f"{request.META.get('REMOTE_ADDR', '')} {request.META.get('HTTP_USER_AGENT', '')}"
+
+
+_client: ClientFunction = default_client
 
 
 def options() -> dict[str, Any]:
@@ -82,12 +108,39 @@ def options() -> dict[str, Any]:
         raise ImproperlyConfigured(f"{name}['EXPIRED_STATUS'] must be 410 or 403; got {result['EXPIRED_STATUS']!r}.")
     if isinstance(result["IGNORED_PARAMS"], str):
         raise ImproperlyConfigured(f"{name}['IGNORED_PARAMS'] must be a tuple of names or patterns like 'utm_*'.")
+    alias = result["SINGLE_USE_CACHE"]
+    if alias is not None and (not isinstance(alias, str) or alias not in getattr(settings, "CACHES", {})):
+        raise ImproperlyConfigured(
+            f"{name}['SINGLE_USE_CACHE'] must be None or an alias in CACHES (a RedisCache shared by every "
+            f"process); got {alias!r}."
+        )
+    if result["SINGLE_USE_UNAVAILABLE"] not in POLICIES:
+        raise ImproperlyConfigured(
+            f"{name}['SINGLE_USE_UNAVAILABLE'] must be 'closed' (503 while the cache is down) or 'open' "
+            f"(accept and log); got {result['SINGLE_USE_UNAVAILABLE']!r}."
+        )
+    result["SINGLE_USE_CLIENT"] = _client_function(result["SINGLE_USE_CLIENT"], name)
     return result
+
+
+def _client_function(value: Any, name: str) -> ClientFunction:
+    if value is None:
+        return default_client
+    if isinstance(value, str):
+        try:
+            value = import_string(value)
+        except ImportError as error:
+            raise ImproperlyConfigured(f"{name}['SINGLE_USE_CLIENT'] cannot be imported: {error}") from None
+    if not callable(value):
+        raise ImproperlyConfigured(
+            f"{name}['SINGLE_USE_CLIENT'] must be a function of the request returning a str, or its dotted path."
+        )
+    return value  # type: ignore[no-any-return]
 
 
 def get_signer() -> URLSigner:
     """The URLSigner for the current settings, built once (and again after a settings change)."""
-    global _signer, _expired_status
+    global _signer, _expired_status, _single_use_cache, _single_use_fails_open, _client
     signer = _signer
     if signer is None:
         config = options()
@@ -105,6 +158,9 @@ def get_signer() -> URLSigner:
         except (TypeError, ValueError) as error:
             raise ImproperlyConfigured(f"{SETTING}[{SECTION!r}] or SECRET_KEY: {error}") from None
         _expired_status = config["EXPIRED_STATUS"]
+        _single_use_cache = config["SINGLE_USE_CACHE"]
+        _single_use_fails_open = config["SINGLE_USE_UNAVAILABLE"] == "open"
+        _client = config["SINGLE_USE_CLIENT"]
         _signer = signer
     return signer
 
@@ -133,18 +189,82 @@ def sign_url(
     expires_in: int | float | timedelta | None = None,
     bind: Bound | None = None,
     request: HttpRequest | None = None,
+    single_use: bool = False,
 ) -> str:
     """Sign a path (``reverse(...)``) or absolute URL; with ``request``, a path becomes absolute first.
 
     With ``BIND_HOST`` a path needs ``request`` (or an absolute URL) to know the host.
+    ``single_use=True`` needs ``expires_in`` and ``SINGLE_USE_CACHE``.
     """
+    signer = get_signer()
+    if single_use and _single_use_cache is None:
+        raise ImproperlyConfigured(
+            f"sign_url(single_use=True) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
+            "shared by every process (RedisCache), where each link is marked used."
+        )
     if request is not None and url_or_path.startswith("/"):
         url_or_path = request.build_absolute_uri(url_or_path)
-    return get_signer().sign(url_or_path, expires_in=expires_in, bind=bind)
+    return signer.sign(url_or_path, expires_in=expires_in, bind=bind, single_use=single_use)
 
 
 def verify_request(request: HttpRequest, *, bind: BindFunction | None = None) -> HttpResponse | None:
-    """None when the request's URL is correctly signed; otherwise the response to send (or PermissionDenied)."""
+    """None when the request's URL is correctly signed; otherwise the response to send (or PermissionDenied).
+
+    A single-use link is consumed in SINGLE_USE_CACHE (a blocking cache call).
+    """
+    link = check_signature(request, bind=bind)
+    if isinstance(link, HttpResponse) or link.nonce is None:
+        return link if isinstance(link, HttpResponse) else None
+    return consume_single_use(request, link)
+
+
+async def averify_request(request: HttpRequest, *, bind: BindFunction | None = None) -> HttpResponse | None:
+    """``verify_request`` for async views: the cache call of a single-use link runs in a thread."""
+    link = check_signature(request, bind=bind)
+    if isinstance(link, HttpResponse) or link.nonce is None:
+        return link if isinstance(link, HttpResponse) else None
+    return await sync_to_async(consume_single_use)(request, link)
+
+
+def consume_single_use(request: HttpRequest, link: VerifiedLink) -> HttpResponse | None:
+    """Use up a single-use link: None when this request may have it, else the response (410/403/503)."""
+    if link.nonce is None or link.expires_at is None:
+        return None
+    logged_path = request.path[:LOGGED_PATH_LENGTH]
+    if _single_use_cache is None:
+        logger.error("refused single-use URL for %r: SINGLE_USE_CACHE is not configured", logged_path)
+        raise PermissionDenied("This link is not valid.")
+    try:
+        allowed = revocation.consume_link(
+            revocation.get_cache(_single_use_cache),
+            link.nonce,
+            link.expires_at,
+            _client(request),
+            method=request.method or "GET",
+            has_range="HTTP_RANGE" in request.META,
+        )
+    except StoreUnavailable as error:
+        if _single_use_fails_open:
+            logger.error(
+                "accepted single-use URL for %r unchecked (SINGLE_USE_UNAVAILABLE='open'): %s", logged_path, error
+            )
+            return None
+        logger.error("refused single-use URL for %r: %s", logged_path, error)
+        return HttpResponse(
+            "This link cannot be checked right now; try again shortly.",
+            status=503,
+            content_type="text/plain; charset=utf-8",
+        )
+    if allowed:
+        return None
+    logger.info("used single-use URL for %r", logged_path)
+    if _expired_status == 410:
+        return HttpResponse("This link has already been used.", status=410, content_type="text/plain; charset=utf-8")
+    raise PermissionDenied("This link has already been used.")
+
+
+def check_signature(request: HttpRequest, *, bind: BindFunction | None = None) -> VerifiedLink | HttpResponse:
+    """The verified link, or the response for an expired one; PermissionDenied for a bad one."""
     signer = get_signer()
     url = request_url(request)
     if signer.bind_host:
@@ -152,7 +272,7 @@ def verify_request(request: HttpRequest, *, bind: BindFunction | None = None) ->
     # Logged with repr: the decoded path may hold CR, LF, ESC or U+2028 that would forge log lines.
     logged_path = request.path[:LOGGED_PATH_LENGTH]
     try:
-        signer.verify(url, bind=None if bind is None else bind(request))
+        return signer.verify_link(url, bind=None if bind is None else bind(request))
     except SignatureExpired:
         logger.info("expired signed URL for %r", logged_path)
         if _expired_status == 410:
@@ -162,7 +282,6 @@ def verify_request(request: HttpRequest, *, bind: BindFunction | None = None) ->
         # The reason, not the URL: its query holds the signature.
         logger.warning("rejected signed URL for %r: %s", logged_path, error)
         raise PermissionDenied("This link is not valid.") from None
-    return None
 
 
 def request_url(request: HttpRequest) -> str:
@@ -209,10 +328,20 @@ def signed_url_required(view: V | None = None, /, *, bind: BindFunction | None =
         if iscoroutinefunction(view):
 
             async def async_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = verify_request(request, bind=bind)
+                refused = await averify_request(request, bind=bind)
                 return refused if refused is not None else await view(request, *args, **kwargs)
 
             wrapper: Callable[..., Any] = markcoroutinefunction(async_wrapper)
+        elif _dispatches_async(view):
+            # The sync dispatch() of an async class-based view: Django awaits what it returns,
+            # so a refusal must be awaitable too (a bare HttpResponse there is a 500).
+            def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+                return async_dispatch(request, *args, **kwargs)
+
+            async def async_dispatch(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+                refused = await averify_request(request, bind=bind)
+                return refused if refused is not None else await view(request, *args, **kwargs)
+
         else:
 
             def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
@@ -222,3 +351,14 @@ def signed_url_required(view: V | None = None, /, *, bind: BindFunction | None =
         return functools.wraps(view)(wrapper)  # type: ignore[return-value]
 
     return decorate if view is None else decorate(view)
+
+
+def _dispatches_async(view: Callable[..., Any]) -> bool:
+    """Whether ``view`` is ``dispatch`` of an async class-based view, as method_decorator hands it over.
+
+    method_decorator passes ``partial(dispatch bound to the view instance)``; the instance
+    says whether its handlers are async (``View.view_is_async``).
+    """
+    bound = getattr(view, "func", None)
+    instance = getattr(bound, "__self__", None)
+    return bool(getattr(instance, "view_is_async", False))
