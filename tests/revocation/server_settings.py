@@ -1,0 +1,15 @@
+"""Django settings for the several-worker gunicorn test: single-use links in the Redis at $BLAKE2SIGN_REDIS_URL."""
+
+import os
+
+from tests.signed_urls.server_settings import *  # noqa: F403
+
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "links": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": os.environ.get("BLAKE2SIGN_REDIS_URL", "redis://127.0.0.1:1/0"),
+        "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
+    },
+}
+BLAKE2SIGN_WEB = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "links"}}
