@@ -6,8 +6,11 @@ belongs to the signed-URL integration and is left alone here::
     BLAKE2SIGN_WEB = {
         "SESSIONS": {
             "HASHER": "blake2b",               # or "blake2s", "blake3"
-            "COMPRESSION": "zstd",             # or None
-            "COMPRESSION_THRESHOLD": 128,      # bytes of JSON from which zstd is tried
+            "COMPRESSION": "zstd",             # or None: no compression at all
+            "DICTIONARY": 1,                   # the shipped session dictionary; None: plain zstd
+            "COMPRESSION_THRESHOLD": 128,      # without a dictionary: bytes of JSON from which zstd is tried
+            "TAG_SIZE": 16,                    # bytes of MAC tag, or 32
+            "FORMAT": 2,                       # 1 only while processes that read only format 1 still run
             "COOKIE_SIZE_LIMIT": 4096,         # bytes of name, value and attributes
             "OVERSIZE": "raise",               # or "log": keep the client's previous cookie
             "MAX_DECOMPRESSED_SIZE": 65536,    # bound on a session's JSON, in bytes
@@ -33,8 +36,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
+from .. import dictionaries
 from ..cache import clear_signer_cache, get_signer
-from ..keys import HASHERS
+from ..keys import HASHERS, TAG_SIZES
 from ..serializer import SerializerSigner
 from ..signer import MAC_LENGTH, is_count
 
@@ -53,9 +57,13 @@ OVERSIZE_POLICIES: Final = ("raise", "log")
 SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     "HASHER": "blake2b",
     "COMPRESSION": "zstd",
-    # Low because the cookie travels on every request: a logged-in session's JSON
-    # (about 200 bytes) then compresses to less than Django's signed_cookies makes.
+    # Sessions are compressed against the shipped session dictionary whenever that makes
+    # the cookie shorter: a login session's 175 bytes of JSON become about 62.
+    "DICTIONARY": 1,
+    # Without a dictionary: low because the cookie travels on every request.
     "COMPRESSION_THRESHOLD": 128,
+    "TAG_SIZE": 16,
+    "FORMAT": 2,
     "COOKIE_SIZE_LIMIT": BROWSER_COOKIE_LIMIT,
     "OVERSIZE": "raise",
     "MAX_DECOMPRESSED_SIZE": 64 * 1024,
@@ -115,6 +123,26 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     if options["COMPRESSION"] not in ("zstd", None):
         problems.append(
             ("COMPRESSION", f"{name}['COMPRESSION'] must be 'zstd' or None; got {options['COMPRESSION']!r}.")
+        )
+    dictionary = options["DICTIONARY"]
+    if dictionary is not None and (type(dictionary) is not int or dictionary not in dictionaries.FILES):
+        problems.append(
+            (
+                "COMPRESSION",  # the check ids (checks.VALUE_CHECK_IDS) report it with COMPRESSION's
+                f"{name}['DICTIONARY'] must be a shipped dictionary id ({', '.join(map(str, dictionaries.FILES))}) "
+                f"or None; got {dictionary!r}.",
+            )
+        )
+    if options["TAG_SIZE"] not in TAG_SIZES or type(options["TAG_SIZE"]) is not int:
+        # Reported with HASHER's check id, as the other MAC setting (checks.VALUE_CHECK_IDS has no TAG_SIZE).
+        problems.append(("HASHER", f"{name}['TAG_SIZE'] must be 16 or 32 (bytes); got {options['TAG_SIZE']!r}."))
+    if options["FORMAT"] not in (1, 2) or type(options["FORMAT"]) is not int:
+        problems.append(
+            (
+                "HASHER",  # reported with HASHER's check id (checks.VALUE_CHECK_IDS has no FORMAT)
+                f"{name}['FORMAT'] must be 2, or 1 while processes that read only format 1 still run; "
+                f"got {options['FORMAT']!r}.",
+            )
         )
     threshold = options["COMPRESSION_THRESHOLD"]
     if not is_count(threshold) or threshold < 0:
@@ -309,7 +337,10 @@ def _build() -> SessionConfig:
         "fallbacks": secret_key_fallbacks(),
         "hasher": options["HASHER"],
         "compression": options["COMPRESSION"],
+        "dictionary": options["DICTIONARY"],
         "compression_threshold": options["COMPRESSION_THRESHOLD"],
+        "tag_size": options["TAG_SIZE"],
+        "format": options["FORMAT"],
         "max_decompressed_size": options["MAX_DECOMPRESSED_SIZE"],
     }
     signer = get_signer(

@@ -24,6 +24,7 @@ import starlette
 from starlette.datastructures import Secret
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .. import dictionaries
 from ..cache import get_signer
 from ..exceptions import BadSignature
 from ..serializer import MAX_DECOMPRESSED_SIZE
@@ -34,7 +35,7 @@ logger = logging.getLogger("blake2sign_web.starlette")
 
 #: Browsers keep cookies of up to 4096 bytes, counting name, value and attributes.
 BROWSER_COOKIE_LIMIT: Final = 4096
-#: Cookies travel on every request, so compress from a lower size than the core's default.
+#: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
 _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
@@ -153,8 +154,10 @@ class SessionMiddleware:
 
     The positional and keyword arguments and their defaults are Starlette's. The extras
     are keyword-only: ``fallback_secrets`` (older secrets still accepted; a session read
-    with one is re-issued under ``secret_key``), ``hasher``, ``compression`` and
-    ``compression_threshold``, ``on_oversize`` ("raise" or "log") and
+    with one is re-issued under ``secret_key``), ``hasher``, ``compression``,
+    ``dictionary`` (the shipped session dictionary by default), ``compression_threshold``
+    (without a dictionary), ``tag_size`` (16 or 32 bytes), ``format`` (2; 1 only during a
+    rolling upgrade from a release that reads only format 1), ``on_oversize`` ("raise" or "log") and
     ``migrate_starlette_cookies`` (accept and re-issue cookies from Starlette's middleware).
     """
 
@@ -173,7 +176,10 @@ class SessionMiddleware:
         fallback_secrets: Iterable[str | Secret] = (),
         hasher: Literal["blake2b", "blake2s", "blake3"] = "blake2b",
         compression: Literal["zstd"] | None = "zstd",
+        dictionary: int | None = dictionaries.SESSION,
         compression_threshold: int = COMPRESSION_THRESHOLD,
+        tag_size: Literal[16, 32] = 16,
+        format: Literal[1, 2] = 2,
         on_oversize: Literal["raise", "log"] = "raise",
         migrate_starlette_cookies: bool = False,
     ) -> None:
@@ -214,7 +220,10 @@ class SessionMiddleware:
             "fallbacks": fallbacks,
             "hasher": hasher,
             "compression": compression,
+            "dictionary": dictionary,
             "compression_threshold": compression_threshold,
+            "tag_size": tag_size,
+            "format": format,
         }
         # Verifies cookies, refusing any over the browser limit before hashing them.
         self.signer = get_signer(secret, max_token_length=BROWSER_COOKIE_LIMIT, **signer_options)

@@ -51,5 +51,8 @@ def signer(**options: Any) -> SerializerSigner:
         purpose=conf.PURPOSE,
         fallbacks=fallbacks,
         compression_threshold=config.compression_threshold,
+        dictionary=config.dictionary,
+        tag_size=config.tag_size,
+        format=config.format,
         **options,
     )

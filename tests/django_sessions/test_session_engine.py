@@ -148,15 +148,16 @@ def token_lengths(data: dict[str, Any]) -> tuple[int, int]:
     return len(ours.session_key), len(theirs.session_key)
 
 
-def test_a_logged_in_session_is_no_longer_than_djangos_signed_cookie() -> None:
+def test_a_logged_in_session_is_about_half_of_djangos_signed_cookie() -> None:
     rng = random.Random(20261121)
     data = login_session(rng) | {"_auth_user_hash": "3f1c7a9e0b5d2c8f6a4e1b7d9c3f5a2e8b6d4c1a7f9e3b5d2c8a6f4e1b7d9c3f"}
     ours, theirs = token_lengths(data)
-    assert ours <= theirs
-    # Over many users (ids of 1 to 9 digits, random hashes): never longer, shorter on average.
-    differences = [ours - theirs for ours, theirs in map(token_lengths, (login_session(rng) for _ in range(500)))]
-    assert max(differences) <= 0
-    assert statistics.mean(differences) < -3
+    assert ours <= theirs * 0.55
+    # Over many users (ids of 1 to 9 digits, random hashes): format 2's session dictionary and
+    # 16-byte tag make every cookie at most 55% of signed_cookies' (measured: 52% at most), 50% on average.
+    ratios = [ours / theirs for ours, theirs in map(token_lengths, (login_session(rng) for _ in range(500)))]
+    assert max(ratios) <= 0.55
+    assert statistics.mean(ratios) <= 0.50
 
 
 def big_value(size: int) -> str:
