@@ -54,3 +54,34 @@ def _unavailable_on_error(action: str) -> Iterator[None]:
         yield
     except Exception as error:
         raise StoreUnavailable(f"the cache failed to {action}: {type(error).__name__}") from None
+
+
+def is_session_revoked(cache: BaseCache, session_id: bytes | None, user_id: object | None, issued_at: int) -> bool:
+    """Whether a verified session was ended: one round trip (``get_many`` of its two records)."""
+    keys = {}
+    if session_id is not None:
+        keys["session"] = revocation.session_key(session_id)
+    if user_id is not None:
+        keys["user"] = revocation.user_key(user_id)
+    if not keys:
+        return False
+    with _unavailable_on_error("check a session"):
+        found = cache.get_many(list(keys.values()))
+    return revocation.is_revoked(
+        issued_at,
+        session_revoked=found.get(keys.get("session", "")),
+        not_before=found.get(keys.get("user", "")),
+    )
+
+
+def revoke_session(cache: BaseCache, session_id: bytes, expires_at: float) -> None:
+    """End one session (by its id) until ``expires_at``, when its token ends anyway."""
+    with _unavailable_on_error("revoke a session"):
+        cache.set(revocation.session_key(session_id), 1, timeout=revocation.ttl_until(expires_at, time.time()))
+
+
+def record_not_before(cache: BaseCache, user_id: object, lifetime: int) -> None:
+    """End every session of ``user_id`` issued before now; the record lasts ``lifetime`` seconds."""
+    value = revocation.not_before_value(time.time())
+    with _unavailable_on_error("log a user out everywhere"):
+        cache.set(revocation.user_key(user_id), value, timeout=max(1, lifetime))

@@ -16,6 +16,7 @@ should differ; they may share one ``redis.asyncio`` client.
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,11 +26,12 @@ import anyio
 
 from .. import revocation
 from ..revocation import DEFAULT_TIMEOUT, Policy, StoreUnavailable
+from ..serializer import SESSION_ID_SIZE
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["RedisStore", "StoreUnavailable"]
+__all__ = ["RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
 
 logger: Final = logging.getLogger("blake2sign_web.revocation")
 
@@ -118,3 +120,76 @@ class RedisStore:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+#: Where SessionMiddleware leaves what it knows of the request's session token, for the functions below.
+SCOPE_KEY: Final = "blake2sign_web.session"
+
+
+class SessionToken:
+    """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope)."""
+
+    __slots__ = ("expires_at", "lifetime", "revoke_on_clear", "session_id", "store", "user_key")
+
+    def __init__(
+        self, store: RedisStore, session_id: bytes, expires_at: float | None, lifetime: int, user_key: str
+    ) -> None:
+        self.store = store
+        #: The id written into the next cookie; a new one after the session is revoked.
+        self.session_id = session_id
+        #: When the client's cookie stops being accepted anyway (None: no valid cookie came).
+        self.expires_at = expires_at
+        #: The middleware's max_age: how long any session can live, so how long a not-before record lasts.
+        self.lifetime = lifetime
+        self.user_key = user_key
+        #: Whether the cookie that came is still to be revoked when the session is emptied.
+        self.revoke_on_clear = expires_at is not None
+
+
+def _token(scope_owner: Any) -> SessionToken:
+    scope = getattr(scope_owner, "scope", scope_owner)
+    token = scope.get(SCOPE_KEY)
+    if not isinstance(token, SessionToken):
+        raise RuntimeError(
+            "no session revocation for this request: add SessionMiddleware(..., revocation=RedisStore(...))"
+        )
+    return token
+
+
+async def revoke_session(request: Any) -> None:
+    """End the request's session here and now: its cookie is refused from now on, on every server.
+
+    ``request.session`` is emptied (the response then deletes the cookie); a session
+    started afterwards in the same request gets a new id. ``request.session.clear()``
+    alone does the same when the response is sent; this one raises StoreUnavailable
+    at once if Redis is down.
+    """
+    token = _token(request)
+    if token.revoke_on_clear and token.expires_at is not None:
+        await token.store.revoke_session(token.session_id, token.expires_at)
+    token.revoke_on_clear = False
+    token.session_id = new_session_id()
+    request.session.clear()
+
+
+async def log_out_everywhere(request: Any, user_id: object | None = None, *, keep_current: bool = False) -> None:
+    """End every session of ``user_id`` (default: the request's ``session[user_key]``) issued before now.
+
+    ``keep_current=True`` keeps the request's own session (re-issued now, so after the
+    cut-off): "log out my other devices", or a password change. Otherwise the request's
+    session ends too.
+    """
+    token = _token(request)
+    if user_id is None:
+        user_id = request.session.get(token.user_key)
+        if user_id is None:
+            raise ValueError(f"no user id in request.session[{token.user_key!r}]: pass user_id")
+    await token.store.log_out_everywhere(user_id, token.lifetime)
+    if keep_current:
+        request.session.mark_modified()  # re-signed at the response: issued now, after the cut-off
+    else:
+        await revoke_session(request)
+
+
+def new_session_id() -> bytes:
+    return secrets.token_bytes(SESSION_ID_SIZE)
