@@ -61,7 +61,9 @@ def decompress(data: bytes, max_size: int, dictionary_id: int | None = None) -> 
         declared = zstandard.get_frame_parameters(data, format=_FORMAT).content_size
         if declared > max_size:  # also catches CONTENTSIZE_UNKNOWN, which is a huge unsigned value
             raise ValueError(f"compressed payload declares {declared} bytes, over the limit of {max_size}")
-        result = decompressor.decompress(data, max_output_size=max_size)
+        # The declared size is known and within the limit: decompress allocates exactly that
+        # (max_output_size would cost another ~0.3 us, a fifth of reading a session).
+        result = decompressor.decompress(data)
     except zstandard.ZstdError as error:
         raise ValueError(f"corrupt compressed payload: {error}") from None
     if len(result) != declared:

@@ -7,7 +7,9 @@ with its defaults, without compression and with compression forced; django.core.
 itsdangerous' URLSafeTimedSerializer; blake2signer's Blake2SerializerSigner (cached, with
 a max_age so it timestamps like the others); PyJWT HS256; and the primitive floor (orjson
 dumps+loads, two keyed BLAKE2b digests, base64 both ways). Then the three hashers, and
-cached against constructed-per-call. Each library runs with its own defaults.
+cached against constructed-per-call. Each library runs with its own defaults. Last, the
+cost of dumps for the Django login session (175 B of JSON) compressed against the session
+dictionary vs uncompressed, as medians of interleaved rounds (issue 10's 1.5x target).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import orjson
 
 from blake2sign_web import SerializerSigner, get_signer
 
-from .timing import Timing, machine, measure, progress, table
+from .interleaved import Quartiles, run_rounds
+from .timing import Timing, format_time, machine, measure, progress, table
 
 SECRET = "benchmark-secret-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJ"
 PURPOSE = "benchmark"
@@ -99,10 +102,12 @@ def compare_libraries(quick: bool) -> dict[str, list[Timing]]:
     ours = SerializerSigner(SECRET, purpose=PURPOSE, max_age=3600, **limit)
     plain = SerializerSigner(SECRET, purpose=PURPOSE, max_age=3600, compression=None, **limit)
     packed = SerializerSigner(SECRET, purpose=PURPOSE, max_age=3600, compression_threshold=0, **limit)
+    session = SerializerSigner(SECRET, purpose=PURPOSE, max_age=3600, dictionary=1, **limit)
     contenders = {
         "blake2sign_web (defaults)": (ours.dumps, ours.loads),
         "blake2sign_web (no compression)": (plain.dumps, plain.loads),
         "blake2sign_web (compression forced)": (packed.dumps, packed.loads),
+        "blake2sign_web (session dictionary)": (session.dumps, session.loads),
         **anchors(),
     }
     results: dict[str, list[Timing]] = {}
@@ -162,6 +167,50 @@ def compare_caching(quick: bool) -> list[Timing]:
     ]
 
 
+LOGIN = {
+    "_auth_user_id": "12345",
+    "_auth_user_backend": "django.contrib.auth.backends.ModelBackend",
+    "_auth_user_hash": "3f1c1a6e0b5a8b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c",
+}
+
+
+def login_dumps_cost(quick: bool) -> str:
+    """dumps of the login session with the session dictionary against without compression, interleaved."""
+    progress("dumps of the login session, compressed vs not (interleaved rounds):")
+    packed = SerializerSigner(SECRET, purpose=PURPOSE, dictionary=1)  # as the session adapters write
+    plain = SerializerSigner(SECRET, purpose=PURPOSE, compression=None)
+    configs = {
+        "dumps, session dictionary": lambda: packed.dumps(LOGIN),
+        "dumps, no compression": lambda: plain.dumps(LOGIN),
+        "loads, session dictionary": (lambda token: lambda: packed.loads(token))(packed.dumps(LOGIN)),
+        "loads, no compression": (lambda token: lambda: plain.loads(token))(plain.dumps(LOGIN)),
+    }
+    rounds = run_rounds(configs, rounds=7 if quick else 21, block=0.02 if quick else 0.05)
+    lines = [
+        "### dumps and loads of the Django login session (175 B of JSON), medians of interleaved rounds",
+        "",
+        "| | median | q1-q3 | token |",
+        "|---|---:|---:|---:|",
+    ]
+    sizes = {name: len((packed if "dictionary" in name else plain).dumps(LOGIN)) for name in configs}
+    for name, values in rounds.items():
+        q = Quartiles.of(values)
+        lines.append(
+            f"| {name} | {format_time(q.median)} | {format_time(q.q1)} - {format_time(q.q3)} | {sizes[name]} |"
+        )
+    per_round = [
+        a / b for a, b in zip(rounds["dumps, session dictionary"], rounds["dumps, no compression"], strict=True)
+    ]
+    q = Quartiles.of(per_round)
+    lines += [
+        "",
+        f"dumps compressed / uncompressed, per round: median {q.median:.2f}x "
+        f"(q1-q3 {q.q1:.2f}-{q.q3:.2f}); target <= 1.5x",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def targets(results: dict[str, list[Timing]], caching: list[Timing]) -> str:
     session = {r.name: r for r in results["session (~330 B)"]}
     ours = session["blake2sign_web (defaults)"].best
@@ -209,12 +258,14 @@ def main(argv: list[str] | None = None) -> None:
     results = compare_libraries(args.quick)
     hashers = compare_hashers(args.quick)
     caching = compare_caching(args.quick)
+    login = login_dumps_cost(args.quick)
     out = [f"Machine: {machine()}", ""]
     for label, rows in results.items():
         out.append(table(f"dumps + loads, {label}", rows, "django.core.signing"))
     out.append(table("Hashers", hashers, "blake2b"))
     out.append(table("Signer construction", caching, "SerializerSigner() each call"))
     out.append(targets(results, caching))
+    out.append(login)
     sys.stdout.write("\n".join(out))
     if args.chart:
         chart(results, args.chart)

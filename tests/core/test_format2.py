@@ -23,7 +23,16 @@ SESSION_ID = bytes.fromhex("0123456789abcdef")
 
 
 def make(**options: Any) -> SerializerSigner:
+    """A signer as the session adapters configure it: with the session dictionary."""
+    options.setdefault("dictionary", dictionaries.SESSION)
     return SerializerSigner(SECRET, purpose="test", clock=lambda: NOW, **options)
+
+
+def test_the_core_default_is_format_2_without_a_dictionary() -> None:
+    signer = SerializerSigner(SECRET, purpose="test", clock=lambda: NOW)
+    assert (signer.format, signer.tag_size, signer.dictionary, signer.compression_threshold) == (2, 16, None, 512)
+    assert signer.dumps(LOGIN)[0] == "A"  # under the threshold: uncompressed
+    assert signer.dumps({"items": ["same text again"] * 50})[0] == "g"  # plain zstd
 
 
 def test_marker_table() -> None:
@@ -165,7 +174,7 @@ def test_format_1_with_the_old_level_15_frames_still_decompresses() -> None:
 
 @pytest.mark.parametrize("format", [1, 2])
 def test_fallback_secrets_verify_both_formats(format: int) -> None:
-    old = SerializerSigner(OLD, purpose="test", clock=lambda: NOW, format=format)
+    old = SerializerSigner(OLD, purpose="test", clock=lambda: NOW, format=format, dictionary=1)
     new = SerializerSigner(SECRET, purpose="test", clock=lambda: NOW, fallbacks=[OLD])
     loaded = new.load_token(old.dumps(LOGIN))
     assert (loaded.value, loaded.used_fallback) == (LOGIN, True)
