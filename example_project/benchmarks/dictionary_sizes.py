@@ -188,7 +188,7 @@ def cookies(module: Any, dictionary: bytes, level: int, count: int) -> str:
     comp = compressor(dictionary, level)
     plain = compressor(None, level)
     lines = [
-        f"### Cookie value length: format 2 (estimated, dictionary, level {level}) against the others",
+        f"### Cookie value length: format 2 with the dictionary (level {level} if estimated) against the others",
         "",
         "| sessions | n | ours (chars) | theirs (chars) | mean ratio | median | max | over 60% |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
