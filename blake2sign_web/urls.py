@@ -1,7 +1,7 @@
 """URLSigner: signed, optionally expiring links that nobody can alter to reach something else.
 
 A signed URL carries two extra query parameters, ``expires`` (Unix seconds, when
-asked for) and ``signature`` (the 43-character base64url MAC), and a third, ``nonce``
+asked for) and ``signature`` (the 43-character base64url MAC), and a third, ``once``
 (22 random base64url characters), when it is single-use::
 
     >>> signer = URLSigner("a long random secret", purpose="downloads")
@@ -37,7 +37,7 @@ without a host, and a relative path whose first segment has a ``:`` (read as a
 scheme, such as ``javascript:``).
 
 A single-use link (``sign(..., single_use=True)``) is an ordinary signed link whose
-``nonce`` parameter the MAC covers like any other; ``verify_link`` returns it with the
+``once`` parameter (the nonce) the MAC covers like any other; ``verify_link`` returns it with the
 expiry, and the adapters consume it in a shared store (see ``blake2sign_web.revocation``).
 It must expire: its record is kept in the store until then, and no longer.
 
@@ -106,7 +106,7 @@ class URLSigner(Signer):
         hasher: str = "blake2b",
         signature_param: str = "signature",
         expires_param: str = "expires",
-        nonce_param: str = "nonce",
+        nonce_param: str = "once",
         ignore: Iterable[str] = (),
         bind_host: bool = False,
         max_url_length: int = MAX_URL_LENGTH,
@@ -159,7 +159,7 @@ class URLSigner(Signer):
 
         A signature already in ``url`` is replaced; so is its expiry when ``expires_in``
         is given (otherwise it is kept, so re-signing an old link keeps its lifetime, and
-        its nonce). ``single_use=True`` adds a fresh random ``nonce`` for the adapters to
+        its nonce). ``single_use=True`` adds a fresh random nonce (``once=``) for the adapters to
         consume; it needs an expiry, since the store keeps the nonce's record until then.
         """
         if isinstance(url, bytes):

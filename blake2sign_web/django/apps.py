@@ -16,4 +16,7 @@ class Blake2SignWebConfig(AppConfig):
     verbose_name = "blake2sign_web"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401 - registers the system checks
+        from . import (
+            checks,  # noqa: F401 - registers the system checks
+            revocation,  # noqa: F401 - a password change logs the user out everywhere (when on)
+        )

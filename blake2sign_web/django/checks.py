@@ -19,6 +19,8 @@ Only when this project's engine or middleware handles sessions:
 
 - ``blake2sign_web.E011``: ``SESSION_COOKIE_SAMESITE = "None"`` without ``SESSION_COOKIE_SECURE``.
 - ``blake2sign_web.E012``: ``SESSION_COOKIE_NAME``, ``_PATH`` or ``_DOMAIN`` would break the Set-Cookie line.
+- ``blake2sign_web.E013``: a bad ``REVOCATION_CACHE`` (not an alias in CACHES, or with ``FORMAT`` 1)
+  or ``REVOCATION_UNAVAILABLE``.
 
 Warnings:
 
@@ -31,6 +33,12 @@ Only when ``SESSION_ENGINE`` is this project's:
 - ``blake2sign_web.W001``: ``SESSION_COOKIE_HTTPONLY`` is off: scripts can read the session.
 - ``blake2sign_web.W002``: ``SESSION_COOKIE_SECURE`` is off while ``DEBUG`` is off.
 - ``blake2sign_web.W003``: ``SESSION_SERIALIZER`` is not JSON: the engine always uses JSON.
+
+Whenever a revocation or single-use cache is configured:
+
+- ``blake2sign_web.W005``: the cache is per process (LocMemCache, DummyCache), so other
+  workers never see its records; or a RedisCache has no ``socket_timeout`` in its OPTIONS,
+  so a hung Redis would hang every request.
 """
 
 from __future__ import annotations
@@ -54,7 +62,15 @@ VALUE_CHECK_IDS: Final = {
     "MAX_DECOMPRESSED_SIZE": "blake2sign_web.E004",
     "OVERSIZE": "blake2sign_web.E005",
     "ACCEPT_DJANGO_SIGNED_COOKIES": "blake2sign_web.E006",
+    "REVOCATION_CACHE": "blake2sign_web.E013",
+    "REVOCATION_UNAVAILABLE": "blake2sign_web.E013",
 }
+#: Cache backends whose records no other process sees.
+PER_PROCESS_CACHES: Final = (
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.dummy.DummyCache",
+)
+REDIS_CACHE: Final = "django.core.cache.backends.redis.RedisCache"
 JSON_SERIALIZER: Final = "django.contrib.sessions.serializers.JSONSerializer"
 JSON_SERIALIZERS: Final = (JSON_SERIALIZER, "django.core.signing.JSONSerializer")
 HINT: Final = "See docs/django.md, 'Settings'."
@@ -84,6 +100,50 @@ def check_signed_url_settings(app_configs: Sequence[AppConfig] | None = None, **
     except ImproperlyConfigured as error:
         return [Error(str(error), hint="See docs/signed-urls.md, 'Settings'.", id="blake2sign_web.E008")]
     return []
+
+
+@register(Tags.security, "blake2sign_web")
+def check_shared_caches(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """The caches that keep revocation and single-use records must be shared and must not hang requests."""
+    from .signed_urls import options as signed_url_options
+
+    aliases = {}
+    revocation_cache = conf.session_options().get("REVOCATION_CACHE")
+    if isinstance(revocation_cache, str):
+        aliases[revocation_cache] = "BLAKE2SIGN_WEB['SESSIONS']['REVOCATION_CACHE']"
+    try:
+        single_use_cache = signed_url_options()["SINGLE_USE_CACHE"]
+    except ImproperlyConfigured:  # reported by check_signed_url_settings
+        single_use_cache = None
+    if single_use_cache is not None:
+        aliases[single_use_cache] = "BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']"
+    messages: list[CheckMessage] = []
+    caches = getattr(settings, "CACHES", {})
+    for alias, setting in aliases.items():
+        cache = caches.get(alias)
+        if not isinstance(cache, dict):
+            continue  # reported as an error by the settings checks
+        backend = cache.get("BACKEND", "")
+        if backend in PER_PROCESS_CACHES:
+            messages.append(
+                Warning(
+                    f"{setting} is the cache {alias!r} ({backend.rsplit('.', 1)[-1]}), which is per process: "
+                    "other workers and servers never see its records, so a logout or a used link is not seen "
+                    "there.",
+                    hint="Use a cache shared by every process: django.core.cache.backends.redis.RedisCache.",
+                    id="blake2sign_web.W005",
+                )
+            )
+        elif backend == REDIS_CACHE and "socket_timeout" not in cache.get("OPTIONS", {}):
+            messages.append(
+                Warning(
+                    f"{setting} is the RedisCache {alias!r} without socket_timeout in its OPTIONS: a Redis that "
+                    "hangs would hang every request that checks it.",
+                    hint='Add "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5} (seconds).',
+                    id="blake2sign_web.W005",
+                )
+            )
+    return messages
 
 
 @register(Tags.security, "blake2sign_web")

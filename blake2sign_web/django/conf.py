@@ -15,6 +15,8 @@ belongs to the signed-URL integration and is left alone here::
             "OVERSIZE": "raise",               # or "log": keep the client's previous cookie
             "MAX_DECOMPRESSED_SIZE": 65536,    # bound on a session's JSON, in bytes
             "ACCEPT_DJANGO_SIGNED_COOKIES": False,  # migrate from Django's signed_cookies
+            "REVOCATION_CACHE": None,          # a CACHES alias (RedisCache): logout ends copied cookies
+            "REVOCATION_UNAVAILABLE": "closed",  # cache down: "closed" = empty session, "open" = accept, log
         },
     }
 
@@ -39,6 +41,7 @@ from django.core.signals import setting_changed
 from .. import dictionaries
 from ..cache import clear_signer_cache, get_signer
 from ..keys import HASHERS, TAG_SIZES
+from ..revocation import POLICIES
 from ..serializer import SerializerSigner
 from ..signer import MAC_LENGTH, is_count
 
@@ -68,6 +71,9 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     "OVERSIZE": "raise",
     "MAX_DECOMPRESSED_SIZE": 64 * 1024,
     "ACCEPT_DJANGO_SIGNED_COOKIES": False,
+    # Off: the stateless path, no session id in the token and no cache call per request.
+    "REVOCATION_CACHE": None,
+    "REVOCATION_UNAVAILABLE": "closed",
 }
 #: The smallest sensible cookie limit: room for a cookie name, attributes and an empty session.
 MIN_COOKIE_SIZE_LIMIT: Final = 256
@@ -175,6 +181,39 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "ACCEPT_DJANGO_SIGNED_COOKIES",
                 f"{name}['ACCEPT_DJANGO_SIGNED_COOKIES'] must be True or False; "
                 f"got {options['ACCEPT_DJANGO_SIGNED_COOKIES']!r}.",
+            )
+        )
+    problems += revocation_problems(options)
+    return problems
+
+
+def revocation_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, problem) for REVOCATION_CACHE and REVOCATION_UNAVAILABLE."""
+    name = f"{SETTING}['SESSIONS']"
+    problems: list[tuple[str, str]] = []
+    alias = options["REVOCATION_CACHE"]
+    if alias is not None and (not isinstance(alias, str) or alias not in getattr(settings, "CACHES", {})):
+        problems.append(
+            (
+                "REVOCATION_CACHE",
+                f"{name}['REVOCATION_CACHE'] must be None or an alias in CACHES (a RedisCache shared by every "
+                f"process); got {alias!r}.",
+            )
+        )
+    if options["REVOCATION_UNAVAILABLE"] not in POLICIES:
+        problems.append(
+            (
+                "REVOCATION_UNAVAILABLE",
+                f"{name}['REVOCATION_UNAVAILABLE'] must be 'closed' (an empty session while the cache is down) or "
+                f"'open' (accept, log an error); got {options['REVOCATION_UNAVAILABLE']!r}.",
+            )
+        )
+    if alias is not None and options["FORMAT"] == 1:
+        problems.append(
+            (
+                "REVOCATION_CACHE",
+                f"{name}['REVOCATION_CACHE'] needs FORMAT 2 (only format 2 tokens carry a session id): finish the "
+                "rolling upgrade (FORMAT 2) before turning revocation on.",
             )
         )
     return problems
@@ -297,6 +336,10 @@ class SessionConfig:
     cookie_overhead: int
     raise_on_oversize: bool
     accept_django_signed_cookies: bool
+    #: The CACHES alias that keeps revocation records; None: revocation is off (stateless).
+    revocation_cache: str | None = None
+    #: Accept sessions unchecked (and log) while that cache is down, instead of reading them as empty.
+    revocation_fails_open: bool = False
 
 
 _config: SessionConfig | None = None
@@ -354,6 +397,8 @@ def _build() -> SessionConfig:
         cookie_overhead=cookie_overhead(),
         raise_on_oversize=options["OVERSIZE"] == "raise",
         accept_django_signed_cookies=options["ACCEPT_DJANGO_SIGNED_COOKIES"],
+        revocation_cache=options["REVOCATION_CACHE"],
+        revocation_fails_open=options["REVOCATION_UNAVAILABLE"] == "open",
     )
 
 

@@ -17,17 +17,22 @@ policy applies. Bound the wait in the cache's own OPTIONS, for RedisCache::
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Final
+from typing import Any, Final
 
+from django.conf import settings
 from django.core.cache import BaseCache, caches
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models.signals import post_save
 
 from .. import revocation
 from ..revocation import StoreUnavailable
+from ..serializer import SESSION_ID_SIZE
 
-__all__ = ["StoreUnavailable", "consume_link"]
+__all__ = ["StoreUnavailable", "consume_link", "log_out_everywhere"]
 
 logger: Final = logging.getLogger("blake2sign_web.revocation")
 
@@ -85,3 +90,42 @@ def record_not_before(cache: BaseCache, user_id: object, lifetime: int) -> None:
     value = revocation.not_before_value(time.time())
     with _unavailable_on_error("log a user out everywhere"):
         cache.set(revocation.user_key(user_id), value, timeout=max(1, lifetime))
+
+
+def new_session_id() -> bytes:
+    return secrets.token_bytes(SESSION_ID_SIZE)
+
+
+def log_out_everywhere(user: Any) -> None:
+    """End every session of ``user`` issued before now, on every server (REVOCATION_CACHE must be set).
+
+    Raises StoreUnavailable if the cache cannot be reached: a logout that did not happen
+    is never reported as done. The session that calls it survives only if it is re-signed
+    afterwards (``update_session_auth_hash`` does; so does ``request.session.cycle_key()``).
+    """
+    from .conf import SETTING, session_config
+
+    config = session_config()
+    if config.revocation_cache is None:
+        raise ImproperlyConfigured(
+            f"log_out_everywhere() needs {SETTING}['SESSIONS']['REVOCATION_CACHE']: the alias of a cache shared "
+            "by every process (RedisCache) where the cut-off is kept."
+        )
+    user_id = user._meta.pk.value_to_string(user)  # as django.contrib.auth.login() stores it
+    record_not_before(get_cache(config.revocation_cache), user_id, settings.SESSION_COOKIE_AGE)
+
+
+def _log_out_on_password_change(
+    sender: Any, instance: Any, created: bool = False, raw: bool = False, **kw: Any
+) -> None:
+    """post_save: ``set_password()`` then ``save()`` (Django marks the user with ``_password`` until saved)."""
+    if created or raw or getattr(instance, "_password", None) is None or not hasattr(instance, "set_password"):
+        return
+    from .conf import session_options
+
+    if session_options().get("REVOCATION_CACHE") is None:
+        return
+    log_out_everywhere(instance)
+
+
+post_save.connect(_log_out_on_password_change, dispatch_uid="blake2sign_web.revocation.password_change")

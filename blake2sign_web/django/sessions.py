@@ -11,7 +11,12 @@ dated token of the session's JSON, kept by the browser. Unlike it:
   ``SessionTooLarge`` is raised, or with ``"OVERSIZE": "log"`` an error is logged and
   the client keeps its previous cookie;
 - with ``"ACCEPT_DJANGO_SIGNED_COOKIES": True``, cookies of Django's ``signed_cookies``
-  engine are accepted once and re-issued in this format.
+  engine are accepted once and re-issued in this format;
+- with ``"REVOCATION_CACHE"`` (a CACHES alias, RedisCache), each token carries a random
+  session id: logout and flush end that session on every server, ``login()`` ends the
+  anonymous session it replaces, and ``log_out_everywhere(user)`` (also run when a
+  password changes) ends every older session of the user. Loading a session then costs
+  one cache round trip (see ``blake2sign_web.django.revocation``).
 
 Importing this module builds the configuration, so a bad one raises
 ImproperlyConfigured when the session middleware loads the engine, at start-up.
@@ -25,13 +30,16 @@ from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, Final
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.core import signing
 from django.utils import timezone
 
 from ..exceptions import BadSignature, SignatureExpired
-from .conf import session_config
+from ..revocation import StoreUnavailable
+from . import revocation
+from .conf import SessionConfig, session_config
 
 __all__ = ["SessionStore", "SessionTooLarge"]
 
@@ -40,6 +48,8 @@ suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession"
 logger: Final = logging.getLogger(__name__)
 #: The salt of Django's signed_cookies engine, for migration.
 DJANGO_SIGNED_COOKIES_SALT: Final = "django.contrib.sessions.backends.signed_cookies"
+#: Where django.contrib.auth keeps the user's id in the session (its SESSION_KEY).
+AUTH_USER_ID: Final = "_auth_user_id"
 #: Tokens carry 32-bit Unix times: no expiry can reach this second (2106-02-07 06:28:16 UTC).
 EXPIRY_LIMIT: Final = 2**32
 LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)
@@ -54,6 +64,11 @@ class SessionStore(SessionBase):
     oversized = False
     #: The client's cookie when it verified: what ``"OVERSIZE": "log"`` leaves in place.
     _verified_cookie: str | None = None
+    #: With revocation: the id written into this session's next token (None: a new one is made).
+    _session_id: bytes | None = None
+    #: With revocation: (id, end) of the session the client's cookie holds, once read; None if it has none.
+    _client_session: tuple[bytes, float] | None = None
+    _client_session_read = False
     # SessionBase's lazily loaded data (absent until loaded, so only annotated here).
     _session_cache: dict[str, Any]
     if TYPE_CHECKING:
@@ -66,7 +81,8 @@ class SessionStore(SessionBase):
         if not token:  # SessionStore().load(), as Django's middleware tests call it
             return {}
         try:
-            value, issued_at, expires_at, used_fallback = config.signer.load_token(token)
+            loaded = config.signer.load_token(token)
+            value, issued_at, expires_at, used_fallback = loaded
             age = self.get_session_cookie_age()
             if expires_at is None and time.time() - issued_at > age:
                 raise SignatureExpired("session is older than SESSION_COOKIE_AGE", expired_at=issued_at + age)
@@ -80,13 +96,84 @@ class SessionStore(SessionBase):
             # Forget the key: the middleware then deletes the bad cookie.
             self._session_key = None
             return {}
+        if config.revocation_cache is not None:
+            ends = expires_at if expires_at is not None else issued_at + age
+            self._remember_client_session(loaded.session_id, ends)
+            if not self._still_valid(config, config.revocation_cache, value, loaded.session_id, issued_at):
+                return {}
         self._verified_cookie = token
         if used_fallback:
             self.modified = True  # verified by a SECRET_KEY_FALLBACKS key: re-sign with SECRET_KEY
         return value
 
     async def aload(self) -> dict[str, Any]:
+        if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
+            return await sync_to_async(self.load)()
         return self.load()
+
+    def _still_valid(
+        self, config: SessionConfig, alias: str, value: dict[str, Any], session_id: bytes | None, issued: int
+    ) -> bool:
+        """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
+        try:
+            cache = revocation.get_cache(alias)
+            revoked = revocation.is_session_revoked(cache, session_id, value.get(AUTH_USER_ID), issued)
+        except StoreUnavailable as error:
+            if config.revocation_fails_open:
+                revocation.logger.error("Session accepted unchecked (REVOCATION_UNAVAILABLE='open'): %s.", error)
+                return True
+            # The cookie is kept (not deleted): the session comes back with the cache. A session
+            # written during this request is a new one.
+            revocation.logger.error("Session read as empty: its revocation cannot be checked: %s.", error)
+            self._session_id = None
+            return False
+        if revoked:
+            revocation.logger.info("Session cookie refused: the session was ended (logout, log out everywhere).")
+            self._session_key = None  # the middleware then deletes the cookie
+            self._session_id = None
+            return False
+        return True
+
+    def _remember_client_session(self, session_id: bytes | None, ends: float) -> None:
+        self._client_session_read = True
+        self._client_session = None if session_id is None else (session_id, ends)
+        self._session_id = session_id
+
+    def _read_client_session(self) -> tuple[bytes, float] | None:
+        """The id and end of the session in the client's cookie, verifying it if load() has not."""
+        if not self._client_session_read:
+            self._client_session_read = True
+            token = self._session_key
+            if token:
+                try:
+                    loaded = session_config().signer.load_token(token)
+                except BadSignature:
+                    return None
+                ends = loaded.expires_at or loaded.issued_at + self.get_session_cookie_age()
+                if loaded.session_id is not None:
+                    self._client_session = (loaded.session_id, ends)
+                    self._session_id = loaded.session_id
+        return self._client_session
+
+    def revoke(self, *, raise_errors: bool = True) -> None:
+        """End the session of the client's cookie on every server (with revocation on); the next one gets a new id.
+
+        ``raise_errors=False`` logs a cache failure instead of raising StoreUnavailable.
+        """
+        config = session_config()
+        if config.revocation_cache is None:
+            return
+        client_session = self._read_client_session()
+        self._client_session = None
+        self._session_id = None
+        if client_session is None:
+            return
+        try:
+            revocation.revoke_session(revocation.get_cache(config.revocation_cache), *client_session)
+        except StoreUnavailable as error:
+            if raise_errors:
+                raise
+            revocation.logger.error("Session could not be revoked: %s.", error)
 
     def _load_django_signed_cookie(self, token: str) -> dict[str, Any] | None:
         """Read a cookie of Django's signed_cookies engine and mark it for re-issue in this format."""
@@ -133,7 +220,13 @@ class SessionStore(SessionBase):
         else:
             data = self._session
         try:
-            token = config.writer.dumps(data, expires_in=expires_in)
+            if config.revocation_cache is None:
+                token = config.writer.dumps(data, expires_in=expires_in)
+            else:
+                if self._session_id is None:
+                    self._read_client_session()
+                    self._session_id = self._session_id or revocation.new_session_id()
+                token = config.writer.dumps(data, expires_in=expires_in, session_id=self._session_id)
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
             self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
             return
@@ -183,20 +276,38 @@ class SessionStore(SessionBase):
         return False
 
     def delete(self, session_key: str | None = None) -> None:
-        """Empty the session; the middleware then deletes the cookie."""
+        """Empty the session; the middleware then deletes the cookie. With revocation, end it everywhere.
+
+        The session is emptied first, so that a cache failure (StoreUnavailable, raised)
+        still deletes the cookie.
+        """
+        if session_config().revocation_cache is not None:
+            self._read_client_session()  # before the key is gone
         self._session_key = ""
         self._session_cache = {}
         self.modified = True
+        self.revoke()
 
     async def adelete(self, session_key: str | None = None) -> None:
-        self.delete(session_key)
+        if session_config().revocation_cache is not None:
+            await sync_to_async(self.delete)(session_key)
+        else:
+            self.delete(session_key)
 
     def cycle_key(self) -> None:
-        """A new key is a new token of the same data: sign it now, as Django's signed_cookies does."""
+        """A new key is a new token of the same data: sign it now, as Django's signed_cookies does.
+
+        With revocation the old token is ended and the new one has a new session id
+        (``login()`` calls this: the anonymous session's cookie stops working).
+        """
+        self.revoke(raise_errors=False)
         self.save()
 
     async def acycle_key(self) -> None:
-        self.cycle_key()
+        if session_config().revocation_cache is not None:
+            await sync_to_async(self.cycle_key)()
+        else:
+            self.cycle_key()
 
     @classmethod
     def clear_expired(cls) -> None:

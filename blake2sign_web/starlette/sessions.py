@@ -11,6 +11,11 @@ Arguments that cannot work fail at construction: ``same_site="none"`` without
 ``session_cookie`` that would end or forge a Set-Cookie attribute. As with Starlette,
 ``max_age`` may be 0 or negative: the cookie carries that Max-Age and every cookie
 has then expired when it arrives.
+
+With ``revocation=RedisStore(...)`` (see ``blake2sign_web.starlette.revocation``) each
+cookie carries a random session id: emptying ``request.session`` ends that session on
+every server, and ``log_out_everywhere`` ends every older session of a user. A verified
+cookie then costs one Redis round trip (MGET); without it nothing changes.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from http.cookies import _unquote  # what Starlette's cookie_parser uses
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import starlette
 from starlette.datastructures import Secret
@@ -27,11 +32,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import dictionaries
 from ..cache import get_signer
 from ..exceptions import BadSignature
+from ..revocation import StoreUnavailable
 from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from .session_migration import StarletteCookieReader
 
+if TYPE_CHECKING:
+    from ..serializer import LoadedToken
+    from .revocation import RedisStore, SessionToken
+
 logger = logging.getLogger("blake2sign_web.starlette")
+revocation_logger = logging.getLogger("blake2sign_web.revocation")
 
 #: Browsers keep cookies of up to 4096 bytes, counting name, value and attributes.
 BROWSER_COOKIE_LIMIT: Final = 4096
@@ -58,6 +69,8 @@ class Session(dict[str, Any]):
 
     accessed: bool = False
     modified: bool = False
+    #: Emptied by clear() during the request (revocation ends the old session then).
+    cleared: bool = False
 
     def mark_accessed(self) -> None:
         self.accessed = True
@@ -74,7 +87,7 @@ class Session(dict[str, Any]):
         dict.__delitem__(self, key)
 
     def clear(self) -> None:
-        self.accessed = self.modified = True
+        self.accessed = self.modified = self.cleared = True
         dict.clear(self)
 
     def pop(self, key: str, *args: Any) -> Any:
@@ -158,7 +171,9 @@ class SessionMiddleware:
     ``dictionary`` (the shipped session dictionary by default), ``compression_threshold``
     (without a dictionary), ``tag_size`` (16 or 32 bytes), ``format`` (2; 1 only during a
     rolling upgrade from a release that reads only format 1), ``on_oversize`` ("raise" or "log") and
-    ``migrate_starlette_cookies`` (accept and re-issue cookies from Starlette's middleware).
+    ``migrate_starlette_cookies`` (accept and re-issue cookies from Starlette's middleware),
+    ``revocation`` (a RedisStore: logout and "log out everywhere" reach copied cookies) and
+    ``user_key`` (the session key holding the user's id, for "log out everywhere").
     """
 
     def __init__(
@@ -182,8 +197,12 @@ class SessionMiddleware:
         format: Literal[1, 2] = 2,
         on_oversize: Literal["raise", "log"] = "raise",
         migrate_starlette_cookies: bool = False,
+        revocation: RedisStore | None = None,
+        user_key: str = "user_id",
     ) -> None:
         secret = _secret(secret_key, "secret_key")
+        if revocation is not None:
+            _check_revocation(revocation, max_age, format)
         if isinstance(fallback_secrets, (str, bytes, Secret)):
             raise TypeError("SessionMiddleware fallback_secrets must be a list of secrets, not a single secret")
         fallbacks = tuple(_secret(s, "each of fallback_secrets") for s in fallback_secrets)
@@ -230,6 +249,10 @@ class SessionMiddleware:
         # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
         self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
         self._has_fallbacks = bool(fallbacks)
+        self.revocation = revocation
+        self.user_key = user_key
+        #: How long a session can live: how long a "log out everywhere" record is kept.
+        self._lifetime = int(max_age or 0)
         self.legacy = (
             StarletteCookieReader(secret, fallbacks, signer_options["max_age"]) if migrate_starlette_cookies else None
         )
@@ -254,20 +277,31 @@ class SessionMiddleware:
             return
 
         cookie = self._read_cookie(scope["headers"])
-        session = SESSION_CLASS() if cookie is None else self._load(cookie)
-        initial_session_was_empty = not dict.__len__(session)
+        token: SessionToken | None = None
+        if self.revocation is None:
+            session = SESSION_CLASS() if cookie is None else self._load(cookie)
+            initial_session_was_empty = not dict.__len__(session)
+        else:
+            session, token, refused = await self._load_revocable(self.revocation, cookie)
+            initial_session_was_empty = not dict.__len__(session) and not refused
+            session.modified = session.modified or refused  # a refused cookie is deleted
+            from .revocation import SCOPE_KEY
+
+            scope[SCOPE_KEY] = token
         scope["session"] = session
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 session: Session = scope["session"]
+                if token is not None and (session.cleared or (session.modified and not dict.__len__(session))):
+                    await _end_client_session(token)
                 if session.accessed or session.modified:
                     # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
                     headers = message["headers"] = list(message.get("headers", ()))
                     if session.accessed:
                         _add_vary_cookie(headers)
                     if session.modified and dict.__len__(session):
-                        header = self._cookie_header(session)
+                        header = self._cookie_header(session, None if token is None else token.session_id)
                         if header is not None:
                             headers.append((b"set-cookie", header))
                     elif session.modified and not initial_session_was_empty:
@@ -324,10 +358,53 @@ class SessionMiddleware:
             session.modified = True  # re-sign it with the current secret
         return session
 
-    def _cookie_header(self, session: Session) -> bytes | None:
+    async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken, bool]:
+        """The session, what revocation needs to know of it, and whether a valid cookie was refused as ended."""
+        from .revocation import SessionToken, new_session_id
+
+        session, loaded = (SESSION_CLASS(), None) if cookie is None else self._load_token(cookie)
+        if loaded is None or loaded.session_id is None:
+            fresh = SessionToken(store, new_session_id(), None, self._lifetime, self.user_key)
+            if loaded is None:
+                return session, fresh, False
+        else:
+            ends = loaded.expires_at if loaded.expires_at is not None else loaded.issued_at + self._lifetime
+            fresh = SessionToken(store, loaded.session_id, ends, self._lifetime, self.user_key)
+        try:
+            revoked = await store.is_revoked(loaded.session_id, dict.get(session, self.user_key), loaded.issued_at)
+        except StoreUnavailable as error:
+            if store.fails_open:
+                revocation_logger.error("Session accepted unchecked (on_unavailable='open'): %s", error)
+                return session, fresh, False
+            # The cookie is kept: the session comes back with Redis. One written now is a new one.
+            revocation_logger.error("Session read as empty: its revocation cannot be checked: %s", error)
+            return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), False
+        if revoked:
+            revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
+            return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), True
+        return session, fresh, False
+
+    def _load_token(self, cookie: str) -> tuple[Session, LoadedToken | None]:
+        """``_load`` that also returns the verified token (None for a refused or migrated cookie)."""
+        if self._expire_every_cookie or (self.legacy is not None and cookie.count(".") == 2):
+            return self._load(cookie), None
+        try:
+            loaded = self.signer.load_token(cookie)
+        except BadSignature as error:
+            logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
+            return SESSION_CLASS(), None
+        if not isinstance(loaded.value, dict):
+            logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
+            return SESSION_CLASS(), None
+        session = SESSION_CLASS(loaded.value)
+        if loaded.used_fallback:
+            session.modified = True
+        return session, loaded
+
+    def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
         try:
-            token = self._writer.dumps(session)
+            token = self._writer.dumps(session, session_id=session_id)
         except ValueError:  # its JSON is over the size the signer would read back
             self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
             return None
@@ -345,6 +422,31 @@ class SessionMiddleware:
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
         logger.error("%s The response keeps the client's previous session cookie.", message)
+
+
+async def _end_client_session(token: SessionToken) -> None:
+    """The session was emptied: end the client's old session everywhere; a new one gets a new id."""
+    from .revocation import new_session_id
+
+    if token.revoke_on_clear and token.expires_at is not None:
+        try:
+            await token.store.revoke_session(token.session_id, token.expires_at)
+        except StoreUnavailable as error:  # the response is under way: log it, the cookie is deleted anyway
+            revocation_logger.error("Session could not be revoked: %s", error)
+    token.revoke_on_clear = False
+    token.session_id = new_session_id()
+
+
+def _check_revocation(store: object, max_age: int | None, format: int) -> None:
+    if not callable(getattr(store, "is_revoked", None)):
+        raise TypeError(f"SessionMiddleware revocation must be a RedisStore, not {type(store).__name__}")
+    if max_age is None or isinstance(max_age, bool) or max_age <= 0:
+        raise ValueError(
+            "SessionMiddleware revocation needs max_age (seconds > 0): a not-before record must outlive every "
+            f"session, so sessions must end; got max_age={max_age!r}"
+        )
+    if format != 2:
+        raise ValueError("SessionMiddleware revocation needs format=2: only format 2 tokens carry a session id")
 
 
 def _add_vary_cookie(headers: list[tuple[bytes, bytes]]) -> None:

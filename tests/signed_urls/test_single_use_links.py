@@ -23,15 +23,15 @@ def params(url: str) -> dict[str, list[str]]:
 def test_single_use_link_carries_a_random_nonce_and_its_expiry() -> None:
     first = signer().sign("/files/a.pdf?v=1", expires_in=60, single_use=True)
     second = signer().sign("/files/a.pdf?v=1", expires_in=60, single_use=True)
-    nonce = params(first)["nonce"][0]
+    nonce = params(first)["once"][0]
     assert len(nonce) == 22
-    assert params(second)["nonce"][0] != nonce
+    assert params(second)["once"][0] != nonce
     assert signer().verify_link(first) == VerifiedLink(used_fallback=False, expires_at=1_800_000_060, nonce=nonce)
 
 
 def test_ordinary_link_has_no_nonce() -> None:
     url = signer().sign("/files/a.pdf", expires_in=60)
-    assert "nonce" not in params(url)
+    assert "once" not in params(url)
     assert signer().verify_link(url) == VerifiedLink(False, 1_800_000_060, None)
     assert signer().verify_link(signer().sign("/files/a.pdf")) == VerifiedLink(False, None, None)
 
@@ -48,11 +48,11 @@ def test_resigning_keeps_an_expiry_given_in_the_url() -> None:
 
 def test_nonce_is_covered_by_the_mac() -> None:
     url = signer().sign("/files/a.pdf", expires_in=60, single_use=True)
-    nonce = params(url)["nonce"][0]
+    nonce = params(url)["once"][0]
     for forged in (
         url.replace(nonce, "B" * 22),
-        url.replace(f"&nonce={nonce}", ""),
-        url.replace(f"nonce={nonce}", f"nonce={nonce}&nonce={nonce}"),
+        url.replace(f"&once={nonce}", ""),
+        url.replace(f"once={nonce}", f"once={nonce}&once={nonce}"),
     ):
         with pytest.raises(BadSignature):
             signer().verify_link(forged)
@@ -61,15 +61,15 @@ def test_nonce_is_covered_by_the_mac() -> None:
 def test_adding_a_nonce_to_an_ordinary_link_fails() -> None:
     url = signer().sign("/files/a.pdf", expires_in=60)
     with pytest.raises(BadSignature):
-        signer().verify_link(url + "&nonce=" + "A" * 22)
+        signer().verify_link(url + "&once=" + "A" * 22)
 
 
 def test_malformed_or_expiryless_nonce_is_refused_even_when_signed() -> None:
     """A nonce only sign() wrote is trusted to name a store key: anything else is refused after the MAC."""
     with pytest.raises(BadSignature, match="malformed nonce"):
-        signer().verify_link(signer().sign("/a?nonce=a%20b" + "c" * 20, expires_in=60))
+        signer().verify_link(signer().sign("/a?once=a%20b" + "c" * 20, expires_in=60))
     with pytest.raises(BadSignature, match="single-use URL without expiry"):
-        signer().verify_link(signer().sign("/a?nonce=" + "c" * 22))
+        signer().verify_link(signer().sign("/a?once=" + "c" * 22))
 
 
 def test_expired_single_use_link_is_expired() -> None:
@@ -80,10 +80,10 @@ def test_expired_single_use_link_is_expired() -> None:
 
 
 def test_nonce_param_is_configurable_and_checked() -> None:
-    url = signer(nonce_param="once").sign("/a", expires_in=60, single_use=True)
-    assert "once" in params(url)
-    assert signer(nonce_param="once").verify_link(url).nonce == params(url)["once"][0]
+    url = signer(nonce_param="use").sign("/a", expires_in=60, single_use=True)
+    assert "use" in params(url)
+    assert signer(nonce_param="use").verify_link(url).nonce == params(url)["use"][0]
     with pytest.raises(ValueError, match="must differ"):
         signer(nonce_param="expires")
     with pytest.raises(ValueError, match="would ignore the signature, expiry or nonce"):
-        signer(ignore=("non*",))
+        signer(ignore=("on*",))

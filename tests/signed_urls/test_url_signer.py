@@ -297,7 +297,15 @@ text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_siz
 segment = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="/?#"), min_size=1)
 
 
-@given(path=text, params=st.lists(st.tuples(text.filter(bool), text), max_size=4), host=segment)
+#: Names the signer reads itself (expiry, single-use nonce): an application's own parameters use other names.
+RESERVED = ("expires", "once")
+
+
+@given(
+    path=text,
+    params=st.lists(st.tuples(text.filter(lambda name: bool(name) and name not in RESERVED), text), max_size=4),
+    host=segment,
+)
 def test_any_signed_url_verifies_and_any_value_change_fails(
     path: str, params: list[tuple[str, str]], host: str
 ) -> None:

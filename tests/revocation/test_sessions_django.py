@@ -1,0 +1,272 @@
+"""Django sessions with revocation in a real redis-server (Django's RedisCache): logout, everywhere, outages."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.cache import caches
+from django.core.checks import run_checks
+from django.test import Client
+
+from blake2sign_web import revocation
+from blake2sign_web.django import conf
+from blake2sign_web.django.revocation import StoreUnavailable, log_out_everywhere
+from tests.django_sessions.conftest import OUR_MIDDLEWARE, middleware_with, signer
+from tests.redis_server import RedisServer
+
+pytestmark = [pytest.mark.urls("tests.revocation.django_urls"), pytest.mark.django_db]
+
+OPTIONS = {"socket_timeout": 0.3, "socket_connect_timeout": 0.3}
+
+
+def use_revocation(settings: Any, server: RedisServer, *, options: Any = OPTIONS, **sessions: Any) -> None:
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "sessions": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": server.url,
+            "OPTIONS": options,
+        },
+    }
+    settings.BLAKE2SIGN_WEB = {"SESSIONS": {"REVOCATION_CACHE": "sessions", **sessions}}
+
+
+@pytest.fixture(params=["django-middleware", "our-middleware"])
+def revocable(request: pytest.FixtureRequest, settings: Any, redis_server: RedisServer) -> RedisServer:
+    if request.param == "our-middleware":
+        settings.MIDDLEWARE = middleware_with(OUR_MIDDLEWARE)
+    use_revocation(settings, redis_server)
+    return redis_server
+
+
+@pytest.fixture
+def user() -> Any:
+    return get_user_model().objects.create_user("ada", password="correct horse")
+
+
+def log_in(username: str = "ada") -> Client:
+    client = Client()
+    assert client.post("/login/", {"username": username}).content == b"in"
+    return client
+
+
+def copy_of(client: Client) -> Client:
+    """Another browser holding a copy of ``client``'s session cookie (a stolen cookie)."""
+    thief = Client()
+    thief.cookies[settings.SESSION_COOKIE_NAME] = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return thief
+
+
+def whoami(client: Client) -> str:
+    return client.get("/whoami/").content.decode()
+
+
+def session_data(client: Client) -> dict[str, Any]:
+    """The session as a view reads it, without going through django.contrib.auth."""
+    response = client.post("/ops/", json.dumps({"ops": []}), content_type="application/json")
+    return json.loads(response.content)["session"]  # type: ignore[no-any-return]
+
+
+def old_cookie(client: Client, user: Any, age: float = 30, **extra: Any) -> None:
+    """Give ``client`` a real session cookie of ``user`` signed ``age`` seconds ago, with a session id."""
+    data = {
+        "_auth_user_id": str(user.pk),
+        "_auth_user_backend": "django.contrib.auth.backends.ModelBackend",
+        "_auth_user_hash": user.get_session_auth_hash(),
+        **extra,
+    }
+    token = signer(clock=lambda: time.time() - age).dumps(data, session_id=secrets.token_bytes(8))
+    client.cookies[settings.SESSION_COOKIE_NAME] = token
+
+
+def test_logout_ends_a_copied_cookie_everywhere(revocable: RedisServer, user: Any) -> None:
+    browser = log_in()
+    thief = copy_of(browser)
+    assert whoami(thief) == "ada"
+    assert browser.post("/logout/").content == b"out"
+    assert whoami(thief) == "anonymous"
+    assert whoami(browser) == "anonymous"
+
+
+def test_without_revocation_a_copied_cookie_outlives_logout(settings: Any, user: Any) -> None:
+    """The weakness this feature removes, shown on the stateless default (and its tokens carry no session id)."""
+    settings.ROOT_URLCONF = "tests.revocation.django_urls"
+    browser = log_in()
+    thief = copy_of(browser)
+    browser.post("/logout/")
+    assert whoami(thief) == "ada"
+    loaded = conf.session_config().signer.load_token(thief.cookies[settings.SESSION_COOKIE_NAME].value)
+    assert loaded.session_id is None
+
+
+def test_revoked_cookie_is_deleted(revocable: RedisServer, user: Any) -> None:
+    browser = log_in()
+    thief = copy_of(browser)
+    browser.post("/logout/")
+    response = thief.get("/whoami/")
+    assert response.cookies[settings.SESSION_COOKIE_NAME].value == ""  # deleted
+
+
+def test_session_id_survives_resaves_and_changes_at_login(revocable: RedisServer, user: Any) -> None:
+    client = Client()
+    client.post("/ops/", json.dumps({"ops": [["__setitem__", "cart", 1]]}), content_type="application/json")
+    read = conf.session_config().signer.load_token
+    anonymous = read(client.cookies[settings.SESSION_COOKIE_NAME].value).session_id
+    client.post("/ops/", json.dumps({"ops": [["__setitem__", "cart", 2]]}), content_type="application/json")
+    assert read(client.cookies[settings.SESSION_COOKIE_NAME].value).session_id == anonymous
+    assert anonymous is not None
+    client.post("/login/", {"username": "ada"})
+    assert read(client.cookies[settings.SESSION_COOKIE_NAME].value).session_id not in (None, anonymous)
+
+
+def test_login_revokes_the_anonymous_session_it_replaces(revocable: RedisServer, user: Any) -> None:
+    client = Client()
+    client.post("/ops/", json.dumps({"ops": [["__setitem__", "cart", 1]]}), content_type="application/json")
+    before_login = copy_of(client)
+    client.post("/login/", {"username": "ada"})
+    assert session_data(before_login) == {}
+
+
+def test_log_out_everywhere(revocable: RedisServer, user: Any) -> None:
+    phone, laptop = Client(), Client()
+    old_cookie(phone, user)
+    old_cookie(laptop, user, age=100)
+    other_user = get_user_model().objects.create_user("bob")
+    bob = Client()
+    old_cookie(bob, other_user)
+    assert [whoami(phone), whoami(laptop), whoami(bob)] == ["ada", "ada", "bob"]
+    log_out_everywhere(user)
+    assert [whoami(phone), whoami(laptop), whoami(bob)] == ["anonymous", "anonymous", "bob"]
+    assert whoami(log_in()) == "ada"  # a session started afterwards is not affected
+
+
+def test_log_out_everywhere_record_lives_as_long_as_a_session(revocable: RedisServer, user: Any) -> None:
+    log_out_everywhere(user)
+    cache = caches["sessions"]
+    key = cache.make_and_validate_key(revocation.user_key(str(user.pk)))
+    ttl = cache._cache.get_client(key).ttl(key)  # type: ignore[attr-defined]
+    assert settings.SESSION_COOKIE_AGE - 5 <= ttl <= settings.SESSION_COOKIE_AGE
+
+
+def test_password_change_logs_out_everywhere_but_keeps_this_session(revocable: RedisServer, user: Any) -> None:
+    other_device = Client()
+    old_cookie(other_device, user, cart=3)
+    browser = Client()
+    old_cookie(browser, user)
+    assert session_data(other_device)["cart"] == 3
+    assert browser.post("/password/", {"password": "new horse battery"}).content == b"changed"
+    assert whoami(browser) == "ada"  # update_session_auth_hash re-signed it after the cut-off
+    # The whole session is gone, not only the login (Django's own hash check would only log it out).
+    assert session_data(other_device) == {}
+
+
+def test_one_round_trip_per_request(revocable: RedisServer, user: Any) -> None:
+    browser = log_in()
+    assert whoami(browser) == "ada"
+    revocable.command("CONFIG", "RESETSTAT")
+    assert whoami(browser) == "ada"
+    stats = revocable.command("INFO", "commandstats").decode()
+    calls = {line.split(":")[0].split("|")[0]: line for line in stats.splitlines() if line.startswith("cmdstat_")}
+    assert set(calls) <= {"cmdstat_mget", "cmdstat_config", "cmdstat_info"}
+    assert "calls=1," in calls["cmdstat_mget"]
+
+
+def test_a_bad_cookie_costs_no_round_trip(revocable: RedisServer, user: Any) -> None:
+    client = Client()
+    client.cookies[settings.SESSION_COOKIE_NAME] = "not-a-token"
+    revocable.command("CONFIG", "RESETSTAT")
+    assert whoami(client) == "anonymous"
+    assert "cmdstat_mget" not in revocable.command("INFO", "commandstats").decode()
+
+
+def test_redis_down_reads_an_empty_session_and_keeps_the_cookie(
+    settings: Any, own_redis_server: RedisServer, user: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    use_revocation(settings, own_redis_server)
+    browser = log_in()
+    own_redis_server.stop()
+    with caplog.at_level(logging.ERROR, logger="blake2sign_web.revocation"):
+        response = browser.get("/whoami/")
+    assert response.content == b"anonymous"
+    assert settings.SESSION_COOKIE_NAME not in response.cookies  # not deleted: the session comes back
+    assert "Session read as empty" in caplog.text
+    own_redis_server.start()
+    assert whoami(browser) == "ada"
+
+
+def test_hung_redis_reads_an_empty_session(settings: Any, own_redis_server: RedisServer, user: Any) -> None:
+    use_revocation(settings, own_redis_server)
+    browser = log_in()
+    own_redis_server.pause()
+    try:
+        frozen = whoami(browser)
+    finally:
+        own_redis_server.resume()
+    assert frozen == "anonymous"
+    assert whoami(browser) == "ada"
+
+
+def test_redis_down_fails_open_when_asked(
+    settings: Any, own_redis_server: RedisServer, user: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    use_revocation(settings, own_redis_server, REVOCATION_UNAVAILABLE="open")
+    browser = log_in()
+    own_redis_server.stop()
+    with caplog.at_level(logging.ERROR, logger="blake2sign_web.revocation"):
+        assert whoami(browser) == "ada"
+    assert "accepted unchecked" in caplog.text
+
+
+def test_logout_while_redis_is_down_fails_loudly_and_still_deletes_the_cookie(
+    settings: Any, own_redis_server: RedisServer, user: Any
+) -> None:
+    use_revocation(settings, own_redis_server)
+    browser = log_in()
+    own_redis_server.stop()
+    browser.raise_request_exception = False
+    response = browser.post("/logout/")
+    assert response.status_code == 500
+    assert response.cookies[settings.SESSION_COOKIE_NAME].value == ""
+    with pytest.raises(StoreUnavailable):
+        log_out_everywhere(user)
+
+
+def test_log_out_everywhere_without_revocation_is_a_configuration_error(user: Any) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured, match="REVOCATION_CACHE"):
+        log_out_everywhere(user)
+
+
+@pytest.mark.parametrize(
+    ("caches", "sessions", "check_id", "message"),
+    [
+        (None, {"REVOCATION_CACHE": "missing"}, "blake2sign_web.E013", "REVOCATION_CACHE'] must be None or an alias"),
+        ("redis", {"REVOCATION_UNAVAILABLE": "maybe"}, "blake2sign_web.E013", "REVOCATION_UNAVAILABLE'] must be"),
+        ("redis", {"FORMAT": 1}, "blake2sign_web.E013", "needs FORMAT 2"),
+        ("locmem", {}, "blake2sign_web.W005", "per process"),
+        ("redis-no-timeout", {}, "blake2sign_web.W005", "socket_timeout"),
+    ],
+)
+def test_system_checks(
+    settings: Any, caches: str | None, sessions: dict[str, Any], check_id: str, message: str
+) -> None:
+    backends = {
+        "redis": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
+                  "OPTIONS": OPTIONS},
+        "redis-no-timeout": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                             "LOCATION": "redis://127.0.0.1:1/0"},
+        "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }  # fmt: skip
+    settings.CACHES = {"default": backends["locmem"], **({"sessions": backends[caches]} if caches else {})}
+    settings.BLAKE2SIGN_WEB = {"SESSIONS": {"REVOCATION_CACHE": "sessions", **sessions}}
+    found = [m for m in run_checks() if m.id == check_id]
+    assert len(found) == 1, run_checks()
+    assert message in found[0].msg

@@ -1,0 +1,281 @@
+"""Starlette sessions with revocation in a real redis-server: logout, log out everywhere, outages."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from typing import Any
+
+import pytest
+import redis
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from blake2sign_web import SerializerSigner, revocation
+from blake2sign_web.starlette import SessionMiddleware
+from blake2sign_web.starlette.revocation import RedisStore, log_out_everywhere, revoke_session
+from tests.redis_server import RedisServer
+
+SECRET = "starlette-revocation-secret-0123456789"
+MAX_AGE = 3600
+
+
+async def login(request: Request) -> Response:
+    request.session.clear()
+    request.session["user_id"] = int(request.query_params["user"])
+    return PlainTextResponse("in")
+
+
+async def logout(request: Request) -> Response:
+    await revoke_session(request)
+    return PlainTextResponse("out")
+
+
+async def clear(request: Request) -> Response:
+    request.session.clear()
+    return PlainTextResponse("cleared")
+
+
+async def whoami(request: Request) -> Response:
+    return PlainTextResponse(str(request.session.get("user_id", "anonymous")))
+
+
+async def everywhere(request: Request) -> Response:
+    keep = request.query_params.get("keep") == "1"
+    await log_out_everywhere(request, keep_current=keep)
+    return PlainTextResponse("everywhere")
+
+
+async def ban(request: Request) -> Response:
+    await log_out_everywhere(request, int(request.query_params["user"]), keep_current=True)
+    return PlainTextResponse("banned")
+
+
+def build(store: RedisStore | None, **options: Any) -> Starlette:
+    middleware_options: dict[str, Any] = {"secret_key": SECRET, "max_age": MAX_AGE, **options}
+    if store is not None:
+        middleware_options["revocation"] = store
+    return Starlette(
+        routes=[
+            Route("/login", login),
+            Route("/logout", logout),
+            Route("/clear", clear),
+            Route("/whoami", whoami),
+            Route("/everywhere", everywhere),
+            Route("/ban", ban),
+        ],
+        middleware=[Middleware(SessionMiddleware, **middleware_options)],
+    )
+
+
+def old_cookie(user_id: int, age: float = 30) -> str:
+    """A real session cookie of this middleware's keys, signed ``age`` seconds ago, with a session id."""
+    signer = SerializerSigner(SECRET, purpose="starlette.sessions:session", clock=lambda: time.time() - age)
+    return signer.dumps({"user_id": user_id}, session_id=secrets.token_bytes(8))
+
+
+class Devices:
+    """Several browsers, each with its own session cookie, through one TestClient (one event loop).
+
+    A redis.asyncio client belongs to the event loop it connected on; each TestClient runs
+    its own loop, so the browsers share one client here, as requests share a server's loop.
+    """
+
+    def __init__(self, client: TestClient) -> None:
+        self.client = client
+        self.jars: dict[str, str] = {}
+
+    def set(self, device: str, cookie: str) -> None:
+        self.jars[device] = cookie
+
+    def get(self, device: str, path: str, **params: Any) -> Any:
+        self.client.cookies.clear()
+        headers = {"cookie": f"session={self.jars[device]}"} if device in self.jars else {}
+        response = self.client.get(path, params=params, headers=headers)
+        self.client.cookies.clear()
+        for line in response.headers.get_list("set-cookie"):
+            value = line.split(";", 1)[0].partition("=")[2]
+            if value == "null":  # deleted
+                self.jars.pop(device, None)
+            else:
+                self.jars[device] = value
+        return response
+
+    def who(self, device: str) -> str:
+        return str(self.get(device, "/whoami").text)
+
+
+@pytest.fixture
+def store(redis_server: RedisServer) -> RedisStore:
+    return RedisStore(redis_server.url)
+
+
+@pytest.fixture
+def devices(store: RedisStore) -> Any:
+    with TestClient(build(store)) as client:
+        yield Devices(client)
+
+
+def test_logout_ends_a_copied_cookie(devices: Devices) -> None:
+    devices.get("browser", "/login", user=7)
+    devices.set("thief", devices.jars["browser"])
+    assert devices.who("thief") == "7"
+    assert devices.get("browser", "/logout").text == "out"
+    assert devices.who("browser") == "anonymous"
+    refused = devices.get("thief", "/whoami")
+    assert refused.text == "anonymous"
+    assert "session=null" in refused.headers["set-cookie"]  # the revoked cookie is deleted
+
+
+def test_clearing_the_session_revokes_it_too(devices: Devices) -> None:
+    devices.get("browser", "/login", user=7)
+    devices.set("thief", devices.jars["browser"])
+    devices.get("browser", "/clear")
+    assert devices.who("thief") == "anonymous"
+
+
+def test_login_after_clear_gets_a_new_session_id(devices: Devices) -> None:
+    devices.get("browser", "/login", user=7)
+    devices.set("thief", devices.jars["browser"])
+    devices.get("browser", "/login", user=8)  # clear() then a new user: the old cookie is ended
+    assert devices.who("browser") == "8"
+    assert devices.who("thief") == "anonymous"
+
+
+def test_session_id_survives_resaves() -> None:
+    signer = SerializerSigner(SECRET, purpose="starlette.sessions:session")
+    with TestClient(build(RedisStore("redis://127.0.0.1:1/0"))) as client:  # nothing to check: no cookie yet
+        client.get("/login", params={"user": 7})
+        first = signer.load_token(client.cookies["session"]).session_id
+    assert first is not None
+    assert len(first) == 8
+
+
+def test_without_revocation_a_copied_cookie_outlives_logout() -> None:
+    with TestClient(build(None)) as client:
+        devices = Devices(client)
+        devices.get("browser", "/login", user=7)
+        devices.set("thief", devices.jars["browser"])
+        devices.get("browser", "/clear")
+        assert devices.who("thief") == "7"
+        loaded = SerializerSigner(SECRET, purpose="starlette.sessions:session").load_token(devices.jars["thief"])
+    assert loaded.session_id is None
+
+
+def test_log_out_everywhere_keeping_this_session(devices: Devices) -> None:
+    devices.set("phone", old_cookie(7))
+    devices.set("laptop", old_cookie(7, age=100))
+    devices.set("other user", old_cookie(8))
+    assert devices.get("laptop", "/everywhere", keep="1").text == "everywhere"
+    assert [devices.who("phone"), devices.who("laptop"), devices.who("other user")] == ["anonymous", "7", "8"]
+
+
+def test_log_out_everywhere_including_this_session(devices: Devices) -> None:
+    devices.set("phone", old_cookie(7))
+    devices.set("laptop", old_cookie(7))
+    devices.get("laptop", "/everywhere")
+    assert [devices.who("phone"), devices.who("laptop")] == ["anonymous", "anonymous"]
+
+
+def test_log_out_another_user_everywhere(devices: Devices, redis_server: RedisServer) -> None:
+    devices.set("admin", old_cookie(1))
+    devices.set("victim", old_cookie(42))
+    devices.get("admin", "/ban", user=42)
+    assert [devices.who("victim"), devices.who("admin")] == ["anonymous", "1"]
+    ttl = redis.Redis.from_url(redis_server.url).ttl(revocation.user_key(42))
+    assert MAX_AGE - 5 <= ttl <= MAX_AGE  # type: ignore[operator]
+
+
+def test_user_key_is_configurable(store: RedisStore) -> None:
+    async def login_as(request: Request) -> Response:
+        request.session["account"] = "ada"
+        return PlainTextResponse("in")
+
+    async def everywhere_for(request: Request) -> Response:
+        await log_out_everywhere(request)
+        return PlainTextResponse("ok")
+
+    app = Starlette(
+        routes=[Route("/in", login_as), Route("/everywhere", everywhere_for)],
+        middleware=[Middleware(SessionMiddleware, secret_key=SECRET, revocation=store, user_key="account")],
+    )
+    with TestClient(app) as client:
+        client.get("/in")
+        assert client.get("/everywhere").text == "ok"
+
+
+def test_one_round_trip_per_request(store: RedisStore, redis_server: RedisServer) -> None:
+    app = build(store)
+    with TestClient(app) as browser:
+        browser.get("/login", params={"user": 7})
+        assert browser.get("/whoami").text == "7"  # connects (HELLO): later requests reuse the connection
+        redis_server.command("CONFIG", "RESETSTAT")
+        assert browser.get("/whoami").text == "7"
+        stats = redis_server.command("INFO", "commandstats").decode()
+    calls = {line.split(":")[0].split("|")[0]: line for line in stats.splitlines() if line.startswith("cmdstat_")}
+    assert set(calls) <= {"cmdstat_mget", "cmdstat_config", "cmdstat_info"}
+    assert "calls=1," in calls["cmdstat_mget"]
+
+
+def test_redis_down_reads_an_empty_session_and_keeps_the_cookie(
+    own_redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = build(RedisStore(own_redis_server.url, timeout=0.3))
+    with TestClient(app) as browser:
+        browser.get("/login", params={"user": 7})
+        own_redis_server.stop()
+        with caplog.at_level(logging.ERROR, logger="blake2sign_web.revocation"):
+            down = browser.get("/whoami")
+        own_redis_server.start()
+        back = browser.get("/whoami")
+    assert down.text == "anonymous"
+    assert "set-cookie" not in down.headers
+    assert "Session read as empty" in caplog.text
+    assert back.text == "7"
+
+
+def test_hung_redis_reads_an_empty_session(own_redis_server: RedisServer) -> None:
+    app = build(RedisStore(own_redis_server.url, timeout=0.3))
+    with TestClient(app) as browser:
+        browser.get("/login", params={"user": 7})
+        own_redis_server.pause()
+        try:
+            frozen = browser.get("/whoami").text
+        finally:
+            own_redis_server.resume()
+        assert browser.get("/whoami").text == "7"
+    assert frozen == "anonymous"
+
+
+def test_redis_down_fails_open_when_asked(own_redis_server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    app = build(RedisStore(own_redis_server.url, timeout=0.3, on_unavailable="open"))
+    with TestClient(app) as browser:
+        browser.get("/login", params={"user": 7})
+        own_redis_server.stop()
+        with caplog.at_level(logging.ERROR, logger="blake2sign_web.revocation"):
+            assert browser.get("/whoami").text == "7"
+    assert "accepted unchecked" in caplog.text
+
+
+def test_revocation_needs_an_end_to_sessions(store: RedisStore) -> None:
+    with pytest.raises(ValueError, match="revocation needs max_age"):
+        SessionMiddleware(build(None), secret_key=SECRET, max_age=None, revocation=store)
+    with pytest.raises(ValueError, match="revocation needs format=2"):
+        SessionMiddleware(build(None), secret_key=SECRET, format=1, revocation=store)
+    with pytest.raises(TypeError, match="revocation must be a RedisStore"):
+        SessionMiddleware(build(None), secret_key=SECRET, revocation="redis://x")  # type: ignore[arg-type]
+
+
+def test_helpers_without_revocation_say_how_to_turn_it_on() -> None:
+    async def endpoint(request: Request) -> Response:
+        await revoke_session(request)
+        return PlainTextResponse("never")
+
+    app = Starlette(routes=[Route("/", endpoint)], middleware=[Middleware(SessionMiddleware, secret_key=SECRET)])
+    with TestClient(app) as client, pytest.raises(RuntimeError, match="revocation=RedisStore"):
+        client.get("/")
