@@ -4,7 +4,7 @@ from .cache import CacheInfo, cached, clear_signer_cache, get_raw_signer, get_si
 from .exceptions import BadSignature, SignatureExpired
 from .serializer import LoadedToken, SerializerSigner
 from .signer import Signer
-from .urls import URLSigner, get_url_signer
+from .urls import URLSigner, VerifiedLink, get_url_signer
 
 __all__ = [
     "BadSignature",
@@ -14,6 +14,7 @@ __all__ = [
     "SignatureExpired",
     "Signer",
     "URLSigner",
+    "VerifiedLink",
     "cached",
     "clear_signer_cache",
     "get_raw_signer",

@@ -168,3 +168,15 @@ def test_bad_settings_are_system_check_errors(settings: Any, options: dict[str, 
     errors = [e for e in run_checks() if e.id == "blake2sign_web.E008"]
     assert len(errors) == 1
     assert message in errors[0].msg
+
+
+def test_template_tag_signs_single_use_links(redis_links: RedisServer) -> None:
+    from django.template import Context, Template
+
+    rendered = Template("{% load blake2sign %}{% signed_url 'sig-plain' 5 expires_in=60 single_use=True %}").render(
+        Context()
+    )
+    link = rendered.replace("&amp;", "&")
+    assert "once=" in link
+    client = Client()
+    assert [client.get(link).status_code for _ in range(2)] == [200, 410]

@@ -1,7 +1,8 @@
 """``{% load blake2sign %}``: ``{% signed_url "route-name" arg1 key=value expires_in=3600 %}``.
 
-Takes what ``{% url %}`` takes, plus ``expires_in`` (seconds) and ``absolute=True``
-(a full URL built from the request, for e-mails); ``as name`` stores the result.
+Takes what ``{% url %}`` takes, plus ``expires_in`` (seconds), ``absolute=True``
+(a full URL built from the request, for e-mails) and ``single_use=True`` (the link works
+once; needs ``expires_in`` and ``SINGLE_USE_CACHE``); ``as name`` stores the result.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def signed_url(
     *args: Any,
     expires_in: int | float | None = None,
     absolute: bool = False,
+    single_use: bool = False,
     **kwargs: Any,
 ) -> str:
     path = reverse(viewname, args=args or None, kwargs=kwargs or None)
@@ -32,4 +34,4 @@ def signed_url(
             "{% signed_url ... absolute=True %} needs 'request' in the context "
             "(add django.template.context_processors.request)"
         )
-    return sign_url(path, expires_in=expires_in, request=request)
+    return sign_url(path, expires_in=expires_in, request=request, single_use=single_use)
