@@ -21,6 +21,9 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E012``: ``SESSION_COOKIE_NAME``, ``_PATH`` or ``_DOMAIN`` would break the Set-Cookie line.
 - ``blake2sign_web.E013``: a bad ``REVOCATION_CACHE`` (not an alias in CACHES, or with ``FORMAT`` 1)
   or ``REVOCATION_UNAVAILABLE``.
+- ``blake2sign_web.E014``: ``DICTIONARY`` is not a shipped dictionary id or None.
+- ``blake2sign_web.E015``: ``TAG_SIZE`` is not 16 or 32.
+- ``blake2sign_web.E016``: ``FORMAT`` is not 1 or 2.
 
 Warnings:
 
@@ -64,6 +67,9 @@ VALUE_CHECK_IDS: Final = {
     "ACCEPT_DJANGO_SIGNED_COOKIES": "blake2sign_web.E006",
     "REVOCATION_CACHE": "blake2sign_web.E013",
     "REVOCATION_UNAVAILABLE": "blake2sign_web.E013",
+    "DICTIONARY": "blake2sign_web.E014",
+    "TAG_SIZE": "blake2sign_web.E015",
+    "FORMAT": "blake2sign_web.E016",
 }
 #: Cache backends whose records no other process sees.
 PER_PROCESS_CACHES: Final = (

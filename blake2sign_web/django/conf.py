@@ -134,18 +134,17 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     if dictionary is not None and (type(dictionary) is not int or dictionary not in dictionaries.FILES):
         problems.append(
             (
-                "COMPRESSION",  # the check ids (checks.VALUE_CHECK_IDS) report it with COMPRESSION's
+                "DICTIONARY",
                 f"{name}['DICTIONARY'] must be a shipped dictionary id ({', '.join(map(str, dictionaries.FILES))}) "
                 f"or None; got {dictionary!r}.",
             )
         )
     if options["TAG_SIZE"] not in TAG_SIZES or type(options["TAG_SIZE"]) is not int:
-        # Reported with HASHER's check id, as the other MAC setting (checks.VALUE_CHECK_IDS has no TAG_SIZE).
-        problems.append(("HASHER", f"{name}['TAG_SIZE'] must be 16 or 32 (bytes); got {options['TAG_SIZE']!r}."))
+        problems.append(("TAG_SIZE", f"{name}['TAG_SIZE'] must be 16 or 32 (bytes); got {options['TAG_SIZE']!r}."))
     if options["FORMAT"] not in (1, 2) or type(options["FORMAT"]) is not int:
         problems.append(
             (
-                "HASHER",  # reported with HASHER's check id (checks.VALUE_CHECK_IDS has no FORMAT)
+                "FORMAT",
                 f"{name}['FORMAT'] must be 2, or 1 while processes that read only format 1 still run; "
                 f"got {options['FORMAT']!r}.",
             )

@@ -77,11 +77,19 @@ def test_bad_format_settings_fail_at_start_up(sessions: dict[str, object], messa
         conf.session_config()
 
 
-@pytest.mark.parametrize("sessions", [{"DICTIONARY": 7}, {"TAG_SIZE": 20}, {"FORMAT": 3}])
-def test_bad_format_settings_are_reported_by_the_checks(sessions: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    ("sessions", "check_id"),
+    [
+        ({"DICTIONARY": 7}, "blake2sign_web.E014"),
+        ({"TAG_SIZE": 20}, "blake2sign_web.E015"),
+        ({"FORMAT": 3}, "blake2sign_web.E016"),
+    ],
+)
+def test_bad_format_settings_are_reported_by_the_checks(sessions: dict[str, object], check_id: str) -> None:
     from blake2sign_web.django.checks import check_settings
 
     with override_settings(BLAKE2SIGN_WEB={"SESSIONS": sessions}):
         errors = check_settings()
     assert len(errors) == 1
     assert next(iter(sessions)) in errors[0].msg
+    assert errors[0].id == check_id
