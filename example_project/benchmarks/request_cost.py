@@ -1,6 +1,6 @@
 """What sessions add to one request, in process, on a login-sized session: medians of interleaved rounds.
 
-    python -m example_project.benchmarks.request_cost [--rounds 21] [--block 0.05] [--quick]
+    python -m example_project.benchmarks.request_cost [--rounds 21] [--block 0.2] [--quick] [--no-pin]
 
 Two workloads, each on the session a logged-in user carries:
 
@@ -18,6 +18,7 @@ engines are per-round ratios summarised by median and quartiles (see ``interleav
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from collections.abc import Callable
@@ -188,7 +189,7 @@ def starlette_request(middleware: list[Any], workload: str) -> tuple[Callable[[]
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
-    from .starlette_sessions import Driver
+    from .asgi_driver import Driver
 
     async def login(request: Request) -> PlainTextResponse:
         request.session.update(STARLETTE_LOGIN)
@@ -245,20 +246,32 @@ def report(
     return "\n".join(lines), verdicts
 
 
+def pin_to_one_cpu() -> int | None:
+    """Keep the process on the last CPU: a process moved between cores measures its caches, not its code."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cpu = max(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds per table (default 21)")
-    parser.add_argument("--block", type=float, default=0.05, help="seconds per configuration per round")
+    parser.add_argument("--block", type=float, default=0.2, help="seconds per configuration per round")
     parser.add_argument("--quick", action="store_true", help="5 rounds of 0.01 s: a smoke run, no verdicts to quote")
     parser.add_argument("--only", choices=["django", "starlette"], help="one framework only")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin the process to one CPU")
     args = parser.parse_args(argv)
+    pinned = None if args.no_pin else pin_to_one_cpu()
     rounds, block = (5, 0.01) if args.quick else (args.rounds, args.block)
 
     import django
     import starlette
 
     out = [f"Machine: {machine()}; Django {django.get_version()}, Starlette {starlette.__version__}.", ""]
-    out.append(f"{rounds} interleaved rounds of about {block * 1000:.0f} ms per configuration.")
+    pin_note = f", pinned to CPU {pinned}" if pinned is not None else ""
+    out.append(f"{rounds} interleaved rounds of about {block * 1000:.0f} ms per configuration{pin_note}.")
     out.append("")
     with tempfile.TemporaryDirectory() as directory:
         if args.only != "starlette":

@@ -1,0 +1,73 @@
+"""Drive a Starlette application with direct ASGI calls, no event loop and no network.
+
+Nothing in a session request waits on I/O, so one ``coroutine.send(None)`` runs it to the
+end: what is timed is the application and its middleware, not an event loop or a socket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.types import ASGIApp, Message
+
+
+class Driver:
+    """One request through ``app``, driven without an event loop: nothing in it waits on I/O."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.cookie: bytes | None = None
+        self.set_cookie: bytes | None = None
+
+    def scope(self) -> dict[str, Any]:
+        headers = [(b"host", b"testserver"), (b"user-agent", b"bench")]
+        if self.cookie is not None:
+            headers.append((b"cookie", self.cookie))
+        return {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": "/",
+            "raw_path": b"/",
+            "root_path": "",
+            "query_string": b"",
+            "headers": headers,
+            "client": ("127.0.0.1", 50000),
+            "server": ("testserver", 80),
+        }
+
+    async def _receive(self) -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def _send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            assert message["status"] == 200, message
+            for name, value in message["headers"]:
+                if name == b"set-cookie":
+                    self.set_cookie = value
+
+    def request(self, scope: dict[str, Any]) -> None:
+        coroutine = self.app(scope, self._receive, self._send)
+        try:
+            coroutine.send(None)
+        except StopIteration:
+            return
+        coroutine.close()
+        raise RuntimeError("the request suspended: it cannot be driven without an event loop")
+
+    def prime(self) -> None:
+        """Make one request to get a session cookie, then send that cookie on every later request."""
+        self.request(self.scope())
+        if self.set_cookie is not None:
+            self.cookie = self.set_cookie.split(b";", 1)[0]
+
+    def runner(self) -> Callable[[], None]:
+        scope = self.scope()
+
+        def run() -> None:
+            self.request(dict(scope))  # a fresh scope each time, as a server gives
+
+        return run
