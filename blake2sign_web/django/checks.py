@@ -24,6 +24,7 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E014``: ``DICTIONARY`` is not a shipped dictionary id or None.
 - ``blake2sign_web.E015``: ``TAG_SIZE`` is not 16 or 32.
 - ``blake2sign_web.E016``: ``FORMAT`` is not 1 or 2.
+- ``blake2sign_web.E017``: ``SERVER_TIMING`` is not a bool.
 
 Warnings:
 
@@ -70,6 +71,7 @@ VALUE_CHECK_IDS: Final = {
     "DICTIONARY": "blake2sign_web.E014",
     "TAG_SIZE": "blake2sign_web.E015",
     "FORMAT": "blake2sign_web.E016",
+    "SERVER_TIMING": "blake2sign_web.E017",
 }
 #: Cache backends whose records no other process sees.
 PER_PROCESS_CACHES: Final = (

@@ -17,6 +17,7 @@ belongs to the signed-URL integration and is left alone here::
             "ACCEPT_DJANGO_SIGNED_COOKIES": False,  # migrate from Django's signed_cookies
             "REVOCATION_CACHE": None,          # a CACHES alias (RedisCache): logout ends copied cookies
             "REVOCATION_UNAVAILABLE": "closed",  # cache down: "closed" = empty session, "open" = accept, log
+            "SERVER_TIMING": False,            # True: this project's middleware adds a Server-Timing header
         },
     }
 
@@ -74,6 +75,8 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     # Off: the stateless path, no session id in the token and no cache call per request.
     "REVOCATION_CACHE": None,
     "REVOCATION_UNAVAILABLE": "closed",
+    # On: this project's middleware times the engine's load and save and sends them as Server-Timing.
+    "SERVER_TIMING": False,
 }
 #: The smallest sensible cookie limit: room for a cookie name, attributes and an empty session.
 MIN_COOKIE_SIZE_LIMIT: Final = 256
@@ -181,6 +184,10 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
                 f"{name}['ACCEPT_DJANGO_SIGNED_COOKIES'] must be True or False; "
                 f"got {options['ACCEPT_DJANGO_SIGNED_COOKIES']!r}.",
             )
+        )
+    if not isinstance(options["SERVER_TIMING"], bool):
+        problems.append(
+            ("SERVER_TIMING", f"{name}['SERVER_TIMING'] must be True or False; got {options['SERVER_TIMING']!r}.")
         )
     problems += revocation_problems(options)
     return problems

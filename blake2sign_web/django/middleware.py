@@ -7,6 +7,9 @@ Same behaviour: the cookie named by ``SESSION_COOKIE_NAME`` becomes ``request.se
 an emptied session's cookie is deleted; 5xx responses save nothing; ``Vary: Cookie``
 whenever the session was accessed; ``SessionInterrupted`` when the store lost the session.
 
+With ``BLAKE2SIGN_WEB["SESSIONS"]["SERVER_TIMING"]`` on, it times the engine's load and save
+into a ``Server-Timing`` header (docs/django.md, "Server-Timing").
+
 Less work: settings are read once (and again after ``setting_changed``), the
 cookie's attributes are formatted once, ``expires`` is formatted once a second,
 and the one Set-Cookie line goes out already formatted. With this project's engine,
@@ -22,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http.cookies import Morsel
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Final, Literal, TypeVar, cast
 
 from asgiref.sync import iscoroutinefunction
 from django.conf import settings
@@ -36,7 +39,7 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
-from .conf import ENGINE, cookie_problems
+from .conf import ENGINE, cookie_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
 
@@ -54,6 +57,8 @@ class CookieSettings:
     #: "; Path=/; SameSite=Lax; Secure; HttpOnly" and so on, in Morsel's order and spelling.
     attributes: dict[str, Any]
     save_every_request: bool
+    #: ``BLAKE2SIGN_WEB["SESSIONS"]["SERVER_TIMING"]``: time the engine's load and save into a header.
+    server_timing: bool
 
 
 _cookie_settings: CookieSettings | None = None
@@ -83,6 +88,7 @@ def cookie_settings() -> CookieSettings:
             samesite=settings.SESSION_COOKIE_SAMESITE,
             attributes=attributes,
             save_every_request=settings.SESSION_SAVE_EVERY_REQUEST,
+            server_timing=session_options()["SERVER_TIMING"] is True,
         )
     return current
 
@@ -112,10 +118,29 @@ def expires_for(max_age: int) -> str:
     return text
 
 
+#: The request attribute that carries the session's load time (ms) to the response, with SERVER_TIMING on.
+LOAD_TIME: Final = "_blake2sign_web_session_load_ms"
+
+
+def load_now(request: HttpRequest) -> None:
+    """Load the session at once and time it (SERVER_TIMING): the engine loads lazily, so unseen otherwise.
+
+    The data goes where SessionBase keeps it once loaded, without marking the session
+    accessed, so the response's Vary and cookie are what they would have been. Works
+    with any engine: each one's ``load()`` is what a first access would have run.
+    """
+    session: Any = request.session
+    started = time.perf_counter()
+    if session.session_key is not None:
+        session._session_cache = session.load()
+    setattr(request, LOAD_TIME, (time.perf_counter() - started) * 1000)
+
+
 class SessionMiddleware(django_middleware.SessionMiddleware):
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         """Refuse cookie settings that cannot work, then Django's set-up (async mode, the engine's SessionStore)."""
         problems = [problem for _, problem in cookie_problems()]
+        problems += [problem for key, problem in validate_values(session_options()) if key == "SERVER_TIMING"]
         if problems:
             raise ImproperlyConfigured(" ".join(problems))
         super().__init__(get_response)
@@ -138,7 +163,10 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         return self.process_response(request, await get_response(request))
 
     def process_request(self, request: HttpRequest) -> None:
-        request.session = self.SessionStore(request.COOKIES.get(cookie_settings().name))
+        cookie = cookie_settings()
+        request.session = self.SessionStore(request.COOKIES.get(cookie.name))
+        if cookie.server_timing:
+            load_now(request)
 
     def process_response(self, request: HttpRequest, response: Response) -> Response:
         """Save a modified session and write, refresh or delete its cookie, as Django's middleware does."""
@@ -150,6 +178,8 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         except AttributeError:
             return response
         cookie = cookie_settings()
+        if cookie.server_timing:
+            started = time.perf_counter()
         if empty and cookie.name in request.COOKIES:
             response.delete_cookie(cookie.name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
             need_vary_cookie = True
@@ -171,6 +201,10 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                 patch_vary_headers(response, ("Cookie",))
             else:
                 response.headers["Vary"] = "Cookie"
+        if cookie.server_timing:
+            save_ms = (time.perf_counter() - started) * 1000
+            load_ms = getattr(request, LOAD_TIME, 0.0)
+            response.headers["Server-Timing"] = f"b2sw-load;dur={load_ms:.3f}, b2sw-save;dur={save_ms:.3f}"
         return response
 
     @staticmethod

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from http.cookies import _unquote  # what Starlette's cookie_parser uses
+from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import starlette
@@ -199,8 +200,11 @@ class SessionMiddleware:
         migrate_starlette_cookies: bool = False,
         revocation: RedisStore | None = None,
         user_key: str = "user_id",
+        server_timing: bool = False,
     ) -> None:
         secret = _secret(secret_key, "secret_key")
+        if not isinstance(server_timing, bool):
+            raise TypeError(f"SessionMiddleware server_timing must be True or False; got {server_timing!r}")
         if revocation is not None:
             _check_revocation(revocation, max_age, format)
         if isinstance(fallback_secrets, (str, bytes, Secret)):
@@ -251,6 +255,8 @@ class SessionMiddleware:
         self._has_fallbacks = bool(fallbacks)
         self.revocation = revocation
         self.user_key = user_key
+        #: Add ``Server-Timing: b2sw-load;dur=..., b2sw-save;dur=...`` (milliseconds) to every response.
+        self.server_timing = server_timing
         #: How long a session can live: how long a "log out everywhere" record is kept.
         self._lifetime = int(max_age or 0)
         self.legacy = (
@@ -276,6 +282,9 @@ class SessionMiddleware:
             await self.app(scope, receive, send)
             return
 
+        timing = self.server_timing
+        if timing:
+            started = perf_counter()
         cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
         if self.revocation is None:
@@ -289,13 +298,17 @@ class SessionMiddleware:
 
             scope[SCOPE_KEY] = token
         scope["session"] = session
+        if timing:
+            load_ms = (perf_counter() - started) * 1000
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 session: Session = scope["session"]
+                if timing:
+                    started = perf_counter()
                 if token is not None and (session.cleared or (session.modified and not dict.__len__(session))):
                     await _end_client_session(token)
-                if session.accessed or session.modified:
+                if session.accessed or session.modified or timing:
                     # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
                     headers = message["headers"] = list(message.get("headers", ()))
                     if session.accessed:
@@ -306,6 +319,8 @@ class SessionMiddleware:
                             headers.append((b"set-cookie", header))
                     elif session.modified and not initial_session_was_empty:
                         headers.append((b"set-cookie", self._delete_cookie))
+                    if timing:
+                        headers.append((b"server-timing", server_timing_header(load_ms, started)))
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
@@ -447,6 +462,12 @@ def _check_revocation(store: object, max_age: int | None, format: int) -> None:
         )
     if format != 2:
         raise ValueError("SessionMiddleware revocation needs format=2: only format 2 tokens carry a session id")
+
+
+def server_timing_header(load_ms: float, save_started: float) -> bytes:
+    """``b2sw-load;dur=<ms>, b2sw-save;dur=<ms>``: the session's load, and its save (signing included) until now."""
+    save_ms = (perf_counter() - save_started) * 1000
+    return f"b2sw-load;dur={load_ms:.3f}, b2sw-save;dur={save_ms:.3f}".encode("ascii")
 
 
 def _add_vary_cookie(headers: list[tuple[bytes, bytes]]) -> None:
