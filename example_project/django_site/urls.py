@@ -1,21 +1,12 @@
-"""One page that keeps a visit counter in the signed session cookie."""
+"""One URLconf per app, as in Django's tutorial; the engine switch is the site's own."""
 
-from django.http import HttpRequest, HttpResponse
-from django.urls import path
-from django.utils.html import format_html
+from django.urls import include, path
 
+from . import engines
 
-def counter(request: HttpRequest) -> HttpResponse:
-    visits = request.session.get("visits", 0) + 1
-    request.session["visits"] = visits
-    return HttpResponse(
-        format_html(
-            "<h1>blake2sign_web example</h1><p>Visits in this session: <strong>{}</strong>.</p>"
-            "<p>The session lives in the <code>sessionid</code> cookie, signed with keyed BLAKE2b; "
-            "reload to count, clear cookies to start again.</p>",
-            visits,
-        )
-    )
-
-
-urlpatterns = [path("", counter)]
+urlpatterns = [
+    path("", include("example_project.django_site.shop.urls")),
+    path("accounts/", include("example_project.django_site.accounts.urls")),
+    path("downloads/", include("example_project.django_site.downloads.urls")),
+    path("engine/", engines.switch_engine, name="switch-engine"),
+]

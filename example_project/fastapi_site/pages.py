@@ -1,0 +1,90 @@
+"""The pages' HTML: one layout, escaped with html.escape (the example needs no template engine)."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from example_project import costs
+
+from .engines import ENGINES
+
+STYLE = """
+body { font: 16px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 1rem auto; padding: 0 1rem; color: #222; }
+nav a { margin-right: 1rem; }
+.messages li { background: #e8f4e8; border: 1px solid #9c9; padding: .3rem .6rem; list-style: none; margin: .3rem 0; }
+.facts { background: #f4f4f8; border: 1px solid #ccd; padding: .5rem 1rem; margin: 1rem 0; font-size: 14px; }
+.facts table { border-collapse: collapse; } .facts td, .facts th { padding: 0 .8rem 0 0; text-align: left; }
+.current { font-weight: bold; } code { background: #eee; padding: 0 .2rem; }
+"""
+
+TIMING_SCRIPT = """
+<script>
+// The page's own navigation timing carries this response's Server-Timing entries (durations in ms).
+const entry = performance.getEntriesByType("navigation")[0];
+const timings = (entry && entry.serverTiming || []).filter(t => t.name.startsWith("b2sw-"));
+if (timings.length) {
+  document.getElementById("timing").textContent =
+    timings.map(t => `${t.name.slice(5)} ${(t.duration * 1000).toFixed(0)} µs`).join(", ");
+}
+</script>
+"""
+
+
+def layout(
+    *,
+    title: str,
+    body: str,
+    user: str | None,
+    flashes: list[str],
+    engine: str,
+    cookie_size: int,
+    path: str,
+    scripts: str = "",
+) -> str:
+    login = (
+        f'<form method="post" action="/accounts/logout" style="display:inline">'
+        f'<button type="submit" id="logout">Log out {escape(user)}</button></form>'
+        if user
+        else '<a href="/accounts/login" id="login-link">Log in</a>'
+    )
+    messages = "".join(f'<li class="flash">{escape(m)}</li>' for m in flashes)
+    options = "".join(
+        f'<option value="{key}"{" selected" if key == engine else ""}>{escape(e.label)}</option>'
+        for key, e in ENGINES.items()
+    )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{escape(title)} · blake2sign_web FastAPI example</title>
+<style>{STYLE}</style></head><body>
+<nav><strong>Tea shop (FastAPI)</strong> · <a href="/">Shop</a> <a href="/cart">Cart</a>
+<a href="/downloads">Downloads</a> {login}</nav>
+{f'<ul class="messages">{messages}</ul>' if messages else ""}
+<main>{body}</main>
+<section class="facts">
+  <form method="post" action="/engine"><input type="hidden" name="next" value="{escape(path)}">
+  Session middleware: <select name="engine" id="engine">{options}</select> <button type="submit">Switch</button></form>
+  <p>In use: <strong id="engine-label">{escape(ENGINES[engine].label)}</strong>.
+  Session cookie (<code>session</code>) this request carried: <strong id="cookie-size">{cookie_size}</strong> bytes.</p>
+  <p>This request's session work (<code>Server-Timing</code>): <strong id="timing">reading…</strong></p>
+  {benchmark_table(ENGINES[engine].bench_key)}
+</section>
+{TIMING_SCRIPT}{scripts}
+</body></html>"""
+
+
+def benchmark_table(current: str) -> str:
+    measured = costs.measured("starlette")
+    if not measured:
+        return f'<p id="bench-hint">{escape(costs.HINT)}</p>'
+    parts = ["<p>Measured by the request benchmark, median microseconds added per request:</p>"]
+    for workload, row in sorted(measured.items()):
+        rows = "".join(
+            f"<tr{' class=current' if name == current else ''}><td>{escape(name)}</td><td>{us:.1f} µs</td></tr>"
+            for name, us in row.items()
+        )
+        parts.append(f"<table><caption>{escape(workload)}</caption>{rows}</table>")
+    return "".join(parts)
+
+
+def render_rows(rows: list[Any]) -> str:
+    return "".join(f"<tr>{''.join(f'<td>{escape(str(cell))}</td>' for cell in row)}</tr>" for row in rows)
