@@ -6,6 +6,7 @@ end: what is timed is the application and its middleware, not an event loop or a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -15,8 +16,10 @@ from starlette.types import ASGIApp, Message
 class Driver:
     """One request through ``app``, driven without an event loop: nothing in it waits on I/O."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.app = app
+        #: An event loop for applications that do wait on I/O (a Redis store); None: drive directly.
+        self.loop = loop
         self.cookie: bytes | None = None
         self.set_cookie: bytes | None = None
 
@@ -50,6 +53,9 @@ class Driver:
                     self.set_cookie = value
 
     def request(self, scope: dict[str, Any]) -> None:
+        if self.loop is not None:
+            self.loop.run_until_complete(self.app(scope, self._receive, self._send))
+            return
         coroutine = self.app(scope, self._receive, self._send)
         try:
             coroutine.send(None)

@@ -50,8 +50,14 @@ def calibrate(func: Callable[[], object], block: float) -> int:
         number *= 4
 
 
-def run_rounds(configs: Mapping[str, Callable[[], object]], *, rounds: int, block: float) -> dict[str, list[float]]:
-    """Seconds per call of each configuration, one value per round."""
+def run_rounds(
+    configs: Mapping[str, Callable[[], object]],
+    *,
+    rounds: int,
+    block: float,
+    tick: Callable[[], object] | None = None,
+) -> dict[str, list[float]]:
+    """Seconds per call of each configuration, one value per round; ``tick()`` after each block."""
     numbers = {name: calibrate(func, block) for name, func in configs.items()}
     names = list(configs)
     results: dict[str, list[float]] = {name: [] for name in names}
@@ -69,7 +75,10 @@ def run_rounds(configs: Mapping[str, Callable[[], object]], *, rounds: int, bloc
             finally:
                 gc.enable()
             results[name].append(elapsed / number)
-        progress(f"  round {round_index + 1}/{rounds}")
+            if tick is not None:
+                tick()
+        if tick is None:
+            progress(f"  round {round_index + 1}/{rounds}")
     return results
 
 

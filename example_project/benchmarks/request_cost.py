@@ -18,10 +18,13 @@ engines are per-round ratios summarised by median and quartiles (see ``interleav
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import socket
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,27 +53,66 @@ STARLETTE_LOGIN = {
     "name": "Ada Lovelace",
     "csrf": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 }
+OUR_DJANGO_PER_REQUEST = "example_project.bench.per_request.DjangoSignerPerRequest"
+REDIS_URL = "redis://127.0.0.1:6379/15"
+POSTGRES = {"host": "127.0.0.1", "port": 5432, "dbname": "test", "user": "postgres"}
+
+
+@dataclass(frozen=True)
+class DjangoEngine:
+    """A session engine under a middleware; ``cache``/``database``: the aliases its sessions use."""
+
+    engine: str | None
+    middleware: str | None
+    cache: str = "default"
+    database: str = "default"
+    needs: str | None = None  # "redis" or "postgres": run only when that server answers
+
+
 DJANGO_ENGINES = {
-    "no sessions": (None, None),
-    "Django signed_cookies": ("django.contrib.sessions.backends.signed_cookies", DJANGO_SESSION_MIDDLEWARE),
-    "Django cache (locmem)": ("django.contrib.sessions.backends.cache", DJANGO_SESSION_MIDDLEWARE),
-    "Django db (SQLite file)": ("django.contrib.sessions.backends.db", DJANGO_SESSION_MIDDLEWARE),
-    "ours + Django's middleware": ("blake2sign_web.django.sessions", DJANGO_SESSION_MIDDLEWARE),
-    "ours + our middleware": ("blake2sign_web.django.sessions", OUR_DJANGO_MIDDLEWARE),
+    "no sessions": DjangoEngine(None, None),
+    "Django signed_cookies": DjangoEngine("django.contrib.sessions.backends.signed_cookies", DJANGO_SESSION_MIDDLEWARE),
+    "Django cache (locmem)": DjangoEngine("django.contrib.sessions.backends.cache", DJANGO_SESSION_MIDDLEWARE),
+    "Django cache (Redis)": DjangoEngine(
+        "django.contrib.sessions.backends.cache", DJANGO_SESSION_MIDDLEWARE, cache="redis", needs="redis"
+    ),
+    "Django db (SQLite file)": DjangoEngine("django.contrib.sessions.backends.db", DJANGO_SESSION_MIDDLEWARE),
+    "Django db (PostgreSQL)": DjangoEngine(
+        "django.contrib.sessions.backends.db", DJANGO_SESSION_MIDDLEWARE, database="pg", needs="postgres"
+    ),
+    "Django cached_db (locmem + SQLite)": DjangoEngine(
+        "django.contrib.sessions.backends.cached_db", DJANGO_SESSION_MIDDLEWARE
+    ),
+    "ours + Django's middleware": DjangoEngine("blake2sign_web.django.sessions", DJANGO_SESSION_MIDDLEWARE),
+    "ours + our middleware": DjangoEngine("blake2sign_web.django.sessions", OUR_DJANGO_MIDDLEWARE),
+    "ours, signer built per request": DjangoEngine("blake2sign_web.django.sessions", OUR_DJANGO_PER_REQUEST),
 }
 #: (workload, ours, theirs, target): the ratios the project promises.
 DJANGO_TARGETS = [
     ("ours + our middleware", "Django signed_cookies", 0.45),
     ("ours + Django's middleware", "Django signed_cookies", 0.60),
     ("ours + our middleware", "Django db (SQLite file)", 0.10),
+    ("ours + our middleware", "ours, signer built per request", 0.50),
 ]
 STARLETTE_TARGETS = [
     ("blake2sign_web SessionMiddleware", "Starlette SessionMiddleware", 0.35),
     ("blake2sign_web, compression=None", "Starlette SessionMiddleware", 0.35),
+    ("blake2sign_web SessionMiddleware", "blake2sign_web, signer built per request", 0.50),
 ]
+#: Rows run on an event loop (their store waits on I/O) are measured against this baseline instead.
+STARLETTE_LOOP_BASELINE = "no session middleware, event loop"
+DJANGO_BASELINE = "no sessions"
+STARLETTE_BASELINE = "no session middleware"
 
 
 # --- Django ---------------------------------------------------------------------------------------
+
+
+def login_view(request):  # type: ignore[no-untyped-def]
+    from django.http import HttpResponse
+
+    request.session.update(DJANGO_LOGIN)
+    return HttpResponse("logged in")
 
 
 def read_view(request):  # type: ignore[no-untyped-def]
@@ -95,66 +137,159 @@ def plain_view(request):  # type: ignore[no-untyped-def]
     return HttpResponse(f"user {session['_auth_user_id']}")
 
 
-def configure_django(database: Path) -> None:
+class SessionDatabaseRouter:
+    """Sends the Session model to ``alias``: set per request, so SQLite and PostgreSQL rows share one process."""
+
+    alias = "default"
+
+    def db_for_read(self, model: Any, **hints: Any) -> str | None:
+        return self.alias if model._meta.app_label == "sessions" else None
+
+    db_for_write = db_for_read
+
+    def allow_migrate(self, db: str, app_label: str, **hints: Any) -> bool:
+        return True
+
+
+def answers(host: str, port: int) -> bool:
+    """Whether something listens on host:port (a server worth trying)."""
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def redis_available() -> bool:
+    if not answers("127.0.0.1", 6379):
+        return False
+    try:
+        import redis
+
+        return bool(redis.Redis.from_url(REDIS_URL, socket_timeout=1).ping())
+    except Exception:
+        return False
+
+
+def postgres_available() -> bool:
+    if not answers("127.0.0.1", 5432):
+        return False
+    try:
+        import psycopg
+
+        with psycopg.connect(**POSTGRES, connect_timeout=2) as connection:  # type: ignore[arg-type]
+            connection.execute("select 1")
+        return True
+    except Exception:
+        return False
+
+
+def available_services() -> set[str]:
+    """Which optional servers answer: "redis", "postgres"."""
+    return {name for name, check in (("redis", redis_available), ("postgres", postgres_available)) if check()}
+
+
+def django_settings(database: Path, services: set[str]) -> dict[str, Any]:
+    caches: dict[str, Any] = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    databases: dict[str, Any] = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(database)}}
+    if "redis" in services:
+        caches["redis"] = {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "blake2sign-bench",
+        }
+    if "postgres" in services:
+        databases["pg"] = {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": POSTGRES["dbname"],
+            "USER": POSTGRES["user"],
+            "HOST": POSTGRES["host"],
+            "PORT": str(POSTGRES["port"]),
+            "CONN_MAX_AGE": None,
+        }
+    return {
+        "DEBUG": False,
+        "SECRET_KEY": "benchmark-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+        "ALLOWED_HOSTS": ["testserver", "127.0.0.1", "localhost"],
+        "USE_TZ": True,
+        "ROOT_URLCONF": __name__,
+        "INSTALLED_APPS": [
+            "django.contrib.contenttypes",
+            "django.contrib.auth",
+            "django.contrib.sessions",
+            "blake2sign_web.django",
+        ],
+        "DATABASES": databases,
+        "DATABASE_ROUTERS": [f"{__name__}.SessionDatabaseRouter"],
+        "CACHES": caches,
+        "SESSION_COOKIE_SECURE": True,
+        "MIDDLEWARE": [],
+    }
+
+
+def configure_django(database: Path, services: set[str] = frozenset(), *, migrate: bool = True) -> None:  # type: ignore[assignment]
     import django
     from django.conf import settings
     from django.urls import path
 
     module = sys.modules[__name__]
     module.urlpatterns = [  # type: ignore[attr-defined]
+        path("login/", login_view),
         path("read/", read_view),
         path("write/", write_view),
         path("plain/", plain_view),
     ]
-    settings.configure(
-        DEBUG=False,
-        SECRET_KEY="benchmark-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-        ALLOWED_HOSTS=["testserver"],
-        USE_TZ=True,
-        ROOT_URLCONF=__name__,
-        INSTALLED_APPS=[
-            "django.contrib.contenttypes",
-            "django.contrib.auth",
-            "django.contrib.sessions",
-            "blake2sign_web.django",
-        ],
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(database)}},
-        CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
-        SESSION_COOKIE_SECURE=True,
-        MIDDLEWARE=[],
-    )
+    settings.configure(**django_settings(database, services))
     django.setup()
-    from django.core.management import call_command
+    if migrate:
+        from django.core.management import call_command
 
-    call_command("migrate", verbosity=0, run_syncdb=True)
+        call_command("migrate", verbosity=0, run_syncdb=True)
+        if "postgres" in services:
+            call_command("migrate", "sessions", database="pg", verbosity=0)
 
 
-def django_request(
-    engine: str | None, middleware: str | None, workload: str
-) -> tuple[Callable[[], object], int | None]:
-    """A zero-argument request through its own loaded handler, and the logged-in cookie's value length."""
+def django_handler(spec: DjangoEngine) -> Any:
+    """A loaded handler with the standard chain around ``spec``'s session middleware."""
     from django.conf import settings
-    from django.core.handlers.base import BaseHandler
-    from django.test import RequestFactory, override_settings
-    from django.utils.module_loading import import_string
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.test import override_settings
 
-    chain = [m.format(session=middleware) for m in DJANGO_CHAIN if middleware or m != "{session}"]
-    with override_settings(MIDDLEWARE=chain, SESSION_ENGINE=engine or settings.SESSION_ENGINE):
-        handler = BaseHandler()
-        handler.load_middleware()
+    chain = [m.format(session=spec.middleware) for m in DJANGO_CHAIN if spec.middleware or m != "{session}"]
+    with override_settings(
+        MIDDLEWARE=chain, SESSION_ENGINE=spec.engine or settings.SESSION_ENGINE, SESSION_CACHE_ALIAS=spec.cache
+    ):
+        handler = WSGIHandler()
+    return handler
+
+
+def use_stores(spec: DjangoEngine) -> None:
+    """Point the session cache and database at ``spec``'s (cheap: two assignments per request)."""
+    from django.conf import settings
+
+    settings.SESSION_CACHE_ALIAS = spec.cache
+    SessionDatabaseRouter.alias = spec.database
+
+
+def django_request(spec: DjangoEngine, workload: str) -> tuple[Callable[[], object], int | None]:
+    """A zero-argument request through its own loaded handler, and the logged-in cookie's value length."""
+    from django.core.handlers.base import BaseHandler
+    from django.test import RequestFactory
+
+    handler: BaseHandler = django_handler(spec)
     factory = RequestFactory()
+    use_stores(spec)
     cookie = None
     path = "/plain/"
-    if engine is not None:
-        store = import_string(engine + ".SessionStore")()
-        store.update(DJANGO_LOGIN)
-        store.save()
-        cookie = store.session_key
+    if spec.engine is not None:
+        response = handler.get_response(factory.get("/login/"))
+        cookie = response.cookies["sessionid"].value
         path = f"/{workload}/"
     headers = {"HTTP_COOKIE": f"sessionid={cookie}"} if cookie else {}
-    expect_cookie = engine is not None and workload == "write"
+    expect_cookie = spec.engine is not None and workload == "write"
 
     def request() -> object:
+        use_stores(spec)
         response = handler.get_response(factory.get(path, **headers))
         if response.status_code != 200 or bool(response.cookies) != expect_cookie:
             raise RuntimeError(f"unexpected response: {response.status_code}, cookies {list(response.cookies)}")
@@ -167,29 +302,61 @@ def django_request(
 # --- Starlette ------------------------------------------------------------------------------------
 
 
-def starlette_apps() -> dict[str, Any]:
+STARLETTE_SECRET = "benchmark-secret-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJ"
+
+
+def starlette_middlewares(services: set[str] = frozenset()) -> dict[str, list[Any]]:  # type: ignore[assignment]
+    """Each configuration's middleware list; starsessions' Redis store only when Redis answers."""
     from starlette.middleware import Middleware
     from starlette.middleware.sessions import SessionMiddleware as StarletteSessionMiddleware
 
     from blake2sign_web.starlette import SessionMiddleware
 
-    secret = "benchmark-secret-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJ"
-    return {
-        "no session middleware": [],
+    from ..bench.per_request import StarletteSignerPerRequest
+
+    secret = STARLETTE_SECRET
+    configs: dict[str, list[Any]] = {
+        STARLETTE_BASELINE: [],
         "Starlette SessionMiddleware": [Middleware(StarletteSessionMiddleware, secret_key=secret)],
         "blake2sign_web SessionMiddleware": [Middleware(SessionMiddleware, secret_key=secret)],
         # What compressing the cookie (half its size) costs per request: the same without it.
         "blake2sign_web, compression=None": [Middleware(SessionMiddleware, secret_key=secret, compression=None)],
+        "blake2sign_web, signer built per request": [Middleware(StarletteSignerPerRequest, secret_key=secret)],
     }
+    try:
+        import starsessions
+    except ImportError:
+        return configs
+    two_weeks = 14 * 24 * 3600
+    configs["starsessions CookieStore"] = [
+        Middleware(starsessions.SessionMiddleware, store=starsessions.CookieStore(secret), lifetime=two_weeks),
+        Middleware(starsessions.SessionAutoloadMiddleware),
+    ]
+    if "redis" in services:
+        from starsessions.stores.redis import RedisStore
+
+        configs["starsessions RedisStore"] = [
+            Middleware(starsessions.SessionMiddleware, store=RedisStore(REDIS_URL), lifetime=two_weeks),
+            Middleware(starsessions.SessionAutoloadMiddleware),
+        ]
+        configs[STARLETTE_LOOP_BASELINE] = []
+    return configs
 
 
-def starlette_request(middleware: list[Any], workload: str) -> tuple[Callable[[], object], int | None]:
+def needs_event_loop(name: str) -> bool:
+    return "Redis" in name or name == STARLETTE_LOOP_BASELINE
+
+
+def starlette_baseline(name: str) -> str:
+    return STARLETTE_LOOP_BASELINE if needs_event_loop(name) else STARLETTE_BASELINE
+
+
+def starlette_app(middleware: list[Any]) -> Any:
+    """One application serving /login, /read and /write (the session-less one: the same dict work)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
-
-    from .asgi_driver import Driver
 
     async def login(request: Request) -> PlainTextResponse:
         request.session.update(STARLETTE_LOGIN)
@@ -208,19 +375,44 @@ def starlette_request(middleware: list[Any], workload: str) -> tuple[Callable[[]
         session["count"] = session.get("count", 0) + 1
         return PlainTextResponse(str(session["user_id"]))
 
-    routes = [Route("/login", login), Route("/", read if workload == "read" else write)]
     if not middleware:
-        routes = [Route("/", plain)]
-    driver = Driver(Starlette(routes=routes, middleware=middleware))
+        return Starlette(routes=[Route("/read", plain), Route("/write", plain), Route("/login", plain)])
+    routes = [Route("/login", login), Route("/read", read), Route("/write", write)]
+    return Starlette(routes=routes, middleware=middleware)
+
+
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def event_loop() -> asyncio.AbstractEventLoop:
+    """One loop for every request that waits on I/O (a Redis connection belongs to its loop)."""
+    global _loop
+    if _loop is None:
+        _loop = asyncio.new_event_loop()
+    return _loop
+
+
+def starlette_request(name: str, middleware: list[Any], workload: str) -> tuple[Callable[[], object], int | None]:
+    from .asgi_driver import Driver
+
+    driver = Driver(starlette_app(middleware), loop=event_loop() if needs_event_loop(name) else None)
     size = None
     if middleware:
         scope = driver.scope()
         scope.update(path="/login", raw_path=b"/login")
         driver.request(scope)
-        assert driver.set_cookie is not None
+        if driver.set_cookie is None:
+            raise RuntimeError(f"{name}: logging in set no cookie")
         driver.cookie = driver.set_cookie.split(b";", 1)[0]
         size = len(driver.cookie.split(b"=", 1)[1])
-    return driver.runner(), size
+    scope = driver.scope()
+    scope.update(path=f"/{workload}", raw_path=f"/{workload}".encode())
+
+    def run() -> None:
+        driver.request(dict(scope))  # a fresh scope each time, as a server gives
+
+    run()
+    return run, size
 
 
 # --- Report ---------------------------------------------------------------------------------------
@@ -255,6 +447,31 @@ def pin_to_one_cpu() -> int | None:
     return cpu
 
 
+def django_configs(
+    workload: str, services: set[str], engines: set[str] | None = None
+) -> tuple[dict[str, Callable[[], object]], dict[str, int | None]]:
+    configs, sizes = {}, {}
+    for name, spec in DJANGO_ENGINES.items():
+        wanted = name == DJANGO_BASELINE or engines is None or name in engines
+        if wanted and (spec.needs is None or spec.needs in services):
+            configs[name], sizes[name] = django_request(spec, workload)
+    return configs, sizes
+
+
+def starlette_configs(
+    workload: str, services: set[str], engines: set[str] | None = None
+) -> tuple[dict[str, Callable[[], object]], dict[str, int | None]]:
+    configs, sizes = {}, {}
+    for name, middleware in starlette_middlewares(services).items():
+        if name in (STARLETTE_BASELINE, STARLETTE_LOOP_BASELINE) or engines is None or name in engines:
+            configs[name], sizes[name] = starlette_request(name, middleware, workload)
+    if STARLETTE_LOOP_BASELINE in configs and not any(
+        needs_event_loop(n) for n in configs if n != STARLETTE_LOOP_BASELINE
+    ):
+        del configs[STARLETTE_LOOP_BASELINE]
+    return configs, sizes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds per table (default 21)")
@@ -265,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pinned = None if args.no_pin else pin_to_one_cpu()
     rounds, block = (5, 0.01) if args.quick else (args.rounds, args.block)
+    services = available_services()
 
     import django
     import starlette
@@ -275,30 +493,24 @@ def main(argv: list[str] | None = None) -> int:
     out.append("")
     with tempfile.TemporaryDirectory() as directory:
         if args.only != "starlette":
-            configure_django(Path(directory) / "sessions.sqlite3")
+            configure_django(Path(directory) / "sessions.sqlite3", services)
             for workload in ("read", "write"):
                 progress(f"Django, {workload}")
-                configs, sizes = {}, {}
-                for name, (engine, middleware) in DJANGO_ENGINES.items():
-                    configs[name], sizes[name] = django_request(engine, middleware, workload)
+                configs, sizes = django_configs(workload, services)
                 results = run_rounds(configs, rounds=rounds, block=block)
                 label = "read-only" if workload == "read" else "read+write"
-                text, _ = report(f"Django, {label}, login-sized session", results, "no sessions", sizes, DJANGO_TARGETS)
+                text, _ = report(
+                    f"Django, {label}, login-sized session", results, DJANGO_BASELINE, sizes, DJANGO_TARGETS
+                )
                 out.append(text)
         if args.only != "django":
             for workload in ("read", "write"):
                 progress(f"Starlette, {workload}")
-                configs, sizes = {}, {}
-                for name, middleware in starlette_apps().items():
-                    configs[name], sizes[name] = starlette_request(middleware, workload)
+                configs, sizes = starlette_configs(workload, services)
                 results = run_rounds(configs, rounds=rounds, block=block)
                 label = "read-only" if workload == "read" else "read+write"
                 text, _ = report(
-                    f"Starlette, {label}, login-sized session",
-                    results,
-                    "no session middleware",
-                    sizes,
-                    STARLETTE_TARGETS,
+                    f"Starlette, {label}, login-sized session", results, STARLETTE_BASELINE, sizes, STARLETTE_TARGETS
                 )
                 out.append(text)
     print("\n".join(out))

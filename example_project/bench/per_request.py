@@ -1,0 +1,73 @@
+"""Our session middlewares with a signer built on every request instead of the cached one.
+
+The seeds' lesson, at request level: building a ``SerializerSigner`` (key derivation,
+option checks) on every request is what the cache saves. These subclasses record the
+exact arguments the middleware gives the signer cache at start-up, then construct fresh
+signers with them before each request, so nothing else differs from the cached rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from blake2sign_web import SerializerSigner
+from blake2sign_web.django import conf as django_conf
+from blake2sign_web.django.middleware import SessionMiddleware as OurDjangoMiddleware
+from blake2sign_web.starlette import sessions as starlette_sessions
+
+Call = tuple[Any, dict[str, Any]]
+
+
+@contextmanager
+def recording_signers(module: Any) -> Iterator[list[Call]]:
+    """Within the block, every ``module.get_signer(secret, **options)`` call is recorded."""
+    real = module.get_signer
+    calls: list[Call] = []
+
+    def recording(secret: Any, **options: Any) -> SerializerSigner:
+        calls.append((secret, options))
+        return real(secret, **options)  # type: ignore[no-any-return]
+
+    module.get_signer = recording
+    try:
+        yield calls
+    finally:
+        module.get_signer = real
+
+
+class DjangoSignerPerRequest(OurDjangoMiddleware):
+    """Our Django middleware, its engine's signers rebuilt before every request."""
+
+    def __init__(self, get_response: Callable[..., Any]) -> None:
+        super().__init__(get_response)
+        with recording_signers(django_conf) as calls:
+            django_conf.reset()
+            django_conf.session_config()
+        self._calls = calls
+
+    def __call__(self, request: Any) -> Any:
+        (reader_secret, reader), (writer_secret, writer) = self._calls
+        django_conf._config = dataclasses.replace(
+            django_conf.session_config(),
+            signer=SerializerSigner(reader_secret, **reader),
+            writer=SerializerSigner(writer_secret, **writer),
+        )
+        return super().__call__(request)
+
+
+class StarletteSignerPerRequest(starlette_sessions.SessionMiddleware):
+    """Our Starlette middleware, its signers rebuilt before every request."""
+
+    def __init__(self, app: Any, **options: Any) -> None:
+        with recording_signers(starlette_sessions) as calls:
+            super().__init__(app, **options)
+        self._calls = calls
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        (reader_secret, reader), (writer_secret, writer) = self._calls
+        self.signer = SerializerSigner(reader_secret, **reader)
+        self._writer = SerializerSigner(writer_secret, **writer)
+        await super().__call__(scope, receive, send)
