@@ -19,7 +19,7 @@ def _median(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, dict):
-        for key in ("median_us", "median", "added_us", "added"):
+        for key in ("added_us_median", "median_us", "median", "added_us", "added"):
             if key in value:
                 return _median(value[key])
     return None

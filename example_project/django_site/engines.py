@@ -41,18 +41,22 @@ class Engine:
 
 
 ENGINES = {
-    "ours": Engine("blake2sign_web, our middleware", OURS, OUR_MIDDLEWARE, "ours_our_middleware"),
+    "ours": Engine("blake2sign_web, our middleware", OURS, OUR_MIDDLEWARE, "ours + our middleware"),
     "ours-django-middleware": Engine(
-        "blake2sign_web, Django's middleware", OURS, DJANGO_MIDDLEWARE, "ours_django_middleware"
+        "blake2sign_web, Django's middleware", OURS, DJANGO_MIDDLEWARE, "ours + Django's middleware"
     ),
     "signed_cookies": Engine(
         "Django signed_cookies",
         "django.contrib.sessions.backends.signed_cookies",
         OUR_MIDDLEWARE,
-        "signed_cookies",
+        "Django signed_cookies",
     ),
-    "cache": Engine("Django cache (locmem)", "django.contrib.sessions.backends.cache", OUR_MIDDLEWARE, "cache"),
-    "db": Engine("Django db (SQLite)", "django.contrib.sessions.backends.db", OUR_MIDDLEWARE, "db"),
+    "cache": Engine(
+        "Django cache (locmem)", "django.contrib.sessions.backends.cache", OUR_MIDDLEWARE, "Django cache (locmem)"
+    ),
+    "db": Engine(
+        "Django db (SQLite)", "django.contrib.sessions.backends.db", OUR_MIDDLEWARE, "Django db (SQLite file)"
+    ),
 }
 DEFAULT = "ours"
 

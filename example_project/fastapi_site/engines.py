@@ -37,9 +37,9 @@ class Engine:
 
 
 ENGINES = {
-    "ours": Engine("blake2sign_web SessionMiddleware", "ours"),
-    "starlette": Engine("Starlette SessionMiddleware (itsdangerous)", "starlette"),
-    "starsessions": Engine("starsessions, CookieStore", "starsessions_cookie"),
+    "ours": Engine("blake2sign_web SessionMiddleware", "blake2sign_web SessionMiddleware"),
+    "starlette": Engine("Starlette SessionMiddleware (itsdangerous)", "Starlette SessionMiddleware"),
+    "starsessions": Engine("starsessions, CookieStore", "starsessions CookieStore"),
 }
 DEFAULT = "ours"
 
