@@ -2,7 +2,10 @@
 
 ``BENCH_ENGINE`` names a row of ``request_cost.DJANGO_ENGINES`` or ``starlette_middlewares()``;
 ``BENCH_DB`` is the SQLite file the benchmark migrated; ``BENCH_SERVICES`` lists the optional
-servers that answered ("redis,postgres").
+servers that answered ("redis,postgres"). For the investigation of the HTTP overhead
+(``example_project.bench.gap``): ``BENCH_GC=off`` disables the garbage collector after start-up, and
+``BENCH_SET_COOKIE`` makes the session-less app send that Set-Cookie header as is, and
+``BENCH_APP_TIMER=1`` times the application itself (see ``AppTimer``).
 
     gunicorn example_project.bench.server_apps:django_app     (Django, WSGI)
     uvicorn example_project.bench.server_apps:starlette_app   (Starlette, ASGI)
@@ -10,7 +13,9 @@ servers that answered ("redis,postgres").
 
 from __future__ import annotations
 
+import gc
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +26,28 @@ def _services() -> set[str]:
     return {name for name in os.environ.get("BENCH_SERVICES", "").split(",") if name}
 
 
+def _gc() -> None:
+    if os.environ.get("BENCH_GC") == "off":
+        gc.collect()
+        gc.freeze()
+        gc.disable()
+
+
 def _django() -> Any:
     request_cost.configure_django(Path(os.environ["BENCH_DB"]), _services(), migrate=False)
     spec = request_cost.DJANGO_ENGINES[os.environ["BENCH_ENGINE"]]
+    request_cost.PLAIN_SET_COOKIE = os.environ.get("BENCH_SET_COOKIE")
     handler = request_cost.django_handler(spec)
     request_cost.use_stores(spec)
-    return handler
+    _gc()
+    return AppTimer().wsgi(handler) if os.environ.get("BENCH_APP_TIMER") == "1" else handler
 
 
 def _starlette() -> Any:
     middleware = request_cost.starlette_middlewares(_services())[os.environ["BENCH_ENGINE"]]
-    return request_cost.starlette_app(middleware)
+    app = request_cost.starlette_app(middleware, os.environ.get("BENCH_SET_COOKIE"))
+    _gc()
+    return AppTimer().asgi(app) if os.environ.get("BENCH_APP_TIMER") == "1" else app
 
 
 def __getattr__(name: str) -> Any:
@@ -41,3 +57,53 @@ def __getattr__(name: str) -> Any:
     if name == "starlette_app":
         return _starlette()
     raise AttributeError(name)
+
+
+class AppTimer:
+    """With ``BENCH_APP_TIMER=1``: the CPU time the application itself spends per request.
+
+    Thread CPU time from the server's call of the application to its return (for WSGI, through the
+    response's iteration), so the server's own work (accepting, parsing the request, writing the
+    socket) is left out. ``GET /__bench_stats`` answers "requests nanoseconds" and starts again.
+    """
+
+    STATS = "/__bench_stats"
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.nanoseconds = 0
+
+    def take(self) -> bytes:
+        text = f"{self.count} {self.nanoseconds}".encode()
+        self.count = self.nanoseconds = 0
+        return text
+
+    def wsgi(self, app: Any) -> Any:
+        def timed(environ: dict[str, Any], start_response: Any) -> Any:
+            if environ.get("PATH_INFO") == self.STATS:
+                start_response("200 OK", [("Content-Type", "text/plain")])
+                return [self.take()]
+            started = time.thread_time_ns()
+            body = b"".join(app(environ, start_response))
+            self.nanoseconds += time.thread_time_ns() - started
+            self.count += 1
+            return [body]
+
+        return timed
+
+    def asgi(self, app: Any) -> Any:
+        async def timed(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            if scope["path"] == self.STATS:
+                body = self.take()
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                await send({"type": "http.response.body", "body": body})
+                return
+            started = time.thread_time_ns()
+            await app(scope, receive, send)
+            self.nanoseconds += time.thread_time_ns() - started
+            self.count += 1
+
+        return timed

@@ -56,8 +56,12 @@ def run_rounds(
     rounds: int,
     block: float,
     tick: Callable[[], object] | None = None,
+    gc_off: bool = True,
 ) -> dict[str, list[float]]:
-    """Seconds per call of each configuration, one value per round; ``tick()`` after each block."""
+    """Seconds per call of each configuration, one value per round; ``tick()`` after each block.
+
+    ``gc_off=False`` leaves the garbage collector running, as it does in a server.
+    """
     numbers = {name: calibrate(func, block) for name, func in configs.items()}
     names = list(configs)
     results: dict[str, list[float]] = {name: [] for name in names}
@@ -65,15 +69,17 @@ def run_rounds(
         shift = round_index % len(names)
         for name in names[shift:] + names[:shift]:
             func, number = configs[name], numbers[name]
-            gc.collect()
-            gc.disable()
+            if gc_off:
+                gc.collect()
+                gc.disable()
             try:
                 start = time.perf_counter()
                 for _ in range(number):
                     func()
                 elapsed = time.perf_counter() - start
             finally:
-                gc.enable()
+                if gc_off:
+                    gc.enable()
             results[name].append(elapsed / number)
             if tick is not None:
                 tick()

@@ -129,12 +129,19 @@ def write_view(request):  # type: ignore[no-untyped-def]
     return HttpResponse(f"user {user_id}")
 
 
+#: A Set-Cookie header the session-less views send as is: what the header alone costs a server.
+PLAIN_SET_COOKIE: str | None = None
+
+
 def plain_view(request):  # type: ignore[no-untyped-def]
     from django.http import HttpResponse
 
     session = dict(DJANGO_LOGIN)  # the same dict work, so only the session machinery differs
     session["views"] = session.get("views", 0) + 1
-    return HttpResponse(f"user {session['_auth_user_id']}")
+    response = HttpResponse(f"user {session['_auth_user_id']}")
+    if PLAIN_SET_COOKIE is not None:
+        response.headers["Set-Cookie"] = PLAIN_SET_COOKIE
+    return response
 
 
 class SessionDatabaseRouter:
@@ -351,8 +358,11 @@ def starlette_baseline(name: str) -> str:
     return STARLETTE_LOOP_BASELINE if needs_event_loop(name) else STARLETTE_BASELINE
 
 
-def starlette_app(middleware: list[Any]) -> Any:
-    """One application serving /login, /read and /write (the session-less one: the same dict work)."""
+def starlette_app(middleware: list[Any], set_cookie: str | None = None) -> Any:
+    """One application serving /login, /read and /write (the session-less one: the same dict work).
+
+    ``set_cookie``: a Set-Cookie header the session-less app sends as is (what the header alone costs).
+    """
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import PlainTextResponse
@@ -370,10 +380,12 @@ def starlette_app(middleware: list[Any]) -> Any:
         session["count"] = session.get("count", 0) + 1
         return PlainTextResponse(str(session.get("user_id")))
 
+    extra = {"set-cookie": set_cookie} if set_cookie is not None else None
+
     async def plain(request: Request) -> PlainTextResponse:
         session = dict(STARLETTE_LOGIN)
         session["count"] = session.get("count", 0) + 1
-        return PlainTextResponse(str(session["user_id"]))
+        return PlainTextResponse(str(session["user_id"]), headers=extra)
 
     if not middleware:
         return Starlette(routes=[Route("/read", plain), Route("/write", plain), Route("/login", plain)])
