@@ -322,12 +322,13 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def bars(axis: Any, names: list[str], source: dict[str, Any], offset: float, label: str, color: str) -> None:
-    """Median bars with q1-q3 whiskers; a log axis cannot show zero or less, so those sit at 0.1 us."""
+    """Median bars with q1-q3 whiskers; a log axis shows no zero, so medians sit at least at 0.1 us and a
+    lower quartile at or below zero is drawn at a tenth of its median (the tables give the real value)."""
     present = [(i, source[n]) for i, n in enumerate(names) if n in source]
     if not present:
         return
     medians = [max(r["added_us_median"], 0.1) for _, r in present]
-    low = [max(m - max(r["added_us_q1"], 0.1), 0) for m, (_, r) in zip(medians, present, strict=True)]
+    low = [max(m - max(r["added_us_q1"], m / 10), 0) for m, (_, r) in zip(medians, present, strict=True)]
     high = [max(max(r["added_us_q3"], 0.1) - m, 0) for m, (_, r) in zip(medians, present, strict=True)]
     positions = [i + offset for i, _ in present]
     axis.barh(positions, medians, height=0.38, xerr=[low, high], label=label, color=color, capsize=2)
@@ -356,9 +357,10 @@ def chart(data: dict[str, Any], path: Path) -> None:
             "added time per request over no sessions (us, log scale; bars: median, whiskers: q1-q3)", fontsize=8
         )
         axis.set_title(f"{TITLES[framework]}, {LABELS[workload]}", fontsize=10)
-        axis.legend(fontsize=8, loc="lower right")
+        handles, labels = axis.get_legend_handles_labels()
     figure.suptitle(f"What a session adds to one request: {data['machine']}", fontsize=9)
-    figure.tight_layout()
+    figure.legend(handles, labels, loc="upper right", fontsize=8, ncols=2)
+    figure.tight_layout(rect=(0, 0, 1, 0.97))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
     plt.close(figure)
