@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .servers import free_port
+from .servers import free_port, stop_process
 
 INSTALL_HINT = (
     "no redis-server found: install one (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) "
@@ -97,14 +97,7 @@ class RedisServer:
         process, self.process = self.process, None
         if process is None:
             return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        stop_process(process)
 
     def pause(self) -> None:
         """Freeze the server (SIGSTOP): connections are accepted by the kernel but nothing answers."""

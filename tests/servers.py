@@ -34,14 +34,19 @@ def running_server(command: list[str], port: int, timeout: float = 20, **env: st
         _wait_until_listening(process, port, timeout)
         yield f"http://127.0.0.1:{port}"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        stop_process(process)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 10 s; close its stderr pipe."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float) -> None:
