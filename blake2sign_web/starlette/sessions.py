@@ -252,7 +252,8 @@ class SessionMiddleware:
         self.signer = get_signer(secret, max_token_length=BROWSER_COOKIE_LIMIT, **signer_options)
         # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
         self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
-        self._has_fallbacks = bool(fallbacks)
+        # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
+        self._needs_token = bool(fallbacks) or revocation is not None
         self.revocation = revocation
         self.user_key = user_key
         #: Add ``Server-Timing: b2sw-load;dur=..., b2sw-save;dur=...`` (milliseconds) to every response.
@@ -288,7 +289,7 @@ class SessionMiddleware:
         cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
         if self.revocation is None:
-            session = SESSION_CLASS() if cookie is None else self._load(cookie)
+            session = SESSION_CLASS() if cookie is None else self._load(cookie)[0]
             initial_session_was_empty = not dict.__len__(session)
         else:
             session, token, refused = await self._load_revocable(self.revocation, cookie)
@@ -344,40 +345,45 @@ class SessionMiddleware:
                     value = _unquote(text.strip())
         return value
 
-    def _load(self, cookie: str) -> Session:
-        """The session in ``cookie``; an empty one, with a warning, if it is not a valid session."""
+    def _load(self, cookie: str) -> tuple[Session, LoadedToken | None]:
+        """The session in ``cookie`` and its verified token (None when not needed, or for a migrated cookie).
+
+        A cookie that is not a valid session gives an empty session and a warning, never an exception.
+        """
         if self._expire_every_cookie:
             logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return SESSION_CLASS()
+            return SESSION_CLASS(), None
         if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
             value = self.legacy.read(cookie)
             if value is None:
                 logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return SESSION_CLASS()
+                return SESSION_CLASS(), None
             session = SESSION_CLASS(value)
             session.modified = True  # re-issue it in this project's format
-            return session
+            return session, None
+        loaded: LoadedToken | None = None
         try:
-            if self._has_fallbacks:
-                value, _, _, used_fallback = self.signer.load_token(cookie)
+            if self._needs_token:
+                loaded = self.signer.load_token(cookie)
+                value, used_fallback = loaded.value, loaded.used_fallback
             else:  # the common case: skip building a LoadedToken
                 value, used_fallback = self.signer.loads(cookie), False
         except BadSignature as error:  # the core's messages never quote the token
             logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-            return SESSION_CLASS()
+            return SESSION_CLASS(), None
         if not isinstance(value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return SESSION_CLASS()
+            return SESSION_CLASS(), None
         session = SESSION_CLASS(value)
         if used_fallback:
             session.modified = True  # re-sign it with the current secret
-        return session
+        return session, loaded
 
     async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken, bool]:
         """The session, what revocation needs to know of it, and whether a valid cookie was refused as ended."""
         from .revocation import SessionToken, new_session_id
 
-        session, loaded = (SESSION_CLASS(), None) if cookie is None else self._load_token(cookie)
+        session, loaded = (SESSION_CLASS(), None) if cookie is None else self._load(cookie)
         if loaded is None or loaded.session_id is None:
             fresh = SessionToken(store, new_session_id(), None, self._lifetime, self.user_key)
             if loaded is None:
@@ -398,23 +404,6 @@ class SessionMiddleware:
             revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
             return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), True
         return session, fresh, False
-
-    def _load_token(self, cookie: str) -> tuple[Session, LoadedToken | None]:
-        """``_load`` that also returns the verified token (None for a refused or migrated cookie)."""
-        if self._expire_every_cookie or (self.legacy is not None and cookie.count(".") == 2):
-            return self._load(cookie), None
-        try:
-            loaded = self.signer.load_token(cookie)
-        except BadSignature as error:
-            logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-            return SESSION_CLASS(), None
-        if not isinstance(loaded.value, dict):
-            logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return SESSION_CLASS(), None
-        session = SESSION_CLASS(loaded.value)
-        if loaded.used_fallback:
-            session.modified = True
-        return session, loaded
 
     def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
