@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.redis_server import RedisServer, redis_server_fixture, require_redis_server
+from tests.redis_server import RedisServer, redis_server_fixture
 
 
 @pytest.fixture(scope="session")
@@ -25,9 +25,4 @@ def redis_server(shared_redis: RedisServer) -> RedisServer:
 @pytest.fixture
 def own_redis_server() -> Iterator[RedisServer]:
     """A server of this test's own, to stop, freeze and restart without disturbing the others."""
-    server = RedisServer(require_redis_server())
-    server.start()
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from redis_server_fixture()
