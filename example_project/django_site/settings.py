@@ -9,11 +9,10 @@ EXAMPLE_REDIS_URL   Redis for single-use links (default redis://127.0.0.1:6379/1
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from example_project.files import data_dir
+from example_project.redis_url import REDIS_URL, reachable
 
 HERE = Path(__file__).resolve().parent
 DATA_DIR = data_dir()
@@ -79,18 +78,8 @@ BLAKE2SIGN_WEB: dict[str, dict[str, object]] = {
 }
 
 
-def redis_reachable(url: str) -> bool:
-    parts = urlsplit(url)
-    try:
-        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-REDIS_URL = os.environ.get("EXAMPLE_REDIS_URL", "redis://127.0.0.1:6379/1")
 #: Single-use links need a cache every process shares: offered only when Redis answers at start-up.
-SINGLE_USE_LINKS = redis_reachable(REDIS_URL)
+SINGLE_USE_LINKS = reachable(REDIS_URL)
 if SINGLE_USE_LINKS:
     CACHES["links"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
