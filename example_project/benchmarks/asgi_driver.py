@@ -23,7 +23,7 @@ class Driver:
         self.cookie: bytes | None = None
         self.set_cookie: bytes | None = None
 
-    def scope(self) -> dict[str, Any]:
+    def scope(self, path: str = "/", query: bytes = b"") -> dict[str, Any]:
         headers = [(b"host", b"testserver"), (b"user-agent", b"bench")]
         if self.cookie is not None:
             headers.append((b"cookie", self.cookie))
@@ -33,10 +33,10 @@ class Driver:
             "http_version": "1.1",
             "method": "GET",
             "scheme": "http",
-            "path": "/",
-            "raw_path": b"/",
+            "path": path,
+            "raw_path": path.encode(),
             "root_path": "",
-            "query_string": b"",
+            "query_string": query,
             "headers": headers,
             "client": ("127.0.0.1", 50000),
             "server": ("testserver", 80),
@@ -47,7 +47,8 @@ class Driver:
 
     async def _send(self, message: Message) -> None:
         if message["type"] == "http.response.start":
-            assert message["status"] == 200, message
+            if message["status"] != 200:
+                raise RuntimeError(f"unexpected response: {message}")
             for name, value in message["headers"]:
                 if name == b"set-cookie":
                     self.set_cookie = value
@@ -64,9 +65,9 @@ class Driver:
         coroutine.close()
         raise RuntimeError("the request suspended: it cannot be driven without an event loop")
 
-    def prime(self) -> None:
+    def prime(self, path: str = "/") -> None:
         """Make one request to get a session cookie, then send that cookie on every later request."""
-        self.request(self.scope())
+        self.request(self.scope(path))
         if self.set_cookie is not None:
             self.cookie = self.set_cookie.split(b";", 1)[0]
 

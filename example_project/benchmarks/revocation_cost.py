@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .asgi_driver import Driver
 from .interleaved import Quartiles, added, run_rounds
 from .request_cost import DJANGO_LOGIN, STARLETTE_LOGIN
 from .timing import format_time, machine, progress
@@ -160,51 +161,6 @@ def django_link_request(single_use: bool) -> Callable[[], object]:
 # --- Starlette ------------------------------------------------------------------------------------
 
 
-class LoopDriver:
-    """Requests through ``app`` on one asyncio event loop, so redis.asyncio's I/O can happen."""
-
-    def __init__(self, app: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self.app = app
-        self.loop = loop
-        self.cookie: bytes | None = None
-        self.set_cookie: bytes | None = None
-        self.status = 0
-
-    def scope(self, path: str, query: bytes = b"") -> dict[str, Any]:
-        headers = [(b"host", b"testserver"), (b"user-agent", b"bench")]
-        if self.cookie is not None:
-            headers.append((b"cookie", self.cookie))
-        return {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "GET",
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "root_path": "",
-            "query_string": query,
-            "headers": headers,
-            "client": ("127.0.0.1", 50000),
-            "server": ("testserver", 80),
-        }
-
-    async def _receive(self) -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def _send(self, message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-            for name, value in message["headers"]:
-                if name == b"set-cookie":
-                    self.set_cookie = value
-
-    def request(self, path: str, query: bytes = b"") -> None:
-        self.loop.run_until_complete(self.app(self.scope(path, query), self._receive, self._send))
-        if self.status != 200:
-            raise RuntimeError(f"unexpected status {self.status} for {path}")
-
-
 def starlette_drivers(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, Callable[[], object]]:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -236,19 +192,19 @@ def starlette_drivers(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, Ca
         app = Starlette(
             routes=[Route("/login", login), Route("/", read)], middleware=[Middleware(SessionMiddleware, **options)]
         )
-        driver = LoopDriver(app, loop)
-        driver.request("/login")
-        assert driver.set_cookie is not None
-        driver.cookie = driver.set_cookie.split(b";", 1)[0]
-        return lambda: driver.request("/")
+        driver = Driver(app, loop)
+        driver.prime("/login")
+        if driver.cookie is None:
+            raise RuntimeError("/login set no session cookie")
+        return driver.runner()
 
     def link_driver(single_use: bool) -> Callable[[], object]:
         app = Starlette(routes=[Route("/link", signed_url_required(signer, single_use=store)(link))])
-        driver = LoopDriver(app, loop)
+        driver = Driver(app, loop)
 
         def run() -> None:
             path, _, query = signer.sign("/link", expires_in=60, single_use=single_use).partition("?")
-            driver.request(path, query.encode())
+            driver.request(driver.scope(path, query.encode()))
 
         return run
 
