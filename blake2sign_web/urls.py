@@ -2,14 +2,14 @@
 
 A signed URL carries two extra query parameters, ``expires`` (Unix seconds, when
 asked for) and ``signature`` (the 43-character base64url MAC), and a third, ``once``
-(22 random base64url characters), when it is single-use::
+(22 random base64url characters), when it is single-use:
 
     >>> signer = URLSigner("a long random secret", purpose="downloads")
     >>> signer.sign("/files/report.pdf?download=1", expires_in=3600)
     '/files/report.pdf?download=1&expires=1790000000&signature=...'
 
 The MAC covers a canonical form, not the spelling, so that proxies, browsers and
-frameworks that re-encode a URL do not break it::
+frameworks that re-encode a URL do not break it:
 
     url1 LF host LF path LF query LF bound
 
@@ -66,6 +66,8 @@ MAX_URL_LENGTH: Final = 8192
 _PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
 #: Characters left as they are in a canonical query name or value: RFC 3986 unreserved.
 _QUERY_SAFE: Final = "-._~"
+#: RFC 3986 fragment characters, and "%" so that escapes already there are kept as they are.
+_FRAGMENT_SAFE: Final = _PATH_SAFE + "?%"
 _DEFAULT_PORTS: Final = {"http": ":80", "https": ":443"}
 #: What makes a URL absolute (RFC 3986 scheme, then "//"): only then is a host read from it.
 _ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -82,13 +84,15 @@ Bound = str | bytes | int
 
 
 class VerifiedLink(NamedTuple):
-    """What a verified link says about itself, for the checks that follow the MAC's."""
+    """What a verified link says about itself, for the checks that follow the MAC's.
 
-    #: True when a fallback secret verified it (re-sign to refresh).
+    ``used_fallback``: a fallback secret verified it (re-sign to refresh); ``expires_at``: Unix seconds
+    after which the link is refused, None without expiry; ``nonce``: the single-use nonce, None for a link
+    that may be used any number of times.
+    """
+
     used_fallback: bool
-    #: Unix seconds after which the link is refused; None for a link without expiry.
     expires_at: int | None
-    #: The single-use nonce; None for a link that may be used any number of times.
     nonce: str | None
 
 
@@ -198,9 +202,20 @@ class URLSigner(Signer):
         signed_query = "".join(f"{_encode(k)}={_encode(v)}&" for k, v in pairs)
         token = self._seal(self._canonical(host, path, pairs, bind))
         signed_query += f"{self.signature_param}={token[-MAC_LENGTH:]}"
+        # Not signed (browsers never send it), but part of the link a page or a Location header will carry:
+        # no control character, space or raw non-ASCII goes out.
+        fragment = quote(fragment, safe=_FRAGMENT_SAFE, encoding="utf-8", errors="surrogateescape")
         if scheme:
-            return urlunsplit((scheme, netloc, path, signed_query, fragment))
-        return f"{path}?{signed_query}#{fragment}" if fragment else f"{path}?{signed_query}"
+            link = urlunsplit((scheme, netloc, path, signed_query, fragment))
+        else:
+            link = f"{path}?{signed_query}#{fragment}" if fragment else f"{path}?{signed_query}"
+        # Re-encoding and the added parameters make the link longer than its input: verify would refuse it.
+        if len(link) > self.max_url_length:
+            raise ValueError(
+                f"signed URL of {len(link)} characters exceeds max_url_length={self.max_url_length}: "
+                "sign a shorter URL or raise the limit"
+            )
+        return link
 
     def verify(self, url: str | bytes, *, bind: Bound | None = None) -> None:
         """Raise BadSignature unless ``url`` carries a valid signature, SignatureExpired if it has expired.

@@ -403,6 +403,25 @@ def test_sign_refuses_what_a_browser_would_send_elsewhere(url: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("/report#part\r\nSet-Cookie: x=1", "part%0D%0ASet-Cookie:%20x=1"),
+        ("https://files.example/report#a\x00b\x1bc", "a%00b%1Bc"),
+        ("/report#caf\u00e9 \u2028", "caf%C3%A9%20%E2%80%A8"),
+        ("/report#already%20encoded/and?query", "already%20encoded/and?query"),
+    ],
+)
+def test_the_fragment_of_a_signed_link_carries_no_raw_control_or_non_ascii_character(url: str, fragment: str) -> None:
+    signer = make()
+    link = signer.sign(url)
+    assert link.partition("#")[2] == fragment
+    assert link.isascii()
+    assert link.isprintable()
+    assert " " not in link
+    signer.verify(link)
+
+
+@pytest.mark.parametrize(
     "url",
     [
         "/a\ud800?signature=" + "A" * 43,
