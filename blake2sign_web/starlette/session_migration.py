@@ -35,7 +35,9 @@ class StarletteCookieReader:
         try:
             data = self._signer.unsign(cookie.encode("utf-8"), max_age=self._max_age)
             value = json.loads(b64decode(data))
-        except (self._bad_signature, ValueError):  # binascii.Error and JSONDecodeError are ValueErrors
+        # binascii.Error and JSONDecodeError are ValueErrors; json raises RecursionError for nesting
+        # deeper than the stack allows.
+        except (self._bad_signature, ValueError, RecursionError):
             return None
         if not isinstance(value, dict):
             return None
