@@ -50,13 +50,13 @@ _warned = False
 
 
 class CacheInfo(NamedTuple):
-    #: Signers built since the process started (never reset by clearing).
+    """What ``signer_cache_info()`` reports: ``constructed`` (signers built since start, never reset),
+    ``size`` (held now), ``evicted`` (dropped to stay within ``max_size``) and ``max_size`` (``MAX_SIGNERS``).
+    """
+
     constructed: int
-    #: Distinct signers held now.
     size: int
-    #: Signers evicted to stay within ``max_size`` since the process started.
     evicted: int = 0
-    #: The bound on ``size`` (``MAX_SIGNERS``).
     max_size: int = MAX_SIGNERS
 
 

@@ -273,6 +273,7 @@ def etag_for(size: int, mtime_ns: int) -> str:
 
 
 def http_date(epoch_seconds: float) -> str:
+    """An IMF-fixdate (RFC 9110) for Last-Modified and Expires."""
     return formatdate(epoch_seconds, usegmt=True)
 
 
@@ -293,6 +294,7 @@ def not_modified(if_none_match: str | None, if_modified_since: str | None, etag:
 
 
 def content_type_for(name: str) -> str:
+    """The Content-Type for a file name; octet-stream for unknown or encoded files (never decoded by the browser)."""
     content_type, encoding = mimetypes.guess_type(name, strict=True)
     if encoding is not None or content_type is None:
         # report.csv.gz is gzip bytes, not CSV a browser should decode.

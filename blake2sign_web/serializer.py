@@ -125,18 +125,24 @@ LAYOUTS: Final = _layouts()
 
 
 class _TokenFacts(NamedTuple):
+    """The four items of a LoadedToken (described there)."""
+
     value: Any
     issued_at: int
     expires_at: int | None
-    #: True when a fallback secret verified it: re-sign it with the current secret.
     used_fallback: bool
 
 
 class LoadedToken(_TokenFacts):
-    """A verified token's value with the facts an integration may need about it."""
+    """A verified token's value with the facts an integration may need about it.
 
-    #: The 8 bytes ``dumps(session_id=...)`` wrote, or None. An attribute, not a fifth item,
-    #: so that ``value, issued_at, expires_at, used_fallback = load_token(...)`` keeps working.
+    ``value``, ``issued_at`` and ``expires_at`` (Unix seconds; None without expiry), ``used_fallback``
+    (a fallback secret verified it: re-sign it with the current secret), and ``session_id``: the 8 bytes
+    ``dumps(session_id=...)`` wrote, or None.
+    """
+
+    # An attribute, not a fifth item, so that ``value, issued_at, expires_at, used_fallback = load_token(...)``
+    # keeps working.
     session_id: bytes | None = None
 
 

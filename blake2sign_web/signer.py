@@ -90,11 +90,13 @@ class Signer:
         return f"{type(self).__name__}(purpose={self.purpose!r}, hasher={self.hasher!r})"
 
     def sign(self, data: bytes | str) -> str:
+        """A token carrying ``data`` (str is UTF-8 encoded) and its MAC; readable by anyone, changeable by no one."""
         if isinstance(data, str):
             data = data.encode("utf-8")
         return self._seal(b"0" + b64encode(data))
 
     def unsign(self, token: str | bytes) -> bytes:
+        """The bytes ``sign`` was given, once the MAC checks out; BadSignature for anything else."""
         text, _ = self._open(token)
         if text[0] != 0x30:  # b"0"
             raise BadSignature("unknown token format")

@@ -137,6 +137,8 @@ def load_now(request: HttpRequest) -> None:
 
 
 class SessionMiddleware(django_middleware.SessionMiddleware):
+    """Django's SessionMiddleware, checking its settings at start-up and doing less per request for this engine."""
+
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         """Refuse cookie settings that cannot work, then Django's set-up (async mode, the engine's SessionStore)."""
         problems = [problem for _, problem in cookie_problems()]

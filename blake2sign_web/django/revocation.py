@@ -5,7 +5,7 @@ Any cache backend works whose ``add`` is atomic across the processes that share 
 nothing: neither makes a link single-use on a site served by more than one process.
 
 A cache that raises (refused, reset, timed out) is "unavailable" and the configured
-policy applies. Bound the wait in the cache's own OPTIONS, for RedisCache::
+policy applies. Bound the wait in the cache's own OPTIONS, for RedisCache:
 
     CACHES = {"default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",

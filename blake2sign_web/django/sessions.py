@@ -60,6 +60,8 @@ class SessionTooLarge(ValueError):
 
 
 class SessionStore(SessionBase):
+    """Django's session API over a signed cookie: the session key is the token, there is no store."""
+
     #: True after save() met an oversized session under ``"OVERSIZE": "log"``: no new cookie.
     oversized = False
     #: The client's cookie when it verified: what ``"OVERSIZE": "log"`` leaves in place.

@@ -1,7 +1,7 @@
 """Signed links in Django: ``sign_url`` and the ``signed_url_required`` view decorator.
 
 Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their
-own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]``::
+own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]``:
 
     BLAKE2SIGN_WEB = {
         "SIGNED_URLS": {

@@ -1,7 +1,5 @@
 """A ready view that serves a file from a Django Storage by a signed link.
 
-::
-
     path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
 
 Streams (never reads a whole file), answers HEAD, single Range requests (206, 416),

@@ -1,7 +1,5 @@
 """Redis for Starlette and FastAPI: single-use links, ended sessions, "log out everywhere".
 
-::
-
     store = RedisStore("redis://127.0.0.1:6379/0")  # or RedisStore(redis.asyncio.Redis(...))
     app.add_middleware(SessionMiddleware, secret_key=..., revocation=store, user_key="user_id")
     Route("/files/{name:path}", SignedFiles(signer, root, single_use=store))

@@ -174,7 +174,9 @@ class SessionMiddleware:
     rolling upgrade from a release that reads only format 1), ``on_oversize`` ("raise" or "log") and
     ``migrate_starlette_cookies`` (accept and re-issue cookies from Starlette's middleware),
     ``revocation`` (a RedisStore: logout and "log out everywhere" reach copied cookies) and
-    ``user_key`` (the session key holding the user's id, for "log out everywhere").
+    ``user_key`` (the session key holding the user's id, for "log out everywhere") and
+    ``server_timing`` (a Server-Timing entry with the session's load and save time).
+    ``partitioned`` (CHIPS) is taken on every supported Starlette version.
     """
 
     def __init__(

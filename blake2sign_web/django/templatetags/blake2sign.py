@@ -27,6 +27,7 @@ def signed_url(
     single_use: bool = False,
     **kwargs: Any,
 ) -> str:
+    """``{% signed_url "download" name expires_in=3600 %}``: ``reverse()`` the view, then sign the path."""
     path = reverse(viewname, args=args or None, kwargs=kwargs or None)
     request = context.get("request") if absolute else None
     if absolute and request is None:
