@@ -2,6 +2,7 @@
 
     python3 scripts/test.py            # .venv with the newest supported versions
     python3 scripts/test.py --matrix   # then tox's oldest/newest extremes, where those Pythons exist
+    python3 scripts/test.py --long     # the long property, fuzzing and soak runs (tens of minutes)
 
 Needs only Python 3.10+ and the package index. Exits non-zero on the first failure.
 """
@@ -37,11 +38,11 @@ def setup() -> None:
     run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", ".[dev]")
 
 
-def checks() -> None:
+def checks(long: bool = False) -> None:
     run(BIN / "ruff", "check", ".")
     run(BIN / "ruff", "format", "--check", ".")
     run(BIN / "mypy")
-    run(BIN / "python", "-m", "pytest", "-p", "no:cacheprovider")
+    run(BIN / "python", "-m", "pytest", "-p", "no:cacheprovider", *(["--long"] if long else []))
     run(BIN / "python", "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", VENV / "site")
 
 
@@ -79,9 +80,10 @@ def matrix() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matrix", action="store_true", help="also run tox's oldest and newest environments")
+    parser.add_argument("--long", action="store_true", help="long property, fuzzing and soak runs (tests/longrun.py)")
     args = parser.parse_args()
     setup()
-    checks()
+    checks(long=args.long)
     if args.matrix:
         matrix()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,19 +23,15 @@ def free_port() -> int:
 
 @contextmanager
 def running_server(command: list[str], port: int, timeout: float = 20, **env: str) -> Iterator[str]:
-    """Run ``command`` (which must listen on ``port``) from the project root; yield its base URL."""
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        _wait_until_listening(process, port, timeout)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_process(process)
+    """Run ``command`` (which must listen on ``port``) from the project root; yield its base URL.
+
+    Its stderr goes to a temporary log file, as with ``logged_server``: a pipe nobody reads could fill and block
+    a busy server.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "server.log"
+        with logged_server(command, port, log, timeout, **env) as (url, _process):
+            yield url
 
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:
@@ -61,3 +58,25 @@ def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: 
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"{process.args!r} did not listen on port {port} within {timeout} s")
+
+
+@contextmanager
+def logged_server(
+    command: list[str], port: int, log: Path, timeout: float = 20, **env: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Like ``running_server``, with the server's stderr written to ``log`` (never a pipe a busy server could fill).
+
+    Yields the base URL and the process, whose pid finds the workers to measure.
+    """
+    with open(log, "wb") as stderr:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **env}, stdout=stderr, stderr=stderr
+        )
+    try:
+        try:
+            _wait_until_listening(process, port, timeout)
+        except RuntimeError as error:
+            raise RuntimeError(f"{error}; its log: {log.read_bytes()[-2000:].decode(errors='replace')}") from None
+        yield f"http://127.0.0.1:{port}", process
+    finally:
+        stop_process(process)
