@@ -1,0 +1,180 @@
+"""Write the seed corpus: real tokens, cookies, links and headers, in each target's input layout.
+
+    python -m tests.fuzz.make_corpus      # rewrites tests/fuzz/corpus/<target>/
+
+Seeds start the fuzzer from inputs that pass the MAC and reach the parsers behind it;
+libFuzzer mutates copies of them (the tests never write here). Files are named by a
+hash of their content. Tokens are issued at ``targets.NOW`` by the targets' fixed clock,
+so they stay valid; the Django and Starlette-migration seeds are signed with the real
+clock by keys the targets share and age out after two weeks, after which they still
+exercise everything up to the expiry check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.fuzz import targets as t
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+#: Values a session or a link holds in practice, and a few that take the rarer paths.
+VALUES: tuple[Any, ...] = (
+    {},
+    {"user_id": 42},
+    {"_auth_user_id": "7", "cart": [{"sku": "A-1", "qty": 2}], "flash": ["Saved."], "theme": "dark"},
+    {"csrf": "x" * 64, "history": [f"/shop/item/{n}" for n in range(40)]},  # long enough to compress
+    {"big": 2**70, "text": "caf\u00e9 \u2603"},  # beyond 64 bits: written by Python's json
+    [1, 2.5, None, True, "list, not a session"],
+)
+
+
+def serializer_seeds() -> Iterator[tuple[str, bytes]]:
+    for index, signer in enumerate(t.SERIALIZERS):
+        for value in VALUES:
+            try:
+                token = signer.dumps(value)
+            except ValueError:  # over this signer's max_decompressed_size
+                continue
+            yield "serializer_loads", t.serializer_loads_input(index, token)
+            yield "serializer_body", t.serializer_body_input(index, token)
+        if signer.format == 2:
+            token = signer.dumps({"user_id": 42}, expires_in=3600, session_id=b"fuzz-sid")
+            yield "serializer_loads", t.serializer_loads_input(index, token, mode=0x10 | 2)
+            yield "serializer_body", t.serializer_body_input(index, token)
+    # Signed with the fallback secret of signer 5, which still accepts it.
+    old = t.SerializerSigner(t.OLD_SECRET, purpose="fuzz", clock=t.fixed_clock, dictionary=t.DICTIONARY)
+    yield "serializer_loads", t.serializer_loads_input(5, old.dumps({"user_id": 42}), mode=0x10 | 1)
+
+
+def payload_seeds() -> Iterator[tuple[str, bytes]]:
+    options = (
+        0,
+        t.PAYLOAD_ZSTD,
+        t.PAYLOAD_DICTIONARY,
+        t.PAYLOAD_DICTIONARY | t.PAYLOAD_SESSION_ID | t.PAYLOAD_EXPIRES,
+        t.PAYLOAD_FORMAT_1 | t.PAYLOAD_ZSTD,
+        t.PAYLOAD_FORMAT_1 | t.PAYLOAD_EXPIRES,
+    )
+    for index, value in enumerate(VALUES):
+        for bits in options:
+            yield "serializer_payload", t.serializer_payload_input(index % len(t.SERIALIZERS), bits, value)
+    texts = (b'{"n":123456789012345678901234567890}', b'{"s":"\\ud800"}', b'{"f":1e308,"g":-0.0}', b"[[[[[]]]]]")
+    for text in texts:
+        yield "serializer_payload", bytes([0, t.PAYLOAD_PYTHON_JSON]) + text
+        yield "serializer_payload", bytes([2, t.PAYLOAD_PYTHON_JSON | t.PAYLOAD_DICTIONARY]) + text
+
+
+def signer_seeds() -> Iterator[tuple[str, bytes]]:
+    old = t.Signer(t.OLD_SECRET, purpose="fuzz", hasher="blake3")
+    for data in (b"", b"hello", bytes(range(256)), b"/files/report.pdf"):
+        for index, signer in enumerate(t.SIGNERS):
+            if len(data) < 64 or signer.max_token_length > 512:  # the short signer takes 128 characters
+                yield "signer_unsign", t.signer_unsign_input(index, signer.sign(data))
+        yield "signer_unsign", t.signer_unsign_input(1, old.sign(data))
+
+
+URLS = (
+    "/files/report.pdf?download=1",
+    "/files/a%2Fb/c.txt",
+    "/caf%C3%A9/menu?q=a+b&q=c&empty=",
+    "/d/%2E%2E/x/./y",
+    "/p?utm_source=mail&fbclid=1&id=7#top",
+    "relative/path?x=1",
+    "https://Example.COM:443/x?y=1#frag",
+    "http://user@host:8080/%7Euser/",
+)
+
+
+def url_seeds() -> Iterator[tuple[str, bytes]]:
+    for url in URLS:
+        for kind in (0, 1, 3):
+            yield "url_sign_verify", t.url_sign_verify_input(0, 0, kind, url)
+        yield "url_sign_verify", t.url_sign_verify_input(1, 2, 1, url)
+        for index, signer in enumerate(t.URL_SIGNERS):
+            for binding, expires_in, single_use in ((0, None, False), (1, 3600, False), (2, 60, True)):
+                try:
+                    link = signer.sign(url, bind=t.BINDINGS[binding], expires_in=expires_in, single_use=single_use)
+                except ValueError:  # a relative URL for the host-bound signer, or over max_url_length
+                    continue
+                if binding != 2:  # the single-use links vary (a random nonce): keep the corpus stable
+                    yield "url_verify", t.url_verify_input(index, binding, link)
+
+
+def starlette_seeds() -> Iterator[tuple[str, bytes]]:
+    plain, migrating, expiring = t._starlette_middlewares()
+    for value in VALUES[:5]:
+        token = plain._writer.dumps(value)
+        yield "starlette_cookie", t.starlette_cookie_input(0, f"session={token}")
+        yield "starlette_cookie", t.starlette_cookie_input(0, f'theme=dark; session="{token}"; lang=en')
+        yield "starlette_cookie", t.starlette_cookie_input(1, f"session={migrating._writer.dumps(value)}")
+        yield "starlette_cookie", t.starlette_cookie_input(2, "a=1", f"sid={expiring._writer.dumps(value)}")
+    for payload in (b'{"user_id": 42}', b'{"cart": [1, 2], "n": 123456789012345678901}', b"[]", b"not json"):
+        yield "starlette_cookie", t.starlette_cookie_input(1, f"session={t.legacy_cookie(payload)}")
+        yield "starlette_legacy_body", payload
+    for header in ('session=""', "session", "=session", "session=a\\073b", "\tsession = x ;session=y", "Session=1"):
+        yield "starlette_cookie", t.starlette_cookie_input(0, header)
+
+
+def django_seeds() -> Iterator[tuple[str, bytes]]:
+    t.build_django_session()  # sets Django up
+    from blake2sign_web.django.conf import session_config
+
+    writer = session_config().writer
+    for value in VALUES:
+        yield "django_session", t.django_session_input(writer.dumps(value))
+        for options in (t.PAYLOAD_DICTIONARY, t.PAYLOAD_FORMAT_1 | t.PAYLOAD_EXPIRES):
+            seed = t.serializer_payload_input(0, options, value)  # the payload target's layout, less the signer
+            yield "django_session", bytes([1 | seed[1] << 1]) + seed[2:]
+
+
+def range_seeds() -> Iterator[tuple[str, bytes]]:
+    headers = (
+        "bytes=0-99",
+        "bytes=-500",
+        "bytes=100-",
+        "bytes=0-0,5-9",
+        "bytes=5-1",
+        "items=0-1",
+        " BYTES = 1 - 2 ",
+        "bytes=9999999999999999999-",
+        "bytes=-0",
+        "bytes=",
+    )
+    for size in (0, 1, 1000, 2**40):
+        for choice, header in enumerate(headers):
+            yield "byte_range", t.byte_range_input(size, choice % len(t.IF_RANGES), header)
+
+
+def seeds() -> Iterator[tuple[str, bytes]]:
+    yield from serializer_seeds()
+    yield from payload_seeds()
+    yield from signer_seeds()
+    yield from url_seeds()
+    yield from starlette_seeds()
+    yield from django_seeds()
+    yield from range_seeds()
+
+
+def main() -> None:
+    written: dict[str, set[bytes]] = {name: set() for name in t.BUILDERS}
+    for name, data in seeds():
+        written[name].add(data)
+    for name, inputs in written.items():
+        if not inputs:
+            sys.exit(f"no seeds for {name}")
+        folder = CORPUS / name
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        for data in inputs:
+            (folder / hashlib.sha1(data).hexdigest()[:16]).write_bytes(data)  # a file name, not security
+        print(f"{name}: {len(inputs)} seeds, {sum(map(len, inputs))} bytes")
+
+
+if __name__ == "__main__":
+    main()
