@@ -20,7 +20,7 @@ JSON schema (docs/benchmarks/requests.json)::
                "added_wall_us_median/q1/q3" (from throughput, 1/rps), "p99_us_median", "rps_median",
                "rps_fraction_median" (throughput over the baseline's, per round), "rounds": [raw samples]},
       "targets": [{"where": "in process" | "http", "framework", "workload", "ours", "theirs",
-                   "target": float, "median": float, "q1": float, "q3": float, "rounds": int,
+                   "target": float, "median": float | null, "q1": ..., "q3": ... (null: not computable), "rounds": int,
                    "verdict": str}],
       "noisy_limit": float
     }
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import platform
 import statistics
 import subprocess
@@ -45,7 +46,7 @@ from ..benchmarks.timing import machine
 
 TITLES = {"django": "Django", "starlette": "Starlette"}
 LABELS = {"read": "read-only", "write": "read+write"}
-#: (framework, ours, theirs, target): every target of issue 12, checked on both workloads, both ways.
+#: (framework, ours, theirs, target): every per-request target, checked on both workloads, both ways.
 TARGETS = [("django", *t) for t in request_cost.DJANGO_TARGETS] + [
     ("starlette", *t) for t in request_cost.STARLETTE_TARGETS
 ]
@@ -148,15 +149,26 @@ def ratio_quartiles(rows: dict[str, Any], ours: str, theirs: str, key: str) -> t
         mine = [t - b for t, b in zip(cpu(ours), cpu(base), strict=True)]
         other = [t - b for t, b in zip(cpu(theirs), cpu(base), strict=True)]
     values = [m / o for m, o in zip(mine, other, strict=True) if o > 0]
-    if not values:
-        return None
+    if not values:  # the incumbent's added cost never rose above the baseline's noise
+        return Quartiles(math.nan, math.nan, math.nan), 0
     q = Quartiles.of(values) if len(values) > 1 else Quartiles(values[0], values[0], values[0])
     return q, len(values)
+
+
+def finite(value: float) -> float | None:
+    """None for a ratio that could not be computed, so the JSON stays standard."""
+    return None if math.isnan(value) else value
+
+
+def ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def judge(q: Quartiles, rounds: int, target: float, quick: bool) -> str:
     if quick:
         return "quick run: no verdict"
+    if rounds == 0:
+        return "no verdict: the incumbent's added cost is within the baseline's noise"
     if rounds < MIN_ROUNDS:
         return f"{rounds} rounds: no verdict"
     return verdict(q, target)
@@ -180,9 +192,9 @@ def targets(results: dict[str, Any], http: dict[str, Any], quick: bool) -> list[
                         "ours": ours,
                         "theirs": theirs,
                         "target": target,
-                        "median": q.median,
-                        "q1": q.q1,
-                        "q3": q.q3,
+                        "median": finite(q.median),
+                        "q1": finite(q.q1),
+                        "q3": finite(q.q3),
                         "rounds": rounds,
                         "verdict": judge(q, rounds, target, quick),
                     }
@@ -240,7 +252,7 @@ def markdown(data: dict[str, Any]) -> str:
         f"whose quartiles span more than {NOISE_LIMIT:.0%} of its target is marked noisy and gets no verdict; "
         "'met' only when even its upper quartile is within the target.",
         "",
-        "## Targets (issue 12)",
+        "## Targets",
         "",
         "| where | framework | workload | ratio of added cost | median | q1-q3 | target | verdict |",
         "|---|---|---|---|---:|---:|---:|---|",
@@ -248,7 +260,7 @@ def markdown(data: dict[str, Any]) -> str:
     for t in data["targets"]:
         lines.append(
             f"| {t['where']} | {TITLES[t['framework']]} | {LABELS[t['workload']]} | {t['ours']} / {t['theirs']} | "
-            f"{t['median']:.2f} | {t['q1']:.2f}-{t['q3']:.2f} | {t['target']:.2f} | {t['verdict']} |"
+            f"{ratio(t['median'])} | {ratio(t['q1'])}-{ratio(t['q3'])} | {t['target']:.2f} | {t['verdict']} |"
         )
     missed = [t for t in data["targets"] if t["verdict"] != "met"]
     lines += ["", f"Met: {len(data['targets']) - len(missed)} of {len(data['targets'])}."]
@@ -256,7 +268,7 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append("Not met (missed, within noise, or noisy):")
         lines += [
             f"- {t['where']}, {TITLES[t['framework']]} {LABELS[t['workload']]}: {t['ours']} / {t['theirs']} = "
-            f"{t['median']:.2f} ({t['q1']:.2f}-{t['q3']:.2f}) against {t['target']:.2f}: {t['verdict']}"
+            f"{ratio(t['median'])} ({ratio(t['q1'])}-{ratio(t['q3'])}) against {t['target']:.2f}: {t['verdict']}"
             for t in missed
         ]
     lines.append("")

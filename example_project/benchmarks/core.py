@@ -9,7 +9,7 @@ a max_age so it timestamps like the others); PyJWT HS256; and the primitive floo
 dumps+loads, two keyed BLAKE2b digests, base64 both ways). Then the three hashers, and
 cached against constructed-per-call. Each library runs with its own defaults. Last, the
 cost of dumps for the Django login session (175 B of JSON) compressed against the session
-dictionary vs uncompressed, as medians of interleaved rounds (issue 10's 1.5x target).
+dictionary vs uncompressed, as medians of interleaved rounds (the target: at most 1.5x).
 """
 
 from __future__ import annotations

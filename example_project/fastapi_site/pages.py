@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from example_project import costs
@@ -18,17 +19,10 @@ nav a { margin-right: 1rem; }
 .current { font-weight: bold; } code { background: #eee; padding: 0 .2rem; }
 """
 
-TIMING_SCRIPT = """
-<script>
-// The page's own navigation timing carries this response's Server-Timing entries (durations in ms).
-const entry = performance.getEntriesByType("navigation")[0];
-const timings = (entry && entry.serverTiming || []).filter(t => t.name.startsWith("b2sw-"));
-if (timings.length) {
-  document.getElementById("timing").textContent =
-    timings.map(t => `${t.name.slice(5)} ${(t.duration * 1000).toFixed(0)} µs`).join(", ");
-}
-</script>
-"""
+#: The script that shows this response's Server-Timing on the page; the Django site includes the same file.
+TIMING_SCRIPT = (Path(__file__).parents[1] / "django_site" / "templates" / "timing_script.html").read_text(
+    encoding="utf-8"
+)
 
 
 def layout(

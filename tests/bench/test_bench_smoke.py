@@ -78,3 +78,18 @@ def test_markdown_and_chart_are_written(outputs: Path) -> None:
     png = (outputs / "img" / "request-cost.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert len(png) > 10_000
+
+
+def test_a_target_whose_incumbent_cost_is_lost_in_noise_is_kept_without_a_verdict() -> None:
+    from example_project.bench import report
+
+    framework, ours, theirs, _target = report.TARGETS[-1]
+    rows = {
+        "baseline": {"baseline": "baseline", "rounds_us": [10.0, 10.0, 10.0]},
+        ours: {"baseline": "baseline", "rounds_us": [12.0, 11.0, 12.0]},
+        theirs: {"baseline": "baseline", "rounds_us": [9.5, 10.0, 8.0]},  # never above the baseline
+    }
+    found = report.targets({framework: {"read": rows}}, {}, quick=False)
+    assert [(t["ours"], t["theirs"], t["median"], t["rounds"]) for t in found] == [(ours, theirs, None, 0)]
+    assert found[0]["verdict"].startswith("no verdict")
+    json.dumps(found, allow_nan=False)  # standard JSON: no NaN

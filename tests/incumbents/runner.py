@@ -1,4 +1,4 @@
-"""Run Django's and Starlette's own session tests against this project (issue 9).
+"""Run Django's and Starlette's own session tests against this project.
 
 The tests come from the source distribution of the *installed* Django and Starlette,
 downloaded from the package index with pip and cached under the virtual environment

@@ -258,7 +258,7 @@ def test_bound_download(client: Client, file_storage: Path) -> None:
     assert client.get(url, headers={"X-User": "eve"}).status_code == 403
 
 
-# --- Storages without local files (issue 8, item 2) -------------------------------
+# --- Storages without local files -------------------------------
 
 
 @pytest.fixture

@@ -214,7 +214,7 @@ def test_nul_in_root_join_never_reaches_the_os(tmp_path: Path) -> None:
         resolve_under(os.fspath(tmp_path), "a\x00b")
 
 
-# --- open_under: open once, from a descriptor of the root (issue 8, items 7 and 8) ------
+# --- open_under: open once, from a descriptor of the root ------
 
 
 def test_open_under_opens_the_file_and_stats_the_descriptor(tmp_path: Path) -> None:

@@ -186,7 +186,7 @@ def test_root_must_exist(tmp_path: Path) -> None:
         SignedFiles(make_signer(), tmp_path / "missing")
 
 
-# --- Without raw_path (issue 8, item 4) ---------------------------------------------
+# --- Without raw_path ---------------------------------------------
 
 
 def without_raw_path(app: ASGIApp) -> ASGIApp:
