@@ -23,6 +23,14 @@ import pytest
 
 from .servers import free_port, stop_process
 
+#: Store timeouts (seconds) for tests of what the store does, not of how long it waits: longer than any pause
+#: of a busy test machine (a short timeout there turns a garbage collection into a 503).
+PATIENT_TIMEOUT = 10.0
+#: For tests that freeze the server (``pause()``): every frozen call waits this long, then fails.
+FROZEN_TIMEOUT = 1.0
+PATIENT_OPTIONS = {"socket_timeout": PATIENT_TIMEOUT, "socket_connect_timeout": PATIENT_TIMEOUT}
+FROZEN_OPTIONS = {"socket_timeout": FROZEN_TIMEOUT, "socket_connect_timeout": FROZEN_TIMEOUT}
+
 INSTALL_HINT = (
     "no redis-server found: install one (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) "
     "or point BLAKE2SIGN_REDIS_SERVER at the binary"

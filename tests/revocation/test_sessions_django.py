@@ -19,14 +19,12 @@ from blake2sign_web import revocation
 from blake2sign_web.django import conf
 from blake2sign_web.django.revocation import StoreUnavailable, log_out_everywhere
 from tests.django_sessions.conftest import OUR_MIDDLEWARE, middleware_with, signer
-from tests.redis_server import RedisServer
+from tests.redis_server import FROZEN_OPTIONS, PATIENT_OPTIONS, RedisServer
 
 pytestmark = [pytest.mark.urls("tests.revocation.django_urls"), pytest.mark.django_db]
 
-OPTIONS = {"socket_timeout": 0.3, "socket_connect_timeout": 0.3}
 
-
-def use_revocation(settings: Any, server: RedisServer, *, options: Any = OPTIONS, **sessions: Any) -> None:
+def use_revocation(settings: Any, server: RedisServer, *, options: Any = PATIENT_OPTIONS, **sessions: Any) -> None:
     settings.CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
         "sessions": {
@@ -202,7 +200,7 @@ def test_redis_down_reads_an_empty_session_and_keeps_the_cookie(
 
 
 def test_hung_redis_reads_an_empty_session(settings: Any, own_redis_server: RedisServer, user: Any) -> None:
-    use_revocation(settings, own_redis_server)
+    use_revocation(settings, own_redis_server, options=FROZEN_OPTIONS)
     browser = log_in()
     own_redis_server.pause()
     try:
@@ -260,7 +258,7 @@ def test_system_checks(
 ) -> None:
     backends = {
         "redis": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
-                  "OPTIONS": OPTIONS},
+                  "OPTIONS": PATIENT_OPTIONS},
         "redis-no-timeout": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                              "LOCATION": "redis://127.0.0.1:1/0"},
         "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

@@ -13,20 +13,20 @@ from django.test import Client
 from django.urls import reverse
 
 from blake2sign_web.django import sign_url
-from tests.redis_server import RedisServer
+from tests.redis_server import FROZEN_OPTIONS, PATIENT_OPTIONS, RedisServer
 
 from .single_use_apps import CONTENT, write_files
 
 pytestmark = pytest.mark.urls("tests.signed_urls.django_urls")
 
 
-def use_cache(settings: Any, server: RedisServer, **options: Any) -> None:
+def use_cache(settings: Any, server: RedisServer, cache_options: Any = PATIENT_OPTIONS, **options: Any) -> None:
     settings.CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
         "links": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": server.url,
-            "OPTIONS": {"socket_timeout": 0.3, "socket_connect_timeout": 0.3},
+            "OPTIONS": cache_options,
         },
     }
     settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "links", **options}}
@@ -120,7 +120,7 @@ def test_cache_down_fails_closed_then_recovers(settings: Any, own_redis_server: 
 
 
 def test_hung_cache_fails_closed_within_its_socket_timeout(settings: Any, own_redis_server: RedisServer) -> None:
-    use_cache(settings, own_redis_server)
+    use_cache(settings, own_redis_server, FROZEN_OPTIONS)
     client = Client()
     assert client.get(once("sig-plain", 1)).status_code == 200
     own_redis_server.pause()

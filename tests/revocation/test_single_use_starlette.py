@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -11,7 +12,7 @@ from starlette.testclient import TestClient
 
 from blake2sign_web import revocation
 from blake2sign_web.starlette.revocation import RedisStore
-from tests.redis_server import RedisServer
+from tests.redis_server import FROZEN_TIMEOUT, PATIENT_TIMEOUT, RedisServer
 
 from .single_use_apps import CONTENT, build_app, build_fastapi, make_signer, write_files
 
@@ -21,13 +22,17 @@ def root(tmp_path: Path) -> Path:
     return write_files(tmp_path / "served")
 
 
+def patient_store(server: RedisServer, **options: Any) -> RedisStore:
+    return RedisStore(server.url, timeout=PATIENT_TIMEOUT, **options)
+
+
 def once(path: str, expires_in: int = 60) -> str:
     return make_signer().sign(path, expires_in=expires_in, single_use=True)
 
 
 def test_first_use_succeeds_second_is_gone(redis_server: RedisServer, root: Path) -> None:
     link = once("/action")
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client:
+    with TestClient(build_app(root, patient_store(redis_server))) as client:
         first = client.get(link)
         second = client.get(link)
     assert (first.status_code, first.text) == (200, "done")
@@ -35,20 +40,20 @@ def test_first_use_succeeds_second_is_gone(redis_server: RedisServer, root: Path
 
 
 def test_each_link_is_its_own(redis_server: RedisServer, root: Path) -> None:
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client:
+    with TestClient(build_app(root, patient_store(redis_server))) as client:
         assert [client.get(once("/action")).status_code for _ in range(3)] == [200, 200, 200]
 
 
 def test_used_status_follows_expired_status(redis_server: RedisServer, root: Path) -> None:
     link = once("/action")
-    with TestClient(build_app(root, RedisStore(redis_server.url), expired_status=403)) as client:
+    with TestClient(build_app(root, patient_store(redis_server), expired_status=403)) as client:
         assert client.get(link).status_code == 200
         assert client.get(link).status_code == 403
 
 
 def test_record_lives_as_long_as_the_link(redis_server: RedisServer, root: Path) -> None:
     link = once("/action", expires_in=120)
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client:
+    with TestClient(build_app(root, patient_store(redis_server))) as client:
         assert client.get(link).status_code == 200
     nonce = make_signer().verify_link(link).nonce
     assert nonce is not None
@@ -61,7 +66,7 @@ def test_tampered_nonce_is_refused_before_the_store(redis_server: RedisServer, r
     nonce = make_signer().verify_link(link).nonce
     assert nonce is not None
     forged = link.replace(nonce, "A" * len(nonce))
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client:
+    with TestClient(build_app(root, patient_store(redis_server))) as client:
         assert client.get(forged).status_code == 403
     assert redis_server.command("DBSIZE") == b":0\r\n"  # nothing was written for a forged link
 
@@ -70,7 +75,7 @@ def test_expired_single_use_link_is_gone_without_a_store_write(redis_server: Red
     signer = make_signer()
     signer._clock = lambda: 1_000_000_000.0  # signed long ago
     link = signer.sign("/action", expires_in=60, single_use=True)
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client:
+    with TestClient(build_app(root, patient_store(redis_server))) as client:
         response = client.get(link)
     assert (response.status_code, response.text) == (410, "This link has expired.")
     assert redis_server.command("DBSIZE") == b":0\r\n"
@@ -79,7 +84,10 @@ def test_expired_single_use_link_is_gone_without_a_store_write(redis_server: Red
 def test_endpoint_without_store_refuses_single_use_links(
     redis_server: RedisServer, root: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client, caplog.at_level(logging.ERROR):
+    with (
+        TestClient(build_app(root, patient_store(redis_server))) as client,
+        caplog.at_level(logging.ERROR),
+    ):
         assert client.get(once("/storeless")).status_code == 403
         assert client.get(make_signer().sign("/storeless", expires_in=60)).status_code == 200
     assert "no single_use store" in caplog.text
@@ -87,14 +95,14 @@ def test_endpoint_without_store_refuses_single_use_links(
 
 def test_ordinary_links_pass_a_single_use_endpoint_without_store_traffic(redis_server: RedisServer, root: Path) -> None:
     link = make_signer().sign("/action", expires_in=60)
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client:
+    with TestClient(build_app(root, patient_store(redis_server))) as client:
         assert [client.get(link).status_code for _ in range(2)] == [200, 200]
     assert redis_server.command("DBSIZE") == b":0\r\n"
 
 
 def test_the_same_client_may_continue_a_download_with_range(redis_server: RedisServer, root: Path) -> None:
     link = once("/files/report.bin")
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client:
+    with TestClient(build_app(root, patient_store(redis_server))) as client:
         first = client.get(link, headers={"range": "bytes=0-99"})
         rest = client.get(link, headers={"range": "bytes=100-"})
         head = client.head(link)
@@ -107,7 +115,7 @@ def test_the_same_client_may_continue_a_download_with_range(redis_server: RedisS
 
 def test_another_client_cannot_continue(redis_server: RedisServer, root: Path) -> None:
     link = once("/files/report.bin")
-    with TestClient(build_app(root, RedisStore(redis_server.url))) as client:
+    with TestClient(build_app(root, patient_store(redis_server))) as client:
         assert client.get(link).status_code == 200
         other = client.get(link, headers={"range": "bytes=1-", "user-agent": "someone-else"})
         other_head = client.head(link, headers={"user-agent": "someone-else"})
@@ -117,14 +125,14 @@ def test_another_client_cannot_continue(redis_server: RedisServer, root: Path) -
 
 def test_fastapi_dependency(redis_server: RedisServer) -> None:
     link = once("/report")
-    with TestClient(build_fastapi(RedisStore(redis_server.url))) as client:
+    with TestClient(build_fastapi(patient_store(redis_server))) as client:
         assert client.get(link).json() == {"report": "ok"}
         second = client.get(link)
     assert (second.status_code, second.json()) == (410, {"detail": "This link has already been used."})
 
 
 def test_redis_down_fails_closed_then_recovers(own_redis_server: RedisServer, root: Path) -> None:
-    store = RedisStore(own_redis_server.url, timeout=1)
+    store = patient_store(own_redis_server)
     with TestClient(build_app(root, store)) as client:
         assert client.get(once("/action")).status_code == 200
         own_redis_server.stop()
@@ -139,7 +147,7 @@ def test_redis_down_fails_closed_then_recovers(own_redis_server: RedisServer, ro
 def test_redis_down_fails_open_when_asked(
     own_redis_server: RedisServer, root: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = RedisStore(own_redis_server.url, timeout=1, on_unavailable="open")
+    store = patient_store(own_redis_server, on_unavailable="open")
     link = once("/action")
     own_redis_server.stop()
     with TestClient(build_app(root, store)) as client, caplog.at_level(logging.ERROR):
@@ -149,7 +157,7 @@ def test_redis_down_fails_open_when_asked(
 
 def test_hung_redis_answers_503_within_the_timeout(own_redis_server: RedisServer, root: Path) -> None:
     """SIGSTOP: the kernel accepts connections but nothing answers; without a timeout this would hang."""
-    store = RedisStore(own_redis_server.url, timeout=0.3)
+    store = RedisStore(own_redis_server.url, timeout=FROZEN_TIMEOUT)
     with TestClient(build_app(root, store)) as client:
         assert client.get(once("/action")).status_code == 200  # connected before the freeze
         own_redis_server.pause()
@@ -165,7 +173,7 @@ def test_hung_redis_with_a_client_without_timeouts(own_redis_server: RedisServer
     """A redis.asyncio client passed in with no socket timeout is still bounded by the store's timeout."""
     from redis.asyncio import Redis
 
-    store = RedisStore(Redis.from_url(own_redis_server.url), timeout=0.3)
+    store = RedisStore(Redis.from_url(own_redis_server.url), timeout=FROZEN_TIMEOUT)
     with TestClient(build_app(root, store)) as client:
         own_redis_server.pause()
         try:
