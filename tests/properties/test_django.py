@@ -133,7 +133,6 @@ def test_a_changed_link_is_refused_or_reaches_the_view_unchanged(
 ) -> None:
     link, expected = signed_link(route, pairs, lifetime)
     kind, changed = data.draw(mutated_urls(link))
-    assume(changed != link)
     response = CLIENT.get(changed)
     if response.status_code == 301:  # CommonMiddleware's APPEND_SLASH: the link with a slash, as the client would
         response = CLIENT.get(response["Location"])
@@ -175,7 +174,7 @@ def test_a_session_round_trips_and_a_changed_cookie_is_an_empty_session(
         try:
             client.post("/session/write", json.dumps(session), content_type="application/json")
         except SessionTooLarge:  # over the browser's 4096 bytes: refused before sending, as configured
-            assume(False)
+            return
         response = client.get("/session/read")
         assert response.status_code == 200
         assert json.loads(response.content) == {"value": session}
@@ -183,8 +182,10 @@ def test_a_session_round_trips_and_a_changed_cookie_is_an_empty_session(
         cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
         long_tag = engine.get("TAG_SIZE") == 32 or engine.get("FORMAT") == 1
         _, changed = data.draw(mutated_tokens(cookie, 43 if long_tag else 22))
-        assume(changed.strip() != cookie)  # the cookie parser strips whitespace: the same cookie
         client.cookies[settings.SESSION_COOKIE_NAME] = changed
         response = client.get("/session/read")
         assert response.status_code == 200
-        assert json.loads(response.content) == {}
+        if changed.strip() == cookie:  # the same cookie once stripped (or a quoted copy of it): whole or refused
+            assert json.loads(response.content) in ({}, {"value": session})
+        else:
+            assert json.loads(response.content) == {}

@@ -151,11 +151,10 @@ def test_a_changed_link_is_refused_or_reaches_the_endpoint_unchanged(
     link, expected = signed_link(route, pairs, expires_in)
     assume(expected is not None)
     kind, changed = data.draw(mutated_urls(link))
-    assume(changed != link)
     try:
         response = links.get(changed)
     except CLIENT_HTTP.InvalidURL:  # the client refuses to send it (a control character): no request at all
-        assume(False)
+        return
     if kind in MEANING_KEPT and url_meaning(changed) == url_meaning(link):
         assert response.status_code == 200, f"{kind}: the same link, respelled, was refused"
     assert response.status_code in (200, 403, 404), (kind, changed, response.status_code)
@@ -206,7 +205,7 @@ def test_a_session_round_trips_and_a_changed_cookie_is_an_empty_session(
     try:
         response = client.post("/write", content=json.dumps(session))
     except SessionCookieTooLarge:  # over the browser's 4096 bytes: refused before sending, as configured
-        assume(False)
+        return
     set_cookie = response.headers["set-cookie"]
     cookie = set_cookie.partition(";")[0].partition("=")[2]
     client.cookies.clear()
@@ -217,7 +216,7 @@ def test_a_session_round_trips_and_a_changed_cookie_is_an_empty_session(
     options = MIDDLEWARE_OPTIONS[configuration]
     long_tag = options.get("tag_size") == 32 or options.get("format") == 1
     _, changed = data.draw(mutated_tokens(cookie, 43 if long_tag else 22))
-    assume(changed.strip() != cookie and ";" not in changed)  # the cookie parser strips and splits: the same cookie
     response = client.get("/read", headers={"cookie": f"session={changed}".encode()})
     assert response.status_code == 200
-    assert response.json() == {}
+    # Starlette's cookie parser strips the value: a token that differs only by outer whitespace is the same one.
+    assert response.json() == ({"value": session} if changed.strip() == cookie else {})

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired, Signer
@@ -164,9 +164,12 @@ def test_every_kind_round_trips_any_value(name: str, data: st.DataObject) -> Non
 @given(st.sampled_from(sorted(KINDS)), st.data())
 def test_every_change_to_a_token_is_rejected_with_bad_signature(name: str, data: st.DataObject) -> None:
     kind = KINDS[name]
-    token = kind.dump(data.draw(kind.shaped_values))
+    value = data.draw(kind.shaped_values)
+    token = kind.dump(value)
     _, changed = data.draw(mutated_tokens(token, kind.tag_chars))
-    assume(changed != token)
+    if changed == token:  # no change after all (a digit's case): still the token it was
+        assert kind.load(changed) == value
+        return
     assert_rejected(kind.load, changed)
 
 

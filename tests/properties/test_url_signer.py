@@ -73,7 +73,6 @@ def test_a_changed_url_is_refused_or_verifies_as_the_same_url(
     signed = sign(url_from(path, application_pairs(pairs)), lifetime)
     link = SIGNER.verify_link(signed)
     kind, changed = data.draw(mutated_urls(signed))
-    assume(changed != signed)
     same_meaning = url_meaning(changed) == url_meaning(signed)
     try:
         changed_link = SIGNER.verify_link(changed)
