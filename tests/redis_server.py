@@ -18,8 +18,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+
+from blake2sign_web.starlette.revocation import RedisStore
 
 from .servers import free_port, stop_process
 
@@ -159,3 +162,8 @@ def redis_server_fixture() -> Iterator[RedisServer]:
         yield server
     finally:
         server.close()
+
+
+def patient_store(server: RedisServer, **options: Any) -> RedisStore:
+    """The Starlette store on ``server``, with ``PATIENT_TIMEOUT``."""
+    return RedisStore(server.url, timeout=PATIENT_TIMEOUT, **options)

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from blake2sign_web import SerializerSigner, revocation
 from blake2sign_web.starlette import SessionMiddleware
 from blake2sign_web.starlette.revocation import RedisStore, log_out_everywhere, revoke_session
-from tests.redis_server import FROZEN_TIMEOUT, PATIENT_TIMEOUT, RedisServer
+from tests.redis_server import FROZEN_TIMEOUT, RedisServer, patient_store
 
 SECRET = "starlette-revocation-secret-0123456789"
 MAX_AGE = 3600
@@ -112,7 +112,7 @@ class Devices:
 
 @pytest.fixture
 def store(redis_server: RedisServer) -> RedisStore:
-    return RedisStore(redis_server.url, timeout=PATIENT_TIMEOUT)
+    return patient_store(redis_server)
 
 
 @pytest.fixture
@@ -225,7 +225,7 @@ def test_one_round_trip_per_request(store: RedisStore, redis_server: RedisServer
 def test_redis_down_reads_an_empty_session_and_keeps_the_cookie(
     own_redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    app = build(RedisStore(own_redis_server.url, timeout=PATIENT_TIMEOUT))
+    app = build(patient_store(own_redis_server))
     with TestClient(app) as browser:
         browser.get("/login", params={"user": 7})
         own_redis_server.stop()
@@ -253,7 +253,7 @@ def test_hung_redis_reads_an_empty_session(own_redis_server: RedisServer) -> Non
 
 
 def test_redis_down_fails_open_when_asked(own_redis_server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
-    app = build(RedisStore(own_redis_server.url, timeout=PATIENT_TIMEOUT, on_unavailable="open"))
+    app = build(patient_store(own_redis_server, on_unavailable="open"))
     with TestClient(app) as browser:
         browser.get("/login", params={"user": 7})
         own_redis_server.stop()

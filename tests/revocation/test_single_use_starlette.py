@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -12,7 +11,7 @@ from starlette.testclient import TestClient
 
 from blake2sign_web import revocation
 from blake2sign_web.starlette.revocation import RedisStore
-from tests.redis_server import FROZEN_TIMEOUT, PATIENT_TIMEOUT, RedisServer
+from tests.redis_server import FROZEN_TIMEOUT, RedisServer, patient_store
 
 from .single_use_apps import CONTENT, build_app, build_fastapi, make_signer, write_files
 
@@ -20,10 +19,6 @@ from .single_use_apps import CONTENT, build_app, build_fastapi, make_signer, wri
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     return write_files(tmp_path / "served")
-
-
-def patient_store(server: RedisServer, **options: Any) -> RedisStore:
-    return RedisStore(server.url, timeout=PATIENT_TIMEOUT, **options)
 
 
 def once(path: str, expires_in: int = 60) -> str:
