@@ -207,7 +207,11 @@ URL_MUTATIONS = (
 def mutated_urls(draw: st.DrawFn, url: str) -> tuple[str, str]:
     """(kind, url) for a signed ``url`` changed in one way: its signature, path, or query, as a
     proxy re-encodes it or an attacker edits it. Some kinds keep the meaning (reordering across names,
-    percent-encoding an unreserved character, ``+`` for ``%20``): those must verify as the same URL."""
+    percent-encoding an unreserved character, ``+`` for ``%20``): those must verify as the same URL.
+
+    As in ``mutated_tokens``, no draw depends on the time or nonce a link holds: positions in its text are
+    taken modulo a length, and the other bounds (parameters, path segments) come from the drawn path and query.
+    """
     path, _, query = url.partition("?")
     pairs = [tuple(p.partition("=")[::2]) for p in query.split("&")] if query else []
     signature_at = next(i for i, (k, _) in enumerate(pairs) if k == "signature")
