@@ -25,17 +25,18 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E015``: ``TAG_SIZE`` is not 16 or 32.
 - ``blake2sign_web.E016``: ``FORMAT`` is not 1 or 2.
 - ``blake2sign_web.E017``: ``SERVER_TIMING`` is not a bool.
+- ``blake2sign_web.E018``: ``MIDDLEWARE`` lists this project's session middleware together with
+  Django's (or twice): every write would be signed twice.
 
-Warnings:
+Deployment warnings (``manage.py check --deploy`` only, as Django's own security warnings):
 
 - ``blake2sign_web.W004``: ``SECRET_KEY`` (or a fallback) still has ``startproject``'s
-  ``django-insecure-`` prefix while ``DEBUG`` is off. A warning, not an error, because
-  ``manage.py test`` runs with ``DEBUG`` off and must keep working with a development key.
+  ``django-insecure-`` prefix.
+- ``blake2sign_web.W002``: ``SESSION_COOKIE_SECURE`` is off with this project's engine.
 
 Only when ``SESSION_ENGINE`` is this project's:
 
 - ``blake2sign_web.W001``: ``SESSION_COOKIE_HTTPONLY`` is off: scripts can read the session.
-- ``blake2sign_web.W002``: ``SESSION_COOKIE_SECURE`` is off while ``DEBUG`` is off.
 - ``blake2sign_web.W003``: ``SESSION_SERIALIZER`` is not JSON: the engine always uses JSON.
 
 Whenever a revocation or single-use cache is configured:
@@ -98,6 +99,28 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
     return errors
 
 
+#: Django's own session middleware, which ours replaces.
+DJANGO_SESSION_MIDDLEWARE: Final = "django.contrib.sessions.middleware.SessionMiddleware"
+
+
+@register(Tags.security, "blake2sign_web")
+def check_one_session_middleware(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Two session middlewares each load and save the session: every write is signed twice, silently."""
+    middleware = list(getattr(settings, "MIDDLEWARE", None) or ())
+    session_middlewares = [entry for entry in middleware if entry in (DJANGO_SESSION_MIDDLEWARE, conf.MIDDLEWARE)]
+    if conf.MIDDLEWARE not in session_middlewares or len(session_middlewares) < 2:
+        return []
+    return [
+        Error(
+            f"MIDDLEWARE lists {len(session_middlewares)} session middlewares ({', '.join(session_middlewares)}): "
+            "each one loads and saves the session, so every write is signed twice and the outer one's cookie wins.",
+            hint=f"Keep only {conf.MIDDLEWARE!r}: it replaces {DJANGO_SESSION_MIDDLEWARE!r} (the admin and "
+            "django.contrib.auth accept it in its place).",
+            id="blake2sign_web.E018",
+        )
+    ]
+
+
 @register(Tags.security, "blake2sign_web")
 def check_signed_url_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
     """Validate BLAKE2SIGN_WEB['SIGNED_URLS'] at start-up rather than on the first signed link."""
@@ -157,21 +180,24 @@ def check_shared_caches(app_configs: Sequence[AppConfig] | None = None, **kwargs
 @register(Tags.security, "blake2sign_web")
 def check_secrets(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
     """SECRET_KEY and its fallbacks sign every session and link: each must be a real secret."""
-    messages: list[CheckMessage] = [
+    return [
         Error(problem, hint="See docs/django.md, 'Keys and rotation'.", id=check_id)
         for check_id, problem in conf.secret_problems()
     ]
-    if not settings.DEBUG:
-        messages += [
-            Warning(
-                f"{name} starts with {conf.INSECURE_PREFIX!r}: it is the development key startproject wrote into "
-                "settings.py, so anyone who has seen the code can sign sessions and links with it.",
-                hint="Read SECRET_KEY from the environment in production; see docs/django.md, 'Keys and rotation'.",
-                id="blake2sign_web.W004",
-            )
-            for name in conf.insecure_secret_names()
-        ]
-    return messages
+
+
+@register(Tags.security, "blake2sign_web", deploy=True)
+def check_deployment_secrets(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """``check --deploy`` only, like Django's own security.W009: a new project's test run keeps its dev key quietly."""
+    return [
+        Warning(
+            f"{name} starts with {conf.INSECURE_PREFIX!r}: it is the development key startproject wrote into "
+            "settings.py, so anyone who has seen the code can sign sessions and links with it.",
+            hint="Read SECRET_KEY from the environment in production; see docs/django.md, 'Keys and rotation'.",
+            id="blake2sign_web.W004",
+        )
+        for name in conf.insecure_secret_names()
+    ]
 
 
 @register(Tags.security, "blake2sign_web")
@@ -196,14 +222,6 @@ def check_session_settings(app_configs: Sequence[AppConfig] | None = None, **kwa
                 id="blake2sign_web.W001",
             )
         )
-    if not settings.SESSION_COOKIE_SECURE and not settings.DEBUG:
-        messages.append(
-            Warning(
-                "SESSION_COOKIE_SECURE is False with DEBUG off: the session cookie travels over plain HTTP.",
-                hint="Set SESSION_COOKIE_SECURE = True for sites served over HTTPS.",
-                id="blake2sign_web.W002",
-            )
-        )
     if settings.SESSION_SERIALIZER not in JSON_SERIALIZERS:
         messages.append(
             Warning(
@@ -214,3 +232,17 @@ def check_session_settings(app_configs: Sequence[AppConfig] | None = None, **kwa
             )
         )
     return messages
+
+
+@register(Tags.security, "blake2sign_web", deploy=True)
+def check_deployment_cookie(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """``check --deploy`` only, like Django's own security.W010: tests and local runs are plain HTTP."""
+    if settings.SESSION_ENGINE != conf.ENGINE or settings.SESSION_COOKIE_SECURE:
+        return []
+    return [
+        Warning(
+            "SESSION_COOKIE_SECURE is False: the session cookie travels over plain HTTP.",
+            hint="Set SESSION_COOKIE_SECURE = True for sites served over HTTPS.",
+            id="blake2sign_web.W002",
+        )
+    ]

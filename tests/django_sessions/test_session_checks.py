@@ -16,13 +16,15 @@ from .conftest import OUR_MIDDLEWARE, middleware_with, run, session_of
 pytestmark = pytest.mark.urls("tests.django_sessions.urls")
 
 
-def ids(**overrides: Any) -> set[str]:
+def ids(*, deploy: bool = False, **overrides: Any) -> set[str]:
     with override_settings(**overrides):
-        return {m.id for m in run_checks() if m.id and m.id.startswith("blake2sign_web")}
+        messages = run_checks(include_deployment_checks=deploy)
+        return {m.id for m in messages if m.id and m.id.startswith("blake2sign_web")}
 
 
 def test_the_test_settings_pass() -> None:
     assert ids() == set()
+    assert ids(deploy=True) == set()
 
 
 def test_signed_urls_section_is_checked_by_its_own_check() -> None:
@@ -121,10 +123,12 @@ def test_sixteen_characters_are_enough() -> None:
 INSECURE = "django-insecure-" + "k" * 50
 
 
-def test_startproject_key_without_debug_is_a_warning_that_does_not_stop_the_engine(session_middleware: str) -> None:
-    assert ids(SECRET_KEY=INSECURE) == {"blake2sign_web.W004"}
-    assert ids(SECRET_KEY=INSECURE, DEBUG=True) == set()
-    assert ids(SECRET_KEY_FALLBACKS=[INSECURE]) == {"blake2sign_web.W004"}
+def test_startproject_key_is_a_deployment_warning_that_does_not_stop_the_engine(session_middleware: str) -> None:
+    assert ids(SECRET_KEY=INSECURE, deploy=True) == {"blake2sign_web.W004"}
+    assert ids(SECRET_KEY_FALLBACKS=[INSECURE], deploy=True) == {"blake2sign_web.W004"}
+    # A new project's `manage.py test` (DEBUG off, startproject's key) reports nothing.
+    assert ids(SECRET_KEY=INSECURE) == set()
+    assert ids(SECRET_KEY_FALLBACKS=[INSECURE]) == set()
     with override_settings(SECRET_KEY=INSECURE):  # manage.py test runs with DEBUG off: it must keep working
         assert session_of(run(Client(), ["__setitem__", "a", 1])) == {"a": 1}
 
@@ -179,11 +183,22 @@ def test_our_middleware_refuses_bad_cookie_settings_with_any_engine() -> None:
 def test_cookie_warnings() -> None:
     """Warnings do not stop the engine."""
     assert ids(SESSION_COOKIE_HTTPONLY=False) == {"blake2sign_web.W001"}
-    assert ids(SESSION_COOKIE_SECURE=False) == {"blake2sign_web.W002"}
-    assert ids(SESSION_COOKIE_SECURE=False, DEBUG=True) == set()
+    assert ids(SESSION_COOKIE_SECURE=False, deploy=True) == {"blake2sign_web.W002"}
+    assert ids(SESSION_COOKIE_SECURE=True, deploy=True) == set()
+    assert ids(SESSION_COOKIE_SECURE=False) == set()  # a test run or runserver: plain HTTP is expected
     assert ids(SESSION_SERIALIZER="myapp.serializers.Pickle") == {"blake2sign_web.W003"}
 
 
 def test_warnings_only_for_this_engine() -> None:
     engine = "django.contrib.sessions.backends.signed_cookies"
     assert ids(SESSION_ENGINE=engine, SESSION_COOKIE_HTTPONLY=False, SESSION_COOKIE_SECURE=False) == set()
+    assert ids(SESSION_ENGINE=engine, SESSION_COOKIE_SECURE=False, deploy=True) == set()
+
+
+def test_two_session_middlewares_are_an_error() -> None:
+    django_middleware = "django.contrib.sessions.middleware.SessionMiddleware"
+    both = [django_middleware, *middleware_with(OUR_MIDDLEWARE)]
+    assert ids(MIDDLEWARE=both) == {"blake2sign_web.E018"}
+    assert ids(MIDDLEWARE=[*middleware_with(OUR_MIDDLEWARE), OUR_MIDDLEWARE]) == {"blake2sign_web.E018"}
+    assert ids(MIDDLEWARE=middleware_with(OUR_MIDDLEWARE)) == set()
+    assert ids(MIDDLEWARE=middleware_with(django_middleware)) == set()  # our engine under Django's: the switch
