@@ -32,6 +32,12 @@ _FILE_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | ge
 _WALKS_BENEATH: Final = _NOFOLLOW != 0 and os.open in os.supports_dir_fd
 
 
+# guess_type() reads the system's MIME tables (/etc/mime.types...) on its first call: read them at
+# import, at start-up, rather than on the event loop of the first download.
+if not mimetypes.inited:
+    mimetypes.init()
+
+
 class UnsafePath(ValueError):
     """A requested file name that could reach outside the served root."""
 

@@ -32,9 +32,17 @@ def _file(dictionary_id: int) -> str:
     raise ValueError(f"unknown dictionary id {dictionary_id!r}; shipped ids: {', '.join(map(str, FILES))}")
 
 
+#: Every shipped dictionary's bytes, read when this module is imported (at start-up): a signer built
+#: lazily on an event loop, as Starlette builds its middleware at the first request, reads no file there.
+_DATA: Mapping[int, bytes] = MappingProxyType(
+    {dictionary_id: resources.files(__name__).joinpath(name).read_bytes() for dictionary_id, name in FILES.items()}
+)
+
+
 def data(dictionary_id: int) -> bytes:
     """The dictionary's bytes, as shipped."""
-    return resources.files(__name__).joinpath(_file(dictionary_id)).read_bytes()
+    _file(dictionary_id)  # ValueError for an id never shipped
+    return _DATA[dictionary_id]
 
 
 def load(dictionary_id: int) -> zstandard.ZstdCompressionDict:

@@ -269,14 +269,15 @@ def innermost_frame(traceback: str) -> str:
     return frames[-1] if frames else ""
 
 
-def run_django_suite() -> SuiteRun:
+def run_django_suite(redis_url: str) -> SuiteRun:
+    """Django's suite; ``redis_url`` is a redis-server for the contract with revocation on."""
     sessions_tests = django_tests()
     return run_pytest(
         f"Django {version('django')}",
         ["-q", "--ds=tests.incumbents.django_settings", str(HERE / "django_cases.py")],
         cwd=ROOT,
         pythonpath=[sessions_tests, ROOT],
-        env={},
+        env={"BLAKE2SIGN_INCUMBENT_REDIS": redis_url},
     )
 
 
@@ -309,6 +310,14 @@ def run_starlette_suite() -> SuiteRun:
     SUMMARY.append(
         f"Starlette {version('starlette')}: {replaced} x {STARLETTE_SECRET[0]} given a {secret_length}-byte secret"
     )
+    # Starlette's own conftest turns blockbuster on when it is installed (from 0.42 on): every blocking call
+    # made on the event loop, ours included, then fails the test. Run it as Starlette does, never without it.
+    if "blockbuster" in (root / "tests" / "conftest.py").read_text(encoding="utf-8"):
+        try:
+            __import__("blockbuster")
+        except ImportError:
+            pytest.fail("Starlette's suite uses blockbuster, which is not installed (the test extra has it)")
+        SUMMARY.append(f"Starlette {version('starlette')}: blockbuster active (blocking calls on the event loop fail)")
     # pytest looks upward for a configuration file: stop it at this one, not at this project's pyproject.toml.
     (root / "pytest.ini").write_text("[pytest]\naddopts = -rfEs --strict-markers\nxfail_strict = true\n")
     package_parent = Path(__import__("blake2sign_web").__file__).resolve().parent.parent
