@@ -154,7 +154,8 @@ def test_values_orjson_writes_keep_their_marker(format: int, marker: str) -> Non
     signer = make(compression=None, format=format)
     assert signer.dumps(SESSION)[0] == marker
     assert signer.dumps(2**64 - 1)[0] == marker
-    assert signer.dumps(datetime(2026, 1, 1))[0] == marker  # orjson's own extension, unchanged
+    with pytest.raises(TypeError, match="value is datetime"):  # orjson would write it, and read back a str
+        signer.dumps(datetime(2026, 1, 1))
 
 
 @pytest.mark.parametrize(("format", "plain", "packed"), [(1, "0", "1"), (2, "A", "g")])
@@ -364,3 +365,51 @@ def test_json_semantics_documented_edge_cases() -> None:
 def test_bad_configuration(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
         SerializerSigner(SECRET, purpose="p", **kwargs)
+
+
+def test_values_json_refuses_are_refused_naming_where_they_are() -> None:
+    import dataclasses
+    import datetime
+    import enum
+    import uuid
+
+    from blake2sign_web.serializer import NotJSON
+
+    class Colour(enum.Enum):
+        RED = 1
+
+    @dataclasses.dataclass
+    class Item:
+        sku: str
+
+    signer = SerializerSigner("k" * 32, purpose="values")
+    for value, where in [
+        ({"seen": datetime.datetime(2026, 1, 1)}, "value at ['seen'] is datetime"),
+        ({"cart": [1, {"id": uuid.UUID(int=1)}]}, "value at ['cart'][1]['id'] is UUID"),
+        ([Colour.RED], "value at [0] is test_values_json_refuses_are_refused_naming_where_they_are.<locals>.Colour"),
+        ({"item": Item("a")}, "value at ['item'] is"),
+        (datetime.date(2026, 1, 1), "value is date"),
+        ({"tags": {"a"}}, "value at ['tags'] is set"),
+    ]:
+        with pytest.raises(NotJSON) as raised:
+            signer.dumps(value)
+        assert str(raised.value).startswith(where), raised.value
+        assert isinstance(raised.value, TypeError)
+
+
+def test_what_json_accepts_is_still_written_as_json_writes_it() -> None:
+    import enum
+
+    class Size(enum.IntEnum):
+        LARGE = 3
+
+    class Name(str):
+        pass
+
+    signer = SerializerSigner("k" * 32, purpose="values")
+    value = {"size": Size.LARGE, "name": Name("x"), "pair": (1, 2), 1: True, None: 0.5}
+    assert signer.loads(signer.dumps(value)) == {"size": 3, "name": "x", "pair": [1, 2], "1": True, "null": 0.5}
+    cycle: list[object] = []
+    cycle.append(cycle)
+    with pytest.raises(TypeError):
+        signer.dumps(cycle)

@@ -7,7 +7,11 @@ Values json refuses too fail as they fail in Starlette's middleware: a TypeError
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import json
+import uuid
 
 import pytest
 from starlette.applications import Starlette
@@ -73,3 +77,55 @@ def test_values_json_refuses_fail_as_in_starlette(middleware: type) -> None:
     with pytest.raises(TypeError):
         client(middleware).get("/set")
     assert client(middleware, raise_server_exceptions=False).get("/set").status_code == 500
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+class Size(enum.IntEnum):
+    LARGE = 3
+
+
+@dataclasses.dataclass
+class Item:
+    sku: str
+
+
+#: What orjson would write and read back as another type; Python's json (Starlette's) refuses each.
+NOT_JSON = {
+    "datetime": datetime.datetime(2026, 11, 24, 12, 0, tzinfo=datetime.timezone.utc),
+    "time": datetime.time(12, 0),
+    "uuid": uuid.UUID(int=7),
+    "enum": Colour.RED,
+    "dataclass": Item("book"),
+    "bytes": b"x",
+}
+
+
+@pytest.mark.parametrize("middleware", MIDDLEWARES, ids=["starlette", "ours"])
+@pytest.mark.parametrize("kind", NOT_JSON)
+def test_values_orjson_would_change_are_refused_as_in_starlette(middleware: type, kind: str) -> None:
+    async def store(request: Request) -> PlainTextResponse:
+        request.session["cart"] = [{"added": NOT_JSON[kind]}]
+        return PlainTextResponse("stored")
+
+    app = Starlette(routes=[Route("/", store)], middleware=[Middleware(middleware, secret_key=SECRET)])
+    with pytest.raises(TypeError) as raised:
+        TestClient(app).get("/")
+    if middleware is SessionMiddleware:
+        assert str(raised.value).startswith("value at ['cart'][0]['added'] is "), raised.value
+
+
+@pytest.mark.parametrize("middleware", MIDDLEWARES, ids=["starlette", "ours"])
+def test_subclasses_json_accepts_are_stored_as_json_writes_them(middleware: type) -> None:
+    async def store(request: Request) -> PlainTextResponse:
+        request.session.update({"size": Size.LARGE, "pair": (1, 2)})
+        return PlainTextResponse("stored")
+
+    app = Starlette(
+        routes=[Route("/", store), Route("/read", read)], middleware=[Middleware(middleware, secret_key=SECRET)]
+    )
+    session_client = TestClient(app)
+    session_client.get("/")
+    assert session_client.get("/read").text == ascii({"size": 3, "pair": [1, 2]})
