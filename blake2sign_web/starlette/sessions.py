@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import dictionaries
 from ..cache import get_signer
 from ..exceptions import BadSignature
+from ..keys import to_bytes
 from ..revocation import StoreUnavailable
 from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
@@ -371,7 +372,16 @@ class SessionMiddleware:
             else:  # the common case: skip building a LoadedToken
                 value, used_fallback = self.signer.loads(cookie), False
         except BadSignature as error:  # the core's messages never quote the token
-            logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
+            if cookie.count(".") == 2:  # ours have no ".": itsdangerous writes data.timestamp.signature
+                logger.warning(
+                    "Rejected session cookie %r: %s; it has the shape of a cookie of Starlette's own "
+                    "SessionMiddleware (itsdangerous): is that middleware also on this app, under the same cookie "
+                    "name? While migrating from it, pass migrate_starlette_cookies=True",
+                    self.session_cookie,
+                    error,
+                )
+            else:
+                logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
             return SESSION_CLASS(), None
         if not isinstance(value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
@@ -498,4 +508,5 @@ def _secret(value: object, name: str) -> str:
             f"SessionMiddleware {name} must not be empty: pass a long random string, e.g. from "
             "secrets.token_urlsafe(50), read from configuration"
         )
+    to_bytes(value, f"SessionMiddleware {name}")  # the core's minimum length, with the argument named
     return value

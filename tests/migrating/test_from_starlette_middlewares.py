@@ -103,7 +103,12 @@ def test_starlette_cookies_are_dropped_with_migration_off(caplog: pytest.LogCapt
     assert response.json() == {}
     assert set_cookies(response) == []  # not deleted: the browser keeps sending it until the session is written
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
-        ("WARNING", "Rejected session cookie 'session': signature does not match")
+        (
+            "WARNING",
+            "Rejected session cookie 'session': signature does not match; it has the shape of a cookie"
+            " of Starlette's own SessionMiddleware (itsdangerous): is that middleware also on this app,"
+            " under the same cookie name? While migrating from it, pass migrate_starlette_cookies=True",
+        )
     ]
 
 

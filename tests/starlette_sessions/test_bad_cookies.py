@@ -118,3 +118,35 @@ def test_other_cookies_are_left_alone(client: TestClient) -> None:
 
 def _raw(cookie: str | bytes) -> bytes:
     return cookie if isinstance(cookie, bytes) else cookie.encode("latin-1")
+
+
+def test_starlettes_middleware_on_the_same_app_is_named_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    """Ours and Starlette's on one app fight over the cookie; the log says so instead of blaming a signature."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.sessions import SessionMiddleware as StarlettesMiddleware
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from blake2sign_web.starlette import SessionMiddleware
+
+    async def count(request: Request) -> JSONResponse:
+        request.session["n"] = request.session.get("n", 0) + 1
+        return JSONResponse(dict(request.session))
+
+    app = Starlette(
+        routes=[Route("/", count)],
+        # Starlette's is the outer one: its Set-Cookie comes last, so it is the cookie the client keeps.
+        middleware=[
+            Middleware(StarlettesMiddleware, secret_key=SECRET),
+            Middleware(SessionMiddleware, secret_key=SECRET),
+        ],
+    )
+    client = TestClient(app)
+    client.get("/")
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        client.get("/")
+    [message] = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert "Starlette's own SessionMiddleware" in message, message
+    assert "migrate_starlette_cookies=True" in message
