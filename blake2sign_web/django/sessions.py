@@ -302,7 +302,9 @@ class SessionStore(SessionBase):
         With revocation the old token is ended and the new one has a new session id
         (``login()`` calls this: the anonymous session's cookie stops working).
         """
+        data = self._session  # read (and checked) under the old id first: revoking it would empty the session
         self.revoke(raise_errors=False)
+        self._session_cache = data
         self.save()
 
     async def acycle_key(self) -> None:

@@ -9,6 +9,7 @@ client-side store skipped by name (runner.DJANGO_*_SKIPS), with their reasons.
 
 from __future__ import annotations
 
+import os
 import unittest
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -47,6 +48,25 @@ class SessionStoreContractTests(incumbent.SessionTestsMixin, SimpleTestCase):  #
 @override_settings(USE_TZ=True)
 class SessionStoreContractWithTimeZoneTests(SessionStoreContractTests):
     """The same contract with USE_TZ = True, as Django runs it for its database engines."""
+
+
+#: A redis-server the outer test started, for the contract with revocation on.
+REDIS_URL = os.environ["BLAKE2SIGN_INCUMBENT_REDIS"]
+
+
+@override_settings(
+    CACHES={
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "revocation": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_timeout": 10, "socket_connect_timeout": 10},
+        },
+    },
+    BLAKE2SIGN_WEB={"SESSIONS": {"REVOCATION_CACHE": "revocation"}},
+)
+class RevocableSessionStoreContractTests(SessionStoreContractTests):
+    """The same contract with revocation on: each token carries a session id checked in a real Redis."""
 
 
 @skip_by_name(skips_for(DJANGO_MIDDLEWARE_SKIPS, django_version()))

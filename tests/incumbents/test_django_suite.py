@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from tests.redis_server import redis_server_fixture
 
 from .runner import (
     DJANGO_MIDDLEWARE_SKIPS,
@@ -16,8 +20,9 @@ from .runner import (
 
 
 @pytest.fixture(scope="module")
-def suite() -> SuiteRun:
-    return run_django_suite()
+def suite() -> Iterator[SuiteRun]:
+    for server in redis_server_fixture():
+        yield run_django_suite(server.url)
 
 
 def test_session_store_passes_djangos_session_tests_mixin(suite: SuiteRun) -> None:
@@ -38,3 +43,8 @@ def test_session_store_passes_djangos_middleware_tests(suite: SuiteRun) -> None:
 def test_our_middleware_passes_djangos_middleware_tests(suite: SuiteRun) -> None:
     skips = skips_for(DJANGO_MIDDLEWARE_SKIPS, django_version())
     check(suite, "OurMiddlewareTests", "SessionMiddlewareTests under our middleware", skips)
+
+
+def test_session_store_passes_djangos_session_tests_mixin_with_revocation(suite: SuiteRun) -> None:
+    skips = skips_for(DJANGO_SESSION_STORE_SKIPS, django_version())
+    check(suite, "RevocableSessionStoreContractTests", "SessionTestsMixin (REVOCATION_CACHE, real Redis)", skips)

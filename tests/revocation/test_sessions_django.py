@@ -268,3 +268,39 @@ def test_system_checks(
     found = [m for m in run_checks() if m.id == check_id]
     assert len(found) == 1, run_checks()
     assert message in found[0].msg
+
+
+def test_cycle_key_before_any_read_keeps_the_data(revocable: RedisServer, user: Any) -> None:
+    """Django's SessionTestsMixin.test_cycle_with_no_session_cache, with revocation on.
+
+    ``update_session_auth_hash()`` and a view's own ``cycle_key()`` reach a session nothing has
+    read yet: its data must survive under the new id, and the old cookie must end.
+    """
+    from blake2sign_web.django.sessions import SessionStore
+
+    session = SessionStore()
+    session["a"] = "b"
+    session.save()
+    old_key = session.session_key
+    fresh = SessionStore(old_key)
+    fresh.cycle_key()  # nothing read before this
+    assert fresh.session_key != old_key
+    assert dict(fresh.items()) == {"a": "b"}
+    assert dict(SessionStore(fresh.session_key).items()) == {"a": "b"}
+    assert dict(SessionStore(old_key).items()) == {}  # the old id was revoked
+
+
+def test_acycle_key_before_any_read_keeps_the_data(revocable: RedisServer) -> None:
+    from asgiref.sync import async_to_sync, sync_to_async
+
+    from blake2sign_web.django.sessions import SessionStore
+
+    async def scenario() -> dict[str, Any]:
+        session = SessionStore()
+        await session.aset("a", "b")
+        await session.asave()
+        fresh = SessionStore(session.session_key)
+        await fresh.acycle_key()
+        return await sync_to_async(lambda: dict(SessionStore(fresh.session_key).items()))()
+
+    assert async_to_sync(scenario)() == {"a": "b"}
