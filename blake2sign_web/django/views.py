@@ -2,23 +2,26 @@
 
     path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
 
-Streams (never reads a whole file), answers HEAD, single Range requests (206, 416),
-If-None-Match / If-Modified-Since (304) and If-Match / If-Unmodified-Since (412, via
-Django's own ``get_conditional_response``), and can hand the transfer to nginx
-(``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
+Streams (never reads a whole file; under ASGI through an asynchronous iterator, as Django's
+ASGI handler would gather a synchronous one in memory first), answers HEAD, single Range
+requests (206, 416), If-None-Match / If-Modified-Since (304) and If-Match /
+If-Unmodified-Since (412, via Django's own ``get_conditional_response``), and can hand the
+transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
 """
 
 from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
 from typing import IO, Any, ClassVar
 from urllib.parse import quote
 
+from asgiref.sync import sync_to_async
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import FileSystemStorage, Storage, default_storage, storages
+from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils.cache import get_conditional_response
 from django.views import View
@@ -166,25 +169,28 @@ class SignedFileView(View):
             if byte_range is not None:
                 response.headers["Content-Range"] = byte_range.content_range
             return response
-        if byte_range is None and stored.path is not None:
+        start, length = (0, stored.size) if byte_range is None else (byte_range.start, byte_range.length)
+        if isinstance(request, ASGIRequest):
+            # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
+            streamed: StreamingHttpResponse = StreamingHttpResponse(
+                AsyncRangeReader(stored.handle, start, length, self.chunk_size), headers=headers
+            )
+        elif byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
-            whole = FileResponse(stored.handle)
-            whole.block_size = self.chunk_size
+            streamed = FileResponse(stored.handle)
+            streamed.block_size = self.chunk_size
             for header, value in headers.items():  # FileResponse writes its own Content-Disposition
-                whole.headers[header] = value
-            whole.headers["Content-Length"] = str(stored.size)
-            return whole
-        if byte_range is None:
-            chunks = RangeReader(stored.handle, 0, stored.size, self.chunk_size)
-            streamed = StreamingHttpResponse(chunks, headers=headers)
-            streamed.headers["Content-Length"] = str(stored.size)
-            return streamed
-        chunks = RangeReader(stored.handle, byte_range.start, byte_range.length, self.chunk_size)
-        partial = StreamingHttpResponse(chunks, status=206, headers=headers)
-        partial.headers["Content-Length"] = str(byte_range.length)
-        partial.headers["Content-Range"] = byte_range.content_range
-        return partial
+                streamed.headers[header] = value
+        else:
+            streamed = StreamingHttpResponse(
+                RangeReader(stored.handle, start, length, self.chunk_size), headers=headers
+            )
+        streamed.headers["Content-Length"] = str(length)
+        if byte_range is not None:
+            streamed.status_code = 206
+            streamed.headers["Content-Range"] = byte_range.content_range
+        return streamed
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
         """Let the front server send the bytes (and handle Range itself)."""
@@ -253,6 +259,39 @@ class RangeReader:
         chunk = self.handle.read(min(self.chunk_size, self.remaining))
         if not chunk:
             raise StopIteration
+        self.remaining -= len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+class AsyncRangeReader:
+    """``RangeReader`` for ASGI: each chunk is read in a worker thread, so the event loop never waits on disk.
+
+    No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory.
+    The file is closed at the end of the range and by ``close()`` (Django calls it when done).
+    """
+
+    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
+        self.handle = handle
+        self.remaining = length
+        self.chunk_size = chunk_size
+        self.read = sync_to_async(handle.read, thread_sensitive=False)
+        if start:  # as RangeReader: this runs in the view, already off the event loop
+            handle.seek(start, io.SEEK_SET)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self.remaining <= 0:
+            self.close()
+            raise StopAsyncIteration
+        chunk = await self.read(min(self.chunk_size, self.remaining))
+        if not chunk:
+            self.close()
+            raise StopAsyncIteration
         self.remaining -= len(chunk)
         return chunk
 
