@@ -26,8 +26,9 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.utils.cache import get_conditional_response
 from django.views import View
 
-from .. import files
-from .signed_urls import BindFunction, verify_request
+from .. import files, revocation
+from ..urls import VerifiedLink
+from .signed_urls import BindFunction, check_signature, consume_single_use
 
 
 class SignedFileView(View):
@@ -52,9 +53,11 @@ class SignedFileView(View):
         # The signature is checked before anything touches the storage.
         # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
         bind = self.__dict__.get("bind", type(self).bind)
-        refused = verify_request(request, bind=bind)
-        if refused is not None:
-            return refused
+        link = check_signature(request, bind=bind)
+        if isinstance(link, HttpResponseBase):
+            return link
+        #: A single-use link is used up in ``respond``, which knows the file (see ``consume``).
+        self.link = link
         return super().dispatch(request, *args, **kwargs)
 
     def get_storage(self) -> Storage:
@@ -126,13 +129,33 @@ class SignedFileView(View):
             handle.close()
             raise
         mtime_ns = None if modified is None else int(modified.timestamp() * 1e9)
-        return StoredFile(handle, size, mtime_ns, None, seekable=_seekable(handle))
+        # Whether it can seek is asked only when bytes are sent: django-storages' S3 file, for one,
+        # downloads the whole object to answer, which a HEAD or a 304 must not cost.
+        return StoredFile(handle, size, mtime_ns, None, seekable=None)
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
         etag = last_modified = None
         if stored.mtime_ns is not None:
             etag = files.etag_for(stored.size, stored.mtime_ns)
             last_modified = files.http_date(stored.mtime_ns / 1e9)
+        # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
+        try:
+            asked: files.ByteRange | None = files.requested_range(
+                request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
+            )
+            unsatisfiable = None
+        except files.RangeNotSatisfiable as error:
+            asked, unsatisfiable = None, error
+        has_range = asked is not None or unsatisfiable is not None
+        if has_range and request.method == "GET" and not stored.can_seek():
+            # A file that cannot seek is sent whole: reading up to the range would cost as much.
+            # (Asked only for a GET with a Range: another storage may have to read the file to tell.)
+            asked = unsatisfiable = None
+        continuation = revocation.continuation_cost(request.method or "GET", asked, stored.size)
+        refused = self.consume(request, stored.size, continuation)
+        if refused is not None:
+            stored.close()
+            return refused
         mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
         conditional = get_conditional_response(request, etag=etag, last_modified=mtime)
         if conditional is not None:
@@ -141,7 +164,6 @@ class SignedFileView(View):
         headers = {
             "Content-Type": files.content_type_for(name),
             "Content-Disposition": files.content_disposition(name, as_attachment=self.as_attachment),
-            "Accept-Ranges": "bytes" if stored.seekable else "none",
             "X-Content-Type-Options": "nosniff",
         }
         if etag is not None and last_modified is not None:
@@ -149,18 +171,16 @@ class SignedFileView(View):
         if self.accel_redirect is not None or self.sendfile:
             stored.close()
             return self.offload(name, stored, headers)
-        try:
-            # A file that cannot seek is sent whole: reading up to the range would cost as much.
-            byte_range = files.requested_range(
-                request.headers.get("Range") if stored.seekable else None,
-                request.headers.get("If-Range"),
-                stored.size,
-                etag,
-                last_modified,
-            )
-        except files.RangeNotSatisfiable as error:
+        # HEAD does not make another storage read its file to learn whether it seeks: it answers for the whole file.
+        seekable = stored.seekable if request.method == "HEAD" else stored.can_seek()
+        if seekable is not None:
+            headers["Accept-Ranges"] = "bytes" if seekable else "none"
+        if not seekable:
+            asked = unsatisfiable = None
+        if unsatisfiable is not None:
             stored.close()
-            return HttpResponse(status=416, headers={"Content-Range": error.content_range})
+            return HttpResponse(status=416, headers={"Content-Range": unsatisfiable.content_range})
+        byte_range = asked
         length = stored.size if byte_range is None else byte_range.length
         if request.method == "HEAD":
             stored.close()
@@ -169,28 +189,38 @@ class SignedFileView(View):
             if byte_range is not None:
                 response.headers["Content-Range"] = byte_range.content_range
             return response
-        start, length = (0, stored.size) if byte_range is None else (byte_range.start, byte_range.length)
+        start = 0 if byte_range is None else byte_range.start
+        handle = stored.handle
         if isinstance(request, ASGIRequest):
             # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
             streamed: StreamingHttpResponse = StreamingHttpResponse(
-                AsyncRangeReader(stored.handle, start, length, self.chunk_size), headers=headers
+                AsyncRangeReader(handle, start, length, self.chunk_size), headers=headers
             )
         elif byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
-            streamed = FileResponse(stored.handle)
+            streamed = FileResponse(handle)
             streamed.block_size = self.chunk_size
             for header, value in headers.items():  # FileResponse writes its own Content-Disposition
                 streamed.headers[header] = value
         else:
-            streamed = StreamingHttpResponse(
-                RangeReader(stored.handle, start, length, self.chunk_size), headers=headers
-            )
+            streamed = StreamingHttpResponse(RangeReader(handle, start, length, self.chunk_size), headers=headers)
         streamed.headers["Content-Length"] = str(length)
         if byte_range is not None:
             streamed.status_code = 206
             streamed.headers["Content-Range"] = byte_range.content_range
         return streamed
+
+    def consume(self, request: HttpRequest, size: int, continuation: int | None) -> HttpResponseBase | None:
+        """Use up a single-use link (None: this request may have the file), knowing the file's size.
+
+        After its first use, only the same client continues, with what ``continuation_cost``
+        allows (HEAD, one byte range shorter than the file) within a budget of ``size`` bytes.
+        """
+        link: VerifiedLink | None = getattr(self, "link", None)
+        if link is None or link.nonce is None:
+            return None
+        return consume_single_use(request, link, file_size=size, continuation=continuation)
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
         """Let the front server send the bytes (and handle Range itself)."""
@@ -215,15 +245,20 @@ class StoredFile:
     __slots__ = ("handle", "mtime_ns", "path", "seekable", "size")
 
     def __init__(
-        self, handle: IO[bytes], size: int, mtime_ns: int | None, path: str | None, *, seekable: bool = True
+        self, handle: IO[bytes], size: int, mtime_ns: int | None, path: str | None, *, seekable: bool | None = True
     ) -> None:
         self.handle = handle
         self.size = size
         self.mtime_ns = mtime_ns
         #: The real path on disk (local storages only), for X-Sendfile.
         self.path = path
-        #: Whether a Range can be served by seeking.
+        #: Whether a Range can be served by seeking; None until asked (``can_seek``).
         self.seekable = seekable
+
+    def can_seek(self) -> bool:
+        if self.seekable is None:
+            self.seekable = _seekable(self.handle)
+        return self.seekable
 
     def close(self) -> None:
         self.handle.close()

@@ -18,6 +18,8 @@ import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.handlers.asgi import ASGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 
 from blake2sign_web import URLSigner
 
@@ -35,6 +37,16 @@ def signer() -> URLSigner:
     from blake2sign_web.django.signed_urls import get_signer
 
     return get_signer()
+
+
+@pytest.fixture(autouse=True)
+def no_database_on_request_started() -> Iterator[None]:
+    """As Django's own ASGI tests: the handler's close_old_connections would open a test's database."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
 
 
 async def asgi_get(url: str, headers: list[tuple[bytes, bytes]] | None = None, method: str = "GET") -> dict[str, Any]:
