@@ -75,7 +75,8 @@ def cross_origin(scope: Scope) -> str | None:
     if origin is None:
         return None
     host = _header(scope, b"host")
-    if host is None or origin != f"{scope.get('scheme', 'http')}://{host}":
+    # Behind a proxy that ends TLS, run uvicorn with --proxy-headers so that the scheme is https here too.
+    if host is None or origin.lower() != f"{scope.get('scheme', 'http')}://{host}".lower():
         return f"Origin {origin} is not this site"
     return None
 
@@ -132,7 +133,7 @@ async def read_body(receive: Receive) -> bytes | None:
     size = 0
     while True:
         message = await receive()
-        if message["type"] != "http.request":  # the client went away: nothing more will come
+        if message["type"] != "http.request":  # the client went away: the token check decides, nobody reads on
             break
         chunk = message.get("body", b"")
         size += len(chunk)
