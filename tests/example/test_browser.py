@@ -43,7 +43,7 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        missing("the playwright Python package (pip install -e '.[test]')")
+        missing("the playwright Python package (pip install -e . --group test)")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
         yield browser
