@@ -22,6 +22,7 @@ import sys
 import time
 import urllib.request
 import venv
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,3 +194,23 @@ def test_the_fresh_venv_has_the_wheel_and_no_contributor_tools(quick_start: Quic
     assert Path(location).is_relative_to(quick_start.python.parent.parent), f"imported from {location}"
     assert not Path(location).is_relative_to(ROOT)
     assert tools == []
+
+
+def test_the_long_description_leads_with_the_install_and_has_no_contributor_section(wheel: Path) -> None:
+    """On the package index the page opens with the install: the README's contributor section is left out."""
+    from email import message_from_bytes
+
+    from .test_readme import QUICK_STARTS as TITLES
+    from .test_readme import check_quick_starts
+
+    with zipfile.ZipFile(wheel) as archive:
+        [name] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = message_from_bytes(archive.read(name))
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    text = str(metadata.get_payload())
+    found = sections(text)
+    assert found[""] == []
+    assert "From a clone" not in found
+    assert "python3 scripts/example.py" not in text
+    assert list(found)[1 : 1 + len(TITLES)] == list(TITLES)
+    check_quick_starts(text)

@@ -1,8 +1,10 @@
-"""README.md (also the package's long description on the package index) leads a newcomer to working code.
+"""README.md leads a contributor to the two commands and a newcomer to working code; the package index shows the latter.
 
-It opens with the install and a quick start per framework; the two contributor commands follow, still exactly
-two; every link is absolute, so it works on the package index, and every docs address names a page and section
-that exist. The system checks' hints and pyproject.toml's URLs point at the same published docs.
+It opens with the two contributor commands, exactly two (the project's rule), then the install and a quick start
+per framework; the package's long description (pyproject.toml, fancy-pypi-readme) is the README without the
+contributor section, so on the package index it leads with the install. Every link is absolute, so it works on
+the package index, and every docs address names a page and section that exist. The system checks' hints and
+pyproject.toml's URLs point at the same published docs.
 """
 
 from __future__ import annotations
@@ -21,10 +23,18 @@ from .readme import README, commands, docs_page, file_name, links, project_urls,
 QUICK_STARTS = {"Quick start: Django": "django", "Quick start: FastAPI": "fastapi"}
 
 
-def test_the_readme_opens_with_the_install_and_a_quick_start_per_framework() -> None:
+def test_the_readme_opens_with_the_two_contributor_commands() -> None:
     found = sections()
-    assert found[""] == [], "no code before the first section: the install comes first"
-    titles = list(found)[1:]
+    assert found[""] == [], "no code before the first section"
+    assert list(found)[1] == "From a clone"
+    [block] = found["From a clone"]
+    assert block.language == "bash"
+    assert commands(block) == ["python3 scripts/example.py", "python3 scripts/test.py"]
+
+
+def check_quick_starts(text: str) -> None:
+    found = sections(text)
+    titles = [title for title in found if title and title != "From a clone"]
     assert titles[: len(QUICK_STARTS)] == list(QUICK_STARTS)
     for title, extra in QUICK_STARTS.items():
         install, *code, run = found[title]
@@ -37,13 +47,10 @@ def test_the_readme_opens_with_the_install_and_a_quick_start_per_framework() -> 
         assert lines <= 12, f"{title} is {lines} lines of code: a quick start stays about ten"
 
 
-def test_the_two_contributor_commands_come_right_after_the_quick_starts() -> None:
+def test_the_quick_starts_come_right_after_the_contributor_commands() -> None:
     found = sections()
-    titles = list(found)[1:]
-    assert titles[len(QUICK_STARTS)] == "From a clone"
-    [block] = found["From a clone"]
-    assert block.language == "bash"
-    assert commands(block) == ["python3 scripts/example.py", "python3 scripts/test.py"]
+    assert list(found)[2 : 2 + len(QUICK_STARTS)] == list(QUICK_STARTS)
+    check_quick_starts(README.read_text(encoding="utf-8"))
 
 
 def test_every_readme_link_is_absolute_and_every_docs_address_exists() -> None:
