@@ -53,6 +53,11 @@ VALUES = {
     "folded naive datetime": datetime(2026, 10, 25, 2, 30, fold=1),
     "odd offset": datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=-23, minutes=-59, seconds=-59, microseconds=-1))),
     "far future": datetime(9999, 12, 31, 23, 59, 59, 999999),
+    # Found by the property: Python 3.11's fromisoformat reads "+00:00:00.000001" as UTC.
+    "offset under a second": datetime(2000, 1, 1, tzinfo=timezone(timedelta(microseconds=1))),
+    "negative offset under a second": datetime(2000, 1, 1, tzinfo=timezone(timedelta(microseconds=-999999))),
+    "time offset under a second": time(1, 2, tzinfo=timezone(timedelta(microseconds=1)), fold=1),
+    "local mean time offset": datetime(1900, 1, 1, tzinfo=timezone(timedelta(minutes=19, seconds=32))),
     "date": date(2026, 2, 28),
     "time": time(23, 59, 59, 999999),
     "aware time": time(8, 0, tzinfo=PARIS_SUMMER),
