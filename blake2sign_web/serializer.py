@@ -46,9 +46,7 @@ import pybase64
 from . import compression, dictionaries
 from .compression import LEVEL as COMPRESSION_LEVEL
 from .encoding import ALTCHARS, PADDING
-from .exceptions import BadSignature, NotJSON, SignatureExpired
-
-__all__ = ["NotJSON"]  # re-exported: its home was this module
+from .exceptions import BadSignature, NotJSON, SignatureExpired  # NotJSON's home was here: still importable
 from .keys import TAG_SIZES
 from .signer import MAX_TOKEN_LENGTH, Signer, is_count, mac_keys
 
