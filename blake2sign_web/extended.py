@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from typing import Any, Final, NamedTuple
 
 import orjson
@@ -40,6 +39,10 @@ from .encoding import ALTCHARS, PADDING
 from .encryption import MARKER, EncryptionKeys, encryption_keys, seal, unseal
 from .exceptions import BadSignature, SignatureExpired, SignatureMismatch
 from .serializer import (
+    _ISSUED,
+    _ISSUED_EXPIRES,
+    _TIMESTAMP_LIMIT,
+    _U32,
     CLOCK_SKEW,
     COMPRESSION_MIN_GAIN,
     NO_COMPRESSION,
@@ -61,11 +64,6 @@ PYTHON_JSON: Final = 4
 SESSION_ID: Final = 8
 DICTIONARY: Final = 16
 ZSTD_FLAG: Final = 32
-
-_TIMESTAMP_LIMIT: Final = 2**32
-_U32: Final = struct.Struct(">I")
-_ISSUED: Final = struct.Struct(">I")
-_ISSUED_EXPIRES: Final = struct.Struct(">II")
 
 
 class PlaintextLayout(NamedTuple):
@@ -189,6 +187,10 @@ class ExtendedSerializerSigner(SerializerSigner):
                     raise BadSignature(f"unreadable payload: {error}") from None
                 return value, issued_at, expires_at, used_fallback, session_id, False
         return (*super()._load(raw, max_age), False)
+
+    # _dumps_encrypted and _load_encrypted repeat steps of SerializerSigner.dumps and _load (serialize, date,
+    # compress; check times, decompress, parse) on purpose: shared helpers would add calls to the plain
+    # signed path, which every session cookie takes. A change to those steps there belongs here too.
 
     def _dumps_encrypted(self, obj: Any, expires_in: Seconds | None, session_id: bytes | None) -> str:
         if self.typed:

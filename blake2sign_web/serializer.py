@@ -356,6 +356,8 @@ class SerializerSigner(Signer):
             loaded.session_id = session_id
         return loaded
 
+    # extended.py repeats the steps after verification (times, decompression, parsing) for encrypted tokens:
+    # a change here belongs there too.
     def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool, bytes | None]:
         raw = self._ascii(token)
         # Not yet verified: the marker only picks which format's keys and tag length to try.
