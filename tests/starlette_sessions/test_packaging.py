@@ -40,7 +40,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
 def test_the_extras_are_what_users_install_and_contributor_tools_are_dependency_groups() -> None:
-    assert set(PROJECT["optional-dependencies"]) == {"django", "starlette", "fastapi", "migrate", "redis"}
+    assert set(PROJECT["optional-dependencies"]) == {"django", "starlette", "fastapi", "migrate", "redis", "encrypted"}
     groups = PYPROJECT["dependency-groups"]
     assert {"test", "lint", "docs", "bench", "fuzz", "example", "dev"} <= set(groups)
     included = {entry["include-group"] for entry in groups["dev"] if isinstance(entry, dict)}
