@@ -24,6 +24,8 @@ import math
 import re
 from typing import Final, Literal
 
+from .serializer import SESSION_ID_SIZE
+
 #: Prefix of every key this project writes, so they can be told from the application's own.
 KEY_PREFIX: Final = "blake2sign_web:"
 #: What to do when the store cannot be reached in time.
@@ -52,6 +54,20 @@ def user_key(user_id: object) -> str:
     if not _PLAIN_ID.fullmatch(text):
         text = "h" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     return f"{KEY_PREFIX}user:{text}"
+
+
+def derived_session_id(token: str) -> bytes:
+    """The session id of a verified cookie that carries none: the same cookie always gets the same id.
+
+    Cookies of another engine being migrated (Django's ``signed_cookies``, Starlette's own
+    middleware) and this project's tokens signed before revocation was turned on have no
+    session id. Deriving one from the cookie itself (it is verified, so nobody chose it)
+    lets such a cookie be ended like any other: the session it is re-issued as keeps this
+    id, so logging that session out also refuses every copy of the original cookie.
+    """
+    return hashlib.blake2b(
+        token.encode("utf-8", "surrogatepass"), digest_size=SESSION_ID_SIZE, person=b"b2sw-derived-sid"
+    ).digest()
 
 
 def ttl_until(expires_at: float, now: float) -> int:

@@ -28,7 +28,7 @@ import logging
 import time
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -37,7 +37,7 @@ from django.core import signing
 from django.utils import timezone
 
 from ..exceptions import BadSignature, SignatureExpired
-from ..revocation import StoreUnavailable
+from ..revocation import StoreUnavailable, derived_session_id
 from . import revocation
 from .conf import SessionConfig, session_config
 
@@ -53,6 +53,19 @@ AUTH_USER_ID: Final = "_auth_user_id"
 #: Tokens carry 32-bit Unix times: no expiry can reach this second (2106-02-07 06:28:16 UTC).
 EXPIRY_LIMIT: Final = 2**32
 LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)
+
+
+class _ClientCookie(NamedTuple):
+    """A verified session cookie: its data, when it was signed and ends, its session id, how it verified."""
+
+    value: dict[str, Any]
+    issued_at: int
+    ends: float
+    #: None only with revocation off and a cookie that carries none.
+    session_id: bytes | None
+    used_fallback: bool
+    #: A cookie of Django's signed_cookies engine (ACCEPT_DJANGO_SIGNED_COOKIES), to re-issue in this format.
+    migrated: bool
 
 
 class SessionTooLarge(ValueError):
@@ -83,43 +96,63 @@ class SessionStore(SessionBase):
         if not token:  # SessionStore().load(), as Django's middleware tests call it
             return {}
         try:
-            loaded = config.signer.load_token(token)
-            value, issued_at, expires_at, used_fallback = loaded
-            age = self.get_session_cookie_age()
-            if expires_at is None and time.time() - issued_at > age:
-                raise SignatureExpired("session is older than SESSION_COOKIE_AGE", expired_at=issued_at + age)
-            if not isinstance(value, dict):
-                raise BadSignature("session is not a JSON object")
+            client = self._verify(config, token)
         except BadSignature as error:
-            migrated = self._load_django_signed_cookie(token) if config.accept_django_signed_cookies else None
-            if migrated is not None:
-                return migrated
             suspicious_logger.warning("Session cookie rejected: %s.", _reason(error))
             # Forget the key: the middleware then deletes the bad cookie.
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
-            ends = expires_at if expires_at is not None else issued_at + age
-            self._remember_client_session(loaded.session_id, ends)
-            if not self._still_valid(config, config.revocation_cache, value, loaded.session_id, issued_at):
+            self._remember_client_session(client.session_id, client.ends)
+            if not self._still_valid(config, config.revocation_cache, client):
                 return {}
-        self._verified_cookie = token
-        if used_fallback:
-            self.modified = True  # verified by a SECRET_KEY_FALLBACKS key: re-sign with SECRET_KEY
-        return value
+        if client.migrated:
+            self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
+        else:
+            self._verified_cookie = token
+            if client.used_fallback:
+                self.modified = True  # verified by a SECRET_KEY_FALLBACKS key: re-sign with SECRET_KEY
+        return client.value
+
+    def _verify(self, config: SessionConfig, token: str) -> _ClientCookie:
+        """What the client's cookie holds, verified; BadSignature (from this format) if it is no valid session.
+
+        With ``ACCEPT_DJANGO_SIGNED_COOKIES`` a cookie of Django's engine is accepted too,
+        dated by its own signed timestamp. With revocation on, a cookie without a session id
+        (Django's, or one of ours signed before revocation was on) gets one derived from it.
+        """
+        age = self.get_session_cookie_age()
+        try:
+            loaded = config.signer.load_token(token)
+            value, issued_at, expires_at, used_fallback = loaded
+            if expires_at is None and time.time() - issued_at > age:
+                raise SignatureExpired("session is older than SESSION_COOKIE_AGE", expired_at=issued_at + age)
+            if not isinstance(value, dict):
+                raise BadSignature("session is not a JSON object")
+        except BadSignature:
+            migrated = self._load_django_signed_cookie(token) if config.accept_django_signed_cookies else None
+            if migrated is None:
+                raise
+            value, issued_at = migrated
+            session_id = None if config.revocation_cache is None else derived_session_id(token)
+            return _ClientCookie(value, issued_at, issued_at + age, session_id, False, True)
+        session_id = loaded.session_id
+        if session_id is None and config.revocation_cache is not None:
+            session_id = derived_session_id(token)
+        ends = expires_at if expires_at is not None else issued_at + age
+        return _ClientCookie(value, issued_at, ends, session_id, used_fallback, False)
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(
-        self, config: SessionConfig, alias: str, value: dict[str, Any], session_id: bytes | None, issued: int
-    ) -> bool:
+    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
             cache = revocation.get_cache(alias)
-            revoked = revocation.is_session_revoked(cache, session_id, value.get(AUTH_USER_ID), issued)
+            user_id = client.value.get(AUTH_USER_ID)
+            revoked = revocation.is_session_revoked(cache, client.session_id, user_id, client.issued_at)
         except StoreUnavailable as error:
             if config.revocation_fails_open:
                 revocation.logger.error("Session accepted unchecked (REVOCATION_UNAVAILABLE='open'): %s.", error)
@@ -148,13 +181,12 @@ class SessionStore(SessionBase):
             token = self._session_key
             if token:
                 try:
-                    loaded = session_config().signer.load_token(token)
+                    client = self._verify(session_config(), token)
                 except BadSignature:
                     return None
-                ends = loaded.expires_at or loaded.issued_at + self.get_session_cookie_age()
-                if loaded.session_id is not None:
-                    self._client_session = (loaded.session_id, ends)
-                    self._session_id = loaded.session_id
+                if client.session_id is not None:
+                    self._client_session = (client.session_id, client.ends)
+                    self._session_id = client.session_id
         return self._client_session
 
     def revoke(self, *, raise_errors: bool = True) -> None:
@@ -177,8 +209,8 @@ class SessionStore(SessionBase):
                 raise
             revocation.logger.error("Session could not be revoked: %s.", error)
 
-    def _load_django_signed_cookie(self, token: str) -> dict[str, Any] | None:
-        """Read a cookie of Django's signed_cookies engine and mark it for re-issue in this format."""
+    def _load_django_signed_cookie(self, token: str) -> tuple[dict[str, Any], int] | None:
+        """A cookie of Django's signed_cookies engine: its session and when it was signed, or None."""
         if ":" not in token:  # Django's tokens are "payload:timestamp:signature"; ours have no colon
             return None
         try:
@@ -192,8 +224,12 @@ class SessionStore(SessionBase):
             return None
         if not isinstance(value, dict):
             return None
-        self.modified = True
-        return value
+        # Verified: its timestamp (base 62, between the last two colons) is the one Django signed.
+        try:
+            issued_at = signing.b62_decode(token.rsplit(":", 2)[1])
+        except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
+            issued_at = 0  # no usable date: older than any cut-off, so refused by one
+        return value, issued_at
 
     def create(self) -> None:
         """No store to create a key in: mark the session so the middleware sends a cookie."""
