@@ -33,6 +33,10 @@ Policy = Literal["closed", "open"]
 POLICIES: Final = ("closed", "open")
 #: Default seconds to wait for the store before applying the policy.
 DEFAULT_TIMEOUT: Final = 0.5
+#: Default seconds by which the clocks of the servers sharing the store may differ (see ``is_revoked``).
+DEFAULT_CLOCK_SKEW: Final = 5.0
+#: The largest clock-skew allowance accepted: beyond it, clocks need fixing, not a wider window.
+MAX_CLOCK_SKEW: Final = 600
 _PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
 
 
@@ -96,32 +100,83 @@ def may_continue(recorded: str | bytes | None, client: str, *, method: str, has_
     return recorded == client_digest(client)
 
 
-def not_before_value(now: float) -> int:
-    """The not-before time written by "log out everywhere": sessions issued in an earlier second end.
+def not_before_value(now: float, kept: bytes | None = None) -> str:
+    """The record "log out everywhere" writes: the cut-off second, and the id of the session it keeps, if any.
 
-    A session re-issued in the same second (the one that changed the password, say) is
-    kept; one issued earlier is refused. Whole seconds, because tokens carry whole seconds.
+    ``"<Unix seconds>"`` or ``"<Unix seconds>:<session id, hex>"``. Every session of the
+    user whose token was issued at or before the cut-off (plus the clock-skew allowance)
+    is refused, except the one session ``kept``: the session that asked for it, re-signed
+    under this new id that no other session has.
     """
-    return int(now)
+    cutoff = int(now)  # tokens carry whole seconds, rounded down: one issued by now carries at most this
+    return str(cutoff) if kept is None else f"{cutoff}:{kept.hex()}"
 
 
-def is_revoked(issued_at: int, *, session_revoked: object | None, not_before: str | bytes | int | None) -> bool:
-    """Whether a verified session must be refused, given the two records read for it."""
+def not_before_ttl(lifetime: int, skew: float) -> int:
+    """Seconds to keep a not-before record: a session issued up to ``skew`` after the cut-off lives ``lifetime``."""
+    return max(1, lifetime) + math.ceil(skew)
+
+
+def parse_not_before(value: str | bytes | int) -> tuple[int, bytes | None] | None:
+    """The cut-off and the kept session id of a not-before record; None if it is not one of ours."""
+    if isinstance(value, bytes):
+        value = value.decode("ascii", "replace")
+    text = str(value)
+    seconds, _, kept = text.partition(":")
+    if not seconds.isascii() or not seconds.isdigit():
+        return None
+    if not kept:
+        return int(seconds), None
+    try:
+        kept_id = bytes.fromhex(kept)
+    except ValueError:
+        return None
+    if len(kept_id) != SESSION_ID_SIZE:
+        return None
+    return int(seconds), kept_id
+
+
+def is_revoked(
+    issued_at: int,
+    *,
+    session_id: bytes | None = None,
+    session_revoked: object | None,
+    not_before: str | bytes | int | None,
+    skew: float = DEFAULT_CLOCK_SKEW,
+) -> bool:
+    """Whether a verified session must be refused, given the two records read for it.
+
+    A session is refused if it was ended by its id, or if its user was logged out
+    everywhere and its token was issued at or before the cut-off plus ``skew`` seconds
+    (another server's clock may be ahead of the one that wrote the cut-off), unless it is
+    the session the cut-off keeps.
+    """
     if session_revoked is not None:
         return True
     if not_before is None:
         return False
-    try:
-        cutoff = int(not_before)
-    except (TypeError, ValueError):  # not written by us: refuse rather than guess
+    record = parse_not_before(not_before)
+    if record is None:  # not written by us: refuse rather than guess
         return True
-    return issued_at < cutoff
+    cutoff, kept = record
+    if kept is not None and session_id == kept:
+        return False
+    return issued_at <= cutoff + skew
 
 
 def check_policy(value: object, name: str) -> Policy:
     if value not in POLICIES:
         raise ValueError(f"{name} must be 'closed' (refuse when the store is down) or 'open'; got {value!r}")
     return value
+
+
+def check_clock_skew(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_CLOCK_SKEW:
+        raise ValueError(
+            f"{name} must be a number of seconds from 0 to {MAX_CLOCK_SKEW} (how far the clocks of the servers "
+            f"sharing the store may differ); got {value!r}"
+        )
+    return float(value)
 
 
 def check_timeout(value: object, name: str) -> float:

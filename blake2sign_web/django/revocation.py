@@ -61,7 +61,13 @@ def _unavailable_on_error(action: str) -> Iterator[None]:
         raise StoreUnavailable(f"the cache failed to {action}: {type(error).__name__}") from None
 
 
-def is_session_revoked(cache: BaseCache, session_id: bytes | None, user_id: object | None, issued_at: int) -> bool:
+def is_session_revoked(
+    cache: BaseCache,
+    session_id: bytes | None,
+    user_id: object | None,
+    issued_at: int,
+    skew: float = revocation.DEFAULT_CLOCK_SKEW,
+) -> bool:
     """Whether a verified session was ended: one round trip (``get_many`` of its two records)."""
     keys = {}
     if session_id is not None:
@@ -74,8 +80,10 @@ def is_session_revoked(cache: BaseCache, session_id: bytes | None, user_id: obje
         found = cache.get_many(list(keys.values()))
     return revocation.is_revoked(
         issued_at,
+        session_id=session_id,
         session_revoked=found.get(keys.get("session", "")),
         not_before=found.get(keys.get("user", "")),
+        skew=skew,
     )
 
 
@@ -85,25 +93,39 @@ def revoke_session(cache: BaseCache, session_id: bytes, expires_at: float) -> No
         cache.set(revocation.session_key(session_id), 1, timeout=revocation.ttl_until(expires_at, time.time()))
 
 
-def record_not_before(cache: BaseCache, user_id: object, lifetime: int) -> None:
-    """End every session of ``user_id`` issued before now; the record lasts ``lifetime`` seconds."""
-    value = revocation.not_before_value(time.time())
+def record_not_before(
+    cache: BaseCache,
+    user_id: object,
+    lifetime: int,
+    kept: bytes | None = None,
+    skew: float = revocation.DEFAULT_CLOCK_SKEW,
+) -> None:
+    """End every session of ``user_id`` issued until now but the one with id ``kept``; kept ``lifetime`` + skew."""
+    value = revocation.not_before_value(time.time(), kept)
     with _unavailable_on_error("log a user out everywhere"):
-        cache.set(revocation.user_key(user_id), value, timeout=max(1, lifetime))
+        cache.set(revocation.user_key(user_id), value, timeout=revocation.not_before_ttl(lifetime, skew))
 
 
 def new_session_id() -> bytes:
     return secrets.token_bytes(SESSION_ID_SIZE)
 
 
-def log_out_everywhere(user: Any) -> None:
-    """End every session of ``user`` issued before now, on every server (REVOCATION_CACHE must be set).
+def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
+    """End every session of ``user`` issued until now, on every server (REVOCATION_CACHE must be set).
+
+    Refused from now on: every session of the user whose token was issued at or before
+    now plus ``REVOCATION_CLOCK_SKEW``, however often it is re-signed, copies included.
+    With ``keep_current`` (the default) the session of the request being served is kept
+    when it is that user's, or anonymous (a password reset that logs the user in): it is
+    given a new session id, which the cut-off exempts, and re-signed at the response
+    (``login()`` and ``update_session_auth_hash()`` keep that id). Called outside a
+    request (a management command, a task), no session is kept.
 
     Raises StoreUnavailable if the cache cannot be reached: a logout that did not happen
-    is never reported as done. The session that calls it survives only if it is re-signed
-    afterwards (``update_session_auth_hash`` does; so does ``request.session.cycle_key()``).
+    is never reported as done.
     """
     from .conf import SETTING, session_config
+    from .sessions import current_session
 
     config = session_config()
     if config.revocation_cache is None:
@@ -112,7 +134,10 @@ def log_out_everywhere(user: Any) -> None:
             "by every process (RedisCache) where the cut-off is kept."
         )
     user_id = user._meta.pk.value_to_string(user)  # as django.contrib.auth.login() stores it
-    record_not_before(get_cache(config.revocation_cache), user_id, settings.SESSION_COOKIE_AGE)
+    current = current_session() if keep_current else None
+    kept = None if current is None else current.keep_through_cut_off(user_id)
+    cache = get_cache(config.revocation_cache)
+    record_not_before(cache, user_id, settings.SESSION_COOKIE_AGE, kept, config.revocation_clock_skew)
 
 
 def _log_out_on_password_change(

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -34,6 +36,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.core import signing
+from django.core.signals import request_finished
 from django.utils import timezone
 
 from ..exceptions import BadSignature, SignatureExpired
@@ -84,10 +87,17 @@ class SessionStore(SessionBase):
     #: With revocation: (id, end) of the session the client's cookie holds, once read; None if it has none.
     _client_session: tuple[bytes, float] | None = None
     _client_session_read = False
+    #: With revocation: the id the user's "log out everywhere" exempts, for this session's next token.
+    _kept_session_id: bytes | None = None
     # SessionBase's lazily loaded data (absent until loaded, so only annotated here).
     _session_cache: dict[str, Any]
     if TYPE_CHECKING:
         _session: dict[str, Any]
+
+    def __init__(self, session_key: str | None = None) -> None:
+        super().__init__(session_key)
+        # The middleware makes one per request: log_out_everywhere() finds the session to keep here.
+        _current.set(weakref.ref(self))
 
     def load(self) -> dict[str, Any]:
         """Verify and read the cookie; a bad one gives an empty session and a warning, never an error."""
@@ -152,7 +162,9 @@ class SessionStore(SessionBase):
         try:
             cache = revocation.get_cache(alias)
             user_id = client.value.get(AUTH_USER_ID)
-            revoked = revocation.is_session_revoked(cache, client.session_id, user_id, client.issued_at)
+            revoked = revocation.is_session_revoked(
+                cache, client.session_id, user_id, client.issued_at, config.revocation_clock_skew
+            )
         except StoreUnavailable as error:
             if config.revocation_fails_open:
                 revocation.logger.error("Session accepted unchecked (REVOCATION_UNAVAILABLE='open'): %s.", error)
@@ -188,6 +200,26 @@ class SessionStore(SessionBase):
                     self._client_session = (client.session_id, client.ends)
                     self._session_id = client.session_id
         return self._client_session
+
+    def keep_through_cut_off(self, user_id: str) -> bytes | None:
+        """Before ``log_out_everywhere(user)`` writes its cut-off: the new session id it exempts, or None.
+
+        Kept: this session if it is that user's (it is re-signed under the new id at the
+        response), or an anonymous one (a login later in the request, as after a password
+        reset, takes the id). Another user's session is left alone. The session is read
+        (and checked) first, while the cut-off does not exist yet.
+        """
+        if session_config().revocation_cache is None:
+            return None
+        if not hasattr(self, "_session_cache"):
+            self._session_cache = self.load()
+        owner = self._session_cache.get(AUTH_USER_ID)
+        if owner is not None and str(owner) != user_id:
+            return None
+        self._kept_session_id = revocation.new_session_id()
+        if owner is not None:
+            self.modified = True
+        return self._kept_session_id
 
     def revoke(self, *, raise_errors: bool = True) -> None:
         """End the session of the client's cookie on every server (with revocation on); the next one gets a new id.
@@ -261,7 +293,9 @@ class SessionStore(SessionBase):
             if config.revocation_cache is None:
                 token = config.writer.dumps(data, expires_in=expires_in)
             else:
-                if self._session_id is None:
+                if self._kept_session_id is not None:  # "log out everywhere" in this request keeps this session
+                    self._session_id = self._kept_session_id
+                elif self._session_id is None:
                     self._read_client_session()
                     self._session_id = self._session_id or revocation.new_session_id()
                 token = config.writer.dumps(data, expires_in=expires_in, session_id=self._session_id)
@@ -321,6 +355,7 @@ class SessionStore(SessionBase):
         """
         if session_config().revocation_cache is not None:
             self._read_client_session()  # before the key is gone
+        self._kept_session_id = None
         self._session_key = ""
         self._session_cache = {}
         self.modified = True
@@ -356,6 +391,25 @@ class SessionStore(SessionBase):
     @classmethod
     async def aclear_expired(cls) -> None:
         pass
+
+
+#: The SessionStore of the request being served (the last one made in this context), for log_out_everywhere().
+_current: ContextVar[weakref.ReferenceType[SessionStore] | None] = ContextVar(
+    "blake2sign_web_current_session", default=None
+)
+
+
+def current_session() -> SessionStore | None:
+    """The session of the request being served, if a request is being served."""
+    reference = _current.get()
+    return None if reference is None else reference()
+
+
+def _forget_current_session(**kwargs: Any) -> None:
+    _current.set(None)
+
+
+request_finished.connect(_forget_current_session, dispatch_uid="blake2sign_web.django.sessions.current")
 
 
 def check_expiry(value: Any) -> None:
