@@ -9,9 +9,14 @@ small, optional exception. Three kinds of record, each with a TTL so the store n
   client may continue the download with Range requests (see ``may_continue``).
 - ``sid:<session id>``: a session was ended (logout, flush). Kept until that session's
   token would have expired anyway.
-- ``user:<user id>``: the user logged out everywhere at the time stored; every session of
-  that user issued before it is refused. One key per user, kept for the longest lifetime
-  a session can have.
+- ``user:<user id>``: the user logged out everywhere at the cut-off stored, keeping at most
+  one session (the one that asked): every other session of that user issued at or before
+  the cut-off, plus a clock-skew allowance, is refused. One key per user, kept for the
+  longest lifetime a session can have.
+
+Session and user keys carry an application's prefix when it has one
+(``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or
+overwrite each other's records.
 
 The adapters (``django.revocation``, ``starlette.revocation``) do the I/O; what is decided
 here is shared so that both decide alike.
@@ -22,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from typing import Final, Literal
 
 from .serializer import SESSION_ID_SIZE
@@ -38,6 +44,10 @@ DEFAULT_CLOCK_SKEW: Final = 5.0
 #: The largest clock-skew allowance accepted: beyond it, clocks need fixing, not a wider window.
 MAX_CLOCK_SKEW: Final = 600
 _PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
+_APP_PREFIX: Final = re.compile(r"[A-Za-z0-9_.-]{0,64}")
+#: The value of a ``sid:`` record. Any value at a record's own name ends the session; under an
+#: earlier name only the earlier value (1) counts, which only the code before key prefixes wrote.
+SESSION_ENDED: Final = "ended"
 
 
 class StoreUnavailable(Exception):
@@ -48,16 +58,63 @@ def single_use_key(nonce: str) -> str:
     return f"{KEY_PREFIX}once:{nonce}"
 
 
-def session_key(session_id: bytes) -> str:
-    return f"{KEY_PREFIX}sid:{session_id.hex()}"
+def check_key_prefix(value: object, name: str) -> str:
+    """An application's key prefix: letters, digits, ``_``, ``.``, ``-`` (no ``:``, which separates the parts)."""
+    if not isinstance(value, str) or not _APP_PREFIX.fullmatch(value):
+        raise ValueError(
+            f"{name} must be a str of at most 64 letters, digits, '_', '.' or '-' (it names this application's "
+            f"records, so that applications sharing one Redis keep theirs apart); got {value!r}"
+        )
+    return value
 
 
-def user_key(user_id: object) -> str:
-    """The not-before key of a user; ids that are not plain (spaces, long, non-ASCII) are hashed."""
+def _namespace(prefix: str) -> str:
+    # "blake2sign_web:" + "<prefix>:" + "<kind>:<id>". A prefix has no ":", an id in a key has none either
+    # (plain ids, hex, "~" + hex), so no two (prefix, kind, id) make the same key, "" included.
+    return f"{KEY_PREFIX}{prefix}:" if prefix else KEY_PREFIX
+
+
+def session_key(session_id: bytes, prefix: str = "") -> str:
+    return f"{_namespace(prefix)}sid:{session_id.hex()}"
+
+
+def user_key(user_id: object, prefix: str = "") -> str:
+    """The not-before key of a user; ids that are not plain (spaces, long, non-ASCII) are hashed.
+
+    A plain id stands for itself; a hashed one is ``~`` and 32 hex digits, which no plain id
+    can spell (``~`` is not in the plain alphabet), so two users never share a key.
+    """
     text = str(user_id)
     if not _PLAIN_ID.fullmatch(text):
-        text = "h" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return f"{KEY_PREFIX}user:{text}"
+        text = "~" + _id_digest(text)
+    return f"{_namespace(prefix)}user:{text}"
+
+
+def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
+    """The names a session's record is read under: its own, then the one of releases before key prefixes."""
+    keys = [session_key(session_id, prefix)]
+    if prefix:
+        keys.append(session_key(session_id))
+    return keys
+
+
+def user_keys(user_id: object, prefix: str = "") -> list[str]:
+    """The names a user's not-before record is read under: its own, then the earlier name if it differs.
+
+    Before key prefixes, hashed ids were ``h`` and 32 hex digits, which a plain id could also
+    be. Records under an earlier name count only with a value in the earlier format, which
+    only that code wrote: a plain user named ``h...`` cannot end another user's sessions.
+    """
+    keys = [user_key(user_id, prefix)]
+    text = str(user_id)
+    legacy = f"{KEY_PREFIX}user:{text if _PLAIN_ID.fullmatch(text) else 'h' + _id_digest(text)}"
+    if legacy != keys[0]:
+        keys.append(legacy)
+    return keys
+
+
+def _id_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def derived_session_id(token: str) -> bytes:
@@ -103,13 +160,13 @@ def may_continue(recorded: str | bytes | None, client: str, *, method: str, has_
 def not_before_value(now: float, kept: bytes | None = None) -> str:
     """The record "log out everywhere" writes: the cut-off second, and the id of the session it keeps, if any.
 
-    ``"<Unix seconds>"`` or ``"<Unix seconds>:<session id, hex>"``. Every session of the
+    ``"<Unix seconds>:"`` or ``"<Unix seconds>:<session id, hex>"``. Every session of the
     user whose token was issued at or before the cut-off (plus the clock-skew allowance)
     is refused, except the one session ``kept``: the session that asked for it, re-signed
     under this new id that no other session has.
     """
     cutoff = int(now)  # tokens carry whole seconds, rounded down: one issued by now carries at most this
-    return str(cutoff) if kept is None else f"{cutoff}:{kept.hex()}"
+    return f"{cutoff}:" if kept is None else f"{cutoff}:{kept.hex()}"  # always a ":": never the earlier format
 
 
 def not_before_ttl(lifetime: int, skew: float) -> int:
@@ -140,28 +197,46 @@ def is_revoked(
     issued_at: int,
     *,
     session_id: bytes | None = None,
-    session_revoked: object | None,
-    not_before: str | bytes | int | None,
+    session_records: Sequence[object | None] = (),
+    user_records: Sequence[str | bytes | int | None] = (),
     skew: float = DEFAULT_CLOCK_SKEW,
 ) -> bool:
-    """Whether a verified session must be refused, given the two records read for it.
+    """Whether a verified session must be refused, given its records as read (``session_keys``, ``user_keys``).
 
     A session is refused if it was ended by its id, or if its user was logged out
     everywhere and its token was issued at or before the cut-off plus ``skew`` seconds
     (another server's clock may be ahead of the one that wrote the cut-off), unless it is
-    the session the cut-off keeps.
+    the session the cut-off keeps. The first record of each list is under the current
+    name; the others, under earlier names, count only in the earlier format.
     """
-    if session_revoked is not None:
+    if session_records and (
+        session_records[0] is not None or any(_earlier_session_record(r) for r in session_records[1:])
+    ):
         return True
-    if not_before is None:
-        return False
-    record = parse_not_before(not_before)
-    if record is None:  # not written by us: refuse rather than guess
+    for position, not_before in enumerate(user_records):
+        if not_before is None or (position and not _earlier_not_before(not_before)):
+            continue
+        record = parse_not_before(not_before)
+        if record is None:  # not written by us: refuse rather than guess
+            return True
+        cutoff, kept = record
+        if kept is not None and session_id == kept:
+            continue
+        if issued_at <= cutoff + skew:
+            return True
+    return False
+
+
+def _earlier_session_record(value: object | None) -> bool:
+    return value in (1, b"1", "1")
+
+
+def _earlier_not_before(value: str | bytes | int) -> bool:
+    """Whether a not-before record is in the format of the code before key prefixes: Unix seconds alone."""
+    if isinstance(value, int):
         return True
-    cutoff, kept = record
-    if kept is not None and session_id == kept:
-        return False
-    return issued_at <= cutoff + skew
+    text = value.decode("ascii", "replace") if isinstance(value, bytes) else value
+    return text.isascii() and text.isdigit()
 
 
 def check_policy(value: object, name: str) -> Policy:

@@ -18,6 +18,7 @@ belongs to the signed-URL integration and is left alone here::
             "REVOCATION_CACHE": None,          # a CACHES alias (RedisCache): logout ends copied cookies
             "REVOCATION_UNAVAILABLE": "closed",  # cache down: "closed" = empty session, "open" = accept, log
             "REVOCATION_CLOCK_SKEW": 5,        # seconds the servers' clocks may differ (log out everywhere)
+            "REVOCATION_KEY_PREFIX": "",       # this site's name in its records, if sites share the Redis
             "SERVER_TIMING": False,            # True: this project's middleware adds a Server-Timing header
         },
     }
@@ -43,7 +44,7 @@ from django.core.signals import setting_changed
 from .. import dictionaries
 from ..cache import clear_signer_cache, get_signer
 from ..keys import HASHERS, TAG_SIZES
-from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew
+from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix
 from ..serializer import SerializerSigner
 from ..signer import MAC_LENGTH, is_count
 
@@ -79,6 +80,9 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     # Seconds by which the clocks of the servers may differ: "log out everywhere" also refuses
     # sessions issued that long after its cut-off (but the session that asked for it).
     "REVOCATION_CLOCK_SKEW": DEFAULT_CLOCK_SKEW,
+    # This site's name in the keys of its records (as the cache's KEY_PREFIX, which also applies):
+    # sites sharing one Redis need different ones, or they end each other's sessions.
+    "REVOCATION_KEY_PREFIX": "",
     # On: this project's middleware times the engine's load and save and sends them as Server-Timing.
     "SERVER_TIMING": False,
 }
@@ -198,7 +202,7 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def revocation_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(key, problem) for REVOCATION_CACHE, REVOCATION_UNAVAILABLE and REVOCATION_CLOCK_SKEW."""
+    """(key, problem) for REVOCATION_CACHE, REVOCATION_UNAVAILABLE, REVOCATION_CLOCK_SKEW, REVOCATION_KEY_PREFIX."""
     name = f"{SETTING}['SESSIONS']"
     problems: list[tuple[str, str]] = []
     alias = options["REVOCATION_CACHE"]
@@ -222,6 +226,10 @@ def revocation_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
         check_clock_skew(options["REVOCATION_CLOCK_SKEW"], f"{name}['REVOCATION_CLOCK_SKEW']")
     except ValueError as error:
         problems.append(("REVOCATION_CLOCK_SKEW", f"{error}."))
+    try:
+        check_key_prefix(options["REVOCATION_KEY_PREFIX"], f"{name}['REVOCATION_KEY_PREFIX']")
+    except ValueError as error:
+        problems.append(("REVOCATION_KEY_PREFIX", f"{error}."))
     if alias is not None and options["FORMAT"] == 1:
         problems.append(
             (
@@ -356,6 +364,8 @@ class SessionConfig:
     revocation_fails_open: bool = False
     #: Seconds the servers' clocks may differ: a cut-off also refuses sessions issued this long after it.
     revocation_clock_skew: float = DEFAULT_CLOCK_SKEW
+    #: This site's name in the keys of its revocation records.
+    revocation_key_prefix: str = ""
 
 
 _config: SessionConfig | None = None
@@ -416,6 +426,7 @@ def _build() -> SessionConfig:
         revocation_cache=options["REVOCATION_CACHE"],
         revocation_fails_open=options["REVOCATION_UNAVAILABLE"] == "open",
         revocation_clock_skew=float(options["REVOCATION_CLOCK_SKEW"]),
+        revocation_key_prefix=options["REVOCATION_KEY_PREFIX"],
     )
 
 

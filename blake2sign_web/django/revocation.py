@@ -67,30 +67,29 @@ def is_session_revoked(
     user_id: object | None,
     issued_at: int,
     skew: float = revocation.DEFAULT_CLOCK_SKEW,
+    prefix: str = "",
 ) -> bool:
-    """Whether a verified session was ended: one round trip (``get_many`` of its two records)."""
-    keys = {}
-    if session_id is not None:
-        keys["session"] = revocation.session_key(session_id)
-    if user_id is not None:
-        keys["user"] = revocation.user_key(user_id)
-    if not keys:
+    """Whether a verified session was ended: one round trip (``get_many`` of its records)."""
+    session_keys = [] if session_id is None else revocation.session_keys(session_id, prefix)
+    user_keys = [] if user_id is None else revocation.user_keys(user_id, prefix)
+    if not session_keys and not user_keys:
         return False
     with _unavailable_on_error("check a session"):
-        found = cache.get_many(list(keys.values()))
+        found = cache.get_many([*session_keys, *user_keys])
     return revocation.is_revoked(
         issued_at,
         session_id=session_id,
-        session_revoked=found.get(keys.get("session", "")),
-        not_before=found.get(keys.get("user", "")),
+        session_records=[found.get(key) for key in session_keys],
+        user_records=[found.get(key) for key in user_keys],
         skew=skew,
     )
 
 
-def revoke_session(cache: BaseCache, session_id: bytes, expires_at: float) -> None:
+def revoke_session(cache: BaseCache, session_id: bytes, expires_at: float, prefix: str = "") -> None:
     """End one session (by its id) until ``expires_at``, when its token ends anyway."""
+    key = revocation.session_key(session_id, prefix)
     with _unavailable_on_error("revoke a session"):
-        cache.set(revocation.session_key(session_id), 1, timeout=revocation.ttl_until(expires_at, time.time()))
+        cache.set(key, revocation.SESSION_ENDED, timeout=revocation.ttl_until(expires_at, time.time()))
 
 
 def record_not_before(
@@ -99,11 +98,12 @@ def record_not_before(
     lifetime: int,
     kept: bytes | None = None,
     skew: float = revocation.DEFAULT_CLOCK_SKEW,
+    prefix: str = "",
 ) -> None:
     """End every session of ``user_id`` issued until now but the one with id ``kept``; kept ``lifetime`` + skew."""
     value = revocation.not_before_value(time.time(), kept)
     with _unavailable_on_error("log a user out everywhere"):
-        cache.set(revocation.user_key(user_id), value, timeout=revocation.not_before_ttl(lifetime, skew))
+        cache.set(revocation.user_key(user_id, prefix), value, timeout=revocation.not_before_ttl(lifetime, skew))
 
 
 def new_session_id() -> bytes:
@@ -137,7 +137,9 @@ def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
     current = current_session() if keep_current else None
     kept = None if current is None else current.keep_through_cut_off(user_id)
     cache = get_cache(config.revocation_cache)
-    record_not_before(cache, user_id, settings.SESSION_COOKIE_AGE, kept, config.revocation_clock_skew)
+    record_not_before(
+        cache, user_id, settings.SESSION_COOKIE_AGE, kept, config.revocation_clock_skew, config.revocation_key_prefix
+    )
 
 
 def _log_out_on_password_change(

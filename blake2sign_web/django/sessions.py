@@ -163,7 +163,12 @@ class SessionStore(SessionBase):
             cache = revocation.get_cache(alias)
             user_id = client.value.get(AUTH_USER_ID)
             revoked = revocation.is_session_revoked(
-                cache, client.session_id, user_id, client.issued_at, config.revocation_clock_skew
+                cache,
+                client.session_id,
+                user_id,
+                client.issued_at,
+                config.revocation_clock_skew,
+                config.revocation_key_prefix,
             )
         except StoreUnavailable as error:
             if config.revocation_fails_open:
@@ -235,7 +240,8 @@ class SessionStore(SessionBase):
         if client_session is None:
             return
         try:
-            revocation.revoke_session(revocation.get_cache(config.revocation_cache), *client_session)
+            cache = revocation.get_cache(config.revocation_cache)
+            revocation.revoke_session(cache, *client_session, config.revocation_key_prefix)
         except StoreUnavailable as error:
             if raise_errors:
                 raise

@@ -41,6 +41,8 @@ class RedisStore:
     with ``timeout`` as its socket timeouts). Records carry TTLs: the store never grows.
     ``clock_skew``: how many seconds the clocks of the servers sharing this Redis may
     differ; "log out everywhere" also refuses sessions issued that long after its cut-off.
+    ``key_prefix``: this application's name in its keys; give every application that shares
+    the Redis its own (letters, digits, ``_.-``), or they end each other's sessions.
     """
 
     def __init__(
@@ -50,11 +52,13 @@ class RedisStore:
         timeout: float = DEFAULT_TIMEOUT,
         on_unavailable: Policy = "closed",
         clock_skew: float = DEFAULT_CLOCK_SKEW,
+        key_prefix: str = "",
         clock: Any = time.time,
     ) -> None:
         self.timeout = revocation.check_timeout(timeout, "RedisStore timeout")
         self.on_unavailable = revocation.check_policy(on_unavailable, "RedisStore on_unavailable")
         self.clock_skew = revocation.check_clock_skew(clock_skew, "RedisStore clock_skew")
+        self.key_prefix = revocation.check_key_prefix(key_prefix, "RedisStore key_prefix")
         self._clock = clock
         if isinstance(client, str):
             from redis.asyncio import Redis
@@ -67,7 +71,7 @@ class RedisStore:
     def __repr__(self) -> str:
         return (
             f"RedisStore(timeout={self.timeout!r}, on_unavailable={self.on_unavailable!r}, "
-            f"clock_skew={self.clock_skew!r})"
+            f"clock_skew={self.clock_skew!r}, key_prefix={self.key_prefix!r})"
         )
 
     @property
@@ -89,7 +93,7 @@ class RedisStore:
         """End one session (by its id) until ``expires_at``, when its token ends anyway."""
         ttl = revocation.ttl_until(expires_at, self._clock())
         async with self._bounded("revoke a session"):
-            await self.client.set(revocation.session_key(session_id), 1, ex=ttl)
+            await self.client.set(revocation.session_key(session_id, self.key_prefix), revocation.SESSION_ENDED, ex=ttl)
 
     async def log_out_everywhere(self, user_id: object, lifetime: int, *, keep: bytes | None = None) -> None:
         """End every session of ``user_id`` issued until now, but the one with session id ``keep``.
@@ -99,26 +103,21 @@ class RedisStore:
         value = revocation.not_before_value(self._clock(), keep)
         ttl = revocation.not_before_ttl(lifetime, self.clock_skew)
         async with self._bounded("log a user out everywhere"):
-            await self.client.set(revocation.user_key(user_id), value, ex=ttl)
+            await self.client.set(revocation.user_key(user_id, self.key_prefix), value, ex=ttl)
 
     async def is_revoked(self, session_id: bytes | None, user_id: object | None, issued_at: int) -> bool:
-        """Whether a verified session was ended: one round trip (MGET of its two records)."""
-        keys = []
-        if session_id is not None:
-            keys.append(revocation.session_key(session_id))
-        if user_id is not None:
-            keys.append(revocation.user_key(user_id))
-        if not keys:
+        """Whether a verified session was ended: one round trip (MGET of its records)."""
+        session_keys = [] if session_id is None else revocation.session_keys(session_id, self.key_prefix)
+        user_keys = [] if user_id is None else revocation.user_keys(user_id, self.key_prefix)
+        if not session_keys and not user_keys:
             return False
         async with self._bounded("check a session"):
-            values = await self.client.mget(keys)
-        session_revoked = values[0] if session_id is not None else None
-        not_before = values[-1] if user_id is not None else None
+            values = await self.client.mget([*session_keys, *user_keys])
         return revocation.is_revoked(
             issued_at,
             session_id=session_id,
-            session_revoked=session_revoked,
-            not_before=not_before,
+            session_records=values[: len(session_keys)],
+            user_records=values[len(session_keys) :],
             skew=self.clock_skew,
         )
 
