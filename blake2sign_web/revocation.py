@@ -5,10 +5,11 @@ small, optional exception. Three kinds of record, each with a TTL so the store n
 
 - ``once:<nonce>``: a single-use link was used. Written with SET NX (atomic: of any number
   of concurrent first uses, on any number of machines, exactly one wins) and kept until
-  the link expires. Its value is a digest of the client that used it, so that the same
-  client may continue the download with Range requests (see ``may_continue``).
+  the link expires, plus a margin for clocks that run behind. Its value is a digest of
+  the client that used it, so that the same client may continue the download with Range
+  requests (see ``may_continue``).
 - ``sid:<session id>``: a session was ended (logout, flush). Kept until that session's
-  token would have expired anyway.
+  token would have expired anyway, plus the same margin.
 - ``user:<user id>``: the user logged out everywhere at the cut-off stored, keeping at most
   one session (the one that asked): every other session of that user issued at or before
   the cut-off, plus a clock-skew allowance, is refused. One key per user, kept for the
@@ -30,7 +31,7 @@ import re
 from collections.abc import Sequence
 from typing import Final, Literal
 
-from .serializer import SESSION_ID_SIZE
+from .serializer import CLOCK_SKEW, SESSION_ID_SIZE
 
 #: Prefix of every key this project writes, so they can be told from the application's own.
 KEY_PREFIX: Final = "blake2sign_web:"
@@ -43,6 +44,10 @@ DEFAULT_TIMEOUT: Final = 0.5
 DEFAULT_CLOCK_SKEW: Final = 5.0
 #: The largest clock-skew allowance accepted: beyond it, clocks need fixing, not a wider window.
 MAX_CLOCK_SKEW: Final = 600
+#: Seconds every record outlives what it guards, at least: a server whose clock runs behind the one that
+#: wrote it still accepts the link or token that long. The core's own tolerance for clocks (tokens dated up
+#: to this far ahead load) is the bound: a record costs a few bytes, a record gone too early is a bypass.
+RECORD_MARGIN: Final = CLOCK_SKEW
 _PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
 _APP_PREFIX: Final = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 #: The value of a ``sid:`` record. Any value at a record's own name ends the session; under an
@@ -136,6 +141,21 @@ def ttl_until(expires_at: float, now: float) -> int:
     return max(1, math.ceil(expires_at - now))
 
 
+def single_use_ttl(expires_at: float, now: float, skew: float = RECORD_MARGIN) -> int:
+    """Seconds to keep a single-use record: until the link expires, by any clock up to ``skew`` behind ours.
+
+    A server whose clock is slow still takes the link as valid after it expired by ours;
+    the record that refuses a second use must outlive that. ``skew`` never goes below
+    ``RECORD_MARGIN``: a longer record costs nothing, a shorter one lets a link be used twice.
+    """
+    return ttl_until(expires_at, now) + math.ceil(max(skew, RECORD_MARGIN))
+
+
+def session_record_ttl(expires_at: float, now: float, skew: float = RECORD_MARGIN) -> int:
+    """Seconds to keep an ended session's record: until its token ends, by any clock up to ``skew`` behind ours."""
+    return ttl_until(expires_at, now) + math.ceil(max(skew, RECORD_MARGIN))
+
+
 def client_digest(client: str) -> str:
     """What a single-use record keeps of its client: a digest, so the store holds no address."""
     return hashlib.blake2b(client.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
@@ -170,8 +190,9 @@ def not_before_value(now: float, kept: bytes | None = None) -> str:
 
 
 def not_before_ttl(lifetime: int, skew: float) -> int:
-    """Seconds to keep a not-before record: a session issued up to ``skew`` after the cut-off lives ``lifetime``."""
-    return max(1, lifetime) + math.ceil(skew)
+    """Seconds to keep a not-before record: a session issued up to ``skew`` after the cut-off lives ``lifetime``,
+    by any clock up to ``RECORD_MARGIN`` (or ``skew``) behind ours."""
+    return max(1, lifetime) + math.ceil(skew) + math.ceil(max(skew, RECORD_MARGIN))
 
 
 def parse_not_before(value: str | bytes | int) -> tuple[int, bytes | None] | None:

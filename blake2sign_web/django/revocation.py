@@ -41,10 +41,23 @@ def get_cache(alias: str) -> BaseCache:
     return caches[alias]
 
 
-def consume_link(cache: BaseCache, nonce: str, expires_at: int, client: str, *, method: str, has_range: bool) -> bool:
-    """Use up a single-use link: True for its first use (and the same client's continuations)."""
+def consume_link(
+    cache: BaseCache,
+    nonce: str,
+    expires_at: int,
+    client: str,
+    *,
+    method: str,
+    has_range: bool,
+    skew: float = revocation.RECORD_MARGIN,
+) -> bool:
+    """Use up a single-use link: True for its first use (and the same client's continuations).
+
+    The record is kept until the link expires plus ``skew`` (at least ``RECORD_MARGIN``):
+    a server whose clock runs behind still takes the link as valid that long.
+    """
     key = revocation.single_use_key(nonce)
-    ttl = revocation.ttl_until(expires_at, time.time())
+    ttl = revocation.single_use_ttl(expires_at, time.time(), skew)
     with _unavailable_on_error("consume a single-use link"):
         if cache.add(key, revocation.client_digest(client), timeout=ttl):
             return True
@@ -86,10 +99,11 @@ def is_session_revoked(
 
 
 def revoke_session(cache: BaseCache, session_id: bytes, expires_at: float, prefix: str = "") -> None:
-    """End one session (by its id) until ``expires_at``, when its token ends anyway."""
+    """End one session (by its id) until ``expires_at``, when its token ends anyway (plus the clocks' margin)."""
     key = revocation.session_key(session_id, prefix)
+    ttl = revocation.session_record_ttl(expires_at, time.time())
     with _unavailable_on_error("revoke a session"):
-        cache.set(key, revocation.SESSION_ENDED, timeout=revocation.ttl_until(expires_at, time.time()))
+        cache.set(key, revocation.SESSION_ENDED, timeout=ttl)
 
 
 def record_not_before(

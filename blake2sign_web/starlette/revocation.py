@@ -82,7 +82,7 @@ class RedisStore:
         """Use up a single-use link: True for its first use (and the same client's continuations)."""
         key = revocation.single_use_key(nonce)
         digest = revocation.client_digest(client)
-        ttl = revocation.ttl_until(expires_at, self._clock())
+        ttl = revocation.single_use_ttl(expires_at, self._clock(), self.clock_skew)
         async with self._bounded("consume a single-use link"):
             if await self.client.set(key, digest, ex=ttl, nx=True):
                 return True
@@ -91,7 +91,7 @@ class RedisStore:
 
     async def revoke_session(self, session_id: bytes, expires_at: float) -> None:
         """End one session (by its id) until ``expires_at``, when its token ends anyway."""
-        ttl = revocation.ttl_until(expires_at, self._clock())
+        ttl = revocation.session_record_ttl(expires_at, self._clock(), self.clock_skew)
         async with self._bounded("revoke a session"):
             await self.client.set(revocation.session_key(session_id, self.key_prefix), revocation.SESSION_ENDED, ex=ttl)
 

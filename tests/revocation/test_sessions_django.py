@@ -163,8 +163,19 @@ def test_log_out_everywhere_record_lives_as_long_as_a_session(revocable: RedisSe
     cache = caches["sessions"]
     key = cache.make_and_validate_key(revocation.user_key(str(user.pk)))
     ttl = cache._cache.get_client(key).ttl(key)  # type: ignore[attr-defined]
-    longest = settings.SESSION_COOKIE_AGE + revocation.DEFAULT_CLOCK_SKEW  # a session issued at the allowance's end
+    # A session issued at the allowance's end lives SESSION_COOKIE_AGE, by clocks up to RECORD_MARGIN behind.
+    longest = settings.SESSION_COOKIE_AGE + revocation.DEFAULT_CLOCK_SKEW + revocation.RECORD_MARGIN
     assert longest - 5 <= ttl <= longest
+
+
+def test_an_ended_session_record_outlives_the_token_by_the_clocks_margin(revocable: RedisServer, user: Any) -> None:
+    browser = log_in()
+    browser.post("/logout/")
+    cache = caches["sessions"]
+    client = cache._cache.get_client(None)  # type: ignore[attr-defined]
+    (key,) = client.keys("*:sid:*")
+    age = settings.SESSION_COOKIE_AGE
+    assert age + revocation.RECORD_MARGIN - 5 <= client.ttl(key) <= age + revocation.RECORD_MARGIN
 
 
 def test_password_change_logs_out_everywhere_but_keeps_this_session(revocable: RedisServer, user: Any) -> None:
