@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import BaseCache, caches
 from django.core.exceptions import ImproperlyConfigured
@@ -32,7 +33,7 @@ from .. import revocation
 from ..revocation import StoreUnavailable
 from ..serializer import SESSION_ID_SIZE
 
-__all__ = ["StoreUnavailable", "consume_link", "log_out_everywhere"]
+__all__ = ["StoreUnavailable", "alog_out_everywhere", "consume_link", "log_out_everywhere"]
 
 logger: Final = logging.getLogger("blake2sign_web.revocation")
 
@@ -154,6 +155,11 @@ def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
     record_not_before(
         cache, user_id, settings.SESSION_COOKIE_AGE, kept, config.revocation_clock_skew, config.revocation_key_prefix
     )
+
+
+async def alog_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
+    """``log_out_everywhere`` for async views: the cache call runs in a thread, never on the event loop."""
+    await sync_to_async(log_out_everywhere)(user, keep_current=keep_current)
 
 
 def _log_out_on_password_change(

@@ -316,6 +316,8 @@ class SessionStore(SessionBase):
         self.modified = True
 
     async def asave(self, must_create: bool = False) -> None:
+        if session_config().revocation_cache is not None and self.session_key and not hasattr(self, "_session_cache"):
+            self._session_cache = await self.aload()  # save() reads the data first: not on the event loop
         self.save(must_create=must_create)
 
     def _expires_in(self) -> float | None:

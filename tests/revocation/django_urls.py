@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model, login, update_session_auth_hash
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from blake2sign_web.django.revocation import log_out_everywhere
+from blake2sign_web.django.revocation import alog_out_everywhere, log_out_everywhere
 from tests.django_sessions.urls import urlpatterns as session_urlpatterns
 
 
@@ -42,10 +42,24 @@ def set_password_of(request: HttpRequest) -> HttpResponse:
     return HttpResponse("set")
 
 
+async def aeverywhere(request: HttpRequest) -> HttpResponse:
+    """The async "log out my other devices"."""
+    await alog_out_everywhere(await request.auser())
+    return HttpResponse("everywhere")
+
+
+async def asave(request: HttpRequest) -> HttpResponse:
+    """An async view that saves the session it never read (Django's SessionBase.asave())."""
+    await request.session.asave()
+    return HttpResponse("saved")
+
+
 urlpatterns = [
     *session_urlpatterns,
     path("password/", change_password),
     path("everywhere/", everywhere),
     path("reset/", reset_password),
     path("set-password/", set_password_of),
+    path("asave/", asave),
+    path("aeverywhere/", aeverywhere),
 ]

@@ -190,6 +190,17 @@ def test_password_change_logs_out_everywhere_but_keeps_this_session(revocable: R
     assert session_data(other_device) == {}
 
 
+@pytest.mark.parametrize("path", ["/everywhere/", "/aeverywhere/"])
+def test_log_out_my_other_devices_keeps_this_one(revocable: RedisServer, user: Any, path: str) -> None:
+    browser = log_in()
+    copy = copy_of(browser)
+    other_device = Client()
+    old_cookie(other_device, user)
+    assert browser.post(path).content == b"everywhere"
+    assert whoami(browser) == "ada"
+    assert [whoami(copy), whoami(other_device)] == ["anonymous", "anonymous"]
+
+
 def test_password_reset_that_logs_the_user_in_keeps_that_session(revocable: RedisServer, user: Any) -> None:
     """PasswordResetConfirmView(post_reset_login=True): the cut-off, then login() in the same request."""
     other_device = Client()
