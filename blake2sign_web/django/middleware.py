@@ -231,7 +231,8 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                         "The request's session was deleted before the request completed. "
                         "The user may have logged out in a concurrent request, for example."
                     ) from None
-                if not getattr(session, "oversized", False):
+                # Oversized under "log", or read while the revocation cache was down: the client keeps its cookie.
+                if not getattr(session, "oversized", False) and not getattr(session, "unsaved", False):
                     self._set_cookie(response, cookie, session)
                 need_vary_cookie = True
         if need_vary_cookie:

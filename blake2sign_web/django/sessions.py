@@ -89,6 +89,10 @@ class SessionStore(SessionBase):
     _client_session_read = False
     #: With revocation: the id the user's "log out everywhere" exempts, for this session's next token.
     _kept_session_id: bytes | None = None
+    #: Read as empty because the revocation cache was down ("closed"): never saved over the client's cookie.
+    _unchecked = False
+    #: True after save() left the client's cookie as it was (a session read while the cache was down).
+    unsaved = False
     # SessionBase's lazily loaded data (absent until loaded, so only annotated here).
     _session_cache: dict[str, Any]
     if TYPE_CHECKING:
@@ -174,10 +178,10 @@ class SessionStore(SessionBase):
             if config.revocation_fails_open:
                 revocation.logger.error("Session accepted unchecked (REVOCATION_UNAVAILABLE='open'): %s.", error)
                 return True
-            # The cookie is kept (not deleted): the session comes back with the cache. A session
-            # written during this request is a new one.
+            # The cookie is kept (not deleted, never overwritten): the session comes back with the cache.
             revocation.logger.error("Session read as empty: its revocation cannot be checked: %s.", error)
             self._session_id = None
+            self._unchecked = True
             return False
         if revoked:
             revocation.logger.info("Session cookie refused: the session was ended (logout, log out everywhere).")
@@ -286,10 +290,22 @@ class SessionStore(SessionBase):
         await super().aset_expiry(value)
 
     def save(self, must_create: bool = False) -> None:
-        """Sign the session into its key; SessionTooLarge (or a logged error) if the browser would drop it."""
+        """Sign the session into its key; SessionTooLarge (or a logged error) if the browser would drop it.
+
+        A session read as empty because the revocation cache was down is not saved: the
+        client keeps its cookie, and its session when the cache is back. ``cycle_key()``
+        and ``flush()`` (login, logout) start a new session, which is saved.
+        """
         config = session_config()
         self.oversized = False
-        expires_in = self._expires_in()
+        self.unsaved = False
+        expires_in = self._expires_in()  # reads the session: loads (and checks) it if nothing has
+        if self._unchecked:
+            revocation.logger.warning(
+                "Session not saved: it was read as empty because the revocation cache was down; the cookie is kept."
+            )
+            self.unsaved = True
+            return
         if expires_in is not None and expires_in <= 0:
             # set_expiry() in the past: the session has ended, as a store's expired row reads as nothing.
             data, expires_in = {}, None
@@ -364,6 +380,7 @@ class SessionStore(SessionBase):
         if session_config().revocation_cache is not None:
             self._read_client_session()  # before the key is gone
         self._kept_session_id = None
+        self._unchecked = False
         self._session_key = ""
         self._session_cache = {}
         self.modified = True
@@ -383,6 +400,7 @@ class SessionStore(SessionBase):
         """
         data = self._session  # read (and checked) under the old id first: revoking it would empty the session
         self.revoke(raise_errors=False)
+        self._unchecked = False  # a new session (login): saved even if the old one could not be checked
         self._session_cache = data
         self.save()
 

@@ -143,7 +143,7 @@ SCOPE_KEY: Final = "blake2sign_web.session"
 class SessionToken:
     """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope)."""
 
-    __slots__ = ("expires_at", "lifetime", "revoke_on_clear", "session_id", "store", "user_key")
+    __slots__ = ("expires_at", "lifetime", "revoke_on_clear", "session_id", "store", "unchecked", "user_key")
 
     def __init__(
         self, store: RedisStore, session_id: bytes, expires_at: float | None, lifetime: int, user_key: str
@@ -158,6 +158,9 @@ class SessionToken:
         self.user_key = user_key
         #: Whether the cookie that came is still to be revoked when the session is emptied.
         self.revoke_on_clear = expires_at is not None
+        #: The client's session was read as empty because the store was down ("closed"): its cookie must
+        #: stay as it is (the session comes back with the store), unless the request clears the session.
+        self.unchecked = False
 
 
 def _token(scope_owner: Any) -> SessionToken:

@@ -305,7 +305,8 @@ class SessionMiddleware:
             initial_session_was_empty = not dict.__len__(session)
         else:
             session, token, refused = await self._load_revocable(self.revocation, cookie)
-            initial_session_was_empty = not dict.__len__(session) and not refused
+            # A session read as empty because Redis was down still has its cookie: clearing it deletes that.
+            initial_session_was_empty = not dict.__len__(session) and not refused and not token.unchecked
             session.modified = session.modified or refused  # a refused cookie is deleted
             from .revocation import SCOPE_KEY
 
@@ -319,6 +320,14 @@ class SessionMiddleware:
                 session: Session = scope["session"]
                 if timing:
                     started = perf_counter()
+                if token is not None and token.unchecked and not session.cleared and session.modified:
+                    # Read as empty because Redis was down: writing it would replace the client's real
+                    # session for good. Only an explicit clear() (logout, or a login that starts afresh) writes.
+                    revocation_logger.warning(
+                        "Session %r not saved: it was read as empty because Redis was down; the cookie is kept",
+                        self.session_cookie,
+                    )
+                    session.modified = False
                 if token is not None and (session.cleared or (session.modified and not dict.__len__(session))):
                     await _end_client_session(token)
                 if session.accessed or session.modified or timing:
@@ -431,9 +440,11 @@ class SessionMiddleware:
             if store.fails_open:
                 revocation_logger.error("Session accepted unchecked (on_unavailable='open'): %s", error)
                 return session, fresh, False
-            # The cookie is kept: the session comes back with Redis. One written now is a new one.
+            # The cookie is kept, and never overwritten: the session comes back with Redis.
             revocation_logger.error("Session read as empty: its revocation cannot be checked: %s", error)
-            return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), False
+            unchecked = SessionToken(store, new_session_id(), None, self._lifetime, self.user_key)
+            unchecked.unchecked = True
+            return SESSION_CLASS(), unchecked, False
         if revoked:
             revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
             return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), True

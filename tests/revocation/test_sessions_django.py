@@ -384,3 +384,45 @@ def test_acycle_key_before_any_read_keeps_the_data(revocable: RedisServer) -> No
         return await sync_to_async(lambda: dict(SessionStore(fresh.session_key).items()))()
 
     assert async_to_sync(scenario)() == {"a": "b"}
+
+
+@pytest.mark.parametrize("middleware", ["django-middleware", "our-middleware"])
+@pytest.mark.parametrize("during_outage", ["untouched", "write"])
+def test_a_request_while_redis_is_down_never_overwrites_the_session(
+    settings: Any, own_redis_server: RedisServer, user: Any, middleware: str, during_outage: str
+) -> None:
+    """SESSION_SAVE_EVERY_REQUEST (or a write): the session read as empty is not signed over the client's."""
+    if middleware == "our-middleware":
+        settings.MIDDLEWARE = middleware_with(OUR_MIDDLEWARE)
+    settings.SESSION_SAVE_EVERY_REQUEST = True
+    use_revocation(settings, own_redis_server)
+    browser = log_in()
+    before = browser.cookies[settings.SESSION_COOKIE_NAME].value
+    own_redis_server.stop()
+    if during_outage == "untouched":
+        response = browser.get("/untouched/")
+    else:
+        ops = {"ops": [["__setitem__", "cart", 1]]}
+        response = browser.post("/ops/", json.dumps(ops), content_type="application/json")
+    assert response.status_code == 200
+    sent = response.cookies.get(settings.SESSION_COOKIE_NAME)
+    assert sent is None or sent.value == before  # ours sends none; Django's sends the same token back
+    assert browser.cookies[settings.SESSION_COOKIE_NAME].value == before
+    own_redis_server.start()
+    assert whoami(browser) == "ada"  # logged in again once Redis is back
+
+
+@pytest.mark.parametrize("middleware", ["django-middleware", "our-middleware"])
+def test_logging_in_while_redis_is_down_starts_a_new_session(
+    settings: Any, own_redis_server: RedisServer, user: Any, middleware: str
+) -> None:
+    """login() (cycle_key) starts a session of its own: that one is written."""
+    if middleware == "our-middleware":
+        settings.MIDDLEWARE = middleware_with(OUR_MIDDLEWARE)
+    use_revocation(settings, own_redis_server)
+    get_user_model().objects.create_user("bob")
+    browser = log_in()
+    own_redis_server.stop()
+    assert browser.post("/login/", {"username": "bob"}).content == b"in"
+    own_redis_server.start()
+    assert whoami(browser) == "bob"

@@ -300,3 +300,51 @@ def test_helpers_without_revocation_say_how_to_turn_it_on() -> None:
     app = Starlette(routes=[Route("/", endpoint)], middleware=[Middleware(SessionMiddleware, secret_key=SECRET)])
     with TestClient(app) as client, pytest.raises(RuntimeError, match="revocation=RedisStore"):
         client.get("/")
+
+
+@pytest.mark.parametrize("path", ["/slide", "/set"])
+def test_a_request_while_redis_is_down_never_overwrites_the_session(own_redis_server: RedisServer, path: str) -> None:
+    """Sliding expiry (mark_modified) or a write: the session read as empty is not signed over the client's."""
+
+    async def set_something(request: Request) -> Response:
+        request.session["cart"] = 1
+        return PlainTextResponse("set")
+
+    app = build(patient_store(own_redis_server))
+    app.router.routes.append(Route("/set", set_something))
+    with TestClient(app) as client:
+        devices = Devices(client)
+        devices.get("browser", "/login", user=7)
+        before = devices.jars["browser"]
+        own_redis_server.stop()
+        response = devices.get("browser", path)
+        assert response.status_code == 200
+        assert "set-cookie" not in response.headers
+        own_redis_server.start()
+        assert devices.who("browser") == "7"
+    assert devices.jars["browser"] == before
+
+
+def test_logging_out_while_redis_is_down_deletes_the_cookie(own_redis_server: RedisServer) -> None:
+    """request.session.clear() on a session read as empty (Redis down) still deletes the client's cookie."""
+    app = build(patient_store(own_redis_server))
+    with TestClient(app) as client:
+        devices = Devices(client)
+        devices.get("browser", "/login", user=7)
+        own_redis_server.stop()
+        response = devices.get("browser", "/clear")
+        own_redis_server.start()
+    assert response.text == "cleared"
+    assert "session=null" in response.headers["set-cookie"]
+    assert "browser" not in devices.jars
+
+
+def test_logging_in_while_redis_is_down_starts_a_new_session(own_redis_server: RedisServer) -> None:
+    app = build(patient_store(own_redis_server))
+    with TestClient(app) as client:
+        devices = Devices(client)
+        devices.get("browser", "/login", user=7)
+        own_redis_server.stop()
+        devices.get("browser", "/login", user=8)  # clear(), then the new user: a session of its own
+        own_redis_server.start()
+        assert devices.who("browser") == "8"
