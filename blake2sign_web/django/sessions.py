@@ -15,7 +15,7 @@ dated token of the session's JSON, kept by the browser. Unlike it:
 - with ``"REVOCATION_CACHE"`` (a CACHES alias, RedisCache), each token carries a random
   session id: logout and flush end that session on every server, ``login()`` ends the
   anonymous session it replaces, and ``log_out_everywhere(user)`` (also run when a
-  password changes) ends every older session of the user. Loading a session then costs
+  password changes) ends every other session of the user. Loading a session then costs
   one cache round trip (see ``blake2sign_web.django.revocation``).
 
 Importing this module builds the configuration, so a bad one raises

@@ -14,7 +14,7 @@ has then expired when it arrives.
 
 With ``revocation=RedisStore(...)`` (see ``blake2sign_web.starlette.revocation``) each
 cookie carries a random session id: emptying ``request.session`` ends that session on
-every server, and ``log_out_everywhere`` ends every older session of a user. A verified
+every server, and ``log_out_everywhere`` ends every other session of a user. A verified
 cookie then costs one Redis round trip (MGET); without it nothing changes.
 """
 
