@@ -1,5 +1,7 @@
 """Fast, strict signed tokens on keyed BLAKE2b / BLAKE2s / BLAKE3 for web applications."""
 
+import logging
+
 from .cache import CacheInfo, cached, clear_signer_cache, get_raw_signer, get_signer, signer_cache_info
 from .exceptions import BadSignature, SignatureExpired
 from .serializer import LoadedToken, SerializerSigner
@@ -23,3 +25,9 @@ __all__ = [
     "signer_cache_info",
 ]
 __version__ = "0.1.0"
+
+# A library logs; the application decides where logs go. Without a handler of its own, Python
+# would print our warnings (a rejected cookie or link) on stderr through logging.lastResort,
+# in every test run, whatever the application configured. Records still propagate to the
+# application's handlers (root, or "blake2sign_web").
+logging.getLogger("blake2sign_web").addHandler(logging.NullHandler())

@@ -1,13 +1,16 @@
 """Server-side state for revocation and single-use links, without a framework: keys, lifetimes, decisions.
 
 Signed cookies and signed links need no store, which is their point; this module is the
-small, optional exception. Three kinds of record, each with a TTL so the store never grows:
+small, optional exception. Four kinds of record, each with a TTL so the store never grows:
 
 - ``once:<nonce>``: a single-use link was used. Written with SET NX (atomic: of any number
   of concurrent first uses, on any number of machines, exactly one wins) and kept until
   the link expires, plus a margin for clocks that run behind. Its value is a digest of
-  the client that used it, so that the same client may continue the download with Range
-  requests (see ``may_continue``).
+  the client that used it.
+- ``once-budget:<nonce>``: for a link to a file, the bytes the same client may still fetch
+  with Range requests after the first use (the file's size, once): an interrupted download
+  resumes, a download manager fetches in pieces, and a used link never yields the file again
+  whole nor more than once more in pieces (see ``continuation_cost``). Kept as its ``once``.
 - ``sid:<session id>``: a session was ended (logout, flush). Kept until that session's
   token would have expired anyway, plus the same margin.
 - ``user:<user id>``: the user logged out everywhere at the cut-off stored, keeping at most
@@ -26,12 +29,16 @@ here is shared so that both decide alike.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 import re
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from .serializer import CLOCK_SKEW, SESSION_ID_SIZE
+
+if TYPE_CHECKING:
+    from .files import ByteRange
 
 #: Prefix of every key this project writes, so they can be told from the application's own.
 KEY_PREFIX: Final = "blake2sign_web:"
@@ -61,6 +68,10 @@ class StoreUnavailable(Exception):
 
 def single_use_key(nonce: str) -> str:
     return f"{KEY_PREFIX}once:{nonce}"
+
+
+def budget_key(nonce: str) -> str:
+    return f"{KEY_PREFIX}once-budget:{nonce}"
 
 
 def check_key_prefix(value: object, name: str) -> str:
@@ -161,20 +172,29 @@ def client_digest(client: str) -> str:
     return hashlib.blake2b(client.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def may_continue(recorded: str | bytes | None, client: str, *, method: str, has_range: bool) -> bool:
-    """Whether a request for an already-used single-use link continues the first use.
-
-    The first request of a link consumes it. After that, the client that consumed it
-    (same ``client`` text, by default address and User-Agent) may still send HEAD and
-    Range requests until the link expires: a download that was interrupted resumes, a
-    download manager fetches in pieces. Any other request, and any request from another
-    client, is refused: forwarding the link gives the receiver nothing.
-    """
-    if recorded is None or not (has_range or method == "HEAD"):
+def same_client(recorded: str | bytes | None, client: str) -> bool:
+    """Whether the client that used a single-use link (``recorded``) is ``client``: a constant-time comparison."""
+    if recorded is None:
         return False
-    if isinstance(recorded, bytes):
-        recorded = recorded.decode("ascii", "replace")
-    return recorded == client_digest(client)
+    if isinstance(recorded, str):
+        recorded = recorded.encode("ascii", "replace")
+    return hmac.compare_digest(recorded, client_digest(client).encode("ascii"))
+
+
+def continuation_cost(method: str, requested: ByteRange | None, size: int) -> int | None:
+    """What a request for an already used single-use file link would fetch, or None if it cannot continue it.
+
+    Only a file response continues a first use, and only with what resumes or splits a
+    download: HEAD (no bytes), or GET of one satisfiable byte range shorter than the file,
+    as ``files.requested_range`` reads it (so an unparseable Range, or an If-Range that does
+    not match, asks for the whole file, which a used link never gives again). What a
+    continuation fetches is deducted from the link's byte budget (the file's size).
+    """
+    if method == "HEAD":
+        return 0
+    if method != "GET" or requested is None or requested.length >= size:
+        return None
+    return requested.length
 
 
 def not_before_value(now: float, kept: bytes | None = None) -> str:

@@ -24,6 +24,10 @@ is 32 bytes, under keys derived apart from format 2's. See docs/format.md.
 
 ``dumps`` = serialize -> date -> maybe compress -> frame -> encode -> sign.
 ``loads`` = check length -> read the marker -> verify -> decode -> check times -> maybe decompress -> deserialize.
+
+``typed=True`` and ``encrypt=True`` (``blake2sign_web.extended``) are implemented by a subclass that
+``SerializerSigner(...)`` returns when either is asked for, so that the methods here, the path of every
+plain signed token, carry no test for them.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import struct
 import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeVar
 
 import orjson
 import pybase64
@@ -42,7 +46,7 @@ import pybase64
 from . import compression, dictionaries
 from .compression import LEVEL as COMPRESSION_LEVEL
 from .encoding import ALTCHARS, PADDING
-from .exceptions import BadSignature, SignatureExpired
+from .exceptions import BadSignature, NotJSON, SignatureExpired  # NotJSON's home was here: still importable
 from .keys import TAG_SIZES
 from .signer import MAX_TOKEN_LENGTH, Signer, is_count, mac_keys
 
@@ -139,18 +143,40 @@ class LoadedToken(_TokenFacts):
 
     ``value``, ``issued_at`` and ``expires_at`` (Unix seconds; None without expiry), ``used_fallback``
     (a fallback secret verified it: re-sign it with the current secret), and ``session_id``: the 8 bytes
-    ``dumps(session_id=...)`` wrote, or None.
+    ``dumps(session_id=...)`` wrote, or None. ``encrypted``: the token was encrypted (``encrypt=True``).
+    ``outdated``: the token is in a form this signer reads but no longer writes (an unencrypted token read
+    by a signer with ``encrypt=True``). ``rewrite``: write it again even if its value did not change
+    (``used_fallback`` or ``outdated``), so that the client holds it under the current secret, in the
+    current form.
     """
 
-    # An attribute, not a fifth item, so that ``value, issued_at, expires_at, used_fallback = load_token(...)``
+    # Attributes, not more items, so that ``value, issued_at, expires_at, used_fallback = load_token(...)``
     # keeps working.
     session_id: bytes | None = None
+    encrypted: bool = False
+    outdated: bool = False
+
+    @property
+    def rewrite(self) -> bool:
+        """Whether to issue the token again on this response: a fallback secret verified it, or it is outdated."""
+        return self.used_fallback or self.outdated
+
+
+_S = TypeVar("_S", bound="SerializerSigner")
 
 
 class SerializerSigner(Signer):
     """Signs JSON-serializable values with an issue time, optional expiry and compression."""
 
     domain = "serializer"
+
+    def __new__(cls: type[_S], *args: Any, **options: Any) -> _S:
+        """A plain signer; with ``typed``, ``encrypt`` or ``decrypt``, the subclass that implements them."""
+        if cls is SerializerSigner and (options.get("typed") or options.get("encrypt") or options.get("decrypt")):
+            from .extended import ExtendedSerializerSigner
+
+            return ExtendedSerializerSigner.__new__(ExtendedSerializerSigner)  # type: ignore[return-value]
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -168,7 +194,29 @@ class SerializerSigner(Signer):
         max_token_length: int = MAX_TOKEN_LENGTH,
         max_decompressed_size: int = MAX_DECOMPRESSED_SIZE,
         clock: Callable[[], float] = time.time,
+        typed: bool = False,
+        encrypt: bool = False,
+        decrypt: bool = False,
+        compress_encrypted: bool = False,
     ) -> None:
+        for name, flag in (
+            ("typed", typed),
+            ("encrypt", encrypt),
+            ("decrypt", decrypt),
+            ("compress_encrypted", compress_encrypted),
+        ):
+            if type(flag) is not bool:
+                raise TypeError(f"{name} must be True or False; got {flag!r}")
+        if (typed or encrypt or decrypt) and not isinstance(self, _extended_class()):
+            # A subclass of SerializerSigner gets here: only SerializerSigner itself dispatches.
+            raise TypeError(f"{type(self).__name__} does not implement typed or encrypted tokens")
+        if format == 1 and (typed or encrypt):
+            raise ValueError(
+                "format=1 writes tokens for releases that read only format 1, which read neither typed nor "
+                "encrypted tokens: use format=2 with typed=True or encrypt=True"
+            )
+        if compress_encrypted and not encrypt:
+            raise ValueError("compress_encrypted=True applies to encrypted tokens: pass encrypt=True too")
         if compression not in ("zstd", None):
             raise ValueError(f"compression must be 'zstd' or None; got {compression!r}")
         if dictionary is not None:
@@ -206,6 +254,10 @@ class SerializerSigner(Signer):
         self._dictionary_byte = bytes([dictionary]) if dictionary is not None else b""
         self._tag_flag = _TAG_32 if tag_size == 32 else 0
         self._clock = clock
+        self.typed = typed
+        self.encrypt = encrypt
+        self.decrypt = decrypt or encrypt
+        self.compress_encrypted = compress_encrypted
 
     def _derive_keys(self, secrets: list[bytes]) -> None:
         super()._derive_keys(secrets)
@@ -304,11 +356,15 @@ class SerializerSigner(Signer):
             loaded.session_id = session_id
         return loaded
 
+    # extended.py repeats the steps after verification (times, decompression, parsing) for encrypted tokens:
+    # a change here belongs there too.
     def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool, bytes | None]:
         raw = self._ascii(token)
         # Not yet verified: the marker only picks which format's keys and tag length to try.
         layout = LAYOUTS.get(raw[:1])
         if layout is None:
+            if raw[:1] == b"x":  # encryption.MARKER
+                raise BadSignature("unknown token format: an encrypted one, and this signer does not decrypt")
             raise BadSignature("unknown token format")
         if layout.format == 2:
             text, used_fallback = self._verify(raw, self._format2)
@@ -351,19 +407,6 @@ class SerializerSigner(Signer):
         except (ValueError, RecursionError) as error:
             raise BadSignature(f"unreadable payload: {error}") from None
         return value, issued_at, expires_at, used_fallback, session_id
-
-
-class NotJSON(TypeError):
-    """A value Python's json module refuses; ``path`` leads to it from the top, as in ``['cart'][0]``."""
-
-    def __init__(self, kind: str, path: str = "") -> None:
-        self.kind = kind
-        self.path = path
-        where = f"value at {path}" if path else "value"
-        super().__init__(
-            f"{where} is {kind}, which JSON cannot hold: store a str, number, bool, None, list or dict "
-            "(e.g. a datetime's .isoformat(), a UUID's str())"
-        )
 
 
 #: Exact types json writes as they are: checked by identity, the common case.
@@ -437,6 +480,12 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(item) for item in value]
     return value
+
+
+def _extended_class() -> type[SerializerSigner]:
+    from .extended import ExtendedSerializerSigner
+
+    return ExtendedSerializerSigner
 
 
 def to_seconds(value: Seconds, name: str) -> int:

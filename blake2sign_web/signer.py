@@ -26,7 +26,7 @@ from typing import NamedTuple
 import pybase64
 
 from .encoding import ALTCHARS, b64decode, b64encode
-from .exceptions import BadSignature
+from .exceptions import BadSignature, SignatureMismatch
 from .keys import DIGEST_SIZE, HASHERS, KeyedHash, fallback_secrets, keyed_hash, to_bytes
 
 #: Characters of an encoded format-1 MAC (32 bytes of unpadded base64url).
@@ -158,7 +158,7 @@ class Signer:
             state.update(text)
             if compare_digest(pybase64.b64encode(state.digest()[: keys.tag_size], ALTCHARS).rstrip(b"="), tag):
                 return text, True
-        raise BadSignature("signature does not match")
+        raise SignatureMismatch("signature does not match")
 
 
 def is_count(value: object) -> bool:

@@ -5,7 +5,7 @@
     python3 scripts/example.py --starlette   # only the FastAPI (Starlette) app
 
 Needs only Python 3.10+ and the package index. The first run makes .venv (or the venv named
-by EXAMPLE_VENV) and installs the project's ``example`` extra into it, nothing else; later
+by EXAMPLE_VENV) and installs the project with its ``example`` dependency group into it, nothing else; later
 runs install again only when pyproject.toml has changed (its hash is kept in the venv).
 Django's migrations are applied at every start, which also creates the demo user (demo/demo).
 """
@@ -48,9 +48,11 @@ def install() -> None:
         print(f"Creating {VENV}", flush=True)
         venv.create(VENV, with_pip=True)
     print("Installing the example's packages (only when pyproject.toml changes)", flush=True)
-    command = [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", ".[example]"]
-    if subprocess.run(command, cwd=ROOT, check=False).returncode != 0:
-        sys.exit("pip could not install the example's packages (see above)")
+    upgrade = [str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip>=25.1"]  # 25.1: --group (PEP 735)
+    command = [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", ".", "--group", "example"]
+    for step in (upgrade, command):
+        if subprocess.run(step, cwd=ROOT, check=False).returncode != 0:
+            sys.exit("pip could not install the example's packages (see above)")
     MARKER.write_text(pyproject_hash())
 
 

@@ -1,6 +1,6 @@
 """Set up a virtual environment and run every check: lint, format, types, tests, docs.
 
-    python3 scripts/test.py            # .venv with the newest supported versions
+    python3 scripts/test.py            # .venv (pip install -e . --group dev) with the newest supported versions
     python3 scripts/test.py --matrix   # then tox's oldest/newest extremes, where those Pythons exist
     python3 scripts/test.py --long     # the long property, fuzzing and soak runs (tens of minutes)
 
@@ -34,8 +34,8 @@ def run(*command: str | Path) -> None:
 def setup() -> None:
     if not (BIN / "python").exists():
         venv.create(VENV, with_pip=True)
-    run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", ".[dev]")
+    run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip>=25.1")  # 25.1: --group (PEP 735)
+    run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", ".", "--group", "dev")
 
 
 def checks(long: bool = False) -> None:
@@ -65,7 +65,7 @@ def matrix() -> None:
     if not available:
         return
     path = os.pathsep.join([*(str(found[env].parent) for env in available), os.environ["PATH"]])  # type: ignore[union-attr]
-    run(BIN / "python", "-m", "pip", "install", "--quiet", "tox>=4")
+    run(BIN / "python", "-m", "pip", "install", "--quiet", "tox>=4.22")
     print("+ tox run -e " + ",".join(available), flush=True)
     completed = subprocess.run(
         [str(BIN / "python"), "-m", "tox", "run", "-e", ",".join(available)],

@@ -13,7 +13,7 @@ Errors (the engine refuses to run with them too):
 - ``blake2sign_web.E008``: a bad ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` (signed download links).
 - ``blake2sign_web.E009``: ``SECRET_KEY_FALLBACKS`` is not a list or tuple (a string would be
   one key per character).
-- ``blake2sign_web.E010``: ``SECRET_KEY`` or a fallback is shorter than 16 characters.
+- ``blake2sign_web.E010``: ``SECRET_KEY`` or a fallback is shorter than 16 bytes (UTF-8).
 
 Only when this project's engine or middleware handles sessions:
 
@@ -84,7 +84,11 @@ PER_PROCESS_CACHES: Final = (
 REDIS_CACHE: Final = "django.core.cache.backends.redis.RedisCache"
 JSON_SERIALIZER: Final = "django.contrib.sessions.serializers.JSONSerializer"
 JSON_SERIALIZERS: Final = (JSON_SERIALIZER, "django.core.signing.JSONSerializer")
-HINT: Final = "See docs/django.md, 'Settings'."
+#: The published docs (mkdocs.yml's site_url): every hint that points at the docs gives a page's address.
+DOCS: Final = "https://blake2sign-web.github.io/blake2sign_web/"
+HINT: Final = f"See {DOCS}django/#settings"
+#: SECRET_KEY, its fallbacks and their rotation.
+KEYS_HINT: Final = f"See {DOCS}django/#keys-and-rotation"
 
 
 @register(Tags.security, "blake2sign_web")
@@ -131,7 +135,7 @@ def check_signed_url_settings(app_configs: Sequence[AppConfig] | None = None, **
     try:
         options()
     except ImproperlyConfigured as error:
-        return [Error(str(error), hint="See docs/signed-urls.md, 'Settings'.", id="blake2sign_web.E008")]
+        return [Error(str(error), hint=f"See {DOCS}signed-urls/#settings", id="blake2sign_web.E008")]
     return []
 
 
@@ -182,10 +186,7 @@ def check_shared_caches(app_configs: Sequence[AppConfig] | None = None, **kwargs
 @register(Tags.security, "blake2sign_web")
 def check_secrets(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
     """SECRET_KEY and its fallbacks sign every session and link: each must be a real secret."""
-    return [
-        Error(problem, hint="See docs/django.md, 'Keys and rotation'.", id=check_id)
-        for check_id, problem in conf.secret_problems()
-    ]
+    return [Error(problem, hint=KEYS_HINT, id=check_id) for check_id, problem in conf.secret_problems()]
 
 
 @register(Tags.security, "blake2sign_web", deploy=True)
@@ -195,7 +196,7 @@ def check_deployment_secrets(app_configs: Sequence[AppConfig] | None = None, **k
         Warning(
             f"{name} starts with {conf.INSECURE_PREFIX!r}: it is the development key startproject wrote into "
             "settings.py, so anyone who has seen the code can sign sessions and links with it.",
-            hint="Read SECRET_KEY from the environment in production; see docs/django.md, 'Keys and rotation'.",
+            hint=f"Read SECRET_KEY from the environment in production; see {DOCS}django/#keys-and-rotation",
             id="blake2sign_web.W004",
         )
         for name in conf.insecure_secret_names()

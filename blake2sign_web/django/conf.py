@@ -268,12 +268,14 @@ def secret_problems() -> list[tuple[str, str]]:
         problems.append(("blake2sign_web.E009", _fallbacks_problem(fallbacks)))
         fallbacks = ()
     for name, value in [("SECRET_KEY", secret)] + [(f"SECRET_KEY_FALLBACKS[{i}]", f) for i, f in enumerate(fallbacks)]:
-        if not isinstance(value, (str, bytes)) or len(value) < MIN_SECRET_LENGTH:
-            length = f"{len(value)} characters" if isinstance(value, (str, bytes)) else f"a {type(value).__name__}"
+        if isinstance(value, str):
+            value = value.encode("utf-8", "surrogatepass")  # counted in bytes, as the core counts them (keys.py)
+        if not isinstance(value, bytes) or len(value) < MIN_SECRET_LENGTH:
+            length = f"{len(value)} bytes long" if isinstance(value, bytes) else f"a {type(value).__name__}"
             problems.append(
                 (
                     "blake2sign_web.E010",
-                    f"{name} is {length}: a secret must be a string of at least {MIN_SECRET_LENGTH} characters; "
+                    f"{name} is {length}: a secret must be a string of at least {MIN_SECRET_LENGTH} bytes; "
                     "generate one with django.core.management.utils.get_random_secret_key().",
                 )
             )

@@ -48,22 +48,36 @@ def consume_link(
     expires_at: int,
     client: str,
     *,
-    method: str,
-    has_range: bool,
+    file_size: int | None = None,
+    continuation: int | None = None,
     skew: float = revocation.RECORD_MARGIN,
 ) -> bool:
-    """Use up a single-use link: True for its first use (and the same client's continuations).
+    """Use up a single-use link: True for its first use, and for the same client's continuations of a file.
 
-    The record is kept until the link expires plus ``skew`` (at least ``RECORD_MARGIN``):
+    ``file_size``: the link serves a file, whose size becomes the budget of its continuations;
+    ``continuation``: what this request would fetch as one (``revocation.continuation_cost``).
+    The records are kept until the link expires plus ``skew`` (at least ``RECORD_MARGIN``):
     a server whose clock runs behind still takes the link as valid that long.
     """
     key = revocation.single_use_key(nonce)
+    budget = revocation.budget_key(nonce)
     ttl = revocation.single_use_ttl(expires_at, time.time(), skew)
     with _unavailable_on_error("consume a single-use link"):
         if cache.add(key, revocation.client_digest(client), timeout=ttl):
+            if file_size is not None:
+                cache.set(budget, file_size, timeout=ttl)
             return True
-        recorded = cache.get(key)
-    return revocation.may_continue(recorded, client, method=method, has_range=has_range)
+        if continuation is None or not revocation.same_client(cache.get(key), client):
+            return False
+        try:
+            left = cache.decr(budget, continuation)  # atomic in Redis (DECRBY) and in the local-memory cache
+        except ValueError:  # no budget: the first use was not of a file, or it expired
+            return False
+        if left < 0:
+            # Spent (or a budget that expired between the backend's check and its DECRBY, left without a TTL).
+            cache.delete(budget)
+            return False
+    return True
 
 
 @contextmanager

@@ -82,8 +82,9 @@ _single_use_fails_open = False
 def default_client(request: HttpRequest) -> str:
     """The client's address and User-Agent: who may continue a single-use download with Range requests.
 
-    Behind a proxy REMOTE_ADDR is the proxy's: set SINGLE_USE_CLIENT to a function that
-    reads the address your proxy forwards (and that clients cannot set).
+    Behind a proxy REMOTE_ADDR is the proxy's unless the server sets it from the proxy's
+    header (uvicorn's --forwarded-allow-ips does); otherwise set SINGLE_USE_CLIENT to a
+    function that reads the address your proxy forwards (and that clients cannot set).
     """
     return f"{request.META.get('REMOTE_ADDR', '')} {request.META.get('HTTP_USER_AGENT', '')}"
 
@@ -226,8 +227,15 @@ async def averify_request(request: HttpRequest, *, bind: BindFunction | None = N
     return await sync_to_async(consume_single_use)(request, link)
 
 
-def consume_single_use(request: HttpRequest, link: VerifiedLink) -> HttpResponse | None:
-    """Use up a single-use link: None when this request may have it, else the response (410/403/503)."""
+def consume_single_use(
+    request: HttpRequest, link: VerifiedLink, *, file_size: int | None = None, continuation: int | None = None
+) -> HttpResponse | None:
+    """Use up a single-use link: None when this request may have it, else the response (410/403/503).
+
+    Only ``SignedFileView`` passes ``file_size`` and ``continuation``: after its first use, a
+    link continues for the same client only as a file download, within a byte budget
+    (``revocation.continuation_cost``); any other view's link is used up by its first request.
+    """
     if link.nonce is None or link.expires_at is None:
         return None
     logged_path = request.path[:LOGGED_PATH_LENGTH]
@@ -240,8 +248,8 @@ def consume_single_use(request: HttpRequest, link: VerifiedLink) -> HttpResponse
             link.nonce,
             link.expires_at,
             _client(request),
-            method=request.method or "GET",
-            has_range="HTTP_RANGE" in request.META,
+            file_size=file_size,
+            continuation=continuation,
         )
     except StoreUnavailable as error:
         if _single_use_fails_open:

@@ -2,29 +2,33 @@
 
     path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
 
-Streams (never reads a whole file), answers HEAD, single Range requests (206, 416),
-If-None-Match / If-Modified-Since (304) and If-Match / If-Unmodified-Since (412, via
-Django's own ``get_conditional_response``), and can hand the transfer to nginx
-(``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
+Streams (never reads a whole file; under ASGI through an asynchronous iterator, as Django's
+ASGI handler would gather a synchronous one in memory first), answers HEAD, single Range
+requests (206, 416), If-None-Match / If-Modified-Since (304) and If-Match /
+If-Unmodified-Since (412, via Django's own ``get_conditional_response``), and can hand the
+transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
 """
 
 from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
 from typing import IO, Any, ClassVar
 from urllib.parse import quote
 
+from asgiref.sync import sync_to_async
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import FileSystemStorage, Storage, default_storage, storages
+from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils.cache import get_conditional_response
 from django.views import View
 
-from .. import files
-from .signed_urls import BindFunction, verify_request
+from .. import files, revocation
+from ..urls import VerifiedLink
+from .signed_urls import BindFunction, check_signature, consume_single_use
 
 
 class SignedFileView(View):
@@ -49,9 +53,11 @@ class SignedFileView(View):
         # The signature is checked before anything touches the storage.
         # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
         bind = self.__dict__.get("bind", type(self).bind)
-        refused = verify_request(request, bind=bind)
-        if refused is not None:
-            return refused
+        link = check_signature(request, bind=bind)
+        if isinstance(link, HttpResponseBase):
+            return link
+        #: A single-use link is used up in ``respond``, which knows the file (see ``consume``).
+        self.link = link
         return super().dispatch(request, *args, **kwargs)
 
     def get_storage(self) -> Storage:
@@ -123,13 +129,33 @@ class SignedFileView(View):
             handle.close()
             raise
         mtime_ns = None if modified is None else int(modified.timestamp() * 1e9)
-        return StoredFile(handle, size, mtime_ns, None, seekable=_seekable(handle))
+        # Whether it can seek is asked only when bytes are sent: django-storages' S3 file, for one,
+        # downloads the whole object to answer, which a HEAD or a 304 must not cost.
+        return StoredFile(handle, size, mtime_ns, None, seekable=None)
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
         etag = last_modified = None
         if stored.mtime_ns is not None:
             etag = files.etag_for(stored.size, stored.mtime_ns)
             last_modified = files.http_date(stored.mtime_ns / 1e9)
+        # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
+        try:
+            asked: files.ByteRange | None = files.requested_range(
+                request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
+            )
+            unsatisfiable = None
+        except files.RangeNotSatisfiable as error:
+            asked, unsatisfiable = None, error
+        has_range = asked is not None or unsatisfiable is not None
+        if has_range and request.method == "GET" and not stored.can_seek():
+            # A file that cannot seek is sent whole: reading up to the range would cost as much.
+            # (Asked only for a GET with a Range: another storage may have to read the file to tell.)
+            asked = unsatisfiable = None
+        continuation = revocation.continuation_cost(request.method or "GET", asked, stored.size)
+        refused = self.consume(request, stored.size, continuation)
+        if refused is not None:
+            stored.close()
+            return refused
         mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
         conditional = get_conditional_response(request, etag=etag, last_modified=mtime)
         if conditional is not None:
@@ -138,7 +164,6 @@ class SignedFileView(View):
         headers = {
             "Content-Type": files.content_type_for(name),
             "Content-Disposition": files.content_disposition(name, as_attachment=self.as_attachment),
-            "Accept-Ranges": "bytes" if stored.seekable else "none",
             "X-Content-Type-Options": "nosniff",
         }
         if etag is not None and last_modified is not None:
@@ -146,18 +171,16 @@ class SignedFileView(View):
         if self.accel_redirect is not None or self.sendfile:
             stored.close()
             return self.offload(name, stored, headers)
-        try:
-            # A file that cannot seek is sent whole: reading up to the range would cost as much.
-            byte_range = files.requested_range(
-                request.headers.get("Range") if stored.seekable else None,
-                request.headers.get("If-Range"),
-                stored.size,
-                etag,
-                last_modified,
-            )
-        except files.RangeNotSatisfiable as error:
+        # HEAD does not make another storage read its file to learn whether it seeks: it answers for the whole file.
+        seekable = stored.seekable if request.method == "HEAD" else stored.can_seek()
+        if seekable is not None:
+            headers["Accept-Ranges"] = "bytes" if seekable else "none"
+        if not seekable:
+            asked = unsatisfiable = None
+        if unsatisfiable is not None:
             stored.close()
-            return HttpResponse(status=416, headers={"Content-Range": error.content_range})
+            return HttpResponse(status=416, headers={"Content-Range": unsatisfiable.content_range})
+        byte_range = asked
         length = stored.size if byte_range is None else byte_range.length
         if request.method == "HEAD":
             stored.close()
@@ -166,25 +189,38 @@ class SignedFileView(View):
             if byte_range is not None:
                 response.headers["Content-Range"] = byte_range.content_range
             return response
-        if byte_range is None and stored.path is not None:
+        start = 0 if byte_range is None else byte_range.start
+        handle = stored.handle
+        if isinstance(request, ASGIRequest):
+            # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
+            streamed: StreamingHttpResponse = StreamingHttpResponse(
+                AsyncRangeReader(handle, start, length, self.chunk_size), headers=headers
+            )
+        elif byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
-            whole = FileResponse(stored.handle)
-            whole.block_size = self.chunk_size
+            streamed = FileResponse(handle)
+            streamed.block_size = self.chunk_size
             for header, value in headers.items():  # FileResponse writes its own Content-Disposition
-                whole.headers[header] = value
-            whole.headers["Content-Length"] = str(stored.size)
-            return whole
-        if byte_range is None:
-            chunks = RangeReader(stored.handle, 0, stored.size, self.chunk_size)
-            streamed = StreamingHttpResponse(chunks, headers=headers)
-            streamed.headers["Content-Length"] = str(stored.size)
-            return streamed
-        chunks = RangeReader(stored.handle, byte_range.start, byte_range.length, self.chunk_size)
-        partial = StreamingHttpResponse(chunks, status=206, headers=headers)
-        partial.headers["Content-Length"] = str(byte_range.length)
-        partial.headers["Content-Range"] = byte_range.content_range
-        return partial
+                streamed.headers[header] = value
+        else:
+            streamed = StreamingHttpResponse(RangeReader(handle, start, length, self.chunk_size), headers=headers)
+        streamed.headers["Content-Length"] = str(length)
+        if byte_range is not None:
+            streamed.status_code = 206
+            streamed.headers["Content-Range"] = byte_range.content_range
+        return streamed
+
+    def consume(self, request: HttpRequest, size: int, continuation: int | None) -> HttpResponseBase | None:
+        """Use up a single-use link (None: this request may have the file), knowing the file's size.
+
+        After its first use, only the same client continues, with what ``continuation_cost``
+        allows (HEAD, one byte range shorter than the file) within a budget of ``size`` bytes.
+        """
+        link: VerifiedLink | None = getattr(self, "link", None)
+        if link is None or link.nonce is None:
+            return None
+        return consume_single_use(request, link, file_size=size, continuation=continuation)
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
         """Let the front server send the bytes (and handle Range itself)."""
@@ -209,15 +245,20 @@ class StoredFile:
     __slots__ = ("handle", "mtime_ns", "path", "seekable", "size")
 
     def __init__(
-        self, handle: IO[bytes], size: int, mtime_ns: int | None, path: str | None, *, seekable: bool = True
+        self, handle: IO[bytes], size: int, mtime_ns: int | None, path: str | None, *, seekable: bool | None = True
     ) -> None:
         self.handle = handle
         self.size = size
         self.mtime_ns = mtime_ns
         #: The real path on disk (local storages only), for X-Sendfile.
         self.path = path
-        #: Whether a Range can be served by seeking.
+        #: Whether a Range can be served by seeking; None until asked (``can_seek``).
         self.seekable = seekable
+
+    def can_seek(self) -> bool:
+        if self.seekable is None:
+            self.seekable = _seekable(self.handle)
+        return self.seekable
 
     def close(self) -> None:
         self.handle.close()
@@ -253,6 +294,39 @@ class RangeReader:
         chunk = self.handle.read(min(self.chunk_size, self.remaining))
         if not chunk:
             raise StopIteration
+        self.remaining -= len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+class AsyncRangeReader:
+    """``RangeReader`` for ASGI: each chunk is read in a worker thread, so the event loop never waits on disk.
+
+    No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory.
+    The file is closed at the end of the range and by ``close()`` (Django calls it when done).
+    """
+
+    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
+        self.handle = handle
+        self.remaining = length
+        self.chunk_size = chunk_size
+        self.read = sync_to_async(handle.read, thread_sensitive=False)
+        if start:  # as RangeReader: this runs in the view, already off the event loop
+            handle.seek(start, io.SEEK_SET)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self.remaining <= 0:
+            self.close()
+            raise StopAsyncIteration
+        chunk = await self.read(min(self.chunk_size, self.remaining))
+        if not chunk:
+            self.close()
+            raise StopAsyncIteration
         self.remaining -= len(chunk)
         return chunk
 

@@ -34,6 +34,26 @@ __all__ = ["RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_sessi
 logger: Final = logging.getLogger("blake2sign_web.revocation")
 
 
+#: First use of a file link (record the client, set the byte budget), or a continuation by the same
+#: client that the budget still covers (deduct it); one atomic script. Returns 1 to allow, 0 to refuse.
+_CONSUME_FILE_LINK: Final = """
+if redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
+    redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
+    return 1
+end
+local cost = tonumber(ARGV[4])
+if cost < 0 or redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    return 0
+end
+local left = tonumber(redis.call('GET', KEYS[2]) or '-1')
+if left < cost then
+    return 0
+end
+redis.call('DECRBY', KEYS[2], cost)
+return 1
+"""
+
+
 class RedisStore:
     """The records of ``blake2sign_web.revocation`` in Redis, through ``redis.asyncio``.
 
@@ -78,16 +98,37 @@ class RedisStore:
     def fails_open(self) -> bool:
         return self.on_unavailable == "open"
 
-    async def consume_link(self, nonce: str, expires_at: int, client: str, *, method: str, has_range: bool) -> bool:
-        """Use up a single-use link: True for its first use (and the same client's continuations)."""
+    async def consume_link(
+        self,
+        nonce: str,
+        expires_at: int,
+        client: str,
+        *,
+        file_size: int | None = None,
+        continuation: int | None = None,
+    ) -> bool:
+        """Use up a single-use link: True for its first use, and for the same client's continuations of a file.
+
+        ``file_size``: the link serves a file, whose size becomes the budget of its continuations;
+        ``continuation``: what this request would fetch as one (``revocation.continuation_cost``).
+        """
         key = revocation.single_use_key(nonce)
         digest = revocation.client_digest(client)
         ttl = revocation.single_use_ttl(expires_at, self._clock(), self.clock_skew)
         async with self._bounded("consume a single-use link"):
-            if await self.client.set(key, digest, ex=ttl, nx=True):
-                return True
-            recorded = await self.client.get(key)
-        return revocation.may_continue(recorded, client, method=method, has_range=has_range)
+            if file_size is None:
+                return bool(await self.client.set(key, digest, ex=ttl, nx=True))
+            outcome = await self.client.eval(
+                _CONSUME_FILE_LINK,
+                2,
+                key,
+                revocation.budget_key(nonce),
+                digest,
+                ttl,
+                file_size,
+                -1 if continuation is None else continuation,
+            )
+        return bool(outcome)
 
     async def revoke_session(self, session_id: bytes, expires_at: float) -> None:
         """End one session (by its id) until ``expires_at``, when its token ends anyway."""

@@ -9,8 +9,10 @@
 
 Single-use links (``signer.sign(..., single_use=True)``) need ``single_use=RedisStore(...)``
 (see ``blake2sign_web.starlette.revocation``) on the dependency, decorator or SignedFiles
-that serves them: the first request consumes the link, atomically across processes; the
-same client may continue with Range (and HEAD) requests until the link expires.
+that serves them: the first request consumes the link, atomically across processes. Only
+``SignedFiles`` lets the same client continue a download after that (HEAD, and byte ranges
+shorter than the file within a budget of the file's size); every other endpoint's link is
+used up by its first request, whatever the method or headers of the next.
 
 Answers: 403 for a missing or bad signature, 410 (``expired_status``) for an expired or
 used one, 503 for a single-use link while the store is unreachable (``on_unavailable="closed"``,
@@ -33,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import files
+from .. import files, revocation
 from ..exceptions import BadSignature, SignatureExpired
 from ..revocation import StoreUnavailable
 from ..urls import Bound, URLSigner, VerifiedLink
@@ -135,8 +137,14 @@ async def consume_single_use(
     *,
     client: ClientFunction = default_client,
     expired_status: int = 410,
+    file_size: int | None = None,
+    continuation: int | None = None,
 ) -> None:
     """Use up a single-use link in ``store``; HTTPException unless this request may have it.
+
+    Only ``SignedFiles`` passes ``file_size`` and ``continuation``: after its first use, a link
+    continues for the same client only as a file download, within a byte budget
+    (``revocation.continuation_cost``); any other endpoint's link is used up by its first request.
 
     ``expired_status`` (410) for a link already used by another request; 503 when the store
     is unreachable and fails closed; 403 when there is no store to consume it in.
@@ -152,8 +160,8 @@ async def consume_single_use(
             link.nonce,
             link.expires_at,
             client(request),
-            method=request.method,
-            has_range="range" in request.headers,
+            file_size=file_size,
+            continuation=continuation,
         )
     except StoreUnavailable as error:
         if store.fails_open:
@@ -271,33 +279,53 @@ async def signed_file_response(
     request: Request, root: str | os.PathLike[str], name: str, *, as_attachment: bool = True
 ) -> Response:
     """Serve ``name`` under ``root`` (check the signature first); see the module docstring for statuses."""
+    opened = await _open(root, name)
     try:
-        opened = await anyio.to_thread.run_sync(files.open_under, root, name)
-    except files.UnsafePath:
-        raise HTTPException(400, "Refused file name.") from None
-    except FileNotFoundError:
-        raise HTTPException(404, "No such file.") from None
-    try:
-        return _file_response(request, opened, name, as_attachment)
+        return _file_response(request, opened, name, as_attachment, _requested_range(request, opened))
     except BaseException:
         opened.handle.close()
         raise
 
 
-def _file_response(request: Request, opened: files.OpenedFile, name: str, as_attachment: bool) -> Response:
+async def _open(root: str | os.PathLike[str], name: str) -> files.OpenedFile:
+    try:
+        return await anyio.to_thread.run_sync(files.open_under, root, name)
+    except files.UnsafePath:
+        raise HTTPException(400, "Refused file name.") from None
+    except FileNotFoundError:
+        raise HTTPException(404, "No such file.") from None
+
+
+def _validators(opened: files.OpenedFile) -> tuple[str, str]:
+    return files.etag_for(opened.stat.st_size, opened.stat.st_mtime_ns), files.http_date(opened.stat.st_mtime)
+
+
+def _requested_range(request: Request, opened: files.OpenedFile) -> files.ByteRange | files.RangeNotSatisfiable | None:
+    """The byte range asked for (None: the whole file), or the error to answer with 416."""
+    etag, last_modified = _validators(opened)
+    try:
+        return files.requested_range(
+            request.headers.get("range"), request.headers.get("if-range"), opened.stat.st_size, etag, last_modified
+        )
+    except files.RangeNotSatisfiable as error:
+        return error
+
+
+def _file_response(
+    request: Request,
+    opened: files.OpenedFile,
+    name: str,
+    as_attachment: bool,
+    byte_range: files.ByteRange | files.RangeNotSatisfiable | None,
+) -> Response:
     size, mtime = opened.stat.st_size, opened.stat.st_mtime
-    etag = files.etag_for(size, opened.stat.st_mtime_ns)
-    last_modified = files.http_date(mtime)
+    etag, last_modified = _validators(opened)
     if files.not_modified(request.headers.get("if-none-match"), request.headers.get("if-modified-since"), etag, mtime):
         opened.handle.close()
         return Response(status_code=304, headers={"etag": etag, "last-modified": last_modified})
-    try:
-        byte_range = files.requested_range(
-            request.headers.get("range"), request.headers.get("if-range"), size, etag, last_modified
-        )
-    except files.RangeNotSatisfiable as error:
+    if isinstance(byte_range, files.RangeNotSatisfiable):
         opened.handle.close()
-        return Response(status_code=416, headers={"content-range": error.content_range})
+        return Response(status_code=416, headers={"content-range": byte_range.content_range})
     headers = {
         "etag": etag,
         "last-modified": last_modified,
@@ -326,9 +354,15 @@ class SignedFiles:
     ) -> None:
         if not os.path.isdir(root):
             raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
-        self.check = require_signature(
-            signer, bind=bind, expired_status=expired_status, single_use=single_use, client=client
-        )
+        if expired_status not in (403, 410):
+            raise ValueError(f"expired_status must be 410 or 403; got {expired_status!r}")
+        if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
+            raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
+        self.signer = signer
+        self.bind = bind
+        self.expired_status = expired_status
+        self.single_use = single_use
+        self.client = client
         self.root = os.path.realpath(root)
         self.path_param = path_param
         self.as_attachment = as_attachment
@@ -343,8 +377,29 @@ class SignedFiles:
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
-        await self.check(request)
+        bound = None if self.bind is None else self.bind(request)
+        link = check_signature(request, self.signer, bind=bound, expired_status=self.expired_status)
         if request.method not in ("GET", "HEAD"):
             raise HTTPException(405, headers={"Allow": "GET, HEAD"})
-        name = request.path_params[self.path_param]
-        return await signed_file_response(request, self.root, name, as_attachment=self.as_attachment)
+        opened = await _open(self.root, request.path_params[self.path_param])
+        try:
+            byte_range = _requested_range(request, opened)
+            if link.nonce is not None:
+                # A single-use link is used up here, knowing the file: its first use, or a continuation
+                # of a download by the same client within the file's size.
+                requested = byte_range if isinstance(byte_range, files.ByteRange) else None
+                size = opened.stat.st_size
+                await consume_single_use(
+                    request,
+                    link,
+                    self.single_use,
+                    client=self.client,
+                    expired_status=self.expired_status,
+                    file_size=size,
+                    continuation=revocation.continuation_cost(request.method, requested, size),
+                )
+            name = request.path_params[self.path_param]
+            return _file_response(request, opened, name, self.as_attachment, byte_range)
+        except BaseException:
+            opened.handle.close()
+            raise

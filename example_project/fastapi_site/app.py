@@ -19,6 +19,7 @@ from example_project.django_site.shop.catalogue import PRODUCTS, price
 from example_project.files import FILES, LARGE, LARGE_SIZE, ensure_files
 
 from . import pages
+from .csrf import CSRFMiddleware, csrf_input
 from .engines import CHOICE_COOKIE, DEFAULT, ENGINES, EngineSwitch, engine_of, secret_key
 from .redis_links import single_use_store
 
@@ -55,6 +56,7 @@ def flash(request: Request, message: str) -> None:
 
 
 def page(request: Request, title: str, body: str, scripts: str = "") -> HTMLResponse:
+    token = csrf_input(request)  # the forms of the layout: log out, switch engine
     flashes = request.session.pop("flash", [])
     cookie = request.cookies.get("session")
     html = pages.layout(
@@ -66,6 +68,7 @@ def page(request: Request, title: str, body: str, scripts: str = "") -> HTMLResp
         cookie_size=len("session=") + len(cookie) if cookie else 0,
         path=request.url.path,
         scripts=scripts,
+        csrf_input=token,
     )
     return HTMLResponse(html)
 
@@ -82,8 +85,9 @@ def back(url: str) -> RedirectResponse:
 
 @inner.get("/", response_class=HTMLResponse)
 async def shop(request: Request) -> HTMLResponse:
+    token = csrf_input(request)
     items = "".join(
-        f'<li>{escape(name)}, {price(cents)} <form method="post" action="/cart/add" style="display:inline">'
+        f'<li>{escape(name)}, {price(cents)} <form method="post" action="/cart/add" style="display:inline">{token}'
         f'<input type="hidden" name="product" value="{key}"><button type="submit" id="add-{key}">Add to cart</button>'
         "</form></li>"
         for key, (name, cents) in PRODUCTS.items()
@@ -124,7 +128,8 @@ async def cart(request: Request) -> HTMLResponse:
     total = price(sum(PRODUCTS[k][1] * n for k, n in items.items()))
     body = (
         f'<h1>Your cart</h1><table id="cart">{rows}<tr><th>Total</th><td></td><th>{total}</th></tr></table>'
-        '<form method="post" action="/cart/empty"><button type="submit">Empty the cart</button></form>'
+        f'<form method="post" action="/cart/empty">{csrf_input(request)}'
+        '<button type="submit">Empty the cart</button></form>'
     )
     return page(request, "Cart", body)
 
@@ -133,7 +138,8 @@ async def cart(request: Request) -> HTMLResponse:
 async def login_form(request: Request) -> HTMLResponse:
     body = (
         "<h1>Log in</h1><p>The demo account is <code>demo</code> / <code>demo</code>.</p>"
-        '<form method="post"><p><label>Username: <input name="username" id="id_username"></label></p>'
+        f'<form method="post">{csrf_input(request)}'
+        '<p><label>Username: <input name="username" id="id_username"></label></p>'
         '<p><label>Password: <input type="password" name="password" id="id_password"></label></p>'
         '<button type="submit" id="login-submit">Log in</button></form>'
     )
@@ -227,4 +233,5 @@ tick(); setInterval(tick, 1000);
     return page(request, "Downloads", body, countdown)
 
 
-app = EngineSwitch(inner, SECRET_KEY)
+#: The CSRF check runs inside each engine's session middleware: it reads the token from the session.
+app = EngineSwitch(CSRFMiddleware(inner), SECRET_KEY)

@@ -34,10 +34,11 @@ def layout(
     engine: str,
     cookie_size: int,
     path: str,
+    csrf_input: str,
     scripts: str = "",
 ) -> str:
     login = (
-        f'<form method="post" action="/accounts/logout" style="display:inline">'
+        f'<form method="post" action="/accounts/logout" style="display:inline">{csrf_input}'
         f'<button type="submit" id="logout">Log out {escape(user)}</button></form>'
         if user
         else '<a href="/accounts/login" id="login-link">Log in</a>'
@@ -55,7 +56,7 @@ def layout(
 {f'<ul class="messages">{messages}</ul>' if messages else ""}
 <main>{body}</main>
 <section class="facts">
-  <form method="post" action="/engine"><input type="hidden" name="next" value="{escape(path)}">
+  <form method="post" action="/engine">{csrf_input}<input type="hidden" name="next" value="{escape(path)}">
   Session middleware: <select name="engine" id="engine">{options}</select> <button type="submit">Switch</button></form>
   <p>In use: <strong id="engine-label">{escape(ENGINES[engine].label)}</strong>.
   Session cookie (<code>session</code>) this request carried: <strong id="cookie-size">{cookie_size}</strong> bytes.</p>

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: One engine of ours per framework, and Starlette's own so that one target ratio is evaluated.
 ENGINES = ["ours + our middleware", "blake2sign_web SessionMiddleware", "Starlette SessionMiddleware"]
 
-pytest.importorskip("matplotlib", reason="the benchmark's chart needs matplotlib (the bench extra)")
-pytest.importorskip("psutil", reason="the HTTP benchmark finds gunicorn's worker with psutil (the bench extra)")
+pytest.importorskip("matplotlib", reason="the benchmark's chart needs matplotlib (the bench group)")
+pytest.importorskip("psutil", reason="the HTTP benchmark finds gunicorn's worker with psutil (the bench group)")
 
 
 @pytest.fixture(scope="module")

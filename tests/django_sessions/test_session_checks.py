@@ -11,6 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import Client, override_settings
 
+from blake2sign_web import get_signer
+
 from .conftest import OUR_MIDDLEWARE, middleware_with, run, session_of
 
 pytestmark = pytest.mark.urls("tests.django_sessions.urls")
@@ -108,7 +110,7 @@ def test_fallbacks_as_a_list_or_tuple_are_accepted(fallbacks: Any) -> None:
 )
 def test_short_secrets_are_an_error_and_stop_the_engine(overrides: dict[str, Any], session_middleware: str) -> None:
     assert ids(**overrides) == {"blake2sign_web.E010"}
-    with override_settings(**overrides), pytest.raises(ImproperlyConfigured, match=r"at least 16 characters"):
+    with override_settings(**overrides), pytest.raises(ImproperlyConfigured, match=r"at least 16 bytes"):
         run(Client(), ["__setitem__", "a", 1])
 
 
@@ -118,6 +120,16 @@ def test_an_empty_secret_key_is_an_error() -> None:
 
 def test_sixteen_characters_are_enough() -> None:
     assert ids(SECRET_KEY="sixteen-chars!!!", SECRET_KEY_FALLBACKS=["sixteen-chars!!?"]) == set()
+
+
+def test_secrets_are_counted_in_utf8_bytes_as_the_core_counts_them() -> None:
+    """Eight "é" are 16 bytes, which the core accepts: the check agrees, and names the bytes it counted."""
+    assert ids(SECRET_KEY="é" * 8) == set()
+    get_signer("é" * 8, purpose="test")  # the core accepts it too
+    with override_settings(SECRET_KEY="é" * 7):
+        [problem] = [m for m in run_checks() if m.id == "blake2sign_web.E010"]
+    assert "SECRET_KEY is 14 bytes long" in problem.msg
+    assert "at least 16 bytes" in problem.msg
 
 
 INSECURE = "django-insecure-" + "k" * 50

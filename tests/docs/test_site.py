@@ -29,7 +29,7 @@ TABS = [
     "Reference",
     "Changelog",
 ]
-# The docs extra: mkdocs, Material for MkDocs, mkdocstrings with its Python handler.
+# The docs dependency group: mkdocs, Material for MkDocs, mkdocstrings with its Python handler.
 DOCS_PACKAGES = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python")
 
 
@@ -74,8 +74,8 @@ class TabsParser(HTMLParser):
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     missing = missing_docs_packages()
     if missing:
-        reason = f"the docs extra is not installed (missing {', '.join(missing)}): pip install -e '.[docs]'"
-        # A tox environment installs only the test extra; CI's main environment has the docs extra.
+        reason = f"the docs group is not installed (missing {', '.join(missing)}): pip install -e . --group docs"
+        # A tox environment installs only the test group; CI's main environment has the docs group.
         if os.environ.get("CI") and not os.environ.get("TOX_ENV_NAME"):
             pytest.fail(f"{reason} (CI must build the docs, never skip it)", pytrace=False)
         pytest.skip(reason)

@@ -1,8 +1,9 @@
 """Both example sites in a real browser: Debian's chromium, driven by Playwright, against real servers.
 
 Log in, add to the cart and see the flash message, download through signed links (bytes
-checked, Range on the large file), read Server-Timing, log out. Skips when chromium or
-Playwright is absent, except under CI=true, where it fails: CI installs Debian's chromium.
+checked, Range on the large file), read Server-Timing, log out; forms posted from another
+origin of the same site are refused. Skips when chromium or Playwright is absent, except
+under CI=true, where it fails: CI installs Debian's chromium.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        missing("the playwright Python package (pip install -e '.[test]')")
+        missing("the playwright Python package (pip install -e . --group test)")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
         yield browser
@@ -124,4 +125,54 @@ def test_shop_login_cart_download_logout(browser: Any, site: tuple[str, str]) ->
     assert page.is_visible("#login-link")
     # Logged out, the link bound to demo no longer verifies: no user to bind to.
     assert page.request.get(bound).status == 403
+    context.close()
+
+
+#: The forms an attacker's page would post: (path on the Django site, on the FastAPI app), fields.
+FORGED = {
+    "login": (("/accounts/login/", "/accounts/login"), {"username": "demo", "password": "demo"}),
+    "logout": (("/accounts/logout/", "/accounts/logout"), {}),
+    "engine": (("/engine/", "/engine"), {"engine": "starlette", "next": "/"}),
+}
+
+
+def forge(page: Any, name: str, base: str, form: str) -> int:
+    """Post one of FORGED from a page of another origin of the same site (127.0.0.1, another port); its status.
+
+    Every port of 127.0.0.1 is the same site, as every subdomain of a domain is: the browser
+    sends the SameSite=Lax session cookie with the POST.
+    """
+    paths, fields = FORGED[form]
+    action = base + paths[name == "fastapi"]
+    attacker = f"http://127.0.0.1:{free_port()}/attack"
+    inputs = "".join(f'<input type="hidden" name="{key}" value="{value}">' for key, value in fields.items())
+    html = f'<form method="post" action="{action}">{inputs}</form><script>document.forms[0].submit()</script>'
+    page.route(attacker, lambda route: route.fulfill(status=200, content_type="text/html", body=html))
+    with page.expect_response(lambda response: response.url == action and response.request.method == "POST") as posted:
+        page.goto(attacker)
+    response = posted.value
+    assert response.request.headers["origin"] == attacker.removesuffix("/attack")
+    return int(response.status)
+
+
+def test_forms_posted_from_another_origin_are_refused(browser: Any, site: tuple[str, str]) -> None:
+    name, base = site
+    context = browser.new_context()
+    page = context.new_page()
+
+    assert forge(page, name, base, "login") == 403  # login CSRF: the visitor would be logged in as demo
+    page.goto(base + "/")
+    assert page.is_visible("#login-link")
+
+    page.click("#login-link")
+    page.fill("#id_username", "demo")
+    page.fill("#id_password", "demo")
+    page.click("#login-submit")
+    assert page.is_visible("#logout")
+    engine = page.input_value("#engine")
+    assert forge(page, name, base, "logout") == 403
+    assert forge(page, name, base, "engine") == 403
+    page.goto(base + "/")
+    assert page.is_visible("#logout")  # still logged in
+    assert page.input_value("#engine") == engine  # on the same engine
     context.close()

@@ -8,6 +8,14 @@ import pytest
 from starlette.testclient import TestClient
 
 TIMING = re.compile(r"^b2sw-load;dur=[0-9.]+, b2sw-save;dur=[0-9.]+$")
+TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def token(client: TestClient, path: str = "/") -> str:
+    """The CSRF token of the forms on a page, as a browser would submit it."""
+    match = TOKEN.search(client.get(path).text)
+    assert match is not None
+    return match.group(1)
 
 
 @pytest.fixture
@@ -22,8 +30,9 @@ def client(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> TestClient:
 @pytest.mark.parametrize("engine", ["ours", "starlette", "starsessions"])
 def test_each_engine_keeps_the_cart_and_sends_server_timing(client: TestClient, engine: str) -> None:
     client.cookies.set("example_engine", engine)
-    client.post("/accounts/login", data={"username": "demo", "password": "demo"})
-    page = client.post("/cart/add", data={"product": "teapot"})
+    login = {"username": "demo", "password": "demo", "csrf_token": token(client, "/accounts/login")}
+    client.post("/accounts/login", data=login)
+    page = client.post("/cart/add", data={"product": "teapot", "csrf_token": token(client)})
     assert "Added Teapot to your cart." in page.text
     assert "Log out demo" in page.text
     assert TIMING.match(page.headers["server-timing"])
@@ -31,8 +40,9 @@ def test_each_engine_keeps_the_cart_and_sends_server_timing(client: TestClient, 
 
 
 def test_switching_engines_ends_the_session(client: TestClient) -> None:
-    client.post("/accounts/login", data={"username": "demo", "password": "demo"})
-    page = client.post("/engine", data={"engine": "starlette", "next": "/cart"})
+    login = {"username": "demo", "password": "demo", "csrf_token": token(client)}
+    assert "Log out demo" in client.post("/accounts/login", data=login).text
+    page = client.post("/engine", data={"engine": "starlette", "next": "/cart", "csrf_token": token(client)})
     assert page.url.path == "/cart"
     assert "Starlette SessionMiddleware (itsdangerous)</strong>" in page.text
     assert "Log out demo" not in page.text

@@ -1,6 +1,7 @@
 """Write the seed corpus: real tokens, cookies, links and headers, in each target's input layout.
 
-    python -m tests.fuzz.make_corpus      # rewrites tests/fuzz/corpus/<target>/
+    python -m tests.fuzz.make_corpus                   # rewrites tests/fuzz/corpus/<target>/ of every target
+    python -m tests.fuzz.make_corpus encrypted_loads   # of the targets named
 
 Seeds start the fuzzer from inputs that pass the MAC and reach the parsers behind it;
 libFuzzer mutates copies of them (the tests never write here). Files are named by a
@@ -133,6 +134,57 @@ def django_seeds() -> Iterator[tuple[str, bytes]]:
             yield "django_session", bytes([1 | seed[1] << 1]) + seed[2:]
 
 
+def encrypted_seeds() -> Iterator[tuple[str, bytes]]:
+    import itertools
+    from datetime import date, datetime, timezone
+
+    counter = itertools.count()
+    signers = t.encrypted_signers()
+    writers = list(signers)
+    # The decrypt-only signer writes signed tokens: its encrypted seeds come from an encrypting twin.
+    writers[3] = t.SerializerSigner(
+        t.SECRET, purpose="fuzz", clock=t.fixed_clock, encrypt=True, hasher="blake3", max_decompressed_size=64
+    )
+    for index, writer in enumerate(writers):
+        writer._random_bytes = lambda size: next(counter).to_bytes(size, "big")  # type: ignore[attr-defined]
+        values = list(VALUES)
+        if writer.typed:
+            values.append({"at": datetime(2026, 1, 1, tzinfo=timezone.utc), "ids": (1, 2), "day": date(2026, 1, 2)})
+        for value in values:
+            try:
+                token = writer.dumps(value)
+            except ValueError:  # over this signer's max_decompressed_size
+                continue
+            yield "encrypted_loads", t.encrypted_loads_input(index, token)
+        token = writer.dumps({"user_id": 42}, expires_in=3600, session_id=b"fuzz-sid")
+        yield "encrypted_loads", t.encrypted_loads_input(index, token, mode=0x10 | 2)
+    old = t.SerializerSigner(t.OLD_SECRET, purpose="fuzz", clock=t.fixed_clock, encrypt=True, typed=True)
+    old._random_bytes = lambda size: bytes(size)  # type: ignore[attr-defined]
+    yield "encrypted_loads", t.encrypted_loads_input(1, old.dumps({"user_id": 42}), mode=0x10 | 1)
+    yield "encrypted_loads", t.encrypted_loads_input(0, "x")
+    issued = t.NOW.to_bytes(4, "big")
+    expires = (t.NOW + 3600).to_bytes(4, "big")
+    payloads = (b"{}", b'{"user_id":42}', b'{"at":{" dt":"2026-01-01T00:00:00"},"t":{" t":[1]},"e":{" e":{" t":1}}}')
+    for index in range(len(signers)):
+        for payload in payloads:
+            yield "encrypted_plaintext", t.encrypted_plaintext_input(index, bytes([0]) + issued + payload)
+            yield "encrypted_plaintext", t.encrypted_plaintext_input(index, bytes([1]) + issued + payload)
+        yield (
+            "encrypted_plaintext",
+            t.encrypted_plaintext_input(index, bytes([2 | 8]) + issued + expires + b"fuzz-sid{}"),
+        )
+        yield (
+            "encrypted_plaintext",
+            t.encrypted_plaintext_input(index, bytes([4]) + issued + b"123456789012345678901234"),
+        )
+    from blake2sign_web import compression
+
+    frame = compression.compress(b'{"user_id":42,"cart":[]}', t.DICTIONARY)
+    yield "encrypted_plaintext", t.encrypted_plaintext_input(2, bytes([16]) + issued + bytes([t.DICTIONARY]) + frame)
+    frame = compression.compress(b'{"history":["/a","/a","/a","/a","/a","/a"]}')
+    yield "encrypted_plaintext", t.encrypted_plaintext_input(0, bytes([32]) + issued + frame)
+
+
 def range_seeds() -> Iterator[tuple[str, bytes]]:
     headers = (
         "bytes=0-99",
@@ -159,12 +211,18 @@ def seeds() -> Iterator[tuple[str, bytes]]:
     yield from starlette_seeds()
     yield from django_seeds()
     yield from range_seeds()
+    yield from encrypted_seeds()
 
 
-def main() -> None:
-    written: dict[str, set[bytes]] = {name: set() for name in t.BUILDERS}
+def main(names: list[str]) -> None:
+    """Rewrite the seeds of the targets named, or of every target."""
+    unknown = set(names) - set(t.BUILDERS)
+    if unknown:
+        sys.exit(f"no such target: {', '.join(sorted(unknown))}")
+    written: dict[str, set[bytes]] = {name: set() for name in names or t.BUILDERS}
     for name, data in seeds():
-        written[name].add(data)
+        if name in written:
+            written[name].add(data)
     for name, inputs in written.items():
         if not inputs:
             sys.exit(f"no seeds for {name}")
@@ -177,4 +235,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -468,6 +468,87 @@ def byte_range_input(size: int, if_range: int, header: str) -> bytes:
     return (size << 1).to_bytes(8, "big") + bytes([if_range]) + header.encode("latin-1")
 
 
+# 9. Encrypted tokens (encrypt=True): loads on any text, and any plaintext sealed under the real keys.
+
+#: The options of the encrypted targets' signers, chosen by the input's first byte. Built when a target is
+#: (they need the cryptography package).
+ENCRYPTED_OPTIONS: Final[tuple[dict[str, Any], ...]] = (
+    {"encrypt": True},
+    {"encrypt": True, "typed": True, "fallbacks": (OLD_SECRET,)},
+    {"encrypt": True, "compress_encrypted": True, "dictionary": DICTIONARY, "max_age": 3600},
+    {"decrypt": True, "hasher": "blake3", "max_decompressed_size": 64},
+)
+
+
+def encrypted_signers() -> tuple[SerializerSigner, ...]:
+    return tuple(
+        SerializerSigner(SECRET, purpose="fuzz", clock=fixed_clock, **options) for options in ENCRYPTED_OPTIONS
+    )
+
+
+def build_encrypted_loads() -> Target:
+    signers = encrypted_signers()
+
+    def encrypted_loads(data: bytes) -> None:
+        """Layout: signer, mode (text kind, max_age override, load_token), token. As ``serializer_loads``."""
+        signer = signers[option(data, 0) % len(signers)]
+        mode = option(data, 1)
+        token = as_text(data[2:], mode)
+        max_age = (None, 1, 3600, 2**32 - 1)[(mode >> 2) % 4]
+        loaded = refused(lambda: signer.load_token(token, max_age=max_age))
+        if loaded is not None:
+            assert loaded.issued_at <= NOW + 60, "a token issued in the future loaded"
+            assert loaded.expires_at is None or loaded.expires_at > NOW, "an expired token loaded"
+            if isinstance(loaded.value, dict):
+                with saving(loaded.value):
+                    signer.dumps(loaded.value)
+
+    return encrypted_loads
+
+
+def encrypted_loads_input(signer_index: int, token: str, mode: int = 1) -> bytes:
+    return bytes([signer_index, mode]) + token.encode("ascii")
+
+
+#: The nonce of every token ``encrypted_plaintext`` seals: the fuzzer explores the plaintext, not the nonce.
+FUZZ_NONCE: Final = bytes(range(24))
+
+
+def build_encrypted_plaintext() -> Target:
+    from blake2sign_web.encryption import seal
+
+    signers = encrypted_signers()
+
+    def encrypted_plaintext(data: bytes) -> None:
+        """Layout: signer, time fix-up, plaintext (flags, issued_at, [expires_at], [session id], [dict id], payload).
+
+        Bit 1 of the fix-up byte sets issued_at to NOW and bit 2 expires_at to an hour later (when the
+        plaintext is long enough), so the fuzzer gets past the time checks without guessing the clock.
+        """
+        signer = signers[option(data, 0) % len(signers)]
+        fix_up = option(data, 1)
+        plaintext = bytearray(data[2:])
+        if fix_up & 1 and len(plaintext) >= 5:
+            plaintext[1:5] = struct.pack(">I", NOW)
+        if fix_up & 2 and len(plaintext) >= 9:
+            plaintext[5:9] = struct.pack(">I", NOW + 3600)
+        sealed = seal(signer._encryption, bytes(plaintext), FUZZ_NONCE)  # type: ignore[attr-defined]
+        room = (signer.max_token_length - 1) * 3 // 4
+        if len(sealed) > room:
+            return
+        token = "x" + b64encode(sealed, b"-_").decode("ascii").rstrip("=")
+        value = refused(lambda: signer.loads(token))
+        if isinstance(value, dict):
+            with saving(value):  # a session that loads can be saved again, never a 500 on save
+                signer.dumps(value)
+
+    return encrypted_plaintext
+
+
+def encrypted_plaintext_input(signer_index: int, plaintext: bytes, fix_up: int = 0) -> bytes:
+    return bytes([signer_index, fix_up]) + plaintext
+
+
 #: Each target's name, how to build it, and the longest input worth trying (libFuzzer's -max_len).
 BUILDERS: Final[dict[str, tuple[Callable[[], Target], int]]] = {
     "serializer_loads": (lambda: serializer_loads, 4200),
@@ -480,6 +561,8 @@ BUILDERS: Final[dict[str, tuple[Callable[[], Target], int]]] = {
     "starlette_legacy_body": (build_starlette_legacy_body, 3000),
     "django_session": (build_django_session, 3100),
     "byte_range": (lambda: byte_range, 200),
+    "encrypted_loads": (build_encrypted_loads, 4200),
+    "encrypted_plaintext": (build_encrypted_plaintext, 3000),
 }
 
 

@@ -27,11 +27,11 @@ BUDGET = seconds(4, 180)
 def require_atheris() -> None:
     if importlib.util.find_spec("atheris") is not None:
         return
-    if "TOX_ENV_NAME" in os.environ:  # the matrix installs the test extra only
-        pytest.skip("atheris is not installed in this tox environment (the 'fuzz' extra)")
+    if "TOX_ENV_NAME" in os.environ:  # the matrix installs the test group only
+        pytest.skip("atheris is not installed in this tox environment (the 'fuzz' dependency group)")
     if os.environ.get("CI") == "true":
-        pytest.fail("atheris is not installed: pip install -e .[fuzz] (CI must fuzz)")
-    pytest.skip("atheris is not installed: pip install -e .[fuzz]")
+        pytest.fail("atheris is not installed: pip install -e . --group fuzz (CI must fuzz)")
+    pytest.skip("atheris is not installed: pip install -e . --group fuzz")
 
 
 @pytest.mark.parametrize("target", list(targets.BUILDERS))

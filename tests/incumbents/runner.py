@@ -316,7 +316,7 @@ def run_starlette_suite() -> SuiteRun:
         try:
             __import__("blockbuster")
         except ImportError:
-            pytest.fail("Starlette's suite uses blockbuster, which is not installed (the test extra has it)")
+            pytest.fail("Starlette's suite uses blockbuster, which is not installed (the test dependency group has it)")
         SUMMARY.append(f"Starlette {version('starlette')}: blockbuster active (blocking calls on the event loop fail)")
     # pytest looks upward for a configuration file: stop it at this one, not at this project's pyproject.toml.
     (root / "pytest.ini").write_text("[pytest]\naddopts = -rfEs --strict-markers\nxfail_strict = true\n")

@@ -123,6 +123,25 @@ def test_s3_range_downloads_the_whole_object_first(s3_client: Client, caplog: py
     assert len(requests) >= 4  # open(), size(), get_modified_time(), and the download's own
 
 
+def s3_requests(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    return [
+        match.groups() for record in caplog.records if (match := S3_REQUEST.search(record.getMessage())) is not None
+    ]
+
+
+def test_s3_head_and_304_are_answered_from_metadata(s3_client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    """HEAD and a 304 never download the object: django-storages' S3 file downloads it to tell whether it seeks."""
+    link = sign_url(reverse("invoice", args=[INVOICE]), expires_in=60)
+    etag = s3_client.head(link)["ETag"]
+    caplog.set_level(logging.INFO, logger="werkzeug")
+    head = s3_client.head(link)
+    assert (head.status_code, head["Content-Length"], head.content) == (200, str(len(INVOICE_BYTES)), b"")
+    assert s3_client.get(link, HTTP_IF_NONE_MATCH=etag).status_code == 304
+    requests = s3_requests(caplog)
+    assert len(requests) >= 2
+    assert set(requests) == {("HEAD", "200")}  # no GET: the object was not downloaded
+
+
 def test_s3_streamed_view_refuses_before_touching_s3(s3_client: Client) -> None:
     assert s3_client.get(reverse("invoice", args=[INVOICE])).status_code == 403
     assert s3_client.get(sign_url(reverse("invoice", args=["2026/missing.pdf"]), expires_in=60)).status_code == 404

@@ -36,7 +36,7 @@ def build_app(root: str | os.PathLike[str], store: RedisStore | None, *, expired
 
     return Starlette(
         routes=[
-            Route("/action", action),
+            Route("/action", action, methods=["GET", "HEAD", "POST"]),
             Route("/storeless", storeless),
             Route("/files/{name:path}", SignedFiles(signer, root, single_use=store, expired_status=expired_status)),
         ]
@@ -49,6 +49,10 @@ def build_fastapi(store: RedisStore) -> FastAPI:
     @app.get("/report", dependencies=[Depends(require_signature(make_signer(), single_use=store))])
     async def report() -> dict[str, str]:
         return {"report": "ok"}
+
+    @app.post("/export", dependencies=[Depends(require_signature(make_signer(), single_use=store))])
+    async def export() -> dict[str, str]:
+        return {"export": "started"}
 
     return app
 

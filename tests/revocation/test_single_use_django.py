@@ -173,9 +173,9 @@ def custom_client(request: Any) -> str:
     return str(request.headers.get("X-Device", ""))
 
 
-def test_client_function_from_settings(settings: Any, redis_server: RedisServer) -> None:
+def test_client_function_from_settings(settings: Any, redis_server: RedisServer, files: Path) -> None:
     use_cache(settings, redis_server, SINGLE_USE_CLIENT="tests.revocation.test_single_use_django.custom_client")
-    link = once("sig-plain", 1)
+    link = once("sig-files", "report.bin")
     assert Client(HTTP_X_DEVICE="a").get(link).status_code == 200
     assert Client(HTTP_X_DEVICE="a", HTTP_USER_AGENT="changed").head(link).status_code == 200
     assert Client(HTTP_X_DEVICE="b").head(link).status_code == 410

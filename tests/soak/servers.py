@@ -22,7 +22,7 @@ from . import shop
 
 try:
     import psutil  # type: ignore[import-untyped]  # no stubs in the test environment
-except ImportError:  # an environment with only the test extra
+except ImportError:  # an environment with only the test group
     if os.environ.get("CI"):
         raise
     pytest.skip(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("blockbuster", reason="blockbuster is in the test extra")
+pytest.importorskip("blockbuster", reason="blockbuster is in the test dependency group")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -34,3 +34,46 @@ def test_every_runtime_dependency_is_named_on_the_install_page() -> None:
     for spec in PROJECT["dependencies"]:
         name = re.split(r"[<>=!~ \[]", spec, maxsplit=1)[0]
         assert name in install, f"docs/install.md does not name the runtime dependency {name}"
+
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_the_extras_are_what_users_install_and_contributor_tools_are_dependency_groups() -> None:
+    assert set(PROJECT["optional-dependencies"]) == {"django", "starlette", "fastapi", "migrate", "redis"}
+    groups = PYPROJECT["dependency-groups"]
+    assert {"test", "lint", "docs", "bench", "fuzz", "example", "dev"} <= set(groups)
+    included = {entry["include-group"] for entry in groups["dev"] if isinstance(entry, dict)}
+    assert included == {"test", "lint", "docs", "bench", "fuzz"}
+
+
+def test_no_package_is_asked_for_at_two_different_minimums() -> None:
+    """dev includes several groups, and the groups repeat some extras' packages: each must say the same thing."""
+    requirements = [entry for entries in PYPROJECT["dependency-groups"].values() for entry in entries]
+    requirements += [entry for entries in PROJECT["optional-dependencies"].values() for entry in entries]
+    versions: dict[str, set[str]] = {}
+    for requirement in requirements:
+        if not isinstance(requirement, str) or ";" in requirement:  # an include-group; a marker-split pin
+            continue
+        match = re.fullmatch(r"([\w.-]+)(\[[^\]]*\])?(.*)", requirement)
+        assert match, requirement
+        versions.setdefault(match.group(1).lower(), set()).add(match.group(3).strip())
+    assert {name: found for name, found in versions.items() if len(found) > 1} == {}
+
+
+def test_the_classifiers_name_every_python_of_the_matrix_and_the_frameworks() -> None:
+    classifiers = set(PROJECT["classifiers"])
+    assert PROJECT["requires-python"] == ">=3.10"
+    tox = (ROOT / "tox.ini").read_text()
+    pythons = sorted({f"3.{minor}" for minor in re.findall(r"^\s+py3(\d+)-", tox, re.MULTILINE)})
+    assert pythons == ["3.10", "3.11", "3.12", "3.13"]
+    assert {f"Programming Language :: Python :: {version}" for version in pythons} <= classifiers
+    assert {"Framework :: Django", "Framework :: FastAPI", "Environment :: Web Environment"} <= classifiers
+    assert any(classifier.startswith("Development Status :: ") for classifier in classifiers)
+
+
+def test_the_sdist_holds_what_its_tests_and_docs_need() -> None:
+    include = set(PYPROJECT["tool"]["hatch"]["build"]["targets"]["sdist"]["include"])
+    # pytest's testpaths, the docs' build and examples, the example project the tests import, the matrix.
+    assert {"blake2sign_web", "tests", "docs", "scripts", "example_project", "mkdocs.yml", "tox.ini"} <= include
+    assert {"README.md", "LICENSE"} <= include

@@ -1,0 +1,168 @@
+"""Tokens longer than one cookie: split into ``name``, ``name.1``, ``name.2``... and joined back. Pure functions.
+
+A browser keeps a cookie of at most 4096 bytes, and drops a longer one silently (RFC 6265bis counts the
+name and the value; some browsers counted the attributes too, so the limit here counts all three: the
+adapter passes the length of the attribute string it writes). A token that does not fit is cut into
+pieces; each piece is the value of one cookie::
+
+    name   = "." count "." piece_0        count: one digit, 2 to 9, of cookies in all
+    name.1 = piece_1
+    ...
+    name.{count-1} = piece_{count-1}
+
+and the token is ``piece_0 + piece_1 + ...``. A token that fits is the value of ``name`` as it is: no
+token starts with ``.`` (their first character is a marker, ``0``-``7``, ``A``-``v`` or ``x``), so the two
+cannot be confused, and a cookie written before chunking existed reads as it always did.
+
+The token is one MAC (or one AES-GCM tag): its pieces carry no MAC of their own, and need none. The count
+in the first cookie makes the reassembly unambiguous: the pieces are read in order, exactly ``count`` of
+them. Then:
+
+- a missing piece is ``BadSignature`` here, before anything is verified;
+- a piece from another token (a stale ``name.1`` the browser kept from an older session, pieces swapped or
+  altered) makes a text no key signed: the signer's ``BadSignature``, never another session;
+- cookies past the count (``name.3`` of an older, longer session when the count is 3) are never read, so
+  they cannot change the session; ``stale_chunks`` names them for the response to delete.
+
+A stale ``name.N`` would only be a risk if the pieces were read until one is missing; they are not.
+
+Servers bound the request's Cookie header, not only browsers: nginx reads a header line into one
+``large_client_header_buffers`` buffer (8 KB by default, so two full chunks already fail with "400 Request
+Header Or Cookie Too Large"), gunicorn's ``limit_request_field_size`` is 8190 bytes. More than two chunks need
+those raised. ``MAX_CHUNKS`` (4) is the default cap; past it, ``split_token`` raises ``TooManyChunks``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+from .exceptions import BadSignature
+
+#: Most bytes of one cookie, counting its name, "=", its value and its attributes.
+COOKIE_LIMIT: Final = 4096
+#: Default cap on the cookies of one token.
+MAX_CHUNKS: Final = 4
+#: Most cookies of one token the format allows: the count is one digit.
+CHUNK_LIMIT: Final = 9
+
+_HEADER: Final = re.compile(r"\.([2-9])\.")
+
+
+class TooManyChunks(ValueError):
+    """A token needs more cookies than ``max_chunks``: store less, or raise the cap."""
+
+    def __init__(self, message: str, *, needed: int) -> None:
+        super().__init__(message)
+        #: Cookies the token would need (at least ``max_chunks + 1``).
+        self.needed = needed
+
+
+def chunk_name(name: str, index: int) -> str:
+    """The name of the cookie that carries piece ``index`` of a token: ``name``, then ``name.1``, ``name.2``..."""
+    return name if index == 0 else f"{name}.{index}"
+
+
+def _check_cap(max_chunks: int) -> None:
+    if not isinstance(max_chunks, int) or isinstance(max_chunks, bool) or not 1 <= max_chunks <= CHUNK_LIMIT:
+        raise ValueError(f"max_chunks must be an int from 1 to {CHUNK_LIMIT}; got {max_chunks!r}")
+
+
+def _room(name: str, index: int, count: int, attributes_length: int, limit: int) -> int:
+    """Characters of token that fit in cookie ``index`` of ``count``."""
+    header = 3 if index == 0 and count > 1 else 0  # "." digit "."
+    return limit - attributes_length - len(chunk_name(name, index).encode()) - 1 - header
+
+
+def split_token(
+    name: str,
+    token: str,
+    *,
+    attributes_length: int,
+    limit: int = COOKIE_LIMIT,
+    max_chunks: int = MAX_CHUNKS,
+) -> list[tuple[str, str]]:
+    """The cookies ``(name, value)`` that carry ``token``, in order: one when it fits, else ``count`` of them.
+
+    ``attributes_length`` is the length in bytes of what the ``Set-Cookie`` header holds after the value
+    (``"; Path=/; Max-Age=1209600; Secure; HttpOnly; SameSite=Lax"``): each cookie's name, ``=``, value
+    and attributes then fit in ``limit`` bytes. Every chunk must be written with the same attributes (and
+    so, for a ``__Host-`` name, follows the same prefix rules). Raises ``TooManyChunks`` (a ValueError)
+    past ``max_chunks``, and ValueError when not even one character of token fits beside the name and
+    the attributes.
+    """
+    _check_cap(max_chunks)
+    if token.startswith("."):
+        raise ValueError("a token never starts with '.': a first cookie that does is a chunk header")
+    if _room(name, 0, 1, attributes_length, limit) >= len(token):
+        return [(name, token)]
+    count = 2
+    while True:
+        rooms = [_room(name, index, count, attributes_length, limit) for index in range(count)]
+        if min(rooms) < 1:
+            raise ValueError(
+                f"a cookie named {name!r} with {attributes_length} bytes of attributes leaves no room for a value "
+                f"within {limit} bytes"
+            )
+        if sum(rooms) >= len(token):
+            break
+        count += 1
+    if count > max_chunks:
+        raise TooManyChunks(
+            f"a token of {len(token)} characters needs {count} cookies of at most {limit} bytes (name, value and "
+            f"attributes), more than max_chunks={max_chunks}: store less in it, or raise max_chunks (servers "
+            "bound the Cookie header too: nginx 8 KB per header line by default)",
+            needed=count,
+        )
+    cookies, start = [], 0
+    for index, room in enumerate(rooms):
+        piece = token[start : start + room]
+        start += room
+        cookies.append((chunk_name(name, index), f".{count}.{piece}" if index == 0 else piece))
+    return cookies
+
+
+def join_chunks(name: str, cookies: Mapping[str, str], *, max_chunks: int = MAX_CHUNKS) -> str | None:
+    """The token the request's cookies carry under ``name``, to verify as any token; None without a cookie ``name``.
+
+    ``cookies`` are the request's cookies by name (Django's ``request.COOKIES``, Starlette's
+    ``request.cookies``). A first cookie without a chunk header is the token itself. ``BadSignature`` when a
+    chunk is missing or the count is over ``max_chunks``: the session is then empty, as for any bad cookie.
+    """
+    _check_cap(max_chunks)
+    first = cookies.get(name)
+    if first is None:
+        return None
+    header = _HEADER.match(first)
+    if header is None:
+        return first
+    count = int(header.group(1))
+    if count > max_chunks:
+        raise BadSignature(f"cookie {name!r} is in {count} chunks, more than max_chunks={max_chunks}")
+    pieces = [first[3:]]
+    for index in range(1, count):
+        piece = cookies.get(chunk_name(name, index))
+        if piece is None:
+            raise BadSignature(f"cookie {name!r} is in {count} chunks and {chunk_name(name, index)!r} is missing")
+        pieces.append(piece)
+    return "".join(pieces)
+
+
+def stale_chunks(name: str, written: int, cookie_names: Iterable[str]) -> list[str]:
+    """Chunk cookies of ``name`` the client sent that the response must delete, in order.
+
+    ``written`` is how many cookies the response sets for the token (``len(split_token(...))``; 0 when it
+    deletes the session cookie itself); ``cookie_names`` are the names of the request's cookies. Every
+    ``name.N`` (N from 1 to 999, written without leading zeros) with N at or past ``written`` is stale.
+    ``name`` itself never is: the response either sets it or already deletes it.
+    """
+    # At most three digits: a name such as "session.111...1" (thousands of digits) from a client is not
+    # ours, and int() would refuse to read it.
+    pattern = re.compile(re.escape(name) + r"\.([1-9][0-9]{0,2})")
+    stale = []
+    for cookie in cookie_names:
+        match = pattern.fullmatch(cookie)
+        if match is not None and int(match.group(1)) >= written:
+            stale.append((int(match.group(1)), cookie))
+    return [cookie for _, cookie in sorted(stale)]

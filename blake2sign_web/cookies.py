@@ -1,0 +1,76 @@
+"""Cookie name prefixes: what a browser demands of a cookie whose name starts with ``__Host-`` or ``__Secure-``.
+
+A browser that knows a prefix silently drops a ``Set-Cookie`` that breaks its rule: no error, no log,
+the session is just never kept (a login that "does not stick"). ``prefix_problem`` tells at start-up
+instead, with the fix, so that the adapters can refuse the configuration (or a system check can say so).
+
+The rules (draft-ietf-httpbis-rfc6265bis, "Cookie Name Prefixes"):
+
+- ``__Secure-``: the cookie must be ``Secure`` (and be set from a secure origin).
+- ``__Host-``: ``Secure``, ``Path=/``, and no ``Domain`` attribute: the cookie belongs to this exact host,
+  and no sibling subdomain or narrower path can set or shadow it.
+- ``__Http-`` and ``__Host-Http-`` (newer, shipped by Chrome in 2025; httpwg/http-extensions#3110, #3511):
+  ``Secure`` and ``HttpOnly`` (so no script set it), and for ``__Host-Http-`` the ``__Host-`` rules too.
+  Checked when the caller says whether the cookie is ``HttpOnly``.
+
+Prefixes are matched **without regard to case**. RFC 6265bis first said "case-sensitive", then changed to
+a case-insensitive match (httpwg/http-extensions#2231, 2022): servers that read cookie names without
+regard to case let an attacker set ``__secure-sid`` without ``Secure`` and have it read as
+``__Secure-sid``. Chrome and Firefox match without regard to case (observed in 2024:
+uBlockOrigin/uBlock-issues#3178); WebKit's CFNetwork path still compared the exact spelling in 2026
+(WebKit/WebKit#72339). A name such as ``__host-session`` is therefore checked by the rules of ``__Host-``,
+and ``prefix_problem`` asks for the canonical spelling, which every browser recognises.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Each prefix in its canonical spelling, longest first (``__Host-Http-`` before ``__Host-``).
+PREFIXES: Final = ("__Host-Http-", "__Secure-", "__Host-", "__Http-")
+
+
+def cookie_prefix(name: str) -> str | None:
+    """The prefix ``name`` starts with, in its canonical spelling, matched without regard to case; or None."""
+    lowered = name[:12].lower()
+    for prefix in PREFIXES:
+        if lowered.startswith(prefix.lower()):
+            return prefix
+    return None
+
+
+def prefix_problem(
+    name: str, *, secure: bool, path: str | None, domain: str | None, http_only: bool | None = None
+) -> str | None:
+    """None when a cookie called ``name`` with these attributes satisfies its name's prefix; else what to fix.
+
+    ``path`` and ``domain`` are the attributes as they will be written (None or ``""``: not written).
+    ``http_only`` is checked only when given (the ``__Http-`` prefixes need it). A name without a prefix
+    has no rule: None. The message names the cookie, the attribute and the setting to change, for an
+    ``ImproperlyConfigured`` or a ``ValueError`` at start-up.
+    """
+    prefix = cookie_prefix(name)
+    if prefix is None:
+        return None
+    problems = []
+    if not name.startswith(prefix):
+        problems.append(
+            f"spell the prefix {prefix!r} exactly: browsers that match it without regard to case "
+            "enforce its rules, others treat the cookie as unprefixed"
+        )
+    if not secure:
+        problems.append("it must be Secure (set the cookie's secure option; served over HTTPS)")
+    if prefix.startswith("__Host-"):
+        if path != "/":
+            problems.append(f"its Path must be exactly '/', not {path!r}")
+        if domain:
+            problems.append(f"it must have no Domain attribute, not {domain!r} (the cookie is for this host only)")
+    if prefix in ("__Http-", "__Host-Http-") and http_only is False:
+        problems.append("it must be HttpOnly")
+    if not problems:
+        return None
+    return (
+        f"cookie name {name!r} starts with the prefix {prefix!r}, and browsers drop such a cookie unless its "
+        f"attributes follow the prefix's rules: {'; '.join(problems)}. Fix the attributes, or choose a name "
+        "without the prefix."
+    )
