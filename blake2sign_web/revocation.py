@@ -5,16 +5,22 @@ small, optional exception. Four kinds of record, each with a TTL so the store ne
 
 - ``once:<nonce>``: a single-use link was used. Written with SET NX (atomic: of any number
   of concurrent first uses, on any number of machines, exactly one wins) and kept until
-  the link expires. Its value is a digest of the client that used it.
+  the link expires, plus a margin for clocks that run behind. Its value is a digest of
+  the client that used it.
 - ``once-budget:<nonce>``: for a link to a file, the bytes the same client may still fetch
   with Range requests after the first use (the file's size, once): an interrupted download
   resumes, a download manager fetches in pieces, and a used link never yields the file again
-  whole nor more than once more in pieces (see ``continuation_cost``).
+  whole nor more than once more in pieces (see ``continuation_cost``). Kept as its ``once``.
 - ``sid:<session id>``: a session was ended (logout, flush). Kept until that session's
-  token would have expired anyway.
-- ``user:<user id>``: the user logged out everywhere at the time stored; every session of
-  that user issued before it is refused. One key per user, kept for the longest lifetime
-  a session can have.
+  token would have expired anyway, plus the same margin.
+- ``user:<user id>``: the user logged out everywhere at the cut-off stored, keeping at most
+  one session (the one that asked): every other session of that user issued at or before
+  the cut-off, plus a clock-skew allowance, is refused. One key per user, kept for the
+  longest lifetime a session can have.
+
+Session and user keys carry an application's prefix when it has one
+(``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or
+overwrite each other's records.
 
 The adapters (``django.revocation``, ``starlette.revocation``) do the I/O; what is decided
 here is shared so that both decide alike.
@@ -26,7 +32,10 @@ import hashlib
 import hmac
 import math
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, Literal
+
+from .serializer import CLOCK_SKEW, SESSION_ID_SIZE
 
 if TYPE_CHECKING:
     from .files import ByteRange
@@ -38,7 +47,19 @@ Policy = Literal["closed", "open"]
 POLICIES: Final = ("closed", "open")
 #: Default seconds to wait for the store before applying the policy.
 DEFAULT_TIMEOUT: Final = 0.5
+#: Default seconds by which the clocks of the servers sharing the store may differ (see ``is_revoked``).
+DEFAULT_CLOCK_SKEW: Final = 5.0
+#: The largest clock-skew allowance accepted: beyond it, clocks need fixing, not a wider window.
+MAX_CLOCK_SKEW: Final = 600
+#: Seconds every record outlives what it guards, at least: a server whose clock runs behind the one that
+#: wrote it still accepts the link or token that long. The core's own tolerance for clocks (tokens dated up
+#: to this far ahead load) is the bound: a record costs a few bytes, a record gone too early is a bypass.
+RECORD_MARGIN: Final = CLOCK_SKEW
 _PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
+_APP_PREFIX: Final = re.compile(r"[A-Za-z0-9_.-]{0,64}")
+#: The value of a ``sid:`` record. Any value at a record's own name ends the session; under an
+#: earlier name only the earlier value (1) counts, which only the code before key prefixes wrote.
+SESSION_ENDED: Final = "ended"
 
 
 class StoreUnavailable(Exception):
@@ -53,21 +74,97 @@ def budget_key(nonce: str) -> str:
     return f"{KEY_PREFIX}once-budget:{nonce}"
 
 
-def session_key(session_id: bytes) -> str:
-    return f"{KEY_PREFIX}sid:{session_id.hex()}"
+def check_key_prefix(value: object, name: str) -> str:
+    """An application's key prefix: letters, digits, ``_``, ``.``, ``-`` (no ``:``, which separates the parts)."""
+    if not isinstance(value, str) or not _APP_PREFIX.fullmatch(value):
+        raise ValueError(
+            f"{name} must be a str of at most 64 letters, digits, '_', '.' or '-' (it names this application's "
+            f"records, so that applications sharing one Redis keep theirs apart); got {value!r}"
+        )
+    return value
 
 
-def user_key(user_id: object) -> str:
-    """The not-before key of a user; ids that are not plain (spaces, long, non-ASCII) are hashed."""
+def _namespace(prefix: str) -> str:
+    # "blake2sign_web:" + "<prefix>:" + "<kind>:<id>". A prefix has no ":", an id in a key has none either
+    # (plain ids, hex, "~" + hex), so no two (prefix, kind, id) make the same key, "" included.
+    return f"{KEY_PREFIX}{prefix}:" if prefix else KEY_PREFIX
+
+
+def session_key(session_id: bytes, prefix: str = "") -> str:
+    return f"{_namespace(prefix)}sid:{session_id.hex()}"
+
+
+def user_key(user_id: object, prefix: str = "") -> str:
+    """The not-before key of a user; ids that are not plain (spaces, long, non-ASCII) are hashed.
+
+    A plain id stands for itself; a hashed one is ``~`` and 32 hex digits, which no plain id
+    can spell (``~`` is not in the plain alphabet), so two users never share a key.
+    """
     text = str(user_id)
     if not _PLAIN_ID.fullmatch(text):
-        text = "h" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return f"{KEY_PREFIX}user:{text}"
+        text = "~" + _id_digest(text)
+    return f"{_namespace(prefix)}user:{text}"
+
+
+def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
+    """The names a session's record is read under: its own, then the one of releases before key prefixes."""
+    keys = [session_key(session_id, prefix)]
+    if prefix:
+        keys.append(session_key(session_id))
+    return keys
+
+
+def user_keys(user_id: object, prefix: str = "") -> list[str]:
+    """The names a user's not-before record is read under: its own, then the earlier name if it differs.
+
+    Before key prefixes, hashed ids were ``h`` and 32 hex digits, which a plain id could also
+    be. Records under an earlier name count only with a value in the earlier format, which
+    only that code wrote: a plain user named ``h...`` cannot end another user's sessions.
+    """
+    keys = [user_key(user_id, prefix)]
+    text = str(user_id)
+    legacy = f"{KEY_PREFIX}user:{text if _PLAIN_ID.fullmatch(text) else 'h' + _id_digest(text)}"
+    if legacy != keys[0]:
+        keys.append(legacy)
+    return keys
+
+
+def _id_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def derived_session_id(token: str) -> bytes:
+    """The session id of a verified cookie that carries none: the same cookie always gets the same id.
+
+    Cookies of another engine being migrated (Django's ``signed_cookies``, Starlette's own
+    middleware) and this project's tokens signed before revocation was turned on have no
+    session id. Deriving one from the cookie itself (it is verified, so nobody chose it)
+    lets such a cookie be ended like any other: the session it is re-issued as keeps this
+    id, so logging that session out also refuses every copy of the original cookie.
+    """
+    return hashlib.blake2b(
+        token.encode("utf-8", "surrogatepass"), digest_size=SESSION_ID_SIZE, person=b"b2sw-derived-sid"
+    ).digest()
 
 
 def ttl_until(expires_at: float, now: float) -> int:
     """Whole seconds from ``now`` to ``expires_at``, rounded up, at least 1 (a store refuses 0)."""
     return max(1, math.ceil(expires_at - now))
+
+
+def single_use_ttl(expires_at: float, now: float, skew: float = RECORD_MARGIN) -> int:
+    """Seconds to keep a single-use record: until the link expires, by any clock up to ``skew`` behind ours.
+
+    A server whose clock is slow still takes the link as valid after it expired by ours;
+    the record that refuses a second use must outlive that. ``skew`` never goes below
+    ``RECORD_MARGIN``: a longer record costs nothing, a shorter one lets a link be used twice.
+    """
+    return ttl_until(expires_at, now) + math.ceil(max(skew, RECORD_MARGIN))
+
+
+def session_record_ttl(expires_at: float, now: float, skew: float = RECORD_MARGIN) -> int:
+    """Seconds to keep an ended session's record: until its token ends, by any clock up to ``skew`` behind ours."""
+    return ttl_until(expires_at, now) + math.ceil(max(skew, RECORD_MARGIN))
 
 
 def client_digest(client: str) -> str:
@@ -100,32 +197,102 @@ def continuation_cost(method: str, requested: ByteRange | None, size: int) -> in
     return requested.length
 
 
-def not_before_value(now: float) -> int:
-    """The not-before time written by "log out everywhere": sessions issued in an earlier second end.
+def not_before_value(now: float, kept: bytes | None = None) -> str:
+    """The record "log out everywhere" writes: the cut-off second, and the id of the session it keeps, if any.
 
-    A session re-issued in the same second (the one that changed the password, say) is
-    kept; one issued earlier is refused. Whole seconds, because tokens carry whole seconds.
+    ``"<Unix seconds>:"`` or ``"<Unix seconds>:<session id, hex>"``. Every session of the
+    user whose token was issued at or before the cut-off (plus the clock-skew allowance)
+    is refused, except the one session ``kept``: the session that asked for it, re-signed
+    under this new id that no other session has.
     """
-    return int(now)
+    cutoff = int(now)  # tokens carry whole seconds, rounded down: one issued by now carries at most this
+    return f"{cutoff}:" if kept is None else f"{cutoff}:{kept.hex()}"  # always a ":": never the earlier format
 
 
-def is_revoked(issued_at: int, *, session_revoked: object | None, not_before: str | bytes | int | None) -> bool:
-    """Whether a verified session must be refused, given the two records read for it."""
-    if session_revoked is not None:
-        return True
-    if not_before is None:
-        return False
+def not_before_ttl(lifetime: int, skew: float) -> int:
+    """Seconds to keep a not-before record: a session issued up to ``skew`` after the cut-off lives ``lifetime``,
+    by any clock up to ``RECORD_MARGIN`` (or ``skew``) behind ours."""
+    return max(1, lifetime) + math.ceil(skew) + math.ceil(max(skew, RECORD_MARGIN))
+
+
+def parse_not_before(value: str | bytes | int) -> tuple[int, bytes | None] | None:
+    """The cut-off and the kept session id of a not-before record; None if it is not one of ours."""
+    if isinstance(value, bytes):
+        value = value.decode("ascii", "replace")
+    text = str(value)
+    seconds, _, kept = text.partition(":")
+    if not seconds.isascii() or not seconds.isdigit():
+        return None
+    if not kept:
+        return int(seconds), None
     try:
-        cutoff = int(not_before)
-    except (TypeError, ValueError):  # not written by us: refuse rather than guess
+        kept_id = bytes.fromhex(kept)
+    except ValueError:
+        return None
+    if len(kept_id) != SESSION_ID_SIZE:
+        return None
+    return int(seconds), kept_id
+
+
+def is_revoked(
+    issued_at: int,
+    *,
+    session_id: bytes | None = None,
+    session_records: Sequence[object | None] = (),
+    user_records: Sequence[str | bytes | int | None] = (),
+    skew: float = DEFAULT_CLOCK_SKEW,
+) -> bool:
+    """Whether a verified session must be refused, given its records as read (``session_keys``, ``user_keys``).
+
+    A session is refused if it was ended by its id, or if its user was logged out
+    everywhere and its token was issued at or before the cut-off plus ``skew`` seconds
+    (another server's clock may be ahead of the one that wrote the cut-off), unless it is
+    the session the cut-off keeps. The first record of each list is under the current
+    name; the others, under earlier names, count only in the earlier format.
+    """
+    if session_records and (
+        session_records[0] is not None or any(_earlier_session_record(r) for r in session_records[1:])
+    ):
         return True
-    return issued_at < cutoff
+    for position, not_before in enumerate(user_records):
+        if not_before is None or (position and not _earlier_not_before(not_before)):
+            continue
+        record = parse_not_before(not_before)
+        if record is None:  # not written by us: refuse rather than guess
+            return True
+        cutoff, kept = record
+        if kept is not None and session_id == kept:
+            continue
+        if issued_at <= cutoff + skew:
+            return True
+    return False
+
+
+def _earlier_session_record(value: object | None) -> bool:
+    return value in (1, b"1", "1")
+
+
+def _earlier_not_before(value: str | bytes | int) -> bool:
+    """Whether a not-before record is in the format of the code before key prefixes: Unix seconds alone."""
+    if isinstance(value, int):
+        return True
+    text = value.decode("ascii", "replace") if isinstance(value, bytes) else value
+    return text.isascii() and text.isdigit()
 
 
 def check_policy(value: object, name: str) -> Policy:
     if value not in POLICIES:
         raise ValueError(f"{name} must be 'closed' (refuse when the store is down) or 'open'; got {value!r}")
     return value
+
+
+def check_clock_skew(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_CLOCK_SKEW:
+        raise ValueError(
+            f"{name} must be a number of seconds from 0 to {MAX_CLOCK_SKEW} (how far the clocks of the servers "
+            f"sharing the store may differ); got {value!r}"
+        )
+    return float(value)
 
 
 def check_timeout(value: object, name: str) -> float:

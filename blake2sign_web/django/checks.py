@@ -69,6 +69,8 @@ VALUE_CHECK_IDS: Final = {
     "ACCEPT_DJANGO_SIGNED_COOKIES": "blake2sign_web.E006",
     "REVOCATION_CACHE": "blake2sign_web.E013",
     "REVOCATION_UNAVAILABLE": "blake2sign_web.E013",
+    "REVOCATION_CLOCK_SKEW": "blake2sign_web.E013",
+    "REVOCATION_KEY_PREFIX": "blake2sign_web.E013",
     "DICTIONARY": "blake2sign_web.E014",
     "TAG_SIZE": "blake2sign_web.E015",
     "FORMAT": "blake2sign_web.E016",

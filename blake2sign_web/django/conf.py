@@ -17,6 +17,8 @@ belongs to the signed-URL integration and is left alone here::
             "ACCEPT_DJANGO_SIGNED_COOKIES": False,  # migrate from Django's signed_cookies
             "REVOCATION_CACHE": None,          # a CACHES alias (RedisCache): logout ends copied cookies
             "REVOCATION_UNAVAILABLE": "closed",  # cache down: "closed" = empty session, "open" = accept, log
+            "REVOCATION_CLOCK_SKEW": 5,        # seconds the servers' clocks may differ (log out everywhere)
+            "REVOCATION_KEY_PREFIX": "",       # this site's name in its records, if sites share the Redis
             "SERVER_TIMING": False,            # True: this project's middleware adds a Server-Timing header
         },
     }
@@ -42,7 +44,7 @@ from django.core.signals import setting_changed
 from .. import dictionaries
 from ..cache import clear_signer_cache, get_signer
 from ..keys import HASHERS, TAG_SIZES
-from ..revocation import POLICIES
+from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix
 from ..serializer import SerializerSigner
 from ..signer import MAC_LENGTH, is_count
 
@@ -75,6 +77,12 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     # Off: the stateless path, no session id in the token and no cache call per request.
     "REVOCATION_CACHE": None,
     "REVOCATION_UNAVAILABLE": "closed",
+    # Seconds by which the clocks of the servers may differ: "log out everywhere" also refuses
+    # sessions issued that long after its cut-off (but the session that asked for it).
+    "REVOCATION_CLOCK_SKEW": DEFAULT_CLOCK_SKEW,
+    # This site's name in the keys of its records (as the cache's KEY_PREFIX, which also applies):
+    # sites sharing one Redis need different ones, or they end each other's sessions.
+    "REVOCATION_KEY_PREFIX": "",
     # On: this project's middleware times the engine's load and save and sends them as Server-Timing.
     "SERVER_TIMING": False,
 }
@@ -194,7 +202,7 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def revocation_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(key, problem) for REVOCATION_CACHE and REVOCATION_UNAVAILABLE."""
+    """(key, problem) for REVOCATION_CACHE, REVOCATION_UNAVAILABLE, REVOCATION_CLOCK_SKEW, REVOCATION_KEY_PREFIX."""
     name = f"{SETTING}['SESSIONS']"
     problems: list[tuple[str, str]] = []
     alias = options["REVOCATION_CACHE"]
@@ -214,6 +222,14 @@ def revocation_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
                 f"'open' (accept, log an error); got {options['REVOCATION_UNAVAILABLE']!r}.",
             )
         )
+    try:
+        check_clock_skew(options["REVOCATION_CLOCK_SKEW"], f"{name}['REVOCATION_CLOCK_SKEW']")
+    except ValueError as error:
+        problems.append(("REVOCATION_CLOCK_SKEW", f"{error}."))
+    try:
+        check_key_prefix(options["REVOCATION_KEY_PREFIX"], f"{name}['REVOCATION_KEY_PREFIX']")
+    except ValueError as error:
+        problems.append(("REVOCATION_KEY_PREFIX", f"{error}."))
     if alias is not None and options["FORMAT"] == 1:
         problems.append(
             (
@@ -348,6 +364,10 @@ class SessionConfig:
     revocation_cache: str | None = None
     #: Accept sessions unchecked (and log) while that cache is down, instead of reading them as empty.
     revocation_fails_open: bool = False
+    #: Seconds the servers' clocks may differ: a cut-off also refuses sessions issued this long after it.
+    revocation_clock_skew: float = DEFAULT_CLOCK_SKEW
+    #: This site's name in the keys of its revocation records.
+    revocation_key_prefix: str = ""
 
 
 _config: SessionConfig | None = None
@@ -407,6 +427,8 @@ def _build() -> SessionConfig:
         accept_django_signed_cookies=options["ACCEPT_DJANGO_SIGNED_COOKIES"],
         revocation_cache=options["REVOCATION_CACHE"],
         revocation_fails_open=options["REVOCATION_UNAVAILABLE"] == "open",
+        revocation_clock_skew=float(options["REVOCATION_CLOCK_SKEW"]),
+        revocation_key_prefix=options["REVOCATION_KEY_PREFIX"],
     )
 
 

@@ -136,6 +136,29 @@ def load_now(request: HttpRequest) -> None:
     setattr(request, LOAD_TIME, (time.perf_counter() - started) * 1000)
 
 
+async def aload_now(request: HttpRequest) -> None:
+    """``load_now`` for an async request: the engine's ``aload()``, which leaves the event loop for cache I/O."""
+    session: Any = request.session
+    started = time.perf_counter()
+    if session.session_key is not None:
+        session._session_cache = await session.aload()
+    setattr(request, LOAD_TIME, (time.perf_counter() - started) * 1000)
+
+
+async def aload_before_save(request: HttpRequest, save_every_request: bool) -> None:
+    """Read a session that ``process_response`` is about to save but nothing has read yet, off the event loop.
+
+    ``save()`` reads the data first; with revocation on, that read asks the cache, which
+    would block the event loop (SESSION_SAVE_EVERY_REQUEST on a request that never touched
+    the session). Loaded here with ``aload()``, without marking the session accessed.
+    """
+    session: Any = getattr(request, "session", None)
+    if session is None or hasattr(session, "_session_cache") or not session.session_key:
+        return
+    if save_every_request or session.modified:
+        session._session_cache = await session.aload()
+
+
 class SessionMiddleware(django_middleware.SessionMiddleware):
     """Django's SessionMiddleware, checking its settings at start-up and doing less per request for this engine."""
 
@@ -157,18 +180,31 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         return self.process_response(request, cast(HttpResponseBase, self.get_response(request)))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        """With this project's engine, no thread: Django's mixin runs the session's load and save in one."""
+        """With this project's engine, no thread for the signing; cache I/O (revocation) goes through ``aload()``.
+
+        Django's mixin would run the whole of process_request and process_response in a
+        thread. Here only the engine's reads leave the event loop (its ``aload()`` runs the
+        cache call in a thread when revocation is on): the timed load of SERVER_TIMING, and
+        the read before saving a session nothing read (SESSION_SAVE_EVERY_REQUEST).
+        """
         if not self.store_in_cookie:  # a db or cache engine does I/O, which has to leave the event loop
             return await super().__acall__(request)
-        self.process_request(request)
+        cookie = self._new_session(request)
+        if cookie.server_timing:
+            await aload_now(request)
         get_response = cast(Callable[[HttpRequest], Awaitable[HttpResponseBase]], self.get_response)
-        return self.process_response(request, await get_response(request))
+        response = await get_response(request)
+        await aload_before_save(request, cookie.save_every_request)
+        return self.process_response(request, response)
 
     def process_request(self, request: HttpRequest) -> None:
+        if self._new_session(request).server_timing:
+            load_now(request)
+
+    def _new_session(self, request: HttpRequest) -> CookieSettings:
         cookie = cookie_settings()
         request.session = self.SessionStore(request.COOKIES.get(cookie.name))
-        if cookie.server_timing:
-            load_now(request)
+        return cookie
 
     def process_response(self, request: HttpRequest, response: Response) -> Response:
         """Save a modified session and write, refresh or delete its cookie, as Django's middleware does."""
@@ -195,7 +231,8 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                         "The request's session was deleted before the request completed. "
                         "The user may have logged out in a concurrent request, for example."
                     ) from None
-                if not getattr(session, "oversized", False):
+                # Oversized under "log", or read while the revocation cache was down: the client keeps its cookie.
+                if not getattr(session, "oversized", False) and not getattr(session, "unsaved", False):
                     self._set_cookie(response, cookie, session)
                 need_vary_cookie = True
         if need_vary_cookie:

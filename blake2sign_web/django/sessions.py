@@ -15,7 +15,7 @@ dated token of the session's JSON, kept by the browser. Unlike it:
 - with ``"REVOCATION_CACHE"`` (a CACHES alias, RedisCache), each token carries a random
   session id: logout and flush end that session on every server, ``login()`` ends the
   anonymous session it replaces, and ``log_out_everywhere(user)`` (also run when a
-  password changes) ends every older session of the user. Loading a session then costs
+  password changes) ends every other session of the user. Loading a session then costs
   one cache round trip (see ``blake2sign_web.django.revocation``).
 
 Importing this module builds the configuration, so a bad one raises
@@ -26,18 +26,21 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.core import signing
+from django.core.signals import request_finished
 from django.utils import timezone
 
 from ..exceptions import BadSignature, SignatureExpired
-from ..revocation import StoreUnavailable
+from ..revocation import StoreUnavailable, derived_session_id
 from . import revocation
 from .conf import SessionConfig, session_config
 
@@ -53,6 +56,19 @@ AUTH_USER_ID: Final = "_auth_user_id"
 #: Tokens carry 32-bit Unix times: no expiry can reach this second (2106-02-07 06:28:16 UTC).
 EXPIRY_LIMIT: Final = 2**32
 LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)
+
+
+class _ClientCookie(NamedTuple):
+    """A verified session cookie: its data, when it was signed and ends, its session id, how it verified."""
+
+    value: dict[str, Any]
+    issued_at: int
+    ends: float
+    #: None only with revocation off and a cookie that carries none.
+    session_id: bytes | None
+    used_fallback: bool
+    #: A cookie of Django's signed_cookies engine (ACCEPT_DJANGO_SIGNED_COOKIES), to re-issue in this format.
+    migrated: bool
 
 
 class SessionTooLarge(ValueError):
@@ -71,10 +87,21 @@ class SessionStore(SessionBase):
     #: With revocation: (id, end) of the session the client's cookie holds, once read; None if it has none.
     _client_session: tuple[bytes, float] | None = None
     _client_session_read = False
+    #: With revocation: the id the user's "log out everywhere" exempts, for this session's next token.
+    _kept_session_id: bytes | None = None
+    #: Read as empty because the revocation cache was down ("closed"): never saved over the client's cookie.
+    _unchecked = False
+    #: True after save() left the client's cookie as it was (a session read while the cache was down).
+    unsaved = False
     # SessionBase's lazily loaded data (absent until loaded, so only annotated here).
     _session_cache: dict[str, Any]
     if TYPE_CHECKING:
         _session: dict[str, Any]
+
+    def __init__(self, session_key: str | None = None) -> None:
+        super().__init__(session_key)
+        # The middleware makes one per request: log_out_everywhere() finds the session to keep here.
+        _current.set(weakref.ref(self))
 
     def load(self) -> dict[str, Any]:
         """Verify and read the cookie; a bad one gives an empty session and a warning, never an error."""
@@ -83,51 +110,78 @@ class SessionStore(SessionBase):
         if not token:  # SessionStore().load(), as Django's middleware tests call it
             return {}
         try:
-            loaded = config.signer.load_token(token)
-            value, issued_at, expires_at, used_fallback = loaded
-            age = self.get_session_cookie_age()
-            if expires_at is None and time.time() - issued_at > age:
-                raise SignatureExpired("session is older than SESSION_COOKIE_AGE", expired_at=issued_at + age)
-            if not isinstance(value, dict):
-                raise BadSignature("session is not a JSON object")
+            client = self._verify(config, token)
         except BadSignature as error:
-            migrated = self._load_django_signed_cookie(token) if config.accept_django_signed_cookies else None
-            if migrated is not None:
-                return migrated
             suspicious_logger.warning("Session cookie rejected: %s.", _reason(error))
             # Forget the key: the middleware then deletes the bad cookie.
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
-            ends = expires_at if expires_at is not None else issued_at + age
-            self._remember_client_session(loaded.session_id, ends)
-            if not self._still_valid(config, config.revocation_cache, value, loaded.session_id, issued_at):
+            self._remember_client_session(client.session_id, client.ends)
+            if not self._still_valid(config, config.revocation_cache, client):
                 return {}
-        self._verified_cookie = token
-        if used_fallback:
-            self.modified = True  # verified by a SECRET_KEY_FALLBACKS key: re-sign with SECRET_KEY
-        return value
+        if client.migrated:
+            self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
+        else:
+            self._verified_cookie = token
+            if client.used_fallback:
+                self.modified = True  # verified by a SECRET_KEY_FALLBACKS key: re-sign with SECRET_KEY
+        return client.value
+
+    def _verify(self, config: SessionConfig, token: str) -> _ClientCookie:
+        """What the client's cookie holds, verified; BadSignature (from this format) if it is no valid session.
+
+        With ``ACCEPT_DJANGO_SIGNED_COOKIES`` a cookie of Django's engine is accepted too,
+        dated by its own signed timestamp. With revocation on, a cookie without a session id
+        (Django's, or one of ours signed before revocation was on) gets one derived from it.
+        """
+        age = self.get_session_cookie_age()
+        try:
+            loaded = config.signer.load_token(token)
+            value, issued_at, expires_at, used_fallback = loaded
+            if expires_at is None and time.time() - issued_at > age:
+                raise SignatureExpired("session is older than SESSION_COOKIE_AGE", expired_at=issued_at + age)
+            if not isinstance(value, dict):
+                raise BadSignature("session is not a JSON object")
+        except BadSignature:
+            migrated = self._load_django_signed_cookie(token) if config.accept_django_signed_cookies else None
+            if migrated is None:
+                raise
+            value, issued_at = migrated
+            session_id = None if config.revocation_cache is None else derived_session_id(token)
+            return _ClientCookie(value, issued_at, issued_at + age, session_id, False, True)
+        session_id = loaded.session_id
+        if session_id is None and config.revocation_cache is not None:
+            session_id = derived_session_id(token)
+        ends = expires_at if expires_at is not None else issued_at + age
+        return _ClientCookie(value, issued_at, ends, session_id, used_fallback, False)
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(
-        self, config: SessionConfig, alias: str, value: dict[str, Any], session_id: bytes | None, issued: int
-    ) -> bool:
+    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
             cache = revocation.get_cache(alias)
-            revoked = revocation.is_session_revoked(cache, session_id, value.get(AUTH_USER_ID), issued)
+            user_id = client.value.get(AUTH_USER_ID)
+            revoked = revocation.is_session_revoked(
+                cache,
+                client.session_id,
+                user_id,
+                client.issued_at,
+                config.revocation_clock_skew,
+                config.revocation_key_prefix,
+            )
         except StoreUnavailable as error:
             if config.revocation_fails_open:
                 revocation.logger.error("Session accepted unchecked (REVOCATION_UNAVAILABLE='open'): %s.", error)
                 return True
-            # The cookie is kept (not deleted): the session comes back with the cache. A session
-            # written during this request is a new one.
+            # The cookie is kept (not deleted, never overwritten): the session comes back with the cache.
             revocation.logger.error("Session read as empty: its revocation cannot be checked: %s.", error)
             self._session_id = None
+            self._unchecked = True
             return False
         if revoked:
             revocation.logger.info("Session cookie refused: the session was ended (logout, log out everywhere).")
@@ -148,14 +202,33 @@ class SessionStore(SessionBase):
             token = self._session_key
             if token:
                 try:
-                    loaded = session_config().signer.load_token(token)
+                    client = self._verify(session_config(), token)
                 except BadSignature:
                     return None
-                ends = loaded.expires_at or loaded.issued_at + self.get_session_cookie_age()
-                if loaded.session_id is not None:
-                    self._client_session = (loaded.session_id, ends)
-                    self._session_id = loaded.session_id
+                if client.session_id is not None:
+                    self._client_session = (client.session_id, client.ends)
+                    self._session_id = client.session_id
         return self._client_session
+
+    def keep_through_cut_off(self, user_id: str) -> bytes | None:
+        """Before ``log_out_everywhere(user)`` writes its cut-off: the new session id it exempts, or None.
+
+        Kept: this session if it is that user's (it is re-signed under the new id at the
+        response), or an anonymous one (a login later in the request, as after a password
+        reset, takes the id). Another user's session is left alone. The session is read
+        (and checked) first, while the cut-off does not exist yet.
+        """
+        if session_config().revocation_cache is None:
+            return None
+        if not hasattr(self, "_session_cache"):
+            self._session_cache = self.load()
+        owner = self._session_cache.get(AUTH_USER_ID)
+        if owner is not None and str(owner) != user_id:
+            return None
+        self._kept_session_id = revocation.new_session_id()
+        if owner is not None:
+            self.modified = True
+        return self._kept_session_id
 
     def revoke(self, *, raise_errors: bool = True) -> None:
         """End the session of the client's cookie on every server (with revocation on); the next one gets a new id.
@@ -171,14 +244,15 @@ class SessionStore(SessionBase):
         if client_session is None:
             return
         try:
-            revocation.revoke_session(revocation.get_cache(config.revocation_cache), *client_session)
+            cache = revocation.get_cache(config.revocation_cache)
+            revocation.revoke_session(cache, *client_session, config.revocation_key_prefix)
         except StoreUnavailable as error:
             if raise_errors:
                 raise
             revocation.logger.error("Session could not be revoked: %s.", error)
 
-    def _load_django_signed_cookie(self, token: str) -> dict[str, Any] | None:
-        """Read a cookie of Django's signed_cookies engine and mark it for re-issue in this format."""
+    def _load_django_signed_cookie(self, token: str) -> tuple[dict[str, Any], int] | None:
+        """A cookie of Django's signed_cookies engine: its session and when it was signed, or None."""
         if ":" not in token:  # Django's tokens are "payload:timestamp:signature"; ours have no colon
             return None
         try:
@@ -192,8 +266,12 @@ class SessionStore(SessionBase):
             return None
         if not isinstance(value, dict):
             return None
-        self.modified = True
-        return value
+        # Verified: its timestamp (base 62, between the last two colons) is the one Django signed.
+        try:
+            issued_at = signing.b62_decode(token.rsplit(":", 2)[1])
+        except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
+            issued_at = 0  # no usable date: older than any cut-off, so refused by one
+        return value, issued_at
 
     def create(self) -> None:
         """No store to create a key in: mark the session so the middleware sends a cookie."""
@@ -212,10 +290,22 @@ class SessionStore(SessionBase):
         await super().aset_expiry(value)
 
     def save(self, must_create: bool = False) -> None:
-        """Sign the session into its key; SessionTooLarge (or a logged error) if the browser would drop it."""
+        """Sign the session into its key; SessionTooLarge (or a logged error) if the browser would drop it.
+
+        A session read as empty because the revocation cache was down is not saved: the
+        client keeps its cookie, and its session when the cache is back. ``cycle_key()``
+        and ``flush()`` (login, logout) start a new session, which is saved.
+        """
         config = session_config()
         self.oversized = False
-        expires_in = self._expires_in()
+        self.unsaved = False
+        expires_in = self._expires_in()  # reads the session: loads (and checks) it if nothing has
+        if self._unchecked:
+            revocation.logger.warning(
+                "Session not saved: it was read as empty because the revocation cache was down; the cookie is kept."
+            )
+            self.unsaved = True
+            return
         if expires_in is not None and expires_in <= 0:
             # set_expiry() in the past: the session has ended, as a store's expired row reads as nothing.
             data, expires_in = {}, None
@@ -225,7 +315,9 @@ class SessionStore(SessionBase):
             if config.revocation_cache is None:
                 token = config.writer.dumps(data, expires_in=expires_in)
             else:
-                if self._session_id is None:
+                if self._kept_session_id is not None:  # "log out everywhere" in this request keeps this session
+                    self._session_id = self._kept_session_id
+                elif self._session_id is None:
                     self._read_client_session()
                     self._session_id = self._session_id or revocation.new_session_id()
                 token = config.writer.dumps(data, expires_in=expires_in, session_id=self._session_id)
@@ -240,6 +332,8 @@ class SessionStore(SessionBase):
         self.modified = True
 
     async def asave(self, must_create: bool = False) -> None:
+        if session_config().revocation_cache is not None and self.session_key and not hasattr(self, "_session_cache"):
+            self._session_cache = await self.aload()  # save() reads the data first: not on the event loop
         self.save(must_create=must_create)
 
     def _expires_in(self) -> float | None:
@@ -285,6 +379,8 @@ class SessionStore(SessionBase):
         """
         if session_config().revocation_cache is not None:
             self._read_client_session()  # before the key is gone
+        self._kept_session_id = None
+        self._unchecked = False
         self._session_key = ""
         self._session_cache = {}
         self.modified = True
@@ -304,6 +400,7 @@ class SessionStore(SessionBase):
         """
         data = self._session  # read (and checked) under the old id first: revoking it would empty the session
         self.revoke(raise_errors=False)
+        self._unchecked = False  # a new session (login): saved even if the old one could not be checked
         self._session_cache = data
         self.save()
 
@@ -320,6 +417,25 @@ class SessionStore(SessionBase):
     @classmethod
     async def aclear_expired(cls) -> None:
         pass
+
+
+#: The SessionStore of the request being served (the last one made in this context), for log_out_everywhere().
+_current: ContextVar[weakref.ReferenceType[SessionStore] | None] = ContextVar(
+    "blake2sign_web_current_session", default=None
+)
+
+
+def current_session() -> SessionStore | None:
+    """The session of the request being served, if a request is being served."""
+    reference = _current.get()
+    return None if reference is None else reference()
+
+
+def _forget_current_session(**kwargs: Any) -> None:
+    _current.set(None)
+
+
+request_finished.connect(_forget_current_session, dispatch_uid="blake2sign_web.django.sessions.current")
 
 
 def check_expiry(value: Any) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from .. import revocation
-from ..revocation import DEFAULT_TIMEOUT, Policy, StoreUnavailable
+from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, Policy, StoreUnavailable
 from ..serializer import SESSION_ID_SIZE
 
 if TYPE_CHECKING:
@@ -59,6 +59,10 @@ class RedisStore:
 
     ``client``: a ``redis.asyncio.Redis`` or a ``redis://`` URL (a client is then made
     with ``timeout`` as its socket timeouts). Records carry TTLs: the store never grows.
+    ``clock_skew``: how many seconds the clocks of the servers sharing this Redis may
+    differ; "log out everywhere" also refuses sessions issued that long after its cut-off.
+    ``key_prefix``: this application's name in its keys; give every application that shares
+    the Redis its own (letters, digits, ``_.-``), or they end each other's sessions.
     """
 
     def __init__(
@@ -67,10 +71,14 @@ class RedisStore:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         on_unavailable: Policy = "closed",
+        clock_skew: float = DEFAULT_CLOCK_SKEW,
+        key_prefix: str = "",
         clock: Any = time.time,
     ) -> None:
         self.timeout = revocation.check_timeout(timeout, "RedisStore timeout")
         self.on_unavailable = revocation.check_policy(on_unavailable, "RedisStore on_unavailable")
+        self.clock_skew = revocation.check_clock_skew(clock_skew, "RedisStore clock_skew")
+        self.key_prefix = revocation.check_key_prefix(key_prefix, "RedisStore key_prefix")
         self._clock = clock
         if isinstance(client, str):
             from redis.asyncio import Redis
@@ -81,7 +89,10 @@ class RedisStore:
         self.client = client
 
     def __repr__(self) -> str:
-        return f"RedisStore(timeout={self.timeout!r}, on_unavailable={self.on_unavailable!r})"
+        return (
+            f"RedisStore(timeout={self.timeout!r}, on_unavailable={self.on_unavailable!r}, "
+            f"clock_skew={self.clock_skew!r}, key_prefix={self.key_prefix!r})"
+        )
 
     @property
     def fails_open(self) -> bool:
@@ -103,7 +114,7 @@ class RedisStore:
         """
         key = revocation.single_use_key(nonce)
         digest = revocation.client_digest(client)
-        ttl = revocation.ttl_until(expires_at, self._clock())
+        ttl = revocation.single_use_ttl(expires_at, self._clock(), self.clock_skew)
         async with self._bounded("consume a single-use link"):
             if file_size is None:
                 return bool(await self.client.set(key, digest, ex=ttl, nx=True))
@@ -121,30 +132,35 @@ class RedisStore:
 
     async def revoke_session(self, session_id: bytes, expires_at: float) -> None:
         """End one session (by its id) until ``expires_at``, when its token ends anyway."""
-        ttl = revocation.ttl_until(expires_at, self._clock())
+        ttl = revocation.session_record_ttl(expires_at, self._clock(), self.clock_skew)
         async with self._bounded("revoke a session"):
-            await self.client.set(revocation.session_key(session_id), 1, ex=ttl)
+            await self.client.set(revocation.session_key(session_id, self.key_prefix), revocation.SESSION_ENDED, ex=ttl)
 
-    async def log_out_everywhere(self, user_id: object, lifetime: int) -> None:
-        """End every session of ``user_id`` issued before now; the record lasts ``lifetime`` seconds."""
-        now = self._clock()
+    async def log_out_everywhere(self, user_id: object, lifetime: int, *, keep: bytes | None = None) -> None:
+        """End every session of ``user_id`` issued until now, but the one with session id ``keep``.
+
+        The record lasts ``lifetime`` seconds (the longest a session lives) plus the clock-skew allowance.
+        """
+        value = revocation.not_before_value(self._clock(), keep)
+        ttl = revocation.not_before_ttl(lifetime, self.clock_skew)
         async with self._bounded("log a user out everywhere"):
-            await self.client.set(revocation.user_key(user_id), revocation.not_before_value(now), ex=max(1, lifetime))
+            await self.client.set(revocation.user_key(user_id, self.key_prefix), value, ex=ttl)
 
     async def is_revoked(self, session_id: bytes | None, user_id: object | None, issued_at: int) -> bool:
-        """Whether a verified session was ended: one round trip (MGET of its two records)."""
-        keys = []
-        if session_id is not None:
-            keys.append(revocation.session_key(session_id))
-        if user_id is not None:
-            keys.append(revocation.user_key(user_id))
-        if not keys:
+        """Whether a verified session was ended: one round trip (MGET of its records)."""
+        session_keys = [] if session_id is None else revocation.session_keys(session_id, self.key_prefix)
+        user_keys = [] if user_id is None else revocation.user_keys(user_id, self.key_prefix)
+        if not session_keys and not user_keys:
             return False
         async with self._bounded("check a session"):
-            values = await self.client.mget(keys)
-        session_revoked = values[0] if session_id is not None else None
-        not_before = values[-1] if user_id is not None else None
-        return revocation.is_revoked(issued_at, session_revoked=session_revoked, not_before=not_before)
+            values = await self.client.mget([*session_keys, *user_keys])
+        return revocation.is_revoked(
+            issued_at,
+            session_id=session_id,
+            session_records=values[: len(session_keys)],
+            user_records=values[len(session_keys) :],
+            skew=self.clock_skew,
+        )
 
     @asynccontextmanager
     async def _bounded(self, action: str) -> AsyncIterator[None]:
@@ -168,7 +184,7 @@ SCOPE_KEY: Final = "blake2sign_web.session"
 class SessionToken:
     """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope)."""
 
-    __slots__ = ("expires_at", "lifetime", "revoke_on_clear", "session_id", "store", "user_key")
+    __slots__ = ("expires_at", "lifetime", "revoke_on_clear", "session_id", "store", "unchecked", "user_key")
 
     def __init__(
         self, store: RedisStore, session_id: bytes, expires_at: float | None, lifetime: int, user_key: str
@@ -183,6 +199,9 @@ class SessionToken:
         self.user_key = user_key
         #: Whether the cookie that came is still to be revoked when the session is emptied.
         self.revoke_on_clear = expires_at is not None
+        #: The client's session was read as empty because the store was down ("closed"): its cookie must
+        #: stay as it is (the session comes back with the store), unless the request clears the session.
+        self.unchecked = False
 
 
 def _token(scope_owner: Any) -> SessionToken:
@@ -212,21 +231,27 @@ async def revoke_session(request: Any) -> None:
 
 
 async def log_out_everywhere(request: Any, user_id: object | None = None, *, keep_current: bool = False) -> None:
-    """End every session of ``user_id`` (default: the request's ``session[user_key]``) issued before now.
+    """End every session of ``user_id`` (default: the request's ``session[user_key]``) issued until now.
 
-    ``keep_current=True`` keeps the request's own session (re-issued now, so after the
-    cut-off): "log out my other devices", or a password change. Otherwise the request's
-    session ends too.
+    ``keep_current=True`` keeps the request's own session when it is one of that user's
+    ("log out my other devices", a password change): it is re-signed under a new session
+    id, which the cut-off exempts; every other session of the user is refused, including
+    copies of this one's cookie and sessions re-signed by requests still running. Otherwise
+    the request's session ends too.
     """
     token = _token(request)
+    session_user = request.session.get(token.user_key)
     if user_id is None:
-        user_id = request.session.get(token.user_key)
+        user_id = session_user
         if user_id is None:
             raise ValueError(f"no user id in request.session[{token.user_key!r}]: pass user_id")
-    await token.store.log_out_everywhere(user_id, token.lifetime)
-    if keep_current:
-        request.session.mark_modified()  # re-signed at the response: issued now, after the cut-off
-    else:
+    own = session_user is not None and str(session_user) == str(user_id)
+    kept = new_session_id() if keep_current and own else None
+    await token.store.log_out_everywhere(user_id, token.lifetime, keep=kept)
+    if kept is not None:
+        token.session_id = kept
+        request.session.mark_modified()  # re-signed at the response under the id the cut-off keeps
+    elif not keep_current:
         await revoke_session(request)
 
 

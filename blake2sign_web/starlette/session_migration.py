@@ -32,8 +32,13 @@ class StarletteCookieReader:
 
     def read(self, cookie: str) -> dict[str, Any] | None:
         """The session in ``cookie``, or ``None`` if it does not verify or is not a session."""
+        dated = self.read_dated(cookie)
+        return None if dated is None else dated[0]
+
+    def read_dated(self, cookie: str) -> tuple[dict[str, Any], int] | None:
+        """The session in ``cookie`` and the Unix second it was signed, or ``None`` as ``read``."""
         try:
-            data = self._signer.unsign(cookie.encode("utf-8"), max_age=self._max_age)
+            data, signed_at = self._signer.unsign(cookie.encode("utf-8"), max_age=self._max_age, return_timestamp=True)
             value = json.loads(b64decode(data))
         # binascii.Error and JSONDecodeError are ValueErrors; json raises RecursionError for nesting
         # deeper than the stack allows.
@@ -41,4 +46,5 @@ class StarletteCookieReader:
             return None
         if not isinstance(value, dict):
             return None
-        return value  # re-issued through the core, which takes what json took (integers over 64 bits too)
+        # Re-issued through the core, which takes what json took (integers over 64 bits too).
+        return value, int(signed_at.timestamp())

@@ -14,7 +14,7 @@ has then expired when it arrives.
 
 With ``revocation=RedisStore(...)`` (see ``blake2sign_web.starlette.revocation``) each
 cookie carries a random session id: emptying ``request.session`` ends that session on
-every server, and ``log_out_everywhere`` ends every older session of a user. A verified
+every server, and ``log_out_everywhere`` ends every other session of a user. A verified
 cookie then costs one Redis round trip (MGET); without it nothing changes.
 """
 
@@ -24,7 +24,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from http.cookies import _unquote  # what Starlette's cookie_parser uses
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 import starlette
 from starlette.datastructures import Secret
@@ -34,7 +34,7 @@ from .. import dictionaries
 from ..cache import get_signer
 from ..exceptions import BadSignature
 from ..keys import to_bytes
-from ..revocation import StoreUnavailable
+from ..revocation import StoreUnavailable, derived_session_id
 from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from .session_migration import StarletteCookieReader
@@ -55,6 +55,15 @@ _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
 #: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
 _NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
+
+
+class _Loaded(NamedTuple):
+    """What ``_load`` read: the session, its verified token (when needed), when a migrated cookie was signed."""
+
+    session: Session
+    token: LoadedToken | None = None
+    #: A cookie of Starlette's own middleware (migrate_starlette_cookies): the Unix second it was signed.
+    migrated_at: int | None = None
 
 
 class SessionCookieTooLarge(ValueError):
@@ -292,11 +301,12 @@ class SessionMiddleware:
         cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
         if self.revocation is None:
-            session = SESSION_CLASS() if cookie is None else self._load(cookie)[0]
+            session = SESSION_CLASS() if cookie is None else self._read(cookie).session
             initial_session_was_empty = not dict.__len__(session)
         else:
             session, token, refused = await self._load_revocable(self.revocation, cookie)
-            initial_session_was_empty = not dict.__len__(session) and not refused
+            # A session read as empty because Redis was down still has its cookie: clearing it deletes that.
+            initial_session_was_empty = not dict.__len__(session) and not refused and not token.unchecked
             session.modified = session.modified or refused  # a refused cookie is deleted
             from .revocation import SCOPE_KEY
 
@@ -310,6 +320,14 @@ class SessionMiddleware:
                 session: Session = scope["session"]
                 if timing:
                     started = perf_counter()
+                if token is not None and token.unchecked and not session.cleared and session.modified:
+                    # Read as empty because Redis was down: writing it would replace the client's real
+                    # session for good. Only an explicit clear() (logout, or a login that starts afresh) writes.
+                    revocation_logger.warning(
+                        "Session %r not saved: it was read as empty because Redis was down; the cookie is kept",
+                        self.session_cookie,
+                    )
+                    session.modified = False
                 if token is not None and (session.cleared or (session.modified and not dict.__len__(session))):
                     await _end_client_session(token)
                 if session.accessed or session.modified or timing:
@@ -349,21 +367,26 @@ class SessionMiddleware:
         return value
 
     def _load(self, cookie: str) -> tuple[Session, LoadedToken | None]:
-        """The session in ``cookie`` and its verified token (None when not needed, or for a migrated cookie).
+        """The session in ``cookie`` and its verified token (None when not needed, or for a migrated cookie)."""
+        loaded = self._read(cookie)
+        return loaded.session, loaded.token
+
+    def _read(self, cookie: str) -> _Loaded:
+        """The session in ``cookie`` and what was verified of it (nothing for an invalid cookie).
 
         A cookie that is not a valid session gives an empty session and a warning, never an exception.
         """
         if self._expire_every_cookie:
             logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return SESSION_CLASS(), None
+            return _Loaded(SESSION_CLASS())
         if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
-            value = self.legacy.read(cookie)
-            if value is None:
+            dated = self.legacy.read_dated(cookie)
+            if dated is None:
                 logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return SESSION_CLASS(), None
-            session = SESSION_CLASS(value)
+                return _Loaded(SESSION_CLASS())
+            session = SESSION_CLASS(dated[0])
             session.modified = True  # re-issue it in this project's format
-            return session, None
+            return _Loaded(session, migrated_at=dated[1])
         loaded: LoadedToken | None = None
         try:
             if self._needs_token:
@@ -382,36 +405,46 @@ class SessionMiddleware:
                 )
             else:
                 logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-            return SESSION_CLASS(), None
+            return _Loaded(SESSION_CLASS())
         if not isinstance(value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return SESSION_CLASS(), None
+            return _Loaded(SESSION_CLASS())
         session = SESSION_CLASS(value)
         if used_fallback:
             session.modified = True  # re-sign it with the current secret
-        return session, loaded
+        return _Loaded(session, loaded)
 
     async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken, bool]:
         """The session, what revocation needs to know of it, and whether a valid cookie was refused as ended."""
         from .revocation import SessionToken, new_session_id
 
-        session, loaded = (SESSION_CLASS(), None) if cookie is None else self._load(cookie)
-        if loaded is None or loaded.session_id is None:
-            fresh = SessionToken(store, new_session_id(), None, self._lifetime, self.user_key)
-            if loaded is None:
-                return session, fresh, False
+        loaded = _Loaded(SESSION_CLASS()) if cookie is None else self._read(cookie)
+        session = loaded.session
+        if cookie is not None and loaded.token is not None:
+            token = loaded.token
+            issued_at = token.issued_at
+            ends = token.expires_at if token.expires_at is not None else issued_at + self._lifetime
+            # A token signed before revocation was on has no id: one derived from it ends every copy of it.
+            session_id = token.session_id if token.session_id is not None else derived_session_id(cookie)
+        elif cookie is not None and loaded.migrated_at is not None:
+            # A cookie of Starlette's own middleware, dated by its signed timestamp; its id is derived from it.
+            issued_at = loaded.migrated_at
+            ends = issued_at + self._lifetime
+            session_id = derived_session_id(cookie)
         else:
-            ends = loaded.expires_at if loaded.expires_at is not None else loaded.issued_at + self._lifetime
-            fresh = SessionToken(store, loaded.session_id, ends, self._lifetime, self.user_key)
+            return session, SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), False
+        fresh = SessionToken(store, session_id, ends, self._lifetime, self.user_key)
         try:
-            revoked = await store.is_revoked(loaded.session_id, dict.get(session, self.user_key), loaded.issued_at)
+            revoked = await store.is_revoked(session_id, dict.get(session, self.user_key), issued_at)
         except StoreUnavailable as error:
             if store.fails_open:
                 revocation_logger.error("Session accepted unchecked (on_unavailable='open'): %s", error)
                 return session, fresh, False
-            # The cookie is kept: the session comes back with Redis. One written now is a new one.
+            # The cookie is kept, and never overwritten: the session comes back with Redis.
             revocation_logger.error("Session read as empty: its revocation cannot be checked: %s", error)
-            return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), False
+            unchecked = SessionToken(store, new_session_id(), None, self._lifetime, self.user_key)
+            unchecked.unchecked = True
+            return SESSION_CLASS(), unchecked, False
         if revoked:
             revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
             return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), True

@@ -142,7 +142,20 @@ def test_log_out_everywhere(revocable: RedisServer, user: Any) -> None:
     assert [whoami(phone), whoami(laptop), whoami(bob)] == ["ada", "ada", "bob"]
     log_out_everywhere(user)
     assert [whoami(phone), whoami(laptop), whoami(bob)] == ["anonymous", "anonymous", "bob"]
-    assert whoami(log_in()) == "ada"  # a session started afterwards is not affected
+    later = Client()
+    old_cookie(later, user, age=-(revocation.DEFAULT_CLOCK_SKEW + 1))  # issued after the cut-off and its allowance
+    assert whoami(later) == "ada"  # not affected
+
+
+def test_log_out_everywhere_refuses_sessions_issued_within_the_clock_skew_allowance(
+    revocable: RedisServer, user: Any
+) -> None:
+    """Another server's clock may be ahead: a token it issued "after" the cut-off may predate it."""
+    log_out_everywhere(user)
+    ahead = Client()
+    old_cookie(ahead, user, age=-(revocation.DEFAULT_CLOCK_SKEW - 1))
+    assert whoami(ahead) == "anonymous"
+    assert whoami(log_in()) == "anonymous"  # a new login on another device too, until the allowance has passed
 
 
 def test_log_out_everywhere_record_lives_as_long_as_a_session(revocable: RedisServer, user: Any) -> None:
@@ -150,7 +163,19 @@ def test_log_out_everywhere_record_lives_as_long_as_a_session(revocable: RedisSe
     cache = caches["sessions"]
     key = cache.make_and_validate_key(revocation.user_key(str(user.pk)))
     ttl = cache._cache.get_client(key).ttl(key)  # type: ignore[attr-defined]
-    assert settings.SESSION_COOKIE_AGE - 5 <= ttl <= settings.SESSION_COOKIE_AGE
+    # A session issued at the allowance's end lives SESSION_COOKIE_AGE, by clocks up to RECORD_MARGIN behind.
+    longest = settings.SESSION_COOKIE_AGE + revocation.DEFAULT_CLOCK_SKEW + revocation.RECORD_MARGIN
+    assert longest - 5 <= ttl <= longest
+
+
+def test_an_ended_session_record_outlives_the_token_by_the_clocks_margin(revocable: RedisServer, user: Any) -> None:
+    browser = log_in()
+    browser.post("/logout/")
+    cache = caches["sessions"]
+    client = cache._cache.get_client(None)  # type: ignore[attr-defined]
+    (key,) = client.keys("*:sid:*")
+    age = settings.SESSION_COOKIE_AGE
+    assert age + revocation.RECORD_MARGIN - 5 <= client.ttl(key) <= age + revocation.RECORD_MARGIN
 
 
 def test_password_change_logs_out_everywhere_but_keeps_this_session(revocable: RedisServer, user: Any) -> None:
@@ -163,6 +188,59 @@ def test_password_change_logs_out_everywhere_but_keeps_this_session(revocable: R
     assert whoami(browser) == "ada"  # update_session_auth_hash re-signed it after the cut-off
     # The whole session is gone, not only the login (Django's own hash check would only log it out).
     assert session_data(other_device) == {}
+
+
+@pytest.mark.parametrize("path", ["/everywhere/", "/aeverywhere/"])
+def test_log_out_my_other_devices_keeps_this_one(revocable: RedisServer, user: Any, path: str) -> None:
+    browser = log_in()
+    copy = copy_of(browser)
+    other_device = Client()
+    old_cookie(other_device, user)
+    assert browser.post(path).content == b"everywhere"
+    assert whoami(browser) == "ada"
+    assert [whoami(copy), whoami(other_device)] == ["anonymous", "anonymous"]
+
+
+def test_password_reset_that_logs_the_user_in_keeps_that_session(revocable: RedisServer, user: Any) -> None:
+    """PasswordResetConfirmView(post_reset_login=True): the cut-off, then login() in the same request."""
+    other_device = Client()
+    old_cookie(other_device, user)
+    browser = Client()
+    assert browser.post("/reset/", {"username": "ada", "password": "new horse battery"}).content == b"reset"
+    assert whoami(browser) == "ada"  # the anonymous session of the reset was kept, and became the login
+    assert session_data(other_device) == {}
+
+
+def test_an_administrator_setting_a_password_keeps_only_the_administrators_session(
+    revocable: RedisServer, user: Any
+) -> None:
+    admin = get_user_model().objects.create_user("root")
+    admin_browser = log_in("root")
+    users_browser = Client()
+    old_cookie(users_browser, user)
+    before = admin_browser.cookies[settings.SESSION_COOKIE_NAME].value
+    response = admin_browser.post("/set-password/", {"username": "ada", "password": "new horse battery"})
+    assert response.content == b"set"
+    assert settings.SESSION_COOKIE_NAME not in response.cookies  # the administrator's session is left alone
+    assert admin_browser.cookies[settings.SESSION_COOKIE_NAME].value == before
+    assert whoami(admin_browser) == admin.username
+    assert session_data(users_browser) == {}
+
+
+def test_log_out_everywhere_outside_a_request_keeps_no_session(revocable: RedisServer, user: Any) -> None:
+    browser = log_in()
+    from django.core.signals import request_finished
+
+    request_finished.send(sender=None)  # as a management command or a task runs: no request being served
+    log_out_everywhere(user)
+    assert whoami(browser) == "anonymous"
+
+
+def test_a_record_not_written_by_us_refuses_the_users_sessions(revocable: RedisServer, user: Any) -> None:
+    browser = log_in()
+    cache = caches["sessions"]
+    cache.set(revocation.user_key(str(user.pk)), "not a cut-off")
+    assert whoami(browser) == "anonymous"
 
 
 def test_one_round_trip_per_request(revocable: RedisServer, user: Any) -> None:
@@ -249,6 +327,8 @@ def test_log_out_everywhere_without_revocation_is_a_configuration_error(user: An
         (None, {"REVOCATION_CACHE": "missing"}, "blake2sign_web.E013", "REVOCATION_CACHE'] must be None or an alias"),
         ("redis", {"REVOCATION_UNAVAILABLE": "maybe"}, "blake2sign_web.E013", "REVOCATION_UNAVAILABLE'] must be"),
         ("redis", {"FORMAT": 1}, "blake2sign_web.E013", "needs FORMAT 2"),
+        ("redis", {"REVOCATION_CLOCK_SKEW": -1}, "blake2sign_web.E013", "REVOCATION_CLOCK_SKEW'] must be a number"),
+        ("redis", {"REVOCATION_CLOCK_SKEW": "5"}, "blake2sign_web.E013", "REVOCATION_CLOCK_SKEW'] must be a number"),
         ("locmem", {}, "blake2sign_web.W005", "per process"),
         ("redis-no-timeout", {}, "blake2sign_web.W005", "socket_timeout"),
     ],
@@ -304,3 +384,45 @@ def test_acycle_key_before_any_read_keeps_the_data(revocable: RedisServer) -> No
         return await sync_to_async(lambda: dict(SessionStore(fresh.session_key).items()))()
 
     assert async_to_sync(scenario)() == {"a": "b"}
+
+
+@pytest.mark.parametrize("middleware", ["django-middleware", "our-middleware"])
+@pytest.mark.parametrize("during_outage", ["untouched", "write"])
+def test_a_request_while_redis_is_down_never_overwrites_the_session(
+    settings: Any, own_redis_server: RedisServer, user: Any, middleware: str, during_outage: str
+) -> None:
+    """SESSION_SAVE_EVERY_REQUEST (or a write): the session read as empty is not signed over the client's."""
+    if middleware == "our-middleware":
+        settings.MIDDLEWARE = middleware_with(OUR_MIDDLEWARE)
+    settings.SESSION_SAVE_EVERY_REQUEST = True
+    use_revocation(settings, own_redis_server)
+    browser = log_in()
+    before = browser.cookies[settings.SESSION_COOKIE_NAME].value
+    own_redis_server.stop()
+    if during_outage == "untouched":
+        response = browser.get("/untouched/")
+    else:
+        ops = {"ops": [["__setitem__", "cart", 1]]}
+        response = browser.post("/ops/", json.dumps(ops), content_type="application/json")
+    assert response.status_code == 200
+    sent = response.cookies.get(settings.SESSION_COOKIE_NAME)
+    assert sent is None or sent.value == before  # ours sends none; Django's sends the same token back
+    assert browser.cookies[settings.SESSION_COOKIE_NAME].value == before
+    own_redis_server.start()
+    assert whoami(browser) == "ada"  # logged in again once Redis is back
+
+
+@pytest.mark.parametrize("middleware", ["django-middleware", "our-middleware"])
+def test_logging_in_while_redis_is_down_starts_a_new_session(
+    settings: Any, own_redis_server: RedisServer, user: Any, middleware: str
+) -> None:
+    """login() (cycle_key) starts a session of its own: that one is written."""
+    if middleware == "our-middleware":
+        settings.MIDDLEWARE = middleware_with(OUR_MIDDLEWARE)
+    use_revocation(settings, own_redis_server)
+    get_user_model().objects.create_user("bob")
+    browser = log_in()
+    own_redis_server.stop()
+    assert browser.post("/login/", {"username": "bob"}).content == b"in"
+    own_redis_server.start()
+    assert whoami(browser) == "bob"

@@ -45,6 +45,12 @@ async def whoami(request: Request) -> Response:
     return PlainTextResponse(str(request.session.get("user_id", "anonymous")))
 
 
+async def slide(request: Request) -> Response:
+    """Sliding expiry, as in docs/recipes/session-timeouts.md: the session is re-signed on every request."""
+    request.session.mark_modified()
+    return PlainTextResponse(str(request.session.get("user_id", "anonymous")))
+
+
 async def everywhere(request: Request) -> Response:
     keep = request.query_params.get("keep") == "1"
     await log_out_everywhere(request, keep_current=keep)
@@ -66,6 +72,7 @@ def build(store: RedisStore | None, **options: Any) -> Starlette:
             Route("/logout", logout),
             Route("/clear", clear),
             Route("/whoami", whoami),
+            Route("/slide", slide),
             Route("/everywhere", everywhere),
             Route("/ban", ban),
         ],
@@ -185,10 +192,22 @@ def test_log_out_everywhere_including_this_session(devices: Devices) -> None:
 def test_log_out_another_user_everywhere(devices: Devices, redis_server: RedisServer) -> None:
     devices.set("admin", old_cookie(1))
     devices.set("victim", old_cookie(42))
-    devices.get("admin", "/ban", user=42)
+    response = devices.get("admin", "/ban", user=42)
+    assert "set-cookie" not in response.headers  # the administrator's own session is left as it was
     assert [devices.who("victim"), devices.who("admin")] == ["anonymous", "1"]
     ttl = redis.Redis.from_url(redis_server.url).ttl(revocation.user_key(42))
-    assert MAX_AGE - 5 <= ttl <= MAX_AGE  # type: ignore[operator]
+    longest = MAX_AGE + revocation.DEFAULT_CLOCK_SKEW + revocation.RECORD_MARGIN
+    assert longest - 5 <= ttl <= longest  # type: ignore[operator]
+
+
+def test_an_ended_session_record_outlives_the_token_by_the_clocks_margin(
+    devices: Devices, redis_server: RedisServer
+) -> None:
+    devices.get("browser", "/login", user=7)
+    devices.get("browser", "/logout")
+    client = redis.Redis.from_url(redis_server.url)
+    (key,) = client.keys("*:sid:*")
+    assert MAX_AGE + 60 - 5 <= client.ttl(key) <= MAX_AGE + 60  # type: ignore[operator]  # RECORD_MARGIN
 
 
 def test_user_key_is_configurable(store: RedisStore) -> None:
@@ -267,6 +286,8 @@ def test_revocation_needs_an_end_to_sessions(store: RedisStore) -> None:
         SessionMiddleware(build(None), secret_key=SECRET, max_age=None, revocation=store)
     with pytest.raises(ValueError, match="revocation needs format=2"):
         SessionMiddleware(build(None), secret_key=SECRET, format=1, revocation=store)
+    with pytest.raises(ValueError, match="RedisStore clock_skew must be a number of seconds from 0 to 600"):
+        RedisStore("redis://127.0.0.1:1/0", clock_skew=-1)
     with pytest.raises(TypeError, match="revocation must be a RedisStore"):
         SessionMiddleware(build(None), secret_key=SECRET, revocation="redis://x")  # type: ignore[arg-type]
 
@@ -279,3 +300,51 @@ def test_helpers_without_revocation_say_how_to_turn_it_on() -> None:
     app = Starlette(routes=[Route("/", endpoint)], middleware=[Middleware(SessionMiddleware, secret_key=SECRET)])
     with TestClient(app) as client, pytest.raises(RuntimeError, match="revocation=RedisStore"):
         client.get("/")
+
+
+@pytest.mark.parametrize("path", ["/slide", "/set"])
+def test_a_request_while_redis_is_down_never_overwrites_the_session(own_redis_server: RedisServer, path: str) -> None:
+    """Sliding expiry (mark_modified) or a write: the session read as empty is not signed over the client's."""
+
+    async def set_something(request: Request) -> Response:
+        request.session["cart"] = 1
+        return PlainTextResponse("set")
+
+    app = build(patient_store(own_redis_server))
+    app.router.routes.append(Route("/set", set_something))
+    with TestClient(app) as client:
+        devices = Devices(client)
+        devices.get("browser", "/login", user=7)
+        before = devices.jars["browser"]
+        own_redis_server.stop()
+        response = devices.get("browser", path)
+        assert response.status_code == 200
+        assert "set-cookie" not in response.headers
+        own_redis_server.start()
+        assert devices.who("browser") == "7"
+    assert devices.jars["browser"] == before
+
+
+def test_logging_out_while_redis_is_down_deletes_the_cookie(own_redis_server: RedisServer) -> None:
+    """request.session.clear() on a session read as empty (Redis down) still deletes the client's cookie."""
+    app = build(patient_store(own_redis_server))
+    with TestClient(app) as client:
+        devices = Devices(client)
+        devices.get("browser", "/login", user=7)
+        own_redis_server.stop()
+        response = devices.get("browser", "/clear")
+        own_redis_server.start()
+    assert response.text == "cleared"
+    assert "session=null" in response.headers["set-cookie"]
+    assert "browser" not in devices.jars
+
+
+def test_logging_in_while_redis_is_down_starts_a_new_session(own_redis_server: RedisServer) -> None:
+    app = build(patient_store(own_redis_server))
+    with TestClient(app) as client:
+        devices = Devices(client)
+        devices.get("browser", "/login", user=7)
+        own_redis_server.stop()
+        devices.get("browser", "/login", user=8)  # clear(), then the new user: a session of its own
+        own_redis_server.start()
+        assert devices.who("browser") == "8"

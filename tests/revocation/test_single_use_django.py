@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -59,6 +61,31 @@ def test_first_use_succeeds_second_is_gone(redis_links: RedisServer, name: str) 
     assert client.get(link).status_code == 200
     second = client.get(link)
     assert (second.status_code, second.content) == (410, b"This link has already been used.")
+
+
+def test_a_link_used_where_the_clock_is_fast_stays_used_where_it_is_slow(
+    redis_links: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record must outlive the link by every clock that verifies it, not only by the one that wrote it."""
+    from blake2sign_web.django import revocation as django_revocation
+
+    link = sign_url(reverse("sig-echo"), expires_in=3, single_use=True)  # expires in 2 to 3 s
+    with monkeypatch.context() as patch:
+        patch.setattr(django_revocation, "time", SimpleNamespace(time=lambda: time.time() + 5))  # 5 s ahead
+        assert Client().get(link).status_code == 200
+    time.sleep(1.2)  # the link is still valid here
+    second = Client(HTTP_USER_AGENT="someone else").get(link)
+    assert second.status_code == 410
+
+
+def test_record_lives_as_long_as_the_link_and_the_clocks_margin(redis_links: RedisServer) -> None:
+    import redis
+
+    link = sign_url(reverse("sig-echo"), expires_in=120, single_use=True)
+    assert Client().get(link).status_code == 200
+    (key,) = redis.Redis.from_url(redis_links.url).keys("*once*")
+    ttl = redis.Redis.from_url(redis_links.url).ttl(key)
+    assert 110 + 60 <= ttl <= 120 + 60  # RECORD_MARGIN: 60 s
 
 
 def test_used_status_follows_expired_status(settings: Any, redis_server: RedisServer) -> None:
