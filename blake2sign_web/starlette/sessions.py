@@ -21,7 +21,7 @@ cookie then costs one Redis round trip (MGET); without it nothing changes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from http.cookies import _unquote  # what Starlette's cookie_parser uses
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
@@ -82,6 +82,8 @@ class Session(dict[str, Any]):
     modified: bool = False
     #: Emptied by clear() during the request (revocation ends the old session then).
     cleared: bool = False
+    #: The client sent no session (no cookie, or one that did not hold a session): emptying it deletes nothing.
+    loaded_empty: bool = True
 
     def mark_accessed(self) -> None:
         self.accessed = True
@@ -170,7 +172,48 @@ class ReadTrackingSession(Session):
 
 
 #: Starlette 1.0 made ``request.session`` call ``mark_accessed``; before it, reads have to.
-SESSION_CLASS: Final[type[Session]] = Session if int(starlette.__version__.split(".")[0]) >= 1 else ReadTrackingSession
+STARLETTE_MARKS_ACCESS: Final = int(starlette.__version__.split(".")[0]) >= 1
+SESSION_CLASS: Final[type[Session]] = Session if STARLETTE_MARKS_ACCESS else ReadTrackingSession
+
+
+class LazySession(Session):
+    """``request.session`` whose cookie is verified and decoded on first use: a request that never uses it pays nothing.
+
+    Any use (``request.session`` calls ``mark_accessed``; every dict method, for code that
+    reads ``scope["session"]`` itself) loads it, then turns the object into a plain
+    ``Session``, so later calls cost what they always did.
+    """
+
+    #: Set by the middleware (no ``__init__``: one Python call less on every request).
+    cookie: str | bytes
+    middleware: SessionMiddleware
+    def load(self) -> None:
+        """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie)."""
+        started = perf_counter()
+        loaded = self.middleware._read_session(self.middleware._cookie_text(self.cookie))
+        del self.cookie, self.middleware
+        self.__class__ = Session  # type: ignore[assignment]  # same layout: allowed, and plain from now on
+        dict.update(self, loaded)
+        self.modified = loaded.modified
+        self.loaded_empty = loaded.loaded_empty
+        self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
+
+
+def _loading(name: str) -> Callable[..., Any]:
+    def method(self: LazySession, *args: Any, **kwargs: Any) -> Any:
+        self.load()
+        return getattr(self, name)(*args, **kwargs)  # the plain Session's method now
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in (
+    "mark_accessed", "mark_modified", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__iter__",
+    "__len__", "__reversed__", "__eq__", "__ne__", "__repr__", "__or__", "__ror__", "__ior__", "get", "keys",
+    "values", "items", "copy", "pop", "popitem", "setdefault", "update", "clear", "__reduce_ex__",
+):  # fmt: skip
+    setattr(LazySession, _name, _loading(_name))
 
 
 class SessionMiddleware:
@@ -266,6 +309,12 @@ class SessionMiddleware:
         self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
         # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
         self._needs_token = bool(fallbacks) or revocation is not None
+        # Verify and decode a cookie only when request.session is used (Starlette 1.0 and later, whose
+        # request.session marks it accessed: before it, code that reads the session without marking it
+        # could serialize the still-empty dict).
+        self._lazy = STARLETTE_MARKS_ACCESS
+        #: With fallback secrets a session is re-signed under secret_key even when the request never used it.
+        self._resign_unread = bool(fallbacks)
         self.revocation = revocation
         self.user_key = user_key
         #: Add ``Server-Timing: b2sw-load;dur=..., b2sw-save;dur=...`` (milliseconds) to every response.
@@ -294,32 +343,61 @@ class SessionMiddleware:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        if self.revocation is not None or self.server_timing:
+            await self._call_with_extras(scope, receive, send)
+            return
 
+        # The common case, kept short: it runs on every request, most of which never use the session.
+        cookie = self._find_cookie(scope["headers"])
+        if cookie is None:
+            session = SESSION_CLASS()
+        elif self._lazy and (self.legacy is None or self._cookie_text(cookie).count(".") != 2):
+            # Verified and decoded when first used. (A cookie of Starlette's own middleware is read now:
+            # it is re-issued in this format on any request.)
+            session = LazySession()
+            session.cookie, session.middleware = cookie, self
+        else:
+            session = self._read_session(self._cookie_text(cookie))
+        scope["session"] = session
+
+        def send_wrapper(message: Message) -> Awaitable[None]:
+            # Not a coroutine of its own: the server's send is awaited directly, one frame less per message.
+            if message["type"] == "http.response.start":
+                session = scope["session"]
+                if session.accessed or session.modified or self._resign_unread:
+                    self._finish(session, message, None)
+            return send(message)
+
+        await self.app(scope, receive, send_wrapper)
+
+    async def _call_with_extras(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``__call__`` with revocation (a Redis round trip per verified cookie) or Server-Timing."""
         timing = self.server_timing
-        if timing:
-            started = perf_counter()
+        started = perf_counter()
         cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
         if self.revocation is None:
-            session = SESSION_CLASS() if cookie is None else self._read(cookie).session
-            initial_session_was_empty = not dict.__len__(session)
+            if cookie is None:
+                session = SESSION_CLASS()
+            elif self._lazy and not (self.legacy is not None and cookie.count(".") == 2):
+                session = LazySession()
+                session.cookie, session.middleware = cookie, self
+            else:
+                session = self._read_session(cookie)
         else:
             session, token, refused = await self._load_revocable(self.revocation, cookie)
             # A session read as empty because Redis was down still has its cookie: clearing it deletes that.
-            initial_session_was_empty = not dict.__len__(session) and not refused and not token.unchecked
+            session.loaded_empty = not dict.__len__(session) and not refused and not token.unchecked
             session.modified = session.modified or refused  # a refused cookie is deleted
             from .revocation import SCOPE_KEY
 
             scope[SCOPE_KEY] = token
         scope["session"] = session
-        if timing:
-            load_ms = (perf_counter() - started) * 1000
+        load_ms = (perf_counter() - started) * 1000
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 session: Session = scope["session"]
-                if timing:
-                    started = perf_counter()
                 if token is not None and token.unchecked and not session.cleared and session.modified:
                     # Read as empty because Redis was down: writing it would replace the client's real
                     # session for good. Only an explicit clear() (logout, or a login that starts afresh) writes.
@@ -330,41 +408,74 @@ class SessionMiddleware:
                     session.modified = False
                 if token is not None and (session.cleared or (session.modified and not dict.__len__(session))):
                     await _end_client_session(token)
-                if session.accessed or session.modified or timing:
-                    # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
-                    headers = message["headers"] = list(message.get("headers", ()))
-                    if session.accessed:
-                        _add_vary_cookie(headers)
-                    if session.modified and dict.__len__(session):
-                        header = self._cookie_header(session, None if token is None else token.session_id)
-                        if header is not None:
-                            headers.append((b"set-cookie", header))
-                    elif session.modified and not initial_session_was_empty:
-                        headers.append((b"set-cookie", self._delete_cookie))
-                    if timing:
-                        headers.append((b"server-timing", server_timing_header(load_ms, started)))
+                self._finish(session, message, token, load_ms if timing else None)
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
 
+    def _finish(
+        self, session: Session, message: Message, token: SessionToken | None, load_ms: float | None = None
+    ) -> None:
+        """Add to the response's start message what the session needs: Vary, Set-Cookie, Server-Timing."""
+        if self._resign_unread and type(session) is LazySession:
+            # Fallback secrets: a session verified by one is re-signed, whether or not it was used.
+            session.load()
+        if not (session.accessed or session.modified or load_ms is not None):
+            return
+        started = perf_counter()
+        # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
+        headers = message["headers"] = list(message.get("headers", ()))
+        if session.accessed:
+            _add_vary_cookie(headers)
+        if session.modified and dict.__len__(session):
+            header = self._cookie_header(session, None if token is None else token.session_id)
+            if header is not None:
+                headers.append((b"set-cookie", header))
+        elif session.modified and not session.loaded_empty:
+            headers.append((b"set-cookie", self._delete_cookie))
+        if load_ms is not None:
+            load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
+            headers.append((b"server-timing", server_timing_header(load_ms, started)))
+
     def _read_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
-        """This middleware's cookie, exactly as ``request.cookies`` would give it (the last one wins).
+        """This middleware's cookie, exactly as ``request.cookies`` would give it (the last one wins)."""
+        found = self._find_cookie(headers)
+        return None if found is None else self._cookie_text(found)
+
+    def _find_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | bytes | None:
+        """``_read_cookie``, except that in the usual case (a header holding only our cookie) it returns that
+        header's bytes, for ``_cookie_text`` to cut out and decode when the session is used.
 
         Starlette's ``cookie_parser`` builds a dict of every cookie; this looks only for
         ours, with the same splitting, stripping and unquoting.
         """
-        value = None
+        # Single-byte ints, not ``bytes in bytes``: CPython tries that operand as an int first and clears the
+        # TypeError, which cost most of this method (about 0.2 us per test on a 300-byte header).
+        value: str | bytes | None = None
         for name, raw in headers:
-            if name != b"cookie" or self._cookie_name not in raw:
+            if name != b"cookie":
                 continue
-            if raw.startswith(self._cookie_prefix) and b";" not in raw and b'"' not in raw:
-                value = raw[len(self._cookie_prefix) :].decode("latin-1").strip()  # the usual case: one cookie
+            if raw.startswith(self._cookie_prefix) and 59 not in raw and 34 not in raw:  # no ";" nor '"'
+                value = raw  # the usual case: one cookie, ours
+                continue
+            if raw.find(self._cookie_name) < 0:
                 continue
             for chunk in raw.decode("latin-1").split(";"):
                 key, equals, text = chunk.partition("=")
                 if equals and key.strip() == self.session_cookie:
                     value = _unquote(text.strip())
         return value
+
+    def _cookie_text(self, cookie: str | bytes) -> str:
+        """The cookie's value from ``_find_cookie``'s answer."""
+        if isinstance(cookie, bytes):
+            return cookie[len(self._cookie_prefix) :].decode("latin-1").strip()
+        return cookie
+
+    def _read_session(self, cookie: str) -> Session:
+        session = self._read(cookie).session
+        session.loaded_empty = not dict.__len__(session)
+        return session
 
     def _load(self, cookie: str) -> tuple[Session, LoadedToken | None]:
         """The session in ``cookie`` and its verified token (None when not needed, or for a migrated cookie)."""

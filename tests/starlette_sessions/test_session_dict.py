@@ -14,7 +14,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from blake2sign_web.starlette import SessionMiddleware
-from blake2sign_web.starlette.sessions import SESSION_CLASS, ReadTrackingSession, Session
+from blake2sign_web.starlette.sessions import SESSION_CLASS, LazySession, ReadTrackingSession, Session
 
 from .conftest import SECRET, set_cookie_headers
 
@@ -29,7 +29,10 @@ def run(operation: Callable[[dict[str, Any]], object] | None) -> tuple[dict[str,
             request.session.update(STORED)
         elif operation is not None:
             operation(request.session)
-        return JSONResponse(dict(dict.items(request.scope["session"])))  # C-level: marks nothing
+        stored = request.scope["session"]
+        if type(stored) is LazySession:  # not used yet: read it as a use would, without marking it used
+            stored.load()
+        return JSONResponse(dict(dict.items(stored)))  # C-level: marks nothing
 
     client = TestClient(SessionMiddleware(Starlette(routes=[Route("/", view)]), secret_key=SECRET))
     client.get("/?seed=1")
