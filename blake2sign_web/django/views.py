@@ -7,6 +7,10 @@ ASGI handler would gather a synchronous one in memory first), answers HEAD, sing
 requests (206, 416), If-None-Match / If-Modified-Since (304) and If-Match /
 If-Unmodified-Since (412, via Django's own ``get_conditional_response``), and can hand the
 transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
+
+A link signed with ``filename``/``disposition`` names the download (``Content-Disposition``); one
+signed with ``consume_on="post"`` shows a confirmation page to GET and HEAD, and its POST uses the
+link up and answers with the whole file.
 """
 
 from __future__ import annotations
@@ -24,23 +28,29 @@ from django.core.files.storage import FileSystemStorage, Storage, default_storag
 from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils.cache import get_conditional_response
+from django.utils.decorators import method_decorator
 from django.views import View
+from django.views.decorators.csrf import csrf_exempt
 
 from .. import files, revocation
 from ..urls import VerifiedLink
-from .signed_urls import BindFunction, check_signature, consume_single_use
+from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
 
 
+# POST is answered only for a link signed with consume_on="post", whose MAC is the credential; any other
+# link's POST is 405. The confirmation page posts without a CSRF token (it needs no session or cookie).
+@method_decorator(csrf_exempt, name="dispatch")
 class SignedFileView(View):
     """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature.
 
     Options (pass to ``as_view``): ``storage`` (an alias in STORAGES, or a Storage),
     ``as_attachment``, ``accel_redirect`` (URL prefix of an nginx ``internal`` location),
     ``sendfile`` (send ``X-Sendfile`` with the file's path), ``bind`` (request -> value
-    the link is bound to), ``chunk_size`` and ``url_kwarg`` (the URL pattern's name part).
+    the link is bound to), ``chunk_size``, ``url_kwarg`` (the URL pattern's name part) and
+    ``confirm`` ((request, link) -> the confirmation page of a ``consume_on="post"`` link).
     """
 
-    http_method_names: ClassVar[list[str]] = ["get", "head"]  # type: ignore[misc]
+    http_method_names: ClassVar[list[str]] = ["get", "head", "post"]  # type: ignore[misc]
     storage: str | Storage = "default"
     as_attachment: bool = True
     accel_redirect: str | None = None
@@ -48,12 +58,14 @@ class SignedFileView(View):
     bind: BindFunction | None = None
     chunk_size: int = files.CHUNK_SIZE
     url_kwarg: str = "name"
+    confirm: ConfirmFunction | None = None
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         # The signature is checked before anything touches the storage.
         # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
         bind = self.__dict__.get("bind", type(self).bind)
-        link = check_signature(request, bind=bind)
+        confirm = self.__dict__.get("confirm", type(self).confirm)
+        link = admit(request, bind=bind, confirm=confirm)
         if isinstance(link, HttpResponseBase):
             return link
         #: A single-use link is used up in ``respond``, which knows the file (see ``consume``).
@@ -64,6 +76,12 @@ class SignedFileView(View):
         if isinstance(self.storage, Storage):
             return self.storage
         return default_storage if self.storage == "default" else storages[self.storage]
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        """The confirmation page's POST: uses a ``consume_on="post"`` link up and sends the whole file."""
+        if self.link.consume_on != "post":
+            return self.http_method_not_allowed(request, *args, **kwargs)
+        return self.get(request, *args, **kwargs)
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         name = kwargs[self.url_kwarg]
@@ -138,11 +156,15 @@ class SignedFileView(View):
         if stored.mtime_ns is not None:
             etag = files.etag_for(stored.size, stored.mtime_ns)
             last_modified = files.http_date(stored.mtime_ns / 1e9)
+        # The confirmation's POST gets the whole file: no range, no validators (a POST is never a 304).
+        posted = request.method == "POST"
         # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
         try:
-            asked: files.ByteRange | None = files.requested_range(
-                request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
-            )
+            asked: files.ByteRange | None = None
+            if not posted:
+                asked = files.requested_range(
+                    request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
+                )
             unsatisfiable = None
         except files.RangeNotSatisfiable as error:
             asked, unsatisfiable = None, error
@@ -157,15 +179,18 @@ class SignedFileView(View):
             stored.close()
             return refused
         mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
-        conditional = get_conditional_response(request, etag=etag, last_modified=mtime)
+        conditional = None if posted else get_conditional_response(request, etag=etag, last_modified=mtime)
         if conditional is not None:
             stored.close()
             return conditional
         headers = {
+            # The type follows the stored name, never the link's filename: a link cannot make a file HTML.
             "Content-Type": files.content_type_for(name),
-            "Content-Disposition": files.content_disposition(name, as_attachment=self.as_attachment),
+            "Content-Disposition": self.disposition(name),
             "X-Content-Type-Options": "nosniff",
         }
+        if posted:
+            headers["Cache-Control"] = "no-store"
         if etag is not None and last_modified is not None:
             headers.update({"ETag": etag, "Last-Modified": last_modified})
         if self.accel_redirect is not None or self.sendfile:
@@ -211,6 +236,15 @@ class SignedFileView(View):
             streamed.headers["Content-Range"] = byte_range.content_range
         return streamed
 
+    def disposition(self, name: str) -> str:
+        """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
+        link: VerifiedLink | None = getattr(self, "link", None)
+        filename = name if link is None or link.filename is None else link.filename
+        as_attachment = (
+            self.as_attachment if link is None or link.disposition is None else link.disposition == "attachment"
+        )
+        return files.content_disposition(filename, as_attachment=as_attachment)
+
     def consume(self, request: HttpRequest, size: int, continuation: int | None) -> HttpResponseBase | None:
         """Use up a single-use link (None: this request may have the file), knowing the file's size.
 
@@ -220,6 +254,8 @@ class SignedFileView(View):
         link: VerifiedLink | None = getattr(self, "link", None)
         if link is None or link.nonce is None:
             return None
+        if link.consume_on == "post":  # only its POST gets here: a first use, never continued by GET
+            return consume_single_use(request, link)
         return consume_single_use(request, link, file_size=size, continuation=continuation)
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
