@@ -165,6 +165,34 @@ def test_s3_large_export_redirects_to_a_presigned_url_that_works(s3_client: Clie
     assert ranged.content == INVOICE_BYTES[:100]
 
 
+def test_s3_large_export_passes_the_signed_name_on_to_s3(s3_client: Client) -> None:
+    link = sign_url(reverse("large-export", args=[INVOICE]), expires_in=60, filename="Facture novembre été.pdf")
+    response = s3_client.get(link)
+    assert response.status_code == 302
+    from_s3 = httpx.get(response["Location"])
+    assert from_s3.content == INVOICE_BYTES
+    expected = (
+        "attachment; filename=\"Facture novembre _t_.pdf\"; filename*=UTF-8''Facture%20novembre%20%C3%A9t%C3%A9.pdf"
+    )
+    assert from_s3.headers["content-disposition"] == expected
+    inline = sign_url(reverse("large-export", args=[INVOICE]), expires_in=60, filename="a.pdf", disposition="inline")
+    assert httpx.get(s3_client.get(inline)["Location"]).headers["content-disposition"] == 'inline; filename="a.pdf"'
+    # Changed or added by hand: refused before S3 is asked.
+    assert s3_client.get(link.replace("Facture", "Avoir")).status_code == 403
+    assert s3_client.get(link.replace("disposition=attachment", "disposition=inline")).status_code == 403
+    plain = sign_url(reverse("large-export", args=[INVOICE]), expires_in=60)
+    assert (
+        s3_client.get(plain.replace("&signature=", "&filename=x.html&disposition=inline&signature=")).status_code == 403
+    )
+
+
+def test_s3_streamed_view_names_the_download_as_signed(s3_client: Client) -> None:
+    link = sign_url(reverse("invoice", args=[INVOICE]), expires_in=60, filename="Invoice 11.pdf", disposition="inline")
+    response = s3_client.get(link)
+    assert response["Content-Disposition"] == 'inline; filename="Invoice 11.pdf"'
+    assert b"".join(response.streaming_content) == INVOICE_BYTES  # type: ignore[attr-defined]
+
+
 def test_s3_large_export_refuses_bad_links_and_missing_files(s3_client: Client) -> None:
     assert s3_client.get(reverse("large-export", args=[INVOICE])).status_code == 403
     missing = sign_url(reverse("large-export", args=["2026/missing.pdf"]), expires_in=60)
