@@ -43,6 +43,7 @@ from typing import Any, Final, TypeVar, overload
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -401,8 +402,23 @@ def request_url(request: HttpRequest) -> str:
             query = raw.decode("iso-8859-1")  # QueryDict's own fallback
     # The path as reverse() writes the arguments the view receives: Django routes on the
     # decoded path, and reverse() escapes a leading "//" as "/%2F" (escape_leading_slashes).
-    path = escape_leading_slashes(escape_uri_path(request.path))
+    path = escape_leading_slashes(escape_uri_path(client_path(request)))
     return f"{path}?{iri_to_uri(query)}" if query else path
+
+
+def client_path(request: HttpRequest) -> str:
+    """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links.
+
+    Under WSGI that is ``request.path`` (SCRIPT_NAME, or FORCE_SCRIPT_NAME, and PATH_INFO). Under
+    ASGI, Django takes ``request.path`` from the scope's path as it is: behind a proxy that took
+    the prefix off (``FORCE_SCRIPT_NAME = "/app"``, nginx ``proxy_pass http://app/;``) it lacks
+    the prefix that reverse() put into the link, so the prefix is put back here.
+    """
+    path = request.path
+    script_name = str(request.META.get("SCRIPT_NAME") or "").rstrip("/")
+    if isinstance(request, ASGIRequest) and script_name and not (path + "/").startswith(script_name + "/"):
+        path = script_name + "/" + request.path_info.removeprefix("/")
+    return path
 
 
 @overload
