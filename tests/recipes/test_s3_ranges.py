@@ -67,8 +67,22 @@ def gunicorn(s3: tuple[str, bytes], tmp_path_factory: pytest.TempPathFactory) ->
     log = tmp_path_factory.mktemp("gunicorn") / "server.log"
     env = {"DJANGO_SETTINGS_MODULE": "tests.recipes.s3_site_settings", "BLAKE2SIGN_S3_ENDPOINT": s3[0]}
     with logged_server(command, port, log, **env) as (base, process):
+        # The master listens first; its worker may still be starting: wait until it answers, then find it.
+        httpx.get(base + "/", timeout=60)
         (worker,) = psutil.Process(process.pid).children()
         yield base, worker.pid
+
+
+@pytest.fixture(scope="module")
+def django_uvicorn(s3: tuple[str, bytes], tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """The same views under ASGI: Django's handler, the body read chunk by chunk in a worker thread."""
+    port = free_port()
+    command = [str(BIN / "uvicorn"), "tests.signed_urls.asgi:application", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--log-level", "warning"]
+    log = tmp_path_factory.mktemp("uvicorn") / "server.log"
+    env = {"DJANGO_SETTINGS_MODULE": "tests.recipes.s3_site_settings", "BLAKE2SIGN_S3_ENDPOINT": s3[0]}
+    with logged_server(command, port, log, **env) as (base, process):
+        yield base, process.pid
 
 
 def signer() -> URLSigner:
@@ -154,3 +168,10 @@ def test_a_storage_without_ranged_reads_redirects_the_range(gunicorn: tuple[str,
     head = httpx.head(base + link)
     assert (head.status_code, head.headers["content-length"]) == (200, str(SIZE))
     assert httpx.get(base + link.replace("expires", "x")).status_code == 403
+
+
+def test_under_asgi_too(django_uvicorn: tuple[str, int], s3: tuple[str, bytes]) -> None:
+    base, pid = django_uvicorn
+    growth = peak_growth_of_range(base, pid, "/invoices/" + NAME.replace(" ", "%20"), s3[1])
+    print(f"\n1 MiB range of a 64 MiB S3 object under uvicorn: peak RSS grew by {growth / MIB:.2f} MiB")
+    assert growth < 8 * MIB
