@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import logging
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -283,3 +284,63 @@ def test_fastapi_without_the_handler_fails_closed(redis_server: RedisServer, tmp
         assert client.get(link).status_code == 500
         assert keys_in(redis_server) == 0
         assert client.post(link).json() == {"signed_in_by": "POST"}
+
+
+# A real browser: the page's form posts to the link itself, and another page cannot frame it.
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    def missing(what: str) -> None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run this test, which needs {what}", pytrace=False)
+        pytest.skip(f"needs {what}")
+
+    if not CHROMIUM.exists():
+        missing("Debian's chromium (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("the playwright Python package")
+    with sync_playwright() as playwright:
+        args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.mark.server
+def test_a_browser_presses_the_button_once(browser: Any, starlette_server: str, redis_server: RedisServer) -> None:
+    link = starlette_server + make_signer().sign("/magic", expires_in=600, single_use=True, consume_on="post")
+    page = browser.new_page()
+    try:
+        page.goto(link)
+        assert page.title() == "Continue"
+        assert keys_in(redis_server) == 0
+        with page.expect_navigation():
+            page.click("button")
+        assert page.url == link  # the form posted to the link itself, query and signature included
+        assert page.inner_text("body") == "signed in by POST"
+        page.goto(link)  # back to the page: it shows again, but its POST is refused
+        with page.expect_navigation():
+            page.click("button")
+        assert page.inner_text("body") == "This link has already been used."
+    finally:
+        page.close()
+
+
+@pytest.mark.server
+def test_another_site_cannot_frame_the_page(browser: Any, starlette_server: str, tmp_path: Path) -> None:
+    link = starlette_server + make_signer().sign("/magic", expires_in=600, single_use=True, consume_on="post")
+    framing = tmp_path / "framing.html"
+    framing.write_text(f'<!DOCTYPE html><iframe id="f" src="{html.escape(link)}"></iframe>')
+    page = browser.new_page()
+    try:
+        page.goto(framing.as_uri())
+        page.wait_for_timeout(1000)
+        frame = page.frame_locator("#f")
+        assert frame.locator("button").count() == 0  # blocked: X-Frame-Options and frame-ancestors
+    finally:
+        page.close()
