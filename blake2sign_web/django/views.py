@@ -194,8 +194,11 @@ class SignedFileView(View):
         except files.RangeNotSatisfiable as error:
             asked, unsatisfiable = None, error
         has_range = asked is not None or unsatisfiable is not None
-        if asked is not None and request.method == "GET" and stored.downloads_whole and not self.accel_or_sendfile:
-            redirect = self.redirect_range(request, storage, name)
+        link: VerifiedLink | None = getattr(self, "link", None)
+        single_use = link is not None and link.nonce is not None
+        # Never for a single-use link: the storage's URL could be used again and again until it expires.
+        if asked is not None and request.method == "GET" and stored.downloads_whole and not single_use:
+            redirect = None if self.accel_or_sendfile else self.redirect_range(request, storage, name)
             if redirect is not None:
                 stored.close()
                 return redirect
@@ -283,8 +286,9 @@ class SignedFileView(View):
         """A Range request on a storage that would download the whole object: redirect to the storage's URL.
 
         None (seek the file as before) with ``range_fallback="seek"``, or when the storage has no
-        absolute http(s) URL for the file. The redirect is logged: the storage's URL is a bearer
-        link of its own, which knows nothing of this link's expiry, binding or single use.
+        absolute http(s) URL for the file; never asked for a single-use link. The redirect is
+        logged: the storage's URL is a bearer link of its own, which knows nothing of this
+        link's expiry or binding.
         """
         if self.range_fallback not in RANGE_FALLBACKS:
             raise ValueError(f"range_fallback must be one of {RANGE_FALLBACKS}; got {self.range_fallback!r}")

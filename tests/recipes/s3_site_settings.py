@@ -20,3 +20,6 @@ STORAGES["private"]["OPTIONS"].update(
 )
 STORAGES["whole-download-s3"] = {**STORAGES["private"], "BACKEND": "tests.recipes.s3_urls.WholeDownloadS3Storage"}
 ROOT_URLCONF = "tests.recipes.s3_urls"
+# One worker: a local-memory cache is shared by every request it serves.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+BLAKE2SIGN_WEB = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "default"}}

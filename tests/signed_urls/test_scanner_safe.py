@@ -260,8 +260,10 @@ def test_django_link_without_store_shows_the_page_and_refuses_the_post(settings:
 
 @pytest.fixture
 def starlette_client(redis_server: RedisServer, tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(build_starlette(write_files(tmp_path / "served"), patient_store(redis_server))) as client:
+    store = patient_store(redis_server)
+    with TestClient(build_starlette(write_files(tmp_path / "served"), store)) as client:
         yield client
+        client.portal.call(store.aclose)  # on the client's event loop, which closes with it
 
 
 def test_starlette_own_page_is_made_unframeable(starlette_client: TestClient) -> None:
@@ -276,7 +278,8 @@ def test_starlette_own_page_is_made_unframeable(starlette_client: TestClient) ->
 
 def test_fastapi_without_the_handler_fails_closed(redis_server: RedisServer, tmp_path: Path) -> None:
     """Forgetting confirmation_handler is a 500, never a GET that uses the link up."""
-    app = build_fastapi(write_files(tmp_path / "served"), patient_store(redis_server))
+    store = patient_store(redis_server)
+    app = build_fastapi(write_files(tmp_path / "served"), store)
     app.exception_handlers.clear()
     app.add_exception_handler(404, lambda request, exc: None)  # type: ignore[arg-type]  # rebuild the stack
     link = make_signer().sign("/magic", expires_in=600, single_use=True, consume_on="post")
@@ -284,6 +287,7 @@ def test_fastapi_without_the_handler_fails_closed(redis_server: RedisServer, tmp
         assert client.get(link).status_code == 500
         assert keys_in(redis_server) == 0
         assert client.post(link).json() == {"signed_in_by": "POST"}
+        client.portal.call(store.aclose)
 
 
 # A real browser: the page's form posts to the link itself, and another page cannot frame it.
