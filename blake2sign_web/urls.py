@@ -40,6 +40,14 @@ A single-use link (``sign(..., single_use=True)``) is an ordinary signed link wh
 ``once`` parameter (the nonce) the MAC covers like any other; ``verify_link`` returns it with the
 expiry, and the adapters consume it in a shared store (see ``blake2sign_web.revocation``).
 It must expire: its record is kept in the store until then, and no longer.
+``consume_on="post"`` adds ``consume=post``: the adapters then answer GET and HEAD with a
+confirmation page and consume the link only on a POST (mail scanners fetch links with GET).
+
+``sign(..., filename=..., disposition="attachment"|"inline")`` adds ``disposition`` (and
+``filename``): how the download helpers name the file in ``Content-Disposition``. Like the
+nonce they are ordinary signed parameters; ``verify_link`` checks and returns them. A
+``filename`` without ``disposition`` is an application's own parameter, as before this
+option existed, and is neither checked nor used.
 
 The MAC itself is ``Signer``'s: same key derivation (with its own ``domain``),
 fallback secrets for rotation, constant-time comparison, length checked first.
@@ -50,9 +58,10 @@ from __future__ import annotations
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 from .cache import cached
@@ -79,6 +88,15 @@ _DOT_SEGMENTS: Final = {".": "%2E", "..": "%2E%2E"}
 NONCE_BYTES: Final = 16
 #: What a nonce may look like: enough to name a store key safely, whoever wrote it.
 _NONCE: Final = re.compile(r"[A-Za-z0-9_-]{16,64}")
+#: The values of a link's ``disposition`` parameter.
+DISPOSITIONS: Final = ("attachment", "inline")
+#: When a single-use link is used up: by its first request ("get", the default), or only by a POST ("post").
+CONSUME_ON: Final = ("get", "post")
+#: Longest signed download name, in characters (file systems allow 255 bytes or characters).
+MAX_FILENAME_LENGTH: Final = 255
+
+Disposition = Literal["attachment", "inline"]
+ConsumeOn = Literal["get", "post"]
 
 Bound = str | bytes | int
 
@@ -88,12 +106,17 @@ class VerifiedLink(NamedTuple):
 
     ``used_fallback``: a fallback secret verified it (re-sign to refresh); ``expires_at``: Unix seconds
     after which the link is refused, None without expiry; ``nonce``: the single-use nonce, None for a link
-    that may be used any number of times.
+    that may be used any number of times; ``consume_on``: "post" when only a POST may use the link up
+    (GET and HEAD get a confirmation page); ``disposition`` ("attachment" or "inline") and ``filename``:
+    how a download by this link is to be named, None when the link does not say.
     """
 
     used_fallback: bool
     expires_at: int | None
     nonce: str | None
+    consume_on: ConsumeOn = "get"
+    disposition: Disposition | None = None
+    filename: str | None = None
 
 
 class URLSigner(Signer):
@@ -111,6 +134,9 @@ class URLSigner(Signer):
         signature_param: str = "signature",
         expires_param: str = "expires",
         nonce_param: str = "once",
+        consume_param: str = "consume",
+        disposition_param: str = "disposition",
+        filename_param: str = "filename",
         ignore: Iterable[str] = (),
         bind_host: bool = False,
         max_url_length: int = MAX_URL_LENGTH,
@@ -122,12 +148,19 @@ class URLSigner(Signer):
         super().__init__(
             secret, purpose=purpose, fallbacks=fallbacks, hasher=hasher, max_token_length=2 * max_url_length + 64
         )
-        names = {"signature_param": signature_param, "expires_param": expires_param, "nonce_param": nonce_param}
+        names = {
+            "signature_param": signature_param,
+            "expires_param": expires_param,
+            "nonce_param": nonce_param,
+            "consume_param": consume_param,
+            "disposition_param": disposition_param,
+            "filename_param": filename_param,
+        }
         for name, value in names.items():
             if not isinstance(value, str) or not value or quote(value, safe=_QUERY_SAFE) != value:
                 raise ValueError(f"{name} must be a non-empty query parameter name of [A-Za-z0-9-._~]; got {value!r}")
         if len(set(names.values())) != len(names):
-            raise ValueError("signature_param, expires_param and nonce_param must differ")
+            raise ValueError(f"the parameter names must differ: {', '.join(names)}")
         if isinstance(ignore, str):
             raise TypeError("ignore must be a list of parameter names or patterns such as 'utm_*', not one str")
         self.ignore = tuple(ignore)
@@ -135,12 +168,18 @@ class URLSigner(Signer):
             if not isinstance(pattern, str) or not pattern:
                 raise TypeError(f"each ignore pattern must be a non-empty str such as 'utm_*'; got {pattern!r}")
             if any(fnmatchcase(value, pattern) for value in names.values()):
-                raise ValueError(f"ignore pattern {pattern!r} would ignore the signature, expiry or nonce parameter")
+                raise ValueError(
+                    f"ignore pattern {pattern!r} would ignore the signature, expiry or nonce parameter, or another of "
+                    f"this signer's own ({', '.join(names.values())}), which the signature must cover"
+                )
         if not callable(clock):
             raise TypeError("clock must be a callable returning Unix seconds, like time.time")
         self.signature_param = signature_param
         self.expires_param = expires_param
         self.nonce_param = nonce_param
+        self.consume_param = consume_param
+        self.disposition_param = disposition_param
+        self.filename_param = filename_param
         self.bind_host = bool(bind_host)
         self.max_url_length = max_url_length
         self._clock = clock
@@ -158,6 +197,9 @@ class URLSigner(Signer):
         expires_in: Seconds | None = None,
         bind: Bound | None = None,
         single_use: bool = False,
+        consume_on: ConsumeOn | None = None,
+        filename: str | None = None,
+        disposition: Disposition | None = None,
     ) -> str:
         """Return ``url`` with ``expires`` (when ``expires_in`` is given) and ``signature`` added.
 
@@ -165,6 +207,11 @@ class URLSigner(Signer):
         is given (otherwise it is kept, so re-signing an old link keeps its lifetime, and
         its nonce). ``single_use=True`` adds a fresh random nonce (``once=``) for the adapters to
         consume; it needs an expiry, since the store keeps the nonce's record until then.
+        ``consume_on="post"`` (single-use links only) adds ``consume=post``: GET and HEAD then
+        only show a confirmation page, whose POST uses the link up (mail scanners only GET).
+        ``filename`` and ``disposition`` (``"attachment"``, the default with a filename, or
+        ``"inline"``) say how the download helpers name the file; a name with a path separator,
+        a control or line-separator character, or none at all is refused (ValueError).
         """
         if isinstance(url, bytes):
             url = url.decode("ascii")
@@ -190,6 +237,31 @@ class URLSigner(Signer):
                 )
             nonce = secrets.token_urlsafe(NONCE_BYTES)
             pairs = [(k, v) for k, v in pairs if k != self.nonce_param] + [(self.nonce_param, nonce)]
+        if consume_on is not None:
+            if consume_on not in CONSUME_ON:
+                raise ValueError(f"consume_on must be 'get' or 'post'; got {consume_on!r}")
+            pairs = [(k, v) for k, v in pairs if k != self.consume_param]
+            if consume_on == "post":
+                if not single_use:
+                    raise ValueError("consume_on='post' is for single-use links: pass single_use=True")
+                pairs.append((self.consume_param, "post"))
+        if filename is not None or disposition is not None:
+            if disposition is None:
+                disposition = "attachment"
+            if disposition not in DISPOSITIONS:
+                raise ValueError(f"disposition must be 'attachment' or 'inline'; got {disposition!r}")
+            if filename is not None:
+                problem = filename_problem(filename)
+                if problem is not None:
+                    raise ValueError(f"cannot sign filename {filename[:40]!r}: {problem}")
+            replaced = (self.disposition_param, self.filename_param)
+            pairs = [(k, v) for k, v in pairs if k not in replaced] + [(self.disposition_param, disposition)]
+            if filename is not None:
+                pairs.append((self.filename_param, filename))
+        try:  # what the URL already carried is kept: it must be what verify accepts
+            self._link_options(pairs, has_nonce=any(k == self.nonce_param for k, _ in pairs))
+        except BadSignature as error:
+            raise ValueError(f"cannot sign {url[:40]!r}: {error}") from None
         host = self._host(scheme, netloc)
         if self.bind_host and not host:
             raise ValueError("this URLSigner binds the host (bind_host=True): sign an absolute URL")
@@ -289,7 +361,42 @@ class URLSigner(Signer):
                 raise BadSignature("malformed nonce")
             if expires_at is None:  # sign() never writes one: a record without an end could never be removed
                 raise BadSignature("single-use URL without expiry")
-        return VerifiedLink(used_fallback, expires_at, nonce)
+        consume_on, disposition, filename = self._link_options(pairs, has_nonce=nonce is not None)
+        return VerifiedLink(used_fallback, expires_at, nonce, consume_on, disposition, filename)
+
+    def _link_options(
+        self, pairs: list[tuple[str, str]], *, has_nonce: bool
+    ) -> tuple[ConsumeOn, Disposition | None, str | None]:
+        """``consume_on``, ``disposition`` and ``filename`` of a link's (signed) pairs; BadSignature if malformed.
+
+        Called after the MAC was checked (and by ``sign``, on what it is about to sign).
+        """
+        consumes = [v for k, v in pairs if k == self.consume_param]
+        dispositions = [v for k, v in pairs if k == self.disposition_param]
+        filenames = [v for k, v in pairs if k == self.filename_param]
+        if len(consumes) > 1 or len(dispositions) > 1 or len(filenames) > 1:
+            raise BadSignature("URL repeats a consume, disposition or filename parameter")
+        consume_on: ConsumeOn = "get"
+        if consumes:
+            if consumes[0] != "post":
+                raise BadSignature("malformed consume parameter")
+            if not has_nonce:
+                raise BadSignature("consume=post on a URL that is not single-use")
+            consume_on = "post"
+        if not dispositions:
+            # A filename alone is the application's own parameter, as in links signed before this option.
+            return consume_on, None, None
+        disposition = dispositions[0]
+        if disposition == "attachment":
+            checked: Disposition = "attachment"
+        elif disposition == "inline":
+            checked = "inline"
+        else:
+            raise BadSignature("malformed disposition")
+        filename = filenames[0] if filenames else None
+        if filename is not None and filename_problem(filename) is not None:
+            raise BadSignature("malformed filename")
+        return consume_on, checked, filename
 
     def _ignored(self, name: str) -> bool:
         return any(fnmatchcase(name, pattern) for pattern in self.ignore)
@@ -311,6 +418,32 @@ class URLSigner(Signer):
         query = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in kept)
         bound = "" if bind is None else "=" + _encode(_bound_text(bind))
         return f"url1\n{host}\n{path}\n{query}\n{bound}".encode("ascii")
+
+
+def filename_problem(filename: object) -> str | None:
+    """Why ``filename`` cannot be a signed download name (None: it can).
+
+    A name is one path segment: no ``/`` or ``\\``, not ``.`` or ``..``, no control, format
+    or line-separator character (CR, LF, NUL, U+2028, bidirectional overrides), not only dots
+    and spaces, at most ``MAX_FILENAME_LENGTH`` characters. Quotes and non-ASCII are allowed:
+    ``files.content_disposition`` encodes them.
+    """
+    if not isinstance(filename, str):
+        return f"a filename must be a str, not {type(filename).__name__}"
+    if not filename.strip(" ."):
+        return "a filename must have a character other than dots and spaces"
+    if len(filename) > MAX_FILENAME_LENGTH:
+        return f"a filename has at most {MAX_FILENAME_LENGTH} characters"
+    if "/" in filename or "\\" in filename:
+        return "a filename is one path segment: no '/' or '\\'"
+    if any(unicodedata.category(char) in _UNSAFE_CATEGORIES for char in filename):
+        return "a filename has no control, format or line-separator character"
+    return None
+
+
+#: Unicode categories refused in a filename: controls (CR, LF, NUL), format (bidi overrides), surrogates,
+#: private use, unassigned, line and paragraph separators.
+_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 def get_url_signer(secret: str | bytes, **options: Any) -> URLSigner:

@@ -18,6 +18,13 @@ own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]``:
         },                                            #   REMOTE_ADDR and User-Agent
     }
 
+A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
+confirmation page (``blake2sign_web.confirmation``; ``confirm=`` renders your own) whose POST uses
+it up, then reaches the view. Mail scanners that fetch every link of a message only GET.
+
+The verified link is ``request.signed_link`` (a ``VerifiedLink``: its expiry, nonce, disposition
+and filename) in the view.
+
 Answers: 403 (PermissionDenied, so the site's 403 page renders) for a missing,
 malformed or wrong signature; ``EXPIRED_STATUS`` (410 Gone by default) for a link
 whose signature is right but whose time has passed, so the page can say "ask for a
@@ -36,17 +43,20 @@ from typing import Any, Final, TypeVar, overload
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
+from .. import confirmation
 from ..exceptions import BadSignature, SignatureExpired
 from ..keys import HASHERS
 from ..revocation import POLICIES, StoreUnavailable
-from ..urls import Bound, URLSigner, VerifiedLink, get_url_signer
+from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink, get_url_signer
 from . import revocation
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
@@ -71,6 +81,8 @@ DEFAULTS: Final[Mapping[str, Any]] = {
 V = TypeVar("V", bound=Callable[..., Any])
 BindFunction = Callable[[HttpRequest], Bound | None]
 ClientFunction = Callable[[HttpRequest], str]
+#: Renders the confirmation page of a ``consume_on="post"`` link: (request, verified link) -> response.
+ConfirmFunction = Callable[[HttpRequest, VerifiedLink], HttpResponse]
 
 _signer: URLSigner | None = None
 _expired_status = 410
@@ -191,11 +203,16 @@ def sign_url(
     bind: Bound | None = None,
     request: HttpRequest | None = None,
     single_use: bool = False,
+    consume_on: ConsumeOn | None = None,
+    filename: str | None = None,
+    disposition: Disposition | None = None,
 ) -> str:
     """Sign a path (``reverse(...)``) or absolute URL; with ``request``, a path becomes absolute first.
 
     With ``BIND_HOST`` a path needs ``request`` (or an absolute URL) to know the host.
-    ``single_use=True`` needs ``expires_in`` and ``SINGLE_USE_CACHE``.
+    ``single_use=True`` needs ``expires_in`` and ``SINGLE_USE_CACHE``; ``consume_on="post"`` makes
+    GET and HEAD show a confirmation page and only its POST use the link up. ``filename`` and
+    ``disposition`` name the download of ``SignedFileView`` (see ``URLSigner.sign``).
     """
     signer = get_signer()
     if single_use and _single_use_cache is None:
@@ -205,26 +222,99 @@ def sign_url(
         )
     if request is not None and url_or_path.startswith("/"):
         url_or_path = request.build_absolute_uri(url_or_path)
-    return signer.sign(url_or_path, expires_in=expires_in, bind=bind, single_use=single_use)
+    return signer.sign(
+        url_or_path,
+        expires_in=expires_in,
+        bind=bind,
+        single_use=single_use,
+        consume_on=consume_on,
+        filename=filename,
+        disposition=disposition,
+    )
 
 
-def verify_request(request: HttpRequest, *, bind: BindFunction | None = None) -> HttpResponse | None:
+def verify_request(
+    request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
+) -> HttpResponse | None:
     """None when the request's URL is correctly signed; otherwise the response to send (or PermissionDenied).
 
-    A single-use link is consumed in SINGLE_USE_CACHE (a blocking cache call).
+    A single-use link is consumed in SINGLE_USE_CACHE (a blocking cache call); one signed with
+    ``consume_on="post"`` only by a POST (GET and HEAD get the confirmation page).
     """
-    link = check_signature(request, bind=bind)
+    link = admit(request, bind=bind, confirm=confirm)
     if isinstance(link, HttpResponse) or link.nonce is None:
         return link if isinstance(link, HttpResponse) else None
     return consume_single_use(request, link)
 
 
-async def averify_request(request: HttpRequest, *, bind: BindFunction | None = None) -> HttpResponse | None:
+async def averify_request(
+    request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
+) -> HttpResponse | None:
     """``verify_request`` for async views: the cache call of a single-use link runs in a thread."""
-    link = check_signature(request, bind=bind)
+    link = admit(request, bind=bind, confirm=confirm)
     if isinstance(link, HttpResponse) or link.nonce is None:
         return link if isinstance(link, HttpResponse) else None
     return await sync_to_async(consume_single_use)(request, link)
+
+
+def admit(
+    request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
+) -> VerifiedLink | HttpResponse:
+    """The verified link (also set as ``request.signed_link``), or the response that stands in for the view.
+
+    That response is: 410 for an expired link, the confirmation page for GET or HEAD of a
+    ``consume_on="post"`` link, 405 for another method than GET, HEAD or POST of one.
+    PermissionDenied for a bad link. Nothing is consumed here (no I/O).
+    """
+    link = check_signature(request, bind=bind)
+    if isinstance(link, HttpResponse):
+        return link
+    request.signed_link = link  # type: ignore[attr-defined]
+    if link.consume_on == "post":
+        if request.method in ("GET", "HEAD"):
+            return confirmation_response(request, link, confirm)
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
+    return link
+
+
+def confirmation_response(
+    request: HttpRequest, link: VerifiedLink, confirm: ConfirmFunction | None = None
+) -> HttpResponse:
+    """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable."""
+    if confirm is not None:
+        response = confirm(request, link)
+        confirmation.secure(response.headers)
+        return response
+    if _csrf_would_refuse(request):
+        logger.error(
+            "the confirmation page of a single-use link to %r posts to a view CsrfViewMiddleware protects: "
+            "its POST will be refused (403). Decorate the view with csrf_exempt (the link's MAC is the credential).",
+            request.path[:LOGGED_PATH_LENGTH],
+        )
+    response = HttpResponse(confirmation.PAGE, headers=confirmation.page_headers())
+    response.headers["Content-Length"] = str(len(response.content))
+    return response
+
+
+def _csrf_would_refuse(request: HttpRequest) -> bool:
+    """Whether CsrfViewMiddleware is active and the view this request resolved to is not exempt from it."""
+    match = getattr(request, "resolver_match", None)
+    if match is None or getattr(match.func, "csrf_exempt", False):
+        return False
+    return _csrf_middleware(tuple(getattr(settings, "MIDDLEWARE", None) or ()))
+
+
+@functools.lru_cache(maxsize=8)
+def _csrf_middleware(middleware: tuple[str, ...]) -> bool:
+    for dotted in middleware:
+        try:
+            found = import_string(dotted)
+        except ImportError:
+            continue
+        if isinstance(found, type) and issubclass(found, CsrfViewMiddleware):
+            return True
+    return False
 
 
 def consume_single_use(
@@ -312,8 +402,23 @@ def request_url(request: HttpRequest) -> str:
             query = raw.decode("iso-8859-1")  # QueryDict's own fallback
     # The path as reverse() writes the arguments the view receives: Django routes on the
     # decoded path, and reverse() escapes a leading "//" as "/%2F" (escape_leading_slashes).
-    path = escape_leading_slashes(escape_uri_path(request.path))
+    path = escape_leading_slashes(escape_uri_path(client_path(request)))
     return f"{path}?{iri_to_uri(query)}" if query else path
+
+
+def client_path(request: HttpRequest) -> str:
+    """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links.
+
+    Under WSGI that is ``request.path`` (SCRIPT_NAME, or FORCE_SCRIPT_NAME, and PATH_INFO). Under
+    ASGI, Django takes ``request.path`` from the scope's path as it is: behind a proxy that took
+    the prefix off (``FORCE_SCRIPT_NAME = "/app"``, nginx ``proxy_pass http://app/;``) it lacks
+    the prefix that reverse() put into the link, so the prefix is put back here.
+    """
+    path = request.path
+    script_name = str(request.META.get("SCRIPT_NAME") or "").rstrip("/")
+    if isinstance(request, ASGIRequest) and script_name and not (path + "/").startswith(script_name + "/"):
+        path = script_name + "/" + request.path_info.removeprefix("/")
+    return path
 
 
 @overload
@@ -321,22 +426,30 @@ def signed_url_required(view: V, /) -> V: ...
 
 
 @overload
-def signed_url_required(*, bind: BindFunction | None = None) -> Callable[[V], V]: ...
+def signed_url_required(
+    *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
+) -> Callable[[V], V]: ...
 
 
-def signed_url_required(view: V | None = None, /, *, bind: BindFunction | None = None) -> V | Callable[[V], V]:
+def signed_url_required(
+    view: V | None = None, /, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
+) -> V | Callable[[V], V]:
     """Let through only requests whose URL carries a valid, unexpired signature.
 
     Use as ``@signed_url_required`` or ``@signed_url_required(bind=lambda r: r.user.pk)``
     on function views (sync or async), or with ``method_decorator(..., name="dispatch")``
     on class-based views. 403 for a bad signature, 410 (EXPIRED_STATUS) for an expired one.
+    ``confirm``: (request, link) -> the page shown for GET and HEAD of a ``consume_on="post"``
+    link (default: a built-in page); it must POST to the same URL, which the view then gets,
+    after the link was used up. Such a view must accept that POST without a CSRF token
+    (``@csrf_exempt`` outermost): the link's MAC is the credential.
     """
 
     def decorate(view: V) -> V:
         if iscoroutinefunction(view):
 
             async def async_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = await averify_request(request, bind=bind)
+                refused = await averify_request(request, bind=bind, confirm=confirm)
                 return refused if refused is not None else await view(request, *args, **kwargs)
 
             wrapper: Callable[..., Any] = markcoroutinefunction(async_wrapper)
@@ -347,13 +460,13 @@ def signed_url_required(view: V | None = None, /, *, bind: BindFunction | None =
                 return async_dispatch(request, *args, **kwargs)
 
             async def async_dispatch(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = await averify_request(request, bind=bind)
+                refused = await averify_request(request, bind=bind, confirm=confirm)
                 return refused if refused is not None else await view(request, *args, **kwargs)
 
         else:
 
             def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = verify_request(request, bind=bind)
+                refused = verify_request(request, bind=bind, confirm=confirm)
                 return refused if refused is not None else view(request, *args, **kwargs)
 
         return functools.wraps(view)(wrapper)  # type: ignore[return-value]

@@ -7,11 +7,23 @@ ASGI handler would gather a synchronous one in memory first), answers HEAD, sing
 requests (206, 416), If-None-Match / If-Modified-Since (304) and If-Match /
 If-Unmodified-Since (412, via Django's own ``get_conditional_response``), and can hand the
 transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
+
+Files of another storage are read through ``storage.open()``, except the bytes of django-storages'
+S3 files: those come from one ranged ``GetObject`` of exactly the bytes sent (the whole object or
+the range), streamed, where reading the file object would download the whole object first. A
+Range request on another django-storages backend (which downloads whole objects too) is
+redirected to the storage's own URL (``range_fallback="redirect"``, logged); any other storage's
+file object is seeked as before.
+
+A link signed with ``filename``/``disposition`` names the download (``Content-Disposition``); one
+signed with ``consume_on="post"`` shows a confirmation page to GET and HEAD, and its POST uses the
+link up and answers with the whole file.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import os
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
@@ -24,23 +36,36 @@ from django.core.files.storage import FileSystemStorage, Storage, default_storag
 from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils.cache import get_conditional_response
+from django.utils.decorators import method_decorator
 from django.views import View
+from django.views.decorators.csrf import csrf_exempt
 
 from .. import files, revocation
 from ..urls import VerifiedLink
-from .signed_urls import BindFunction, check_signature, consume_single_use
+from .signed_urls import LOGGED_PATH_LENGTH, BindFunction, ConfirmFunction, admit, consume_single_use
+
+logger = logging.getLogger("blake2sign_web.signed_urls")
+#: ``range_fallback`` values: where a remote storage has no ranged read, redirect a Range request to its URL,
+#: or seek its file object (which django-storages' backends do by downloading the whole object).
+RANGE_FALLBACKS = ("redirect", "seek")
 
 
+# POST is answered only for a link signed with consume_on="post", whose MAC is the credential; any other
+# link's POST is 405. The confirmation page posts without a CSRF token (it needs no session or cookie).
+@method_decorator(csrf_exempt, name="dispatch")
 class SignedFileView(View):
     """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature.
 
     Options (pass to ``as_view``): ``storage`` (an alias in STORAGES, or a Storage),
     ``as_attachment``, ``accel_redirect`` (URL prefix of an nginx ``internal`` location),
     ``sendfile`` (send ``X-Sendfile`` with the file's path), ``bind`` (request -> value
-    the link is bound to), ``chunk_size`` and ``url_kwarg`` (the URL pattern's name part).
+    the link is bound to), ``chunk_size``, ``url_kwarg`` (the URL pattern's name part) and
+    ``confirm`` ((request, link) -> the confirmation page of a ``consume_on="post"`` link) and
+    ``range_fallback`` ("redirect" or "seek": what a Range request gets from a django-storages
+    backend that offers no ranged read; S3 always reads the range itself).
     """
 
-    http_method_names: ClassVar[list[str]] = ["get", "head"]  # type: ignore[misc]
+    http_method_names: ClassVar[list[str]] = ["get", "head", "post"]  # type: ignore[misc]
     storage: str | Storage = "default"
     as_attachment: bool = True
     accel_redirect: str | None = None
@@ -48,12 +73,15 @@ class SignedFileView(View):
     bind: BindFunction | None = None
     chunk_size: int = files.CHUNK_SIZE
     url_kwarg: str = "name"
+    confirm: ConfirmFunction | None = None
+    range_fallback: str = "redirect"
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         # The signature is checked before anything touches the storage.
         # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
         bind = self.__dict__.get("bind", type(self).bind)
-        link = check_signature(request, bind=bind)
+        confirm = self.__dict__.get("confirm", type(self).confirm)
+        link = admit(request, bind=bind, confirm=confirm)
         if isinstance(link, HttpResponseBase):
             return link
         #: A single-use link is used up in ``respond``, which knows the file (see ``consume``).
@@ -64,6 +92,12 @@ class SignedFileView(View):
         if isinstance(self.storage, Storage):
             return self.storage
         return default_storage if self.storage == "default" else storages[self.storage]
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        """The confirmation page's POST: uses a ``consume_on="post"`` link up and sends the whole file."""
+        if self.link.consume_on != "post":
+            return self.http_method_not_allowed(request, *args, **kwargs)
+        return self.get(request, *args, **kwargs)
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         name = kwargs[self.url_kwarg]
@@ -117,36 +151,57 @@ class SignedFileView(View):
         """Open through the storage's own API, with the size and modified time it offers."""
         handle: IO[bytes] = storage.open(name, "rb")
         try:
-            try:
-                size = storage.size(name)
-            except NotImplementedError:
-                size = handle.size  # type: ignore[attr-defined]  # a django File
-            try:
-                modified: datetime | None = storage.get_modified_time(name)
-            except NotImplementedError:
-                modified = None
+            ranged = self.ranged_reader(storage, handle)
+            if ranged is not None:
+                # The object's HEAD (which open() made) already says both: no further request.
+                size, modified = ranged.size, ranged.modified
+            else:
+                try:
+                    size = storage.size(name)
+                except NotImplementedError:
+                    size = handle.size  # type: ignore[attr-defined]  # a django File
+                try:
+                    modified = storage.get_modified_time(name)
+                except NotImplementedError:
+                    modified = None
         except BaseException:
             handle.close()
             raise
         mtime_ns = None if modified is None else int(modified.timestamp() * 1e9)
-        # Whether it can seek is asked only when bytes are sent: django-storages' S3 file, for one,
-        # downloads the whole object to answer, which a HEAD or a 304 must not cost.
-        return StoredFile(handle, size, mtime_ns, None, seekable=None)
+        if ranged is not None:
+            return StoredFile(handle, size, mtime_ns, None, seekable=True, ranged=ranged)
+        # Whether it can seek is asked only when bytes are sent: another storage may have to read the file to
+        # answer, which a HEAD or a 304 must not cost.
+        stored = StoredFile(handle, size, mtime_ns, None, seekable=None)
+        stored.downloads_whole = _downloads_whole_objects(storage)
+        return stored
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
         etag = last_modified = None
         if stored.mtime_ns is not None:
             etag = files.etag_for(stored.size, stored.mtime_ns)
             last_modified = files.http_date(stored.mtime_ns / 1e9)
+        # The confirmation's POST gets the whole file: no range, no validators (a POST is never a 304).
+        posted = request.method == "POST"
         # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
         try:
-            asked: files.ByteRange | None = files.requested_range(
-                request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
-            )
+            asked: files.ByteRange | None = None
+            if not posted:
+                asked = files.requested_range(
+                    request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
+                )
             unsatisfiable = None
         except files.RangeNotSatisfiable as error:
             asked, unsatisfiable = None, error
         has_range = asked is not None or unsatisfiable is not None
+        link: VerifiedLink | None = getattr(self, "link", None)
+        single_use = link is not None and link.nonce is not None
+        # Never for a single-use link: the storage's URL could be used again and again until it expires.
+        if asked is not None and request.method == "GET" and stored.downloads_whole and not single_use:
+            redirect = None if self.accel_or_sendfile else self.redirect_range(request, storage, name)
+            if redirect is not None:
+                stored.close()
+                return redirect
         if has_range and request.method == "GET" and not stored.can_seek():
             # A file that cannot seek is sent whole: reading up to the range would cost as much.
             # (Asked only for a GET with a Range: another storage may have to read the file to tell.)
@@ -157,15 +212,18 @@ class SignedFileView(View):
             stored.close()
             return refused
         mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
-        conditional = get_conditional_response(request, etag=etag, last_modified=mtime)
+        conditional = None if posted else get_conditional_response(request, etag=etag, last_modified=mtime)
         if conditional is not None:
             stored.close()
             return conditional
         headers = {
+            # The type follows the stored name, never the link's filename: a link cannot make a file HTML.
             "Content-Type": files.content_type_for(name),
-            "Content-Disposition": files.content_disposition(name, as_attachment=self.as_attachment),
+            "Content-Disposition": self.disposition(name),
             "X-Content-Type-Options": "nosniff",
         }
+        if posted:
+            headers["Cache-Control"] = "no-store"
         if etag is not None and last_modified is not None:
             headers.update({"ETag": etag, "Last-Modified": last_modified})
         if self.accel_redirect is not None or self.sendfile:
@@ -191,6 +249,11 @@ class SignedFileView(View):
             return response
         start = 0 if byte_range is None else byte_range.start
         handle = stored.handle
+        if stored.ranged is not None:
+            # Exactly the bytes to send, streamed from S3: never the whole object in memory or on disk.
+            handle = stored.ranged.open(start, length, whole=byte_range is None)
+            stored.close()
+            start = 0
         if isinstance(request, ASGIRequest):
             # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
             streamed: StreamingHttpResponse = StreamingHttpResponse(
@@ -211,6 +274,53 @@ class SignedFileView(View):
             streamed.headers["Content-Range"] = byte_range.content_range
         return streamed
 
+    def ranged_reader(self, storage: Storage, handle: IO[bytes]) -> RangedObject | None:
+        """What reads exactly the bytes to send from ``storage`` (django-storages' S3), or None to read ``handle``."""
+        return s3_object(storage, handle)
+
+    @property
+    def accel_or_sendfile(self) -> bool:
+        return self.accel_redirect is not None or self.sendfile
+
+    def redirect_range(self, request: HttpRequest, storage: Storage, name: str) -> HttpResponse | None:
+        """A Range request on a storage that would download the whole object: redirect to the storage's URL.
+
+        None (seek the file as before) with ``range_fallback="seek"``, or when the storage has no
+        absolute http(s) URL for the file; never asked for a single-use link. The redirect is
+        logged: the storage's URL is a bearer link of its own, which knows nothing of this
+        link's expiry or binding.
+        """
+        if self.range_fallback not in RANGE_FALLBACKS:
+            raise ValueError(f"range_fallback must be one of {RANGE_FALLBACKS}; got {self.range_fallback!r}")
+        if self.range_fallback == "seek":
+            return None
+        try:
+            url = storage.url(name)
+        except (NotImplementedError, ValueError) as error:
+            logger.warning("cannot redirect a range of %r to %s: %s", name[:LOGGED_PATH_LENGTH], type(storage), error)
+            return None
+        if not isinstance(url, str) or not url.lower().startswith(("https://", "http://")):
+            return None
+        logger.info(
+            "redirected a range of %r to the storage's URL: %s.%s offers no ranged read",
+            request.path[:LOGGED_PATH_LENGTH],
+            type(storage).__module__,
+            type(storage).__qualname__,
+        )
+        response = HttpResponse(status=302, headers={"Location": url})
+        response.headers["Cache-Control"] = "no-store"  # the storage's URL must not be kept by a cache
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    def disposition(self, name: str) -> str:
+        """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
+        link: VerifiedLink | None = getattr(self, "link", None)
+        filename = name if link is None or link.filename is None else link.filename
+        as_attachment = (
+            self.as_attachment if link is None or link.disposition is None else link.disposition == "attachment"
+        )
+        return files.content_disposition(filename, as_attachment=as_attachment)
+
     def consume(self, request: HttpRequest, size: int, continuation: int | None) -> HttpResponseBase | None:
         """Use up a single-use link (None: this request may have the file), knowing the file's size.
 
@@ -220,6 +330,8 @@ class SignedFileView(View):
         link: VerifiedLink | None = getattr(self, "link", None)
         if link is None or link.nonce is None:
             return None
+        if link.consume_on == "post":  # only its POST gets here: a first use, never continued by GET
+            return consume_single_use(request, link)
         return consume_single_use(request, link, file_size=size, continuation=continuation)
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
@@ -242,10 +354,17 @@ class SignedFileView(View):
 class StoredFile:
     """An open file and what the response needs to know about it."""
 
-    __slots__ = ("handle", "mtime_ns", "path", "seekable", "size")
+    __slots__ = ("downloads_whole", "handle", "mtime_ns", "path", "ranged", "seekable", "size")
 
     def __init__(
-        self, handle: IO[bytes], size: int, mtime_ns: int | None, path: str | None, *, seekable: bool | None = True
+        self,
+        handle: IO[bytes],
+        size: int,
+        mtime_ns: int | None,
+        path: str | None,
+        *,
+        seekable: bool | None = True,
+        ranged: RangedObject | None = None,
     ) -> None:
         self.handle = handle
         self.size = size
@@ -254,6 +373,10 @@ class StoredFile:
         self.path = path
         #: Whether a Range can be served by seeking; None until asked (``can_seek``).
         self.seekable = seekable
+        #: Reads exactly the bytes to send from the storage (S3), instead of ``handle``.
+        self.ranged = ranged
+        #: Whether seeking ``handle`` downloads the whole object first (django-storages' backends).
+        self.downloads_whole = False
 
     def can_seek(self) -> bool:
         if self.seekable is None:
@@ -262,6 +385,73 @@ class StoredFile:
 
     def close(self) -> None:
         self.handle.close()
+
+
+class RangedObject:
+    """An S3 object (boto3's ``s3.Object``, loaded by django-storages' ``S3File``) read one byte range at a time.
+
+    ``open(start, length)`` makes one ``GetObject`` with ``Range`` (and ``IfMatch`` the ETag the
+    object's HEAD gave, so that the bytes are those of the size and validators sent) and returns
+    its body, a stream that ``RangeReader`` reads chunk by chunk.
+    """
+
+    __slots__ = ("etag", "modified", "obj", "params", "size")
+
+    def __init__(self, obj: Any, params: dict[str, Any]) -> None:
+        self.obj = obj
+        self.params = params
+        self.size: int = obj.content_length
+        self.modified: datetime | None = obj.last_modified
+        self.etag: str | None = obj.e_tag
+
+    def open(self, start: int, length: int, *, whole: bool = False) -> IO[bytes]:
+        if length <= 0:
+            return io.BytesIO(b"")
+        params = dict(self.params)
+        if not whole:
+            params["Range"] = f"bytes={start}-{start + length - 1}"
+        if self.etag:
+            params["IfMatch"] = self.etag
+        body: IO[bytes] = self.obj.get(**params)["Body"]
+        return body
+
+
+def s3_object(storage: Storage, handle: IO[bytes]) -> RangedObject | None:
+    """The ranged reader of a django-storages S3 file, or None for any other storage's file.
+
+    Recognised by what it has, so that django-storages is never imported here: the file's ``obj``
+    is a boto3 ``s3.Object`` (``get``, ``bucket_name``, ``key``, ``content_length``), and the
+    storage gives the object's download parameters (SSE-C keys, VersionId...) by
+    ``get_object_parameters``, as ``S3File`` itself reads them.
+    """
+    obj = getattr(handle, "obj", None)
+    if obj is None or not callable(getattr(obj, "get", None)):
+        return None
+    if not all(isinstance(getattr(obj, attribute, None), str) for attribute in ("bucket_name", "key")):
+        return None
+    try:
+        size = obj.content_length
+    except Exception:  # not loaded, or not an S3 object after all: read the file as before
+        return None
+    if not isinstance(size, int) or isinstance(size, bool):
+        return None
+    return RangedObject(obj, _download_params(storage, getattr(handle, "name", "")))
+
+
+def _download_params(storage: Storage, name: str) -> dict[str, Any]:
+    get_parameters = getattr(storage, "get_object_parameters", None)
+    if not callable(get_parameters):
+        return {}
+    try:
+        from s3transfer.constants import ALLOWED_DOWNLOAD_ARGS  # type: ignore[import-untyped]  # with boto3
+    except ImportError:
+        return {}
+    return {key: value for key, value in get_parameters(name).items() if key in ALLOWED_DOWNLOAD_ARGS}
+
+
+def _downloads_whole_objects(storage: Storage) -> bool:
+    """Whether the storage is one of django-storages' backends, whose files download the whole object to seek."""
+    return any(klass.__module__.startswith("storages.backends.") for klass in type(storage).__mro__)
 
 
 def _seekable(handle: IO[bytes]) -> bool:

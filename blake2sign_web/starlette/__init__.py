@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ConfirmationRequired",
     "SessionCookieTooLarge",
     "SessionMiddleware",
     "SignedFiles",
+    "confirmation_handler",
     "require_signature",
     "sign_url_for",
     "signed_file_response",
@@ -15,9 +17,11 @@ __all__ = [
 ]
 
 _LAZY = {
+    "ConfirmationRequired": "signed_urls",
     "SessionCookieTooLarge": "sessions",
     "SessionMiddleware": "sessions",
     "SignedFiles": "signed_urls",
+    "confirmation_handler": "signed_urls",
     "require_signature": "signed_urls",
     "sign_url_for": "signed_urls",
     "signed_file_response": "signed_urls",

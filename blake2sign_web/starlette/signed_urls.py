@@ -14,6 +14,16 @@ that serves them: the first request consumes the link, atomically across process
 shorter than the file within a budget of the file's size); every other endpoint's link is
 used up by its first request, whatever the method or headers of the next.
 
+A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
+confirmation page (``blake2sign_web.confirmation``, or ``confirm=``'s own) whose POST uses it up.
+``signed_url_required`` and ``SignedFiles`` answer with it themselves; the FastAPI dependency
+raises ``ConfirmationRequired``, which ``confirmation_handler`` turns into the page:
+``app.add_exception_handler(ConfirmationRequired, confirmation_handler)``. The route must
+accept POST as well as GET.
+
+The verified link is ``request.state.signed_link`` (a ``VerifiedLink``) after the check;
+``signed_file_response`` names the download from its ``filename`` and ``disposition``.
+
 Answers: 403 for a missing or bad signature, 410 (``expired_status``) for an expired or
 used one, 503 for a single-use link while the store is unreachable (``on_unavailable="closed"``,
 the default), 400 for an unsafe path, 404 for a missing file, 416 for an unsatisfiable range.
@@ -32,13 +42,13 @@ from urllib.parse import quote
 import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import files, revocation
+from .. import confirmation, files, revocation
 from ..exceptions import BadSignature, SignatureExpired
 from ..revocation import StoreUnavailable
-from ..urls import Bound, URLSigner, VerifiedLink
+from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
 if TYPE_CHECKING:
     from .revocation import RedisStore
@@ -54,6 +64,40 @@ BindFunction = Callable[[Request], Bound | None]
 #: Who is asking, for single-use links: the same text may continue a download it started.
 ClientFunction = Callable[[Request], str]
 Endpoint = Callable[[Request], Awaitable[Response]]
+#: Renders the confirmation page of a ``consume_on="post"`` link: (request, verified link) -> response.
+ConfirmFunction = Callable[[Request, VerifiedLink], Response]
+
+
+class ConfirmationRequired(Exception):
+    """GET or HEAD of a ``consume_on="post"`` link: ``response`` is the confirmation page to answer with.
+
+    Raised by ``require_signature``'s dependency, for ``confirmation_handler`` to answer (FastAPI
+    dependencies can only stop a request by raising). Without that handler installed the request
+    fails with 500, and the link is still not used up.
+    """
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(
+            "a consume_on='post' link needs its confirmation page: "
+            "app.add_exception_handler(ConfirmationRequired, confirmation_handler)"
+        )
+        self.response = response
+
+
+async def confirmation_handler(request: Request, exc: Exception) -> Response:
+    """The exception handler that answers ``ConfirmationRequired`` with its page."""
+    if not isinstance(exc, ConfirmationRequired):  # registered for another exception: not ours to answer
+        raise exc
+    return exc.response
+
+
+def confirmation_response(request: Request, link: VerifiedLink, confirm: ConfirmFunction | None = None) -> Response:
+    """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable."""
+    if confirm is not None:
+        response = confirm(request, link)
+        confirmation.secure(response.headers)
+        return response
+    return HTMLResponse(confirmation.PAGE, headers=confirmation.page_headers())
 
 
 def sign_url_for(
@@ -65,11 +109,26 @@ def sign_url_for(
     expires_in: int | float | timedelta | None = None,
     bind: Bound | None = None,
     single_use: bool = False,
+    consume_on: ConsumeOn | None = None,
+    download_as: str | None = None,
+    disposition: Disposition | None = None,
     **path_params: Any,
 ) -> str:
-    """Sign ``request.url_for(name, **path_params)`` (an absolute URL; the host is signed only with bind_host)."""
+    """Sign ``request.url_for(name, **path_params)`` (an absolute URL; the host is signed only with bind_host).
+
+    ``consume_on``, ``disposition`` and ``download_as`` (the signed ``filename``; not named ``filename``
+    so that a route's own ``filename`` path parameter still reaches ``url_for``): see ``URLSigner.sign``.
+    """
     url = str(request.url_for(name, **path_params))
-    return signer.sign(url, expires_in=expires_in, bind=bind, single_use=single_use)
+    return signer.sign(
+        url,
+        expires_in=expires_in,
+        bind=bind,
+        single_use=single_use,
+        consume_on=consume_on,
+        filename=download_as,
+        disposition=disposition,
+    )
 
 
 def default_client(request: Request) -> str:
@@ -90,6 +149,12 @@ def request_url(request: Request, signer: URLSigner) -> str:
         # ASGI's raw_path has no query string, but some clients (Starlette's TestClient before
         # 0.38) put it there; the query is read from query_string below.
         path = raw_path.partition(b"?")[0].decode("latin-1")
+        # Behind a proxy that took a path prefix off (uvicorn --root-path), the client asked for
+        # root_path + path, which is what url_for signed. uvicorn puts it into raw_path already;
+        # a server that does not gets it added here, as _full_path does for the decoded path.
+        root_path: str = request.scope.get("root_path", "")
+        if root_path and not path.startswith(quote(root_path, safe=_PATH_SAFE)):
+            path = quote(root_path, safe=_PATH_SAFE) + path
     else:
         path = quote(_full_path(request.scope), safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape")
     query = request.scope.get("query_string", b"").decode("latin-1")
@@ -181,11 +246,15 @@ def require_signature(
     expired_status: int = 410,
     single_use: RedisStore | None = None,
     client: ClientFunction = default_client,
+    confirm: ConfirmFunction | None = None,
 ) -> Callable[[Request], Awaitable[None]]:
     """A dependency for FastAPI: ``@app.get("/x", dependencies=[Depends(require_signature(signer))])``.
 
     ``single_use``: the store that consumes single-use links (without one they are refused);
-    ``client``: who is asking (default: address and User-Agent), to let a download continue.
+    ``client``: who is asking (default: address and User-Agent), to let a download continue;
+    ``confirm``: (request, link) -> the confirmation page of a ``consume_on="post"`` link, raised
+    as ``ConfirmationRequired`` for GET and HEAD (install ``confirmation_handler``; let the route
+    accept POST: ``@app.api_route(..., methods=["GET", "HEAD", "POST"])``).
     """
     if expired_status not in (403, 410):
         raise ValueError(f"expired_status must be 410 or 403; got {expired_status!r}")
@@ -195,6 +264,12 @@ def require_signature(
     async def signature_required(request: Request) -> None:
         bound = None if bind is None else bind(request)
         link = check_signature(request, signer, bind=bound, expired_status=expired_status)
+        request.state.signed_link = link
+        if link.consume_on == "post":
+            if request.method in ("GET", "HEAD"):
+                raise ConfirmationRequired(confirmation_response(request, link, confirm))
+            if request.method != "POST":
+                raise HTTPException(405, headers={"Allow": "GET, HEAD, POST"})
         if link.nonce is not None:
             await consume_single_use(request, link, single_use, client=client, expired_status=expired_status)
 
@@ -208,14 +283,24 @@ def signed_url_required(
     expired_status: int = 410,
     single_use: RedisStore | None = None,
     client: ClientFunction = default_client,
+    confirm: ConfirmFunction | None = None,
 ) -> Callable[[Endpoint], Endpoint]:
-    """Decorate a Starlette ``async def endpoint(request)`` so that only signed URLs reach it."""
-    check = require_signature(signer, bind=bind, expired_status=expired_status, single_use=single_use, client=client)
+    """Decorate a Starlette ``async def endpoint(request)`` so that only signed URLs reach it.
+
+    GET and HEAD of a ``consume_on="post"`` link get the confirmation page (``confirm``'s, or the
+    built-in one); its POST reaches the endpoint (give the Route ``methods=["GET", "HEAD", "POST"]``).
+    """
+    check = require_signature(
+        signer, bind=bind, expired_status=expired_status, single_use=single_use, client=client, confirm=confirm
+    )
 
     def decorate(endpoint: Endpoint) -> Endpoint:
         @functools.wraps(endpoint)
         async def wrapper(request: Request) -> Response:
-            await check(request)
+            try:
+                await check(request)
+            except ConfirmationRequired as page:
+                return page.response
             return await endpoint(request)
 
         return wrapper
@@ -276,12 +361,26 @@ class _OpenFileResponse(Response):
 
 
 async def signed_file_response(
-    request: Request, root: str | os.PathLike[str], name: str, *, as_attachment: bool = True
+    request: Request,
+    root: str | os.PathLike[str],
+    name: str,
+    *,
+    as_attachment: bool = True,
+    link: VerifiedLink | None = None,
 ) -> Response:
-    """Serve ``name`` under ``root`` (check the signature first); see the module docstring for statuses."""
+    """Serve ``name`` under ``root`` (check the signature first); see the module docstring for statuses.
+
+    ``link`` (default: ``request.state.signed_link``, which ``require_signature`` sets): its signed
+    ``filename`` and ``disposition``, where it has them, name the download instead of ``name`` and
+    ``as_attachment``.
+    """
+    if link is None:
+        link = getattr(request.state, "signed_link", None)
     opened = await _open(root, name)
     try:
-        return _file_response(request, opened, name, as_attachment, _requested_range(request, opened))
+        disposition = _disposition(name, as_attachment, link)
+        posted = request.method == "POST" and link is not None and link.consume_on == "post"
+        return _file_response(request, opened, name, disposition, _requested_range(request, opened), posted=posted)
     except BaseException:
         opened.handle.close()
         raise
@@ -311,15 +410,34 @@ def _requested_range(request: Request, opened: files.OpenedFile) -> files.ByteRa
         return error
 
 
+def _disposition(name: str, as_attachment: bool, link: VerifiedLink | None) -> str:
+    """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
+    if link is not None and link.disposition is not None:
+        as_attachment = link.disposition == "attachment"
+    filename = name if link is None or link.filename is None else link.filename
+    return files.content_disposition(filename, as_attachment=as_attachment)
+
+
 def _file_response(
     request: Request,
     opened: files.OpenedFile,
     name: str,
-    as_attachment: bool,
+    disposition: str,
     byte_range: files.ByteRange | files.RangeNotSatisfiable | None,
+    *,
+    posted: bool = False,
 ) -> Response:
     size, mtime = opened.stat.st_size, opened.stat.st_mtime
     etag, last_modified = _validators(opened)
+    if posted:  # a confirmation's POST: the whole file, never a 304 or a range
+        headers = {
+            "etag": etag,
+            "last-modified": last_modified,
+            "content-disposition": disposition,
+            "x-content-type-options": "nosniff",
+            "cache-control": "no-store",
+        }
+        return _OpenFileResponse(opened.handle, size, headers=headers, media_type=files.content_type_for(name))
     if files.not_modified(request.headers.get("if-none-match"), request.headers.get("if-modified-since"), etag, mtime):
         opened.handle.close()
         return Response(status_code=304, headers={"etag": etag, "last-modified": last_modified})
@@ -329,7 +447,7 @@ def _file_response(
     headers = {
         "etag": etag,
         "last-modified": last_modified,
-        "content-disposition": files.content_disposition(name, as_attachment=as_attachment),
+        "content-disposition": disposition,
         "x-content-type-options": "nosniff",
     }
     return _OpenFileResponse(
@@ -351,6 +469,7 @@ class SignedFiles:
         expired_status: int = 410,
         single_use: RedisStore | None = None,
         client: ClientFunction = default_client,
+        confirm: ConfirmFunction | None = None,
     ) -> None:
         if not os.path.isdir(root):
             raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
@@ -366,6 +485,7 @@ class SignedFiles:
         self.root = os.path.realpath(root)
         self.path_param = path_param
         self.as_attachment = as_attachment
+        self.confirm = confirm
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # An ASGI app (Starlette's Route calls class instances that way), answering its own errors.
@@ -379,12 +499,21 @@ class SignedFiles:
     async def respond(self, request: Request) -> Response:
         bound = None if self.bind is None else self.bind(request)
         link = check_signature(request, self.signer, bind=bound, expired_status=self.expired_status)
-        if request.method not in ("GET", "HEAD"):
-            raise HTTPException(405, headers={"Allow": "GET, HEAD"})
+        request.state.signed_link = link
+        posted = link.consume_on == "post"
+        if posted and request.method in ("GET", "HEAD"):  # never used up by GET or HEAD: the file is not opened
+            return confirmation_response(request, link, self.confirm)
+        if request.method not in ("GET", "HEAD", "POST") or (request.method == "POST") != posted:
+            allowed = "GET, HEAD, POST" if posted else "GET, HEAD"
+            raise HTTPException(405, headers={"Allow": allowed})
         opened = await _open(self.root, request.path_params[self.path_param])
         try:
             byte_range = _requested_range(request, opened)
-            if link.nonce is not None:
+            if posted:  # the confirmation's POST: its first use, never continued
+                await consume_single_use(
+                    request, link, self.single_use, client=self.client, expired_status=self.expired_status
+                )
+            elif link.nonce is not None:
                 # A single-use link is used up here, knowing the file: its first use, or a continuation
                 # of a download by the same client within the file's size.
                 requested = byte_range if isinstance(byte_range, files.ByteRange) else None
@@ -399,7 +528,8 @@ class SignedFiles:
                     continuation=revocation.continuation_cost(request.method, requested, size),
                 )
             name = request.path_params[self.path_param]
-            return _file_response(request, opened, name, self.as_attachment, byte_range)
+            disposition = _disposition(name, self.as_attachment, link)
+            return _file_response(request, opened, name, disposition, byte_range, posted=posted)
         except BaseException:
             opened.handle.close()
             raise

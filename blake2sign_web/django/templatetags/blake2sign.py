@@ -1,8 +1,13 @@
 """``{% load blake2sign %}``: ``{% signed_url "route-name" arg1 key=value expires_in=3600 %}``.
 
 Takes what ``{% url %}`` takes, plus ``expires_in`` (seconds), ``absolute=True``
-(a full URL built from the request, for e-mails) and ``single_use=True`` (the link works
-once; needs ``expires_in`` and ``SINGLE_USE_CACHE``); ``as name`` stores the result.
+(a full URL built from the request, for e-mails), ``single_use=True`` (the link works
+once; needs ``expires_in`` and ``SINGLE_USE_CACHE``), ``consume_on="post"`` (with
+``single_use``: GET only shows a confirmation page, its POST uses the link up: for links
+in e-mails, which mail scanners fetch), ``download_as="Invoice.pdf"`` and
+``disposition="attachment"`` or ``"inline"`` (how ``SignedFileView`` names the download;
+``download_as``, not ``filename``, so that a route's own ``filename`` argument still
+reaches ``reverse()``); ``as name`` stores the result.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ def signed_url(
     expires_in: int | float | None = None,
     absolute: bool = False,
     single_use: bool = False,
+    consume_on: str | None = None,
+    download_as: str | None = None,
+    disposition: str | None = None,
     **kwargs: Any,
 ) -> str:
     """``{% signed_url "download" name expires_in=3600 %}``: ``reverse()`` the view, then sign the path."""
@@ -35,4 +43,12 @@ def signed_url(
             "{% signed_url ... absolute=True %} needs 'request' in the context "
             "(add django.template.context_processors.request)"
         )
-    return sign_url(path, expires_in=expires_in, request=request, single_use=single_use)
+    return sign_url(
+        path,
+        expires_in=expires_in,
+        request=request,
+        single_use=single_use,
+        consume_on=consume_on,  # type: ignore[arg-type]  # checked by URLSigner.sign
+        filename=download_as,
+        disposition=disposition,  # type: ignore[arg-type]
+    )

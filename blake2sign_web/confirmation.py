@@ -1,0 +1,80 @@
+"""The page that stands in front of a single-use link signed with ``consume_on="post"``.
+
+Mail scanners (Outlook Safe Links, Mimecast, Proofpoint...) fetch every link of a message
+with GET, often several times, before the person clicks it. A link that a GET uses up is then
+dead on arrival. A ``consume=post`` link is never used up by GET or HEAD: both adapters answer
+them with this page (or the application's own), whose button POSTs to the very URL the browser
+shows, and only that POST uses the link up.
+
+The page needs no session and no cookie, and holds no token of its own: the link's MAC is the
+credential, and the POST carries it in its URL. It must not be framed (a page that frames it
+could trick the person into pressing the button): ``X-Frame-Options: DENY`` and
+``Content-Security-Policy: frame-ancestors 'none'``. It is never cached (``no-store``), never
+indexed, and sends no ``Referer`` (the URL holds the signature).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Protocol
+
+#: What the page needs to be safe, set on the built-in page and on the application's own.
+SAFETY_HEADERS: Final[Mapping[str, str]] = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Robots-Tag": "noindex, nofollow",
+    "X-Content-Type-Options": "nosniff",
+}
+#: The built-in page's policy: nothing loads, nothing frames it. (No form-action: the POST may answer with a
+#: redirect to another origin, such as a presigned storage URL, which form-action would block.)
+PAGE_POLICY: Final = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
+#: Added to an application's own page that has no Content-Security-Policy of its own.
+FRAME_POLICY: Final = "frame-ancestors 'none'"
+
+#: The built-in page. The form has no ``action``: it POSTs to the document's URL, which is the link itself
+#: as the browser sees it (behind any proxy or path prefix), so nothing from the request is written into it.
+PAGE: Final = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="referrer" content="no-referrer">
+<title>Continue</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;line-height:1.5}
+button{font-size:1.1rem;padding:.6rem 1.4rem}</style>
+</head>
+<body>
+<main>
+<h1>This link works once</h1>
+<p>Press the button to use it.</p>
+<form method="post"><button type="submit">Continue</button></form>
+</main>
+</body>
+</html>
+"""
+
+
+def page_headers() -> dict[str, str]:
+    """The headers of the built-in page (Content-Type included)."""
+    return {"Content-Type": "text/html; charset=utf-8", **SAFETY_HEADERS, "Content-Security-Policy": PAGE_POLICY}
+
+
+class Headers(Protocol):
+    """A response's case-insensitive headers: Django's ``response.headers``, Starlette's ``MutableHeaders``."""
+
+    def __setitem__(self, key: str, value: str, /) -> None: ...
+
+    def get(self, key: str, /) -> Any: ...
+
+
+def secure(headers: Headers) -> None:
+    """Make an application's own confirmation page unframeable and uncached, keeping its own CSP if it has one."""
+    for name, value in SAFETY_HEADERS.items():
+        headers[name] = value
+    policy = headers.get("Content-Security-Policy")
+    if policy is None:
+        headers["Content-Security-Policy"] = FRAME_POLICY
+    elif "frame-ancestors" not in policy:
+        headers["Content-Security-Policy"] = f"{policy.rstrip('; ')}; {FRAME_POLICY}"
