@@ -187,6 +187,7 @@ class LazySession(Session):
     #: Set by the middleware (no ``__init__``: one Python call less on every request).
     cookie: str | bytes
     middleware: SessionMiddleware
+
     def load(self) -> None:
         """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie)."""
         started = perf_counter()

@@ -22,7 +22,7 @@ SECRET = "a secret for the URL properties 0123456789"
 NOW = 1_790_000_000
 SIGNER = URLSigner(SECRET, purpose="links", clock=lambda: NOW)
 #: Parameters the signer writes: an application's own are drawn apart from them.
-OWN_PARAMS = ("signature", "expires", "once")
+OWN_PARAMS = ("signature", "expires", "once", "consume", "disposition", "filename")
 FOREIGN = {
     "secret": URLSigner("another secret for the URL properties", purpose="links", clock=lambda: NOW),
     "purpose": URLSigner(SECRET, purpose="other links", clock=lambda: NOW),
