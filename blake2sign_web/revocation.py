@@ -7,10 +7,11 @@ small, optional exception. Four kinds of record, each with a TTL so the store ne
   of concurrent first uses, on any number of machines, exactly one wins) and kept until
   the link expires, plus a margin for clocks that run behind. Its value is a digest of
   the client that used it.
-- ``once-budget:<nonce>``: for a link to a file, the bytes the same client may still fetch
-  with Range requests after the first use (the file's size, once): an interrupted download
-  resumes, a download manager fetches in pieces, and a used link never yields the file again
-  whole nor more than once more in pieces (see ``continuation_cost``). Kept as its ``once``.
+- ``once-budget:{<once record's name>}``: for a link to a file, the bytes the same client may
+  still fetch with Range requests after the first use (the file's size, once): an interrupted
+  download resumes, a download manager fetches in pieces, and a used link never yields the
+  file again whole nor more than once more in pieces (see ``continuation_cost``). Kept as its
+  ``once``, and in its cluster slot (``budget_key``).
 - ``sid:<session id>``: a session was ended (logout, flush). Kept until that session's
   token would have expired anyway, plus the same margin.
 - ``user:<user id>``: the user logged out everywhere at the cut-off stored, keeping at most
@@ -70,8 +71,18 @@ def single_use_key(nonce: str) -> str:
     return f"{KEY_PREFIX}once:{nonce}"
 
 
-def budget_key(nonce: str) -> str:
-    return f"{KEY_PREFIX}once-budget:{nonce}"
+def budget_key(nonce: str, once_key: str | None = None) -> str:
+    """The byte budget of a file link: ``once-budget:{<its once record's name>}``, in that record's cluster slot.
+
+    Redis Cluster hashes only what is between the first ``{`` and the next ``}`` of a key
+    that has them (a hash tag), and the whole key otherwise. The ``once`` record's name has
+    no braces (nonces are base64url), so it is hashed whole; the budget carries that name as
+    its tag, and so lands in the same slot: the one script that reads and writes both runs
+    on a cluster. The ``once`` name is unchanged from earlier releases (a link used before
+    an upgrade stays used after it). ``once_key``: that name as the store sees it, when it
+    is not ``single_use_key(nonce)`` (a Django cache adds its ``KEY_PREFIX`` and version).
+    """
+    return f"{KEY_PREFIX}once-budget:{{{single_use_key(nonce) if once_key is None else once_key}}}"
 
 
 def check_key_prefix(value: object, name: str) -> str:

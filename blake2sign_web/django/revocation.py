@@ -60,7 +60,7 @@ def consume_link(
     a server whose clock runs behind still takes the link as valid that long.
     """
     key = revocation.single_use_key(nonce)
-    budget = revocation.budget_key(nonce)
+    budget = revocation.budget_key(nonce, _stored_name(cache, key))
     ttl = revocation.single_use_ttl(expires_at, time.time(), skew)
     with _unavailable_on_error("consume a single-use link"):
         if cache.add(key, revocation.client_digest(client), timeout=ttl):
@@ -78,6 +78,11 @@ def consume_link(
             cache.delete(budget)
             return False
     return True
+
+
+def _stored_name(cache: BaseCache, key: str) -> str:
+    """The name a cache stores ``key`` under (its KEY_PREFIX, version, KEY_FUNCTION), for the budget's hash tag."""
+    return cache.make_key(key)
 
 
 @contextmanager
