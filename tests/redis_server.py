@@ -69,9 +69,11 @@ def require_redis_server() -> str:
 class RedisServer:
     """One redis-server process on 127.0.0.1:``port``; ``stop()`` and ``start()`` again keep the port."""
 
-    def __init__(self, binary: str, port: int | None = None) -> None:
+    def __init__(self, binary: str, port: int | None = None, extra: list[str] | None = None) -> None:
         self.binary = binary
         self.port = port or free_port()
+        #: More arguments for redis-server (cluster mode, replication, sentinel).
+        self.extra = list(extra or [])
         self.process: subprocess.Popen[bytes] | None = None
         self._directory = tempfile.mkdtemp(prefix="blake2sign-redis-")
 
@@ -97,6 +99,7 @@ class RedisServer:
                 self._directory,
                 "--protected-mode",
                 "yes",
+                *self.extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -109,6 +112,20 @@ class RedisServer:
         if process is None:
             return
         stop_process(process)
+
+    def kill(self) -> None:
+        """SIGKILL, as a machine that dies: no shutdown, nothing flushed or handed over."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
 
     def pause(self) -> None:
         """Freeze the server (SIGSTOP): connections are accepted by the kernel but nothing answers."""
@@ -167,3 +184,194 @@ def redis_server_fixture() -> Iterator[RedisServer]:
 def patient_store(server: RedisServer, **options: Any) -> RedisStore:
     """The Starlette store on ``server``, with ``PATIENT_TIMEOUT``."""
     return RedisStore(server.url, timeout=PATIENT_TIMEOUT, **options)
+
+
+def require_redis_cli() -> str:
+    """redis-cli (Debian: redis-tools, which redis-server brings): it makes the cluster. Skip, or fail in CI."""
+    binary = shutil.which("redis-cli")
+    if binary is None:
+        server = find_redis_server()
+        sibling = os.path.join(os.path.dirname(server), "redis-cli") if server else ""
+        binary = sibling if sibling and os.path.exists(sibling) else None
+    if binary is None:
+        hint = "no redis-cli found: install one (Debian/Ubuntu: apt-get install redis-tools, which redis-server brings)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{hint} (CI must run the cluster tests, never skip them)", pytrace=False)
+        pytest.skip(hint)
+    return binary
+
+
+def _free_ports(count: int) -> list[int]:
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    return ports
+
+
+class LoopbackCluster:
+    """A Redis Cluster on 127.0.0.1: three primaries and three replicas, each a ``RedisServer`` on free ports.
+
+    Made as an operator makes one: six ``redis-server --cluster-enabled yes``, then
+    ``redis-cli --cluster create ... --cluster-replicas 1``. Nodes are stopped by their PID
+    (``RedisServer.stop``/``kill``); one restarted with ``restart`` rejoins from its ``nodes.conf``
+    (as a replica of whichever node took its slots), empty, and resynchronises. A node is declared
+    failed after ``NODE_TIMEOUT_MS``; ``cluster-replica-validity-factor 0`` lets a replica take over
+    however long it was cut off (the tests freeze replicas on purpose). Needs Redis 7 (``cluster-port``).
+    """
+
+    NODE_TIMEOUT_MS = 1000
+
+    def __init__(self, server: str, cli: str, primaries: int = 3, replicas: int = 1) -> None:
+        self.cli = cli
+        self.replicas_per_primary = replicas
+        count = primaries * (1 + replicas)
+        ports = _free_ports(2 * count)
+        cluster_mode = [
+            *("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"),
+            *("--cluster-node-timeout", str(self.NODE_TIMEOUT_MS), "--cluster-replica-validity-factor", "0"),
+            *("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"),
+        ]
+        self.nodes = [
+            RedisServer(server, port, [*cluster_mode, "--cluster-port", str(bus)])
+            for port, bus in zip(ports[:count], ports[count:], strict=True)
+        ]
+
+    @property
+    def startup_nodes(self) -> list[tuple[str, int]]:
+        return [("127.0.0.1", node.port) for node in self.nodes]
+
+    @property
+    def url(self) -> str:
+        """The cluster URL form this project reads: every node, comma-separated."""
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{node.port}" for node in self.nodes)
+
+    def start(self) -> None:
+        for node in self.nodes:
+            node.start()
+        addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+        command = [self.cli, "--cluster", "create", *addresses]
+        command += ["--cluster-replicas", str(self.replicas_per_primary), "--cluster-yes"]
+        created = subprocess.run(command, capture_output=True, timeout=60, check=False)
+        if created.returncode != 0:
+            raise RuntimeError(f"redis-cli --cluster create failed: {created.stdout[-2000:]!r} {created.stderr!r}")
+        self.wait_healthy()
+
+    def client(self, node: RedisServer) -> Any:
+        import redis
+
+        return redis.Redis(port=node.port, socket_timeout=5, socket_connect_timeout=5)
+
+    def running(self) -> list[RedisServer]:
+        return [node for node in self.nodes if node.process is not None]
+
+    def role(self, node: RedisServer) -> str:
+        with self.client(node) as connection:
+            role: str = connection.info("replication")["role"]
+            return role
+
+    def primaries(self) -> list[RedisServer]:
+        return [node for node in self.running() if self.role(node) == "master"]
+
+    def replicas_of(self, primary: RedisServer) -> list[RedisServer]:
+        found = []
+        for node in self.running():
+            with self.client(node) as connection:
+                info = connection.info("replication")
+            if info["role"] == "slave" and int(info["master_port"]) == primary.port:
+                found.append(node)
+        return found
+
+    def node_of_key(self, key: str | bytes) -> RedisServer:
+        """The primary serving ``key``'s slot now, as the first running primary sees it."""
+        from redis.crc import key_slot
+
+        slot = key_slot(key.encode() if isinstance(key, str) else key)
+        with self.client(self.primaries()[0]) as connection:
+            for start, end, primary, *_ in connection.execute_command("CLUSTER", "SLOTS"):
+                if start <= slot <= end:
+                    return next(node for node in self.nodes if node.port == int(primary[1]))
+        raise RuntimeError(f"no primary serves slot {slot}")
+
+    def node_id(self, node: RedisServer) -> str:
+        with self.client(node) as connection:
+            found: str = connection.execute_command("CLUSTER", "MYID").decode()
+            return found
+
+    def wait_healthy(self, timeout: float = 60) -> None:
+        """Until every running node sees the cluster ok, all slots served, and each primary's replicas in sync."""
+        deadline = time.monotonic() + timeout
+        problem = "not checked"
+        while time.monotonic() < deadline:
+            problem = self._problem()
+            if not problem:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"the cluster did not become healthy within {timeout} s: {problem}")
+
+    def _problem(self) -> str:
+        running = self.running()
+        try:
+            for node in running:
+                with self.client(node) as connection:
+                    info = connection.cluster("INFO")
+                    if info["cluster_state"] != "ok" or int(info["cluster_slots_ok"]) != 16384:
+                        return f"{node.port}: {info['cluster_state']}, {info['cluster_slots_ok']} slots ok"
+                    if int(info["cluster_known_nodes"]) != len(self.nodes):
+                        return f"{node.port} knows {info['cluster_known_nodes']} nodes"
+                    flags = [n["flags"] for n in connection.cluster("NODES").values()]
+                    failed = sum("fail" in f and "fail?" not in f for f in flags)
+                    if failed != len(self.nodes) - len(running):
+                        return f"{node.port} sees {failed} failed nodes"
+            primaries = self.primaries()
+            if len(primaries) * (1 + self.replicas_per_primary) != len(running):
+                return f"{len(primaries)} primaries among {len(running)} running nodes"
+            for primary in primaries:
+                with self.client(primary) as connection:
+                    info = connection.info("replication")
+                online = [v for k, v in info.items() if k.startswith("slave") and v.get("state") == "online"]
+                if len(online) != self.replicas_per_primary:
+                    return f"primary {primary.port} has {len(online)} replicas online"
+        except OSError as error:
+            return f"{type(error).__name__}: {error}"
+        except Exception as error:  # redis.exceptions while a node restarts or loads
+            return f"{type(error).__name__}: {error}"
+        return ""
+
+    def flush(self) -> None:
+        """Empty every primary (its replicas follow), and wait until the replicas have it too."""
+        for node in self.primaries():
+            with self.client(node) as connection:
+                connection.flushall()
+                connection.wait(self.replicas_per_primary, 5000)
+
+    def restart(self, node: RedisServer) -> None:
+        """Start a stopped or killed node again and wait until the cluster is whole."""
+        node.start()
+        self.wait_healthy()
+
+    def reshard(self, source: RedisServer, target: RedisServer, slots: int, timeout: float = 120) -> None:
+        """Move ``slots`` slots with their keys from ``source`` to ``target``: ``redis-cli --cluster reshard``."""
+        command = [
+            self.cli, "--cluster", "reshard", f"127.0.0.1:{source.port}",
+            "--cluster-from", self.node_id(source), "--cluster-to", self.node_id(target),
+            "--cluster-slots", str(slots), "--cluster-yes", "--cluster-pipeline", "10",
+        ]  # fmt: skip
+        moved = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
+        if moved.returncode != 0:
+            raise RuntimeError(f"redis-cli --cluster reshard failed: {moved.stdout[-2000:]!r} {moved.stderr!r}")
+
+    def close(self) -> None:
+        for node in self.nodes:
+            node.close()
+
+
+def redis_cluster_fixture() -> Iterator[LoopbackCluster]:
+    """Body of the session-scoped ``redis_cluster`` fixture (see tests/revocation/conftest.py)."""
+    cluster = LoopbackCluster(require_redis_server(), require_redis_cli())
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.close()
