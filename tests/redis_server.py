@@ -375,3 +375,115 @@ def redis_cluster_fixture() -> Iterator[LoopbackCluster]:
         yield cluster
     finally:
         cluster.close()
+
+
+class LoopbackSentinel:
+    """A primary, one replica and one Sentinel watching them (quorum 1), on free 127.0.0.1 ports.
+
+    ``url`` is this project's Sentinel URL for the service; ``failover()`` asks the Sentinel to
+    switch roles (SENTINEL FAILOVER: the replica is promoted, the old primary follows it) and
+    waits until the switch is complete. The Sentinel runs from the redis-server binary
+    (``--sentinel``), as Debian's redis-sentinel does.
+    """
+
+    SERVICE = "blake2sign"
+
+    def __init__(self, server: str) -> None:
+        quick_sync = ["--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"]
+        self.primary = RedisServer(server, extra=quick_sync)
+        self.replica = RedisServer(server, extra=[*quick_sync, "--replicaof", "127.0.0.1", str(self.primary.port)])
+        self.sentinel_port = free_port()
+        self.binary = server
+        self._directory = tempfile.mkdtemp(prefix="blake2sign-sentinel-")
+        self.sentinel: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis+sentinel://127.0.0.1:{self.sentinel_port}/{self.SERVICE}/0"
+
+    def client(self, node: RedisServer) -> Any:
+        import redis
+
+        return redis.Redis(port=node.port, socket_timeout=5, socket_connect_timeout=5)
+
+    def start(self) -> None:
+        self.primary.start()
+        self.replica.start()
+        config = os.path.join(self._directory, "sentinel.conf")
+        with open(config, "w") as file:
+            file.write(
+                f"port {self.sentinel_port}\nbind 127.0.0.1\ndir {self._directory}\n"
+                f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.primary.port} 1\n"
+                f"sentinel down-after-milliseconds {self.SERVICE} 1000\n"
+                f"sentinel failover-timeout {self.SERVICE} 5000\n"
+            )
+        self.sentinel = subprocess.Popen(
+            [self.binary, config, "--sentinel"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        self._wait(lambda: self._replica_known(), "the Sentinel to see the replica")
+
+    def current_primary(self) -> RedisServer:
+        import redis
+
+        with redis.Redis(port=self.sentinel_port, socket_timeout=5) as sentinel:
+            _host, port = sentinel.sentinel_get_master_addr_by_name(self.SERVICE)
+        return self.primary if int(port) == self.primary.port else self.replica
+
+    def failover(self) -> RedisServer:
+        """Promote the replica (the Sentinel's own failover); the new primary, once the Sentinel names it.
+
+        The old primary is made a replica of it later (the Sentinel finds it at its next INFO, up to 10 s).
+        """
+        import redis
+
+        before = self.current_primary()
+        after = self.replica if before is self.primary else self.primary
+        self._wait(lambda: self._replica_known(), "a replica the Sentinel can promote")
+        with redis.Redis(port=self.sentinel_port, socket_timeout=5) as sentinel:
+            sentinel.execute_command("SENTINEL", "FAILOVER", self.SERVICE)
+
+        def switched() -> bool:
+            with self.client(after) as new:
+                return self.current_primary() is after and new.info("replication")["role"] == "master"
+
+        self._wait(switched, "the failover")
+        return after
+
+    def _replica_known(self) -> bool:
+        import redis
+
+        with redis.Redis(port=self.sentinel_port, socket_timeout=5) as sentinel:
+            replicas = sentinel.sentinel_slaves(self.SERVICE)
+        return any(  # one the Sentinel would promote (else SENTINEL FAILOVER answers NOGOODSLAVE)
+            r["is_slave"] and not r["is_disconnected"] and not r["is_sdown"] and r["master-link-status"] == "ok"
+            for r in replicas
+        )
+
+    @staticmethod
+    def _wait(condition: Any, what: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if condition():
+                    return
+            except Exception:  # not up yet: connection refused, loading
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"timed out waiting for {what}")
+
+    def close(self) -> None:
+        if self.sentinel is not None:
+            stop_process(self.sentinel)
+            self.sentinel = None
+        self.primary.close()
+        self.replica.close()
+        shutil.rmtree(self._directory, ignore_errors=True)
+
+
+def redis_sentinel_fixture() -> Iterator[LoopbackSentinel]:
+    sentinel = LoopbackSentinel(require_redis_server())
+    try:
+        sentinel.start()
+        yield sentinel
+    finally:
+        sentinel.close()
