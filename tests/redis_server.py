@@ -351,12 +351,17 @@ class LoopbackCluster:
         node.start()
         self.wait_healthy()
 
-    def reshard(self, source: RedisServer, target: RedisServer, slots: int, timeout: float = 120) -> None:
-        """Move ``slots`` slots with their keys from ``source`` to ``target``: ``redis-cli --cluster reshard``."""
+    def reshard(
+        self, source: RedisServer, target: RedisServer, slots: int, pipeline: int = 10, timeout: float = 300
+    ) -> None:
+        """Move ``slots`` slots with their keys from ``source`` to ``target``: ``redis-cli --cluster reshard``.
+
+        ``pipeline``: keys moved per MIGRATE (fewer: a slower move, more time half-moved).
+        """
         command = [
             self.cli, "--cluster", "reshard", f"127.0.0.1:{source.port}",
             "--cluster-from", self.node_id(source), "--cluster-to", self.node_id(target),
-            "--cluster-slots", str(slots), "--cluster-yes", "--cluster-pipeline", "10",
+            "--cluster-slots", str(slots), "--cluster-yes", "--cluster-pipeline", str(pipeline),
         ]  # fmt: skip
         moved = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
         if moved.returncode != 0:

@@ -15,6 +15,7 @@ should differ; they may share one ``redis.asyncio`` client.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -121,7 +122,7 @@ class RedisStore:
             if acknowledged < self.wait_replicas and outcome:
                 first_use = file_size is None or outcome == 2
                 if first_use:
-                    await self.client.eval(revocation.UNDO_FIRST_USE_SCRIPT, 2, key, budget, digest)
+                    await self._run(key, ("EVAL", revocation.UNDO_FIRST_USE_SCRIPT, 2, key, budget, digest))
                 raise self._not_replicated("use a single-use link", acknowledged)
         return bool(outcome)
 
@@ -162,7 +163,7 @@ class RedisStore:
         keys = [*session_keys, *user_keys]
         async with self._bounded("check a session"):
             if self.is_cluster:
-                values = await self.client.mget_nonatomic(keys)  # type: ignore[union-attr]
+                values = await _cluster_mget(self.client, keys)  # type: ignore[arg-type]
             else:
                 values = await self.client.mget(keys)
         return revocation.is_revoked(
@@ -177,19 +178,27 @@ class RedisStore:
         """Run ``command`` (it writes ``key``): its reply, and how many replicas acknowledged it.
 
         Without ``wait_replicas``: the reply alone (the count is then 0, and nobody asks).
-        With it: the command and ``WAIT`` on one connection to the primary that serves ``key``
-        (WAIT counts the replicas that have everything this connection wrote).
+        With it: the command and ``WAIT`` in one request, on one connection to the primary that
+        serves ``key`` (WAIT counts the replicas that have everything this connection wrote).
         """
         if not self.wait_replicas:
-            return await self.client.execute_command(*command), 0
+            (reply,) = await self._run(key, command)
+            return reply, 0
         wait = ("WAIT", self.wait_replicas, revocation.wait_milliseconds(self.timeout))
+        reply, acknowledged = await self._run(key, command, wait)
+        return reply, int(acknowledged)
+
+    async def _run(self, key: str, *commands: tuple[Any, ...]) -> list[Any]:
+        """``commands`` (on ``key``'s slot) in one request to the node serving it: their replies."""
         if not self.is_cluster:
+            if len(commands) == 1:
+                return [await self.client.execute_command(*commands[0])]
             async with self.client.pipeline(transaction=False) as pipe:
-                pipe.execute_command(*command)
-                pipe.execute_command(*wait)
-                reply, acknowledged = await pipe.execute()
-            return reply, int(acknowledged)
-        return await _cluster_write_and_wait(self.client, key, command, wait)  # type: ignore[arg-type]
+                for command in commands:
+                    pipe.execute_command(*command)
+                return list(await pipe.execute())
+        (replies,) = await _cluster_execute(self.client, [(key, commands)])  # type: ignore[arg-type]
+        return replies
 
     def _not_replicated(self, action: str, acknowledged: int) -> NotReplicated:
         return NotReplicated(
@@ -246,47 +255,112 @@ def _is_cluster(client: object) -> bool:
     return isinstance(client, RedisCluster)
 
 
-async def _cluster_write_and_wait(
-    cluster: RedisCluster, key: str, command: tuple[Any, ...], wait: tuple[Any, ...]
-) -> tuple[Any, int]:
-    """``command`` then ``WAIT`` on one connection to the primary that serves ``key``, following the cluster.
+async def _cluster_mget(cluster: RedisCluster, keys: list[str]) -> list[Any]:
+    """The values of ``keys``: one MGET per slot, all sent at once, one request per node."""
+    slots: dict[int, list[str]] = {}
+    for key in keys:
+        slots.setdefault(cluster.keyslot(key), []).append(key)
+    groups = list(slots.values())
+    replies = await _cluster_execute(cluster, [(group[0], (("MGET", *group),)) for group in groups])
+    found = {
+        key: value
+        for group, (values,) in zip(groups, replies, strict=True)
+        for key, value in zip(group, values, strict=True)
+    }
+    return [found[key] for key in keys]
 
-    A cluster client sends each command to whichever node serves its slot, from its own
-    connection pool: a WAIT sent as a command of its own would wait for another connection's
-    writes (none). Both go in one pipeline to the same node instead. If that node no longer
-    serves the slot (MOVED: a failover or a migration finished), the client learns the new
-    layout and it is tried there; a key being migrated (ASK) is written on the target with
-    ASKING first, on the same connection. Bounded by the caller's timeout.
+
+async def _cluster_execute(
+    cluster: RedisCluster, batches: list[tuple[str, tuple[tuple[Any, ...], ...]]]
+) -> list[list[Any]]:
+    """Run each batch (the commands of one slot, named by one of its keys) on the primary serving that slot.
+
+    All batches go out at once, one request per node, each batch's commands in order on one
+    connection: a write and its WAIT share it, and so do ASKING and the command it allows.
+    Redirections are followed here, not by redis-py: its asyncio cluster client sends ASKING
+    and the redirected command on two connections of its pool once it has several, and the
+    command then bounces between the two nodes until the client gives up (``TTL exhausted``),
+    which made every check of a session in a slot being migrated fail. MOVED (a slot moved, a
+    replica promoted): the slot table is read again. ASK (a key of a slot being migrated is on
+    the target): ASKING, then the batch, on the target. TRYAGAIN (a script whose keys are not
+    all on one of the two nodes, as a file link's first use while its slot moves): again
+    shortly, until the slot has moved. A node down, or CLUSTERDOWN during an election: the
+    layout is learnt again. Everything is retried until the caller's timeout (``_bounded``).
     """
-    from redis.exceptions import AskError, MovedError, TryAgainError
+    from redis.asyncio.cluster import PipelineCommand
+    from redis.exceptions import (
+        AskError,
+        ClusterDownError,
+        ConnectionError,
+        MovedError,
+        SlotNotCoveredError,
+        TimeoutError,
+        TryAgainError,
+    )
 
-    await cluster.initialize()  # the slot table, learnt on first use (a no-op once learnt)
-    target = cluster.get_node_from_key(key)
-    asking = False
+    results: list[list[Any] | None] = [None] * len(batches)
+    targets: dict[int, tuple[Any, bool]] = {}  # batch -> (node, after ASK)
+    redirections = 0
     while True:
-        pipe = cluster.pipeline(transaction=False)
-        if asking:
-            pipe.execute_command("ASKING", target_nodes=target)
-        pipe.execute_command(*command, target_nodes=target)
-        pipe.execute_command(*wait, target_nodes=target)
-        replies = await pipe.execute(raise_on_error=False, allow_redirections=False)
-        reply, acknowledged = replies[-2:]
-        asking = False
-        if isinstance(reply, MovedError):  # before AskError, its base class
-            await cluster.exists(key)  # through the client, which follows MOVED and updates its slot table
-            target = cluster.get_node_from_key(key)
+        pending = [i for i, done in enumerate(results) if done is None]
+        if not pending:
+            return results  # type: ignore[return-value]
+        nodes: dict[str, tuple[Any, list[tuple[int, list[Any]]]]] = {}
+        try:
+            await cluster.initialize()  # a no-op while the slot table is known
+            for i in pending:
+                node, asking = targets.get(i) or (cluster.get_node_from_key(batches[i][0]), False)
+                if node is None:
+                    raise SlotNotCoveredError(f"no node serves the slot of {batches[i][0]!r}")
+                targets[i] = (node, asking)
+                commands = [PipelineCommand(0, "ASKING")] if asking else []
+                commands += [PipelineCommand(0, *command) for command in batches[i][1]]
+                nodes.setdefault(node.name, (node, []))[1].append((i, commands))
+            await asyncio.gather(
+                *(node.execute_pipeline([c for _, cs in work for c in cs]) for node, work in nodes.values())
+            )
+        except (ConnectionError, TimeoutError, SlotNotCoveredError):
+            await cluster.aclose()  # as redis-py does: drop the connections, learn the layout again
+            targets.clear()
+            await anyio.sleep(0.1)
             continue
-        if isinstance(reply, AskError):
-            target = cluster.get_node(host=reply.host, port=reply.port) or target
-            asking = True
-            continue
-        if isinstance(reply, TryAgainError):  # a multi-key command while its slot is half migrated
+        relearn = pause = False
+        for _node, work in nodes.values():
+            for i, commands in work:
+                replies = [c.result for c in commands if c.args[0] != "ASKING"]
+                redirect = next(
+                    (r for r in replies if isinstance(r, (AskError, TryAgainError, ClusterDownError))), None
+                )
+                if redirect is None:
+                    for reply in replies:
+                        if isinstance(reply, Exception):
+                            raise reply
+                    results[i] = replies
+                    continue
+                del targets[i]
+                if isinstance(redirect, ClusterDownError):  # an election: wait for its end (within the timeout)
+                    relearn = pause = True
+                    continue
+                redirections += 1
+                pause = pause or redirections > _QUICK_REDIRECTIONS  # never a busy loop; the timeout bounds it
+                if isinstance(redirect, MovedError):  # before AskError, its base class
+                    relearn = True
+                elif isinstance(redirect, AskError):
+                    target = cluster.get_node(host=redirect.host, port=redirect.port)
+                    if target is None:
+                        relearn = True
+                    else:
+                        targets[i] = (target, True)
+                else:
+                    pause = True
+        if relearn:
+            await cluster.nodes_manager.initialize()
+        if pause:
             await anyio.sleep(0.05)
-            continue
-        for failed in replies:
-            if isinstance(failed, Exception):
-                raise failed
-        return reply, int(acknowledged)
+
+
+#: Redirections (MOVED, ASK, TRYAGAIN) one call follows at once; after them, it pauses between two.
+_QUICK_REDIRECTIONS: Final = 5
 
 
 #: Where SessionMiddleware leaves what it knows of the request's session token, for the functions below.
