@@ -5,9 +5,9 @@
 - Without it, a write acknowledged by a primary that dies before replicating it is lost: shown here
   deterministically by cutting the replica off first (frozen with SIGSTOP, its link closed by the
   primary), so that the write cannot reach it.
-- During the election the store is unavailable and the policies apply: "closed" reads a session as empty
-  (its cookie kept) and answers 503 for a single-use link; "open" accepts both. Afterwards, the same
-  cookie is logged in again.
+- During the election the store is unavailable and the policies apply, in both adapters: "closed" reads a
+  session as empty (its cookie kept) and answers 503 for a single-use link; "open" accepts both.
+  Afterwards, the same cookie is logged in again.
 
 Nodes are killed with SIGKILL (no shutdown, nothing handed over); each test gives the cluster back whole.
 The run is short in CI; ``pytest --long`` keeps the traffic going ten times longer.
@@ -15,6 +15,7 @@ The run is short in CI; ``pytest --long`` keeps the traffic going ten times long
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import time
@@ -24,9 +25,12 @@ from typing import Any
 
 import anyio
 import pytest
+from django.test import Client
+from django.urls import reverse
 from starlette.testclient import TestClient
 
 from blake2sign_web import revocation
+from blake2sign_web.django import sign_url
 from blake2sign_web.revocation import StoreUnavailable
 from blake2sign_web.starlette.revocation import RedisStore
 from tests.longrun import seconds
@@ -205,20 +209,60 @@ def test_without_wait_replicas_a_write_the_replica_never_got_is_lost(redis_clust
     redis_cluster.restart(victim)
 
 
+def cluster_state(cluster: LoopbackCluster, node: RedisServer) -> str:
+    with cluster.client(node) as connection:
+        state: str = connection.cluster("INFO")["cluster_state"]
+        return state
+
+
+def django_session_data(client: Any) -> Any:
+    response = client.post("/ops/", json.dumps({"ops": []}), content_type="application/json")
+    return json.loads(response.content)["session"]
+
+
 @pytest.mark.parametrize("policy", ["closed", "open"])
 def test_the_policies_during_the_election(
-    redis_cluster: LoopbackCluster, policy: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    settings: Any, redis_cluster: LoopbackCluster, policy: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The replica is held back (frozen) so that the cluster stays without that primary while requests come."""
+    """Both adapters, while the cluster has lost a primary and not yet promoted its replica (held back, frozen)."""
     victim = redis_cluster.primaries()[0]
     (replica,) = redis_cluster.replicas_of(victim)
+    survivor = next(node for node in redis_cluster.primaries() if node is not victim)
+    # Starlette: sessions and single-use links on one store.
     store = RedisStore(redis_cluster.url, timeout=TIMEOUT, on_unavailable=policy)  # type: ignore[arg-type]
     root = write_files(tmp_path / "served")
     links = [make_signer().sign("/action", expires_in=60, single_use=True) for _ in range(3)]
-    sessions = build(store)
-    sessions.router.routes.extend(build_app(root, store).router.routes)
-    survivor = next(node for node in redis_cluster.primaries() if node is not victim)
-    with TestClient(sessions) as client:
+    app = build(store)
+    app.router.routes.extend(build_app(root, store).router.routes)
+    # Django: RedisStoreCache for both, with the same policy.
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "shared": {
+            "BACKEND": "blake2sign_web.django.revocation.RedisStoreCache",
+            "LOCATION": redis_cluster.url,
+            "OPTIONS": {"socket_timeout": TIMEOUT},
+        },
+    }
+    settings.BLAKE2SIGN_WEB = {
+        "SESSIONS": {"REVOCATION_CACHE": "shared", "REVOCATION_UNAVAILABLE": policy},
+        "SIGNED_URLS": {"SINGLE_USE_CACHE": "shared", "SINGLE_USE_UNAVAILABLE": policy},
+    }
+    settings.ROOT_URLCONF = "tests.signed_urls.django_urls"
+    django_links = [sign_url(reverse("sig-plain", args=[1]), expires_in=60, single_use=True) for _ in range(3)]
+    browser = Client()
+
+    def django_requests() -> list[Any]:
+        settings.ROOT_URLCONF = "tests.revocation.django_urls"
+        seen = [django_session_data(browser), browser.cookies[settings.SESSION_COOKIE_NAME].value]
+        settings.ROOT_URLCONF = "tests.signed_urls.django_urls"
+        return [*seen, Client().get(django_links.pop(0)).status_code]
+
+    settings.ROOT_URLCONF = "tests.revocation.django_urls"
+    browser.post("/ops/", json.dumps({"ops": [["__setitem__", "cart", 1]]}), content_type="application/json")
+    cookie = browser.cookies[settings.SESSION_COOKIE_NAME].value
+    assert django_requests() == [{"cart": 1}, cookie, 200]
+
+    with TestClient(app) as client:
         devices = Devices(client)
         devices.set("browser", old_cookie(7))
         assert devices.who("browser") == "7"
@@ -226,19 +270,25 @@ def test_the_policies_during_the_election(
         replica.pause()
         try:
             victim.kill()
-            wait_for(lambda: redis_cluster.client(survivor).cluster("INFO")["cluster_state"] == "fail", "FAIL")
+            wait_for(lambda: cluster_state(redis_cluster, survivor) == "fail", "the cluster to see the primary fail")
             with caplog.at_level(logging.ERROR):
                 during = [devices.get("browser", "/whoami"), client.get(links[1])]
+                django_during = django_requests()
         finally:
             replica.resume()
         wait_for(lambda: redis_cluster.role(replica) == "master", "the replica's promotion")
-        wait_for(lambda: redis_cluster.client(survivor).cluster("INFO")["cluster_state"] == "ok", "ok")
+        wait_for(lambda: cluster_state(redis_cluster, survivor) == "ok", "the cluster to be ok again")
         after = [devices.who("browser"), client.get(links[2]).status_code]
+    django_after = django_requests()
     redis_cluster.restart(victim)
     if policy == "closed":
         assert [during[0].text, during[1].status_code] == ["anonymous", 503]
         assert "set-cookie" not in during[0].headers  # the cookie is kept: the session comes back
+        assert django_during == [{}, cookie, 503]  # read as empty, the cookie kept as it was
         assert "Session read as empty" in caplog.text
     else:
         assert [during[0].text, during[1].status_code] == ["7", 200]
+        assert django_during == [{"cart": 1}, cookie, 200]
+        assert "unchecked" in caplog.text
     assert after == ["7", 200]
+    assert django_after == [{"cart": 1}, cookie, 200]
