@@ -7,6 +7,11 @@ the tests that need it skip with a message saying how to install one, except in 
 
 The server keeps nothing on disk (``--save "" --appendonly no``), so a restart starts empty,
 as a Redis that lost its memory would.
+
+``LoopbackCluster`` makes a Redis Cluster of such servers (three primaries, three replicas, with
+``redis-cli --cluster create``; redis-cli comes with Debian's redis-server, in redis-tools), and
+``LoopbackSentinel`` a primary with a replica and one Sentinel: the same rule applies to both, skipped
+without the binaries, failed in CI.
 """
 
 from __future__ import annotations
