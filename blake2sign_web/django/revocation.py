@@ -446,17 +446,24 @@ def _cluster_write_and_wait(
     cluster: Any, name: str, command: tuple[Any, ...], wait: tuple[Any, ...]
 ) -> tuple[Any, int]:
     """``command`` then ``WAIT`` on one connection to the primary serving ``name`` (see the Starlette twin)."""
-    from redis.exceptions import AskError, MovedError, TryAgainError
+    from redis.exceptions import AskError, ConnectionError, MovedError, TimeoutError, TryAgainError
 
     node = cluster.get_node_from_key(name)
     asking = False
     for _ in range(_REDIRECTIONS):
-        with cluster.get_redis_connection(node).pipeline(transaction=False) as pipe:
-            if asking:
-                pipe.execute_command("ASKING")
-            pipe.execute_command(*command)
-            pipe.execute_command(*wait)
-            replies = pipe.execute(raise_on_error=False)
+        try:
+            with cluster.get_redis_connection(node).pipeline(transaction=False) as pipe:
+                if asking:
+                    pipe.execute_command("ASKING")
+                pipe.execute_command(*command)
+                pipe.execute_command(*wait)
+                replies = pipe.execute(raise_on_error=False)
+        except (ConnectionError, TimeoutError):
+            _relearn(cluster)  # a primary down: has a replica taken its slots over yet?
+            if cluster.get_node_from_key(name) == node:
+                raise  # not yet: unavailable (the policy applies), the next call asks again
+            node, asking = cluster.get_node_from_key(name), False
+            continue
         reply, acknowledged = replies[-2:]
         asking = False
         if isinstance(reply, MovedError):  # before AskError, its base class
@@ -475,6 +482,14 @@ def _cluster_write_and_wait(
                 raise failed
         return reply, int(acknowledged)
     raise StoreUnavailable(f"Redis Cluster kept redirecting a write ({_REDIRECTIONS} times)")
+
+
+def _relearn(cluster: Any) -> None:
+    """Read the cluster's slot table again (as redis-py does after a connection error), if a node answers."""
+    try:
+        cluster.nodes_manager.initialize()
+    except Exception as error:  # every node down: the next call tries again
+        logger.debug("Redis Cluster layout not refreshed: %s", error)
 
 
 #: How many redirections (MOVED, ASK, TRYAGAIN) a write that waits for its replicas follows before giving up.
