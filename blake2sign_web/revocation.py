@@ -7,10 +7,11 @@ small, optional exception. Four kinds of record, each with a TTL so the store ne
   of concurrent first uses, on any number of machines, exactly one wins) and kept until
   the link expires, plus a margin for clocks that run behind. Its value is a digest of
   the client that used it.
-- ``once-budget:<nonce>``: for a link to a file, the bytes the same client may still fetch
-  with Range requests after the first use (the file's size, once): an interrupted download
-  resumes, a download manager fetches in pieces, and a used link never yields the file again
-  whole nor more than once more in pieces (see ``continuation_cost``). Kept as its ``once``.
+- ``once-budget:{<once record's name>}``: for a link to a file, the bytes the same client may
+  still fetch with Range requests after the first use (the file's size, once): an interrupted
+  download resumes, a download manager fetches in pieces, and a used link never yields the
+  file again whole nor more than once more in pieces (see ``continuation_cost``). Kept as its
+  ``once``, and in its cluster slot (``budget_key``).
 - ``sid:<session id>``: a session was ended (logout, flush). Kept until that session's
   token would have expired anyway, plus the same margin.
 - ``user:<user id>``: the user logged out everywhere at the cut-off stored, keeping at most
@@ -33,7 +34,9 @@ import hmac
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
+from urllib.parse import parse_qsl, unquote
 
 from .serializer import CLOCK_SKEW, SESSION_ID_SIZE
 
@@ -62,16 +65,173 @@ _APP_PREFIX: Final = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 SESSION_ENDED: Final = "ended"
 
 
+#: The most replicas a write may be made to wait for (``wait_replicas``): more is a configuration mistake.
+MAX_WAIT_REPLICAS: Final = 16
+#: URL schemes for a Redis Cluster and for a primary that Sentinel manages; ``redis://``, ``rediss://`` and
+#: ``unix://`` name one server, as redis-py reads them.
+CLUSTER_SCHEMES: Final = ("redis+cluster", "rediss+cluster")
+SENTINEL_SCHEMES: Final = ("redis+sentinel", "rediss+sentinel")
+_DEFAULT_PORTS: Final = {"cluster": 6379, "sentinel": 26379}
+
+
 class StoreUnavailable(Exception):
     """The store did not answer (refused, reset, timed out): the caller applies its policy."""
+
+
+class NotReplicated(StoreUnavailable):
+    """A write was made on the primary but fewer replicas than ``wait_replicas`` acknowledged it in time.
+
+    A revocation stays written on the primary (it is lost only if that primary dies before
+    replicating it); a single-use link's first use is undone first, so that the link is not
+    used up by a request that was refused.
+    """
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    """Where a store URL points: one server (``url`` as given, for redis-py), a cluster, or a Sentinel service."""
+
+    kind: Literal["single", "cluster", "sentinel"]
+    url: str
+    #: Cluster: nodes to start from (any of them, the client learns the rest); Sentinel: the sentinels.
+    nodes: tuple[tuple[str, int], ...] = ()
+    #: Sentinel: the name of the monitored primary (``sentinel monitor <name> ...``).
+    service: str = ""
+    db: int = 0
+    username: str | None = None
+    password: str | None = None
+    tls: bool = False
+    #: Sentinel: the sentinels' own password, if they have one (``?sentinel_password=``).
+    sentinel_password: str | None = None
+
+
+def parse_store_url(url: str) -> StoreLocation:
+    """Read a store URL. Besides redis-py's own (``redis://``, ``rediss://``, ``unix://``, one server):
+
+    - ``redis+cluster://[user:password@]host:port[,host:port...]`` (``rediss+cluster://`` for TLS): a
+      Redis Cluster, from any of its nodes (give several: a node that is down is skipped). No database:
+      a cluster has only database 0.
+    - ``redis+sentinel://[user:password@]host:port[,host:port...]/<service>[/<db>]`` (``rediss+sentinel://``):
+      the primary that the sentinels at those addresses monitor as ``<service>``; the credentials are the
+      data nodes' (``?sentinel_password=`` for the sentinels' own). Ports default to 6379 (cluster) and
+      26379 (sentinels).
+
+    Anything else (client certificates, other options) is for a client you make and pass in.
+    """
+    scheme, separator, rest = url.partition("://")
+    scheme = scheme.lower()
+    if not separator:
+        raise ValueError(f"a store URL needs a scheme (redis://, rediss://, redis+cluster://, ...); got {url!r}")
+    if scheme not in CLUSTER_SCHEMES + SENTINEL_SCHEMES:
+        return StoreLocation("single", url)
+    kind: Literal["cluster", "sentinel"] = "cluster" if scheme in CLUSTER_SCHEMES else "sentinel"
+    rest, _, query = rest.partition("?")
+    netloc, _, path = rest.partition("/")
+    userinfo, at, hosts = netloc.rpartition("@")
+    username = password = None
+    if at:
+        user, colon, secret = userinfo.partition(":")
+        username = unquote(user) or None
+        password = unquote(secret) if colon else None
+    nodes = tuple(_address(part, _DEFAULT_PORTS[kind], url) for part in hosts.split(",") if part)
+    if not nodes:
+        raise ValueError(f"the store URL {url!r} names no host")
+    parts = [unquote(p) for p in path.split("/") if p]
+    options = dict(parse_qsl(query))
+    sentinel_password = options.pop("sentinel_password", None)
+    if options:
+        raise ValueError(
+            f"the store URL {url!r} has options this project does not read ({', '.join(options)}): make the client "
+            "yourself and pass it in"
+        )
+    if kind == "cluster":
+        if parts not in ([], ["0"]) or sentinel_password is not None:
+            raise ValueError(f"a cluster URL has no database nor sentinel password (a cluster has only 0): {url!r}")
+        return StoreLocation(kind, url, nodes, "", 0, username, password, scheme.startswith("rediss"))
+    if not parts or len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
+        raise ValueError(
+            f"a sentinel URL ends with /<service>[/<db>] (redis+sentinel://host:26379/mymaster/0): {url!r}"
+        )
+    db = int(parts[1]) if len(parts) == 2 else 0
+    return StoreLocation(
+        kind, url, nodes, parts[0], db, username, password, scheme.startswith("rediss"), sentinel_password
+    )
+
+
+def _address(text: str, default_port: int, url: str) -> tuple[str, int]:
+    if text.startswith("["):  # [IPv6]:port
+        host, _, port = text[1:].partition("]")
+        port = port.removeprefix(":")
+    else:
+        host, _, port = text.rpartition(":") if ":" in text else (text, "", "")
+    if not host or (port and not port.isdigit()):
+        raise ValueError(f"bad host:port {text!r} in the store URL {url!r}")
+    return host, int(port) if port else default_port
+
+
+def check_wait_replicas(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WAIT_REPLICAS:
+        raise ValueError(
+            f"{name} must be a number of replicas from 0 (do not wait) to {MAX_WAIT_REPLICAS} that must have each "
+            f"revocation and single-use record before it counts as done; got {value!r}"
+        )
+    return value
+
+
+def wait_milliseconds(timeout: float) -> int:
+    """How long a write waits for its replicas (WAIT): half the store's timeout, so that the write and its wait
+    both fit in it, and a replica that is late is reported as such (``NotReplicated``), not as a timeout."""
+    return max(1, int(timeout * 500))
+
+
+# The Redis scripts of both adapters (``EVAL``): each runs on one node, its keys in one slot.
+
+#: First use of a file link (record the client, set the byte budget), or a continuation by the same
+#: client that the budget still covers (deduct it); one atomic script. Returns 2 for a first use, 1 for a
+#: continuation, 0 to refuse. Its two keys share a cluster slot (``revocation.budget_key``).
+CONSUME_FILE_LINK_SCRIPT: Final = """
+if redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
+    redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
+    return 2
+end
+local cost = tonumber(ARGV[4])
+if cost < 0 or redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    return 0
+end
+local left = tonumber(redis.call('GET', KEYS[2]) or '-1')
+if left < cost then
+    return 0
+end
+redis.call('DECRBY', KEYS[2], cost)
+return 1
+"""
+
+#: Undo a first use that its replicas did not acknowledge (``wait_replicas``): only if it is still this
+#: client's record, so that a refused request does not use the link up. KEYS: once, budget; ARGV: the value.
+UNDO_FIRST_USE_SCRIPT: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('DEL', KEYS[1], KEYS[2])
+end
+return 0
+"""
 
 
 def single_use_key(nonce: str) -> str:
     return f"{KEY_PREFIX}once:{nonce}"
 
 
-def budget_key(nonce: str) -> str:
-    return f"{KEY_PREFIX}once-budget:{nonce}"
+def budget_key(nonce: str, once_key: str | None = None) -> str:
+    """The byte budget of a file link: ``once-budget:{<its once record's name>}``, in that record's cluster slot.
+
+    Redis Cluster hashes only what is between the first ``{`` and the next ``}`` of a key
+    that has them (a hash tag), and the whole key otherwise. The ``once`` record's name has
+    no braces (nonces are base64url), so it is hashed whole; the budget carries that name as
+    its tag, and so lands in the same slot: the one script that reads and writes both runs
+    on a cluster. The ``once`` name is unchanged from earlier releases (a link used before
+    an upgrade stays used after it). ``once_key``: that name as the store sees it, when it
+    is not ``single_use_key(nonce)`` (a Django cache adds its ``KEY_PREFIX`` and version).
+    """
+    return f"{KEY_PREFIX}once-budget:{{{single_use_key(nonce) if once_key is None else once_key}}}"
 
 
 def check_key_prefix(value: object, name: str) -> str:

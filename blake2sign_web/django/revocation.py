@@ -12,28 +12,48 @@ policy applies. Bound the wait in the cache's own OPTIONS, for RedisCache:
         "LOCATION": "redis://127.0.0.1:6379/0",
         "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
     }}
+
+Django's RedisCache talks to one server. For a Redis Cluster, a primary that Sentinel
+manages, or writes that wait for replicas, the cache alias names ``RedisStoreCache`` instead
+(same settings, same key names and values as RedisCache, so an alias can switch backends on
+the same Redis without losing a record):
+
+    CACHES = {"sessions": {
+        "BACKEND": "blake2sign_web.django.revocation.RedisStoreCache",
+        "LOCATION": "redis+cluster://10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379",
+        "OPTIONS": {"socket_timeout": 0.5, "wait_replicas": 1},
+    }}
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import BaseCache, caches
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
 
 from .. import revocation
-from ..revocation import StoreUnavailable
+from ..revocation import NotReplicated, StoreUnavailable
 from ..serializer import SESSION_ID_SIZE
 
-__all__ = ["StoreUnavailable", "alog_out_everywhere", "consume_link", "log_out_everywhere"]
+__all__ = [
+    "NotReplicated",
+    "RedisStoreCache",
+    "StoreUnavailable",
+    "alog_out_everywhere",
+    "consume_link",
+    "log_out_everywhere",
+]
 
 logger: Final = logging.getLogger("blake2sign_web.revocation")
 
@@ -60,8 +80,15 @@ def consume_link(
     a server whose clock runs behind still takes the link as valid that long.
     """
     key = revocation.single_use_key(nonce)
-    budget = revocation.budget_key(nonce)
+    budget = revocation.budget_key(nonce, _stored_name(cache, key))
     ttl = revocation.single_use_ttl(expires_at, time.time(), skew)
+    if isinstance(cache, RedisStoreCache) and file_size is not None:
+        with _unavailable_on_error("consume a single-use link"):
+            outcome = cache.consume_file_link(
+                key, budget, revocation.client_digest(client), ttl, file_size, continuation
+            )
+        if outcome is not None:
+            return outcome
     with _unavailable_on_error("consume a single-use link"):
         if cache.add(key, revocation.client_digest(client), timeout=ttl):
             if file_size is not None:
@@ -78,6 +105,11 @@ def consume_link(
             cache.delete(budget)
             return False
     return True
+
+
+def _stored_name(cache: BaseCache, key: str) -> str:
+    """The name a cache stores ``key`` under (its KEY_PREFIX, version, KEY_FUNCTION), for the budget's hash tag."""
+    return cache.make_key(key)
 
 
 @contextmanager
@@ -190,3 +222,275 @@ def _log_out_on_password_change(
 
 
 post_save.connect(_log_out_on_password_change, dispatch_uid="blake2sign_web.revocation.password_change")
+
+
+class RedisStoreCache(BaseCache):
+    """A cache backend for ``REVOCATION_CACHE`` and ``SINGLE_USE_CACHE`` on one Redis, a cluster, or Sentinel.
+
+    ``LOCATION``: one URL, as ``RedisStore`` reads it (``revocation.parse_store_url``):
+    ``redis://`` / ``rediss://`` / ``unix://`` (one server), ``redis+cluster://host:port,host:port``
+    (a Redis Cluster, from any of its nodes), ``redis+sentinel://host:26379,.../<name>[/<db>]``
+    (the primary that the sentinels monitor as ``<name>``, followed through failovers).
+
+    ``OPTIONS``: ``socket_timeout`` (seconds, 0.5 by default: a Redis that hangs is unavailable
+    that soon, and the REVOCATION_UNAVAILABLE / SINGLE_USE_UNAVAILABLE policy applies),
+    ``socket_connect_timeout`` (the same by default), ``wait_replicas`` (0 by default: see below);
+    anything else goes to the redis-py client as it is (``redis.Redis``, ``redis.cluster.RedisCluster``).
+
+    Keys and values are RedisCache's (``KEY_PREFIX``, ``VERSION``, ``KEY_FUNCTION``; integers as
+    digits, anything else pickled): on the same Redis, switching an alias between the two backends
+    keeps every record. On a cluster, ``get_many`` sends one ``MGET`` per slot, all in one pipeline
+    (one request per node, at once), and a file link's two records are used in one script, in one
+    slot. ``wait_replicas=N``: ``set``, ``add`` and ``incr`` (revocations, uses of single-use links)
+    wait (``WAIT``, half of ``socket_timeout`` at most) until N replicas have the write; fewer raise
+    ``NotReplicated``, and an ``add`` is undone first. Meant for revocation and single-use records,
+    not as a general cache: it has what they need (``get``, ``get_many``, ``set``, ``add``,
+    ``incr``/``decr``, ``delete``, ``touch``, ``has_key``, ``clear``).
+
+    One redis-py client per process and location, shared by the threads (redis-py's clients are
+    thread-safe): a cluster client learns the slot layout once, not once per thread.
+    """
+
+    def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
+        super().__init__(params)
+        if not isinstance(server, str):
+            raise ImproperlyConfigured(f"RedisStoreCache's LOCATION is one URL (a str), not {server!r}")
+        options = dict(params.get("OPTIONS") or {})
+        self.timeout = revocation.check_timeout(
+            options.pop("socket_timeout", revocation.DEFAULT_TIMEOUT), "RedisStoreCache OPTIONS['socket_timeout']"
+        )
+        connect = revocation.check_timeout(
+            options.pop("socket_connect_timeout", self.timeout), "RedisStoreCache OPTIONS['socket_connect_timeout']"
+        )
+        self.wait_replicas = revocation.check_wait_replicas(
+            options.pop("wait_replicas", 0), "RedisStoreCache OPTIONS['wait_replicas']"
+        )
+        self.location = revocation.parse_store_url(server)
+        self._client_options = {"socket_timeout": self.timeout, "socket_connect_timeout": connect, **options}
+        from django.core.cache.backends.redis import RedisSerializer
+
+        self._serializer = RedisSerializer()
+
+    @property
+    def client(self) -> Any:
+        """The process's redis-py client for this location and options (made on first use)."""
+        return _shared_client(self.location, self._client_options)
+
+    @property
+    def is_cluster(self) -> bool:
+        return self.location.kind == "cluster"
+
+    def get_backend_timeout(self, timeout: Any = DEFAULT_TIMEOUT) -> int | None:
+        """Seconds, as RedisCache counts them: None never expires, 0 (or less) deletes."""
+        if timeout is DEFAULT_TIMEOUT:
+            timeout = self.default_timeout
+        return None if timeout is None else max(0, int(timeout))
+
+    def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
+        value = self.client.get(self.make_and_validate_key(key, version=version))
+        return default if value is None else self._serializer.loads(value)
+
+    def get_many(self, keys: Iterable[Any], version: int | None = None) -> dict[Any, Any]:
+        made = {self.make_and_validate_key(key, version=version): key for key in keys}
+        if not made:
+            return {}
+        names = list(made)
+        values = self.client.mget_nonatomic(names) if self.is_cluster else self.client.mget(names)
+        return {made[name]: self._serializer.loads(v) for name, v in zip(names, values, strict=True) if v is not None}
+
+    def has_key(self, key: Any, version: int | None = None) -> bool:
+        return bool(self.client.exists(self.make_and_validate_key(key, version=version)))
+
+    def set(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> None:
+        name = self.make_and_validate_key(key, version=version)
+        seconds = self.get_backend_timeout(timeout)
+        if seconds == 0:
+            self.client.delete(name)
+            return
+        _, acknowledged = self._write(name, ("SET", name, self._serializer.dumps(value), *_expiry(seconds)))
+        if acknowledged < self.wait_replicas:
+            raise self._not_replicated("write a record", acknowledged)
+
+    def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        name = self.make_and_validate_key(key, version=version)
+        seconds = self.get_backend_timeout(timeout)
+        stored = self._serializer.dumps(value)
+        if seconds == 0:
+            return bool(self.client.set(name, stored, nx=True) and self.client.delete(name))
+        added, acknowledged = self._write(name, ("SET", name, stored, *_expiry(seconds), "NX"))
+        if added and acknowledged < self.wait_replicas:
+            self.client.eval(revocation.UNDO_FIRST_USE_SCRIPT, 2, name, name, stored)
+            raise self._not_replicated("add a record", acknowledged)
+        return bool(added)
+
+    def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
+        """Atomic, and never creates the key (ValueError if it does not exist, as Django's caches do)."""
+        name = self.make_and_validate_key(key, version=version)
+        value, acknowledged = self._write(name, ("EVAL", _INCR_EXISTING, 1, name, delta))
+        if value is None:
+            raise ValueError(f"Key '{key}' not found.")
+        if acknowledged < self.wait_replicas:
+            raise self._not_replicated("count down a budget", acknowledged)
+        return int(value)
+
+    def delete(self, key: Any, version: int | None = None) -> bool:
+        return bool(self.client.delete(self.make_and_validate_key(key, version=version)))
+
+    def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        name = self.make_and_validate_key(key, version=version)
+        seconds = self.get_backend_timeout(timeout)
+        if seconds is None:
+            return bool(self.client.persist(name))
+        return bool(self.client.expire(name, seconds))
+
+    def clear(self) -> None:
+        """FLUSHDB, as RedisCache does (on every primary of a cluster): give these records a Redis of their own."""
+        if self.is_cluster:
+            self.client.flushdb(target_nodes=self.client.PRIMARIES)
+        else:
+            self.client.flushdb()
+
+    def consume_file_link(
+        self, key: str, budget: str, digest: str, ttl: int, file_size: int, continuation: int | None
+    ) -> bool | None:
+        """``consume_link`` for a file link in one script (first use, or a continuation within the budget).
+
+        None when the two records' names (with this cache's KEY_PREFIX) cannot share a cluster
+        slot (braces in KEY_PREFIX): the caller then uses the cache's separate operations.
+        """
+        once, spent = self.make_and_validate_key(key), self.make_and_validate_key(budget)
+        if self.is_cluster and self.client.keyslot(once) != self.client.keyslot(spent):
+            return None
+        stored = self._serializer.dumps(digest)
+        cost = -1 if continuation is None else continuation
+        command = ("EVAL", revocation.CONSUME_FILE_LINK_SCRIPT, 2, once, spent, stored, ttl, file_size, cost)
+        outcome, acknowledged = self._write(once, command)
+        if outcome and acknowledged < self.wait_replicas:
+            if outcome == 2:
+                self.client.eval(revocation.UNDO_FIRST_USE_SCRIPT, 2, once, spent, stored)
+            raise self._not_replicated("use a single-use link", acknowledged)
+        return bool(outcome)
+
+    def _write(self, name: str, command: tuple[Any, ...]) -> tuple[Any, int]:
+        """Run ``command`` (it writes ``name``): its reply, and how many replicas acknowledged it (see RedisStore)."""
+        client = self.client
+        if not self.wait_replicas:
+            return client.execute_command(*command), 0
+        wait = ("WAIT", self.wait_replicas, revocation.wait_milliseconds(self.timeout))
+        if not self.is_cluster:
+            with client.pipeline(transaction=False) as pipe:
+                pipe.execute_command(*command)
+                pipe.execute_command(*wait)
+                reply, acknowledged = pipe.execute()
+            return reply, int(acknowledged)
+        return _cluster_write_and_wait(client, name, command, wait)
+
+    def _not_replicated(self, action: str, acknowledged: int) -> NotReplicated:
+        return NotReplicated(
+            f"Redis could not {action} durably: {acknowledged} of the {self.wait_replicas} replicas required "
+            f"acknowledged it within {revocation.wait_milliseconds(self.timeout)} ms"
+        )
+
+
+#: INCRBY that never creates its key: nil if it does not exist (Django's incr raises ValueError then).
+_INCR_EXISTING: Final = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+    return redis.call('INCRBY', KEYS[1], ARGV[1])
+end
+return false
+"""
+_CLIENTS: dict[tuple[Any, ...], Any] = {}
+_CLIENTS_LOCK: Final = threading.Lock()
+
+
+def _expiry(seconds: int | None) -> tuple[Any, ...]:
+    return () if seconds is None else ("EX", seconds)
+
+
+def _shared_client(location: revocation.StoreLocation, options: dict[str, Any]) -> Any:
+    identity = (location, tuple(sorted((k, repr(v)) for k, v in options.items())))
+    client = _CLIENTS.get(identity)
+    if client is None:
+        with _CLIENTS_LOCK:
+            client = _CLIENTS.get(identity)
+            if client is None:
+                client = _CLIENTS[identity] = sync_client(location, options)
+    return client
+
+
+def sync_client(location: revocation.StoreLocation, options: dict[str, Any]) -> Any:
+    """A redis-py (blocking) client for a parsed store URL: ``redis.Redis`` or ``redis.cluster.RedisCluster``."""
+    if location.kind == "single":
+        import redis
+
+        return redis.Redis.from_url(location.url, **options)
+    credentials: dict[str, Any] = {"username": location.username, "password": location.password}
+    if location.kind == "cluster":
+        from redis.cluster import ClusterNode, RedisCluster
+
+        nodes = [ClusterNode(host, port) for host, port in location.nodes]  # type: ignore[no-untyped-call]
+        return RedisCluster(startup_nodes=nodes, ssl=location.tls, **credentials, **options)
+    from redis.sentinel import Sentinel
+
+    sockets = {k: v for k, v in options.items() if k in ("socket_timeout", "socket_connect_timeout")}
+    sentinels = Sentinel(  # type: ignore[no-untyped-call]
+        list(location.nodes),
+        sentinel_kwargs={"password": location.sentinel_password, "ssl": location.tls, **sockets},
+        ssl=location.tls,
+        **options,
+    )
+    return sentinels.master_for(location.service, db=location.db, **credentials)  # type: ignore[no-untyped-call]
+
+
+def _cluster_write_and_wait(
+    cluster: Any, name: str, command: tuple[Any, ...], wait: tuple[Any, ...]
+) -> tuple[Any, int]:
+    """``command`` then ``WAIT`` on one connection to the primary serving ``name`` (see the Starlette twin)."""
+    from redis.exceptions import AskError, ConnectionError, MovedError, TimeoutError, TryAgainError
+
+    node = cluster.get_node_from_key(name)
+    asking = False
+    for _ in range(_REDIRECTIONS):
+        try:
+            with cluster.get_redis_connection(node).pipeline(transaction=False) as pipe:
+                if asking:
+                    pipe.execute_command("ASKING")
+                pipe.execute_command(*command)
+                pipe.execute_command(*wait)
+                replies = pipe.execute(raise_on_error=False)
+        except (ConnectionError, TimeoutError):
+            _relearn(cluster)  # a primary down: has a replica taken its slots over yet?
+            if cluster.get_node_from_key(name) == node:
+                raise  # not yet: unavailable (the policy applies), the next call asks again
+            node, asking = cluster.get_node_from_key(name), False
+            continue
+        reply, acknowledged = replies[-2:]
+        asking = False
+        if isinstance(reply, MovedError):  # before AskError, its base class
+            cluster.exists(name)  # through the cluster client, which follows MOVED and updates its slot table
+            node = cluster.get_node_from_key(name)
+            continue
+        if isinstance(reply, AskError):
+            node = cluster.get_node(host=reply.host, port=reply.port) or node
+            asking = True
+            continue
+        if isinstance(reply, TryAgainError):
+            time.sleep(0.05)
+            continue
+        for failed in replies:
+            if isinstance(failed, Exception):
+                raise failed
+        return reply, int(acknowledged)
+    raise StoreUnavailable(f"Redis Cluster kept redirecting a write ({_REDIRECTIONS} times)")
+
+
+def _relearn(cluster: Any) -> None:
+    """Read the cluster's slot table again (as redis-py does after a connection error), if a node answers."""
+    try:
+        cluster.nodes_manager.initialize()
+    except Exception as error:  # every node down: the next call tries again
+        logger.debug("Redis Cluster layout not refreshed: %s", error)
+
+
+#: How many redirections (MOVED, ASK, TRYAGAIN) a write that waits for its replicas follows before giving up.
+_REDIRECTIONS: Final = 20

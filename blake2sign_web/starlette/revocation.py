@@ -1,6 +1,8 @@
 """Redis for Starlette and FastAPI: single-use links, ended sessions, "log out everywhere".
 
     store = RedisStore("redis://127.0.0.1:6379/0")  # or RedisStore(redis.asyncio.Redis(...))
+    store = RedisStore("redis+cluster://10.0.0.1:6379,10.0.0.2:6379")  # or a redis.asyncio.RedisCluster
+    store = RedisStore("redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster")  # or Sentinel's master_for()
     app.add_middleware(SessionMiddleware, secret_key=..., revocation=store, user_key="user_id")
     Route("/files/{name:path}", SignedFiles(signer, root, single_use=store))
 
@@ -13,6 +15,7 @@ should differ; they may share one ``redis.asyncio`` client.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -23,75 +26,66 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from .. import revocation
-from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, Policy, StoreUnavailable
+from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
 from ..serializer import SESSION_ID_SIZE
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
+    from redis.asyncio import Redis, RedisCluster
 
-__all__ = ["RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
+__all__ = ["NotReplicated", "RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
 
 logger: Final = logging.getLogger("blake2sign_web.revocation")
-
-
-#: First use of a file link (record the client, set the byte budget), or a continuation by the same
-#: client that the budget still covers (deduct it); one atomic script. Returns 1 to allow, 0 to refuse.
-_CONSUME_FILE_LINK: Final = """
-if redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
-    redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
-    return 1
-end
-local cost = tonumber(ARGV[4])
-if cost < 0 or redis.call('GET', KEYS[1]) ~= ARGV[1] then
-    return 0
-end
-local left = tonumber(redis.call('GET', KEYS[2]) or '-1')
-if left < cost then
-    return 0
-end
-redis.call('DECRBY', KEYS[2], cost)
-return 1
-"""
 
 
 class RedisStore:
     """The records of ``blake2sign_web.revocation`` in Redis, through ``redis.asyncio``.
 
-    ``client``: a ``redis.asyncio.Redis`` or a ``redis://`` URL (a client is then made
-    with ``timeout`` as its socket timeouts). Records carry TTLs: the store never grows.
+    ``client``: a ``redis.asyncio.Redis`` (one server, or ``Sentinel(...).master_for(name)``), a
+    ``redis.asyncio.RedisCluster``, or a URL: ``redis://``, ``rediss://``, ``unix://`` (one server),
+    ``redis+cluster://host:port,host:port`` (a cluster) or ``redis+sentinel://host:port,.../<name>[/<db>]``
+    (the primary the sentinels monitor as ``<name>``), see ``revocation.parse_store_url``; a client is
+    then made with ``timeout`` as its socket timeouts. Records carry TTLs: the store never grows.
     ``clock_skew``: how many seconds the clocks of the servers sharing this Redis may
     differ; "log out everywhere" also refuses sessions issued that long after its cut-off.
     ``key_prefix``: this application's name in its keys; give every application that shares
     the Redis its own (letters, digits, ``_.-``), or they end each other's sessions.
+    ``wait_replicas``: how many replicas must have each revocation and each use of a single-use
+    link before it counts as done (Redis ``WAIT``, up to half of ``timeout``); fewer raise
+    ``NotReplicated`` (a ``StoreUnavailable``). 0, the default, does not wait: a primary that dies
+    before replicating loses what it acknowledged last (docs/revocation.md, "Deployment").
     """
 
     def __init__(
         self,
-        client: Redis | str,
+        client: Redis | RedisCluster | str,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         on_unavailable: Policy = "closed",
         clock_skew: float = DEFAULT_CLOCK_SKEW,
         key_prefix: str = "",
+        wait_replicas: int = 0,
         clock: Any = time.time,
     ) -> None:
         self.timeout = revocation.check_timeout(timeout, "RedisStore timeout")
         self.on_unavailable = revocation.check_policy(on_unavailable, "RedisStore on_unavailable")
         self.clock_skew = revocation.check_clock_skew(clock_skew, "RedisStore clock_skew")
         self.key_prefix = revocation.check_key_prefix(key_prefix, "RedisStore key_prefix")
+        self.wait_replicas = revocation.check_wait_replicas(wait_replicas, "RedisStore wait_replicas")
         self._clock = clock
         if isinstance(client, str):
-            from redis.asyncio import Redis
-
-            client = Redis.from_url(client, socket_timeout=self.timeout, socket_connect_timeout=self.timeout)
+            client = client_from_url(client, self.timeout)
         elif not callable(getattr(client, "pipeline", None)):
-            raise TypeError(f"RedisStore needs a redis.asyncio.Redis or a redis:// URL, not {type(client).__name__}")
+            raise TypeError(
+                "RedisStore needs a redis.asyncio.Redis, a redis.asyncio.RedisCluster or a URL (redis://, "
+                f"redis+cluster://, redis+sentinel://), not {type(client).__name__}"
+            )
         self.client = client
+        self.is_cluster = _is_cluster(client)
 
     def __repr__(self) -> str:
         return (
             f"RedisStore(timeout={self.timeout!r}, on_unavailable={self.on_unavailable!r}, "
-            f"clock_skew={self.clock_skew!r}, key_prefix={self.key_prefix!r})"
+            f"clock_skew={self.clock_skew!r}, key_prefix={self.key_prefix!r}, wait_replicas={self.wait_replicas!r})"
         )
 
     @property
@@ -111,30 +105,35 @@ class RedisStore:
 
         ``file_size``: the link serves a file, whose size becomes the budget of its continuations;
         ``continuation``: what this request would fetch as one (``revocation.continuation_cost``).
+        With ``wait_replicas``, a first use its replicas do not acknowledge is undone, then refused
+        (``NotReplicated``): the link stays usable, and was not used.
         """
         key = revocation.single_use_key(nonce)
+        budget = revocation.budget_key(nonce)
         digest = revocation.client_digest(client)
         ttl = revocation.single_use_ttl(expires_at, self._clock(), self.clock_skew)
+        if file_size is None:
+            command: tuple[Any, ...] = ("SET", key, digest, "EX", ttl, "NX")
+        else:
+            cost = -1 if continuation is None else continuation
+            command = ("EVAL", revocation.CONSUME_FILE_LINK_SCRIPT, 2, key, budget, digest, ttl, file_size, cost)
         async with self._bounded("consume a single-use link"):
-            if file_size is None:
-                return bool(await self.client.set(key, digest, ex=ttl, nx=True))
-            outcome = await self.client.eval(
-                _CONSUME_FILE_LINK,
-                2,
-                key,
-                revocation.budget_key(nonce),
-                digest,
-                ttl,
-                file_size,
-                -1 if continuation is None else continuation,
-            )
+            outcome, acknowledged = await self._write(key, command)
+            if acknowledged < self.wait_replicas and outcome:
+                first_use = file_size is None or outcome == 2
+                if first_use:
+                    await self._run(key, ("EVAL", revocation.UNDO_FIRST_USE_SCRIPT, 2, key, budget, digest))
+                raise self._not_replicated("use a single-use link", acknowledged)
         return bool(outcome)
 
     async def revoke_session(self, session_id: bytes, expires_at: float) -> None:
         """End one session (by its id) until ``expires_at``, when its token ends anyway."""
         ttl = revocation.session_record_ttl(expires_at, self._clock(), self.clock_skew)
+        key = revocation.session_key(session_id, self.key_prefix)
         async with self._bounded("revoke a session"):
-            await self.client.set(revocation.session_key(session_id, self.key_prefix), revocation.SESSION_ENDED, ex=ttl)
+            _, acknowledged = await self._write(key, ("SET", key, revocation.SESSION_ENDED, "EX", ttl))
+        if acknowledged < self.wait_replicas:
+            raise self._not_replicated("revoke a session", acknowledged)
 
     async def log_out_everywhere(self, user_id: object, lifetime: int, *, keep: bytes | None = None) -> None:
         """End every session of ``user_id`` issued until now, but the one with session id ``keep``.
@@ -143,17 +142,30 @@ class RedisStore:
         """
         value = revocation.not_before_value(self._clock(), keep)
         ttl = revocation.not_before_ttl(lifetime, self.clock_skew)
+        key = revocation.user_key(user_id, self.key_prefix)
         async with self._bounded("log a user out everywhere"):
-            await self.client.set(revocation.user_key(user_id, self.key_prefix), value, ex=ttl)
+            _, acknowledged = await self._write(key, ("SET", key, value, "EX", ttl))
+        if acknowledged < self.wait_replicas:
+            raise self._not_replicated("log a user out everywhere", acknowledged)
 
     async def is_revoked(self, session_id: bytes | None, user_id: object | None, issued_at: int) -> bool:
-        """Whether a verified session was ended: one round trip (MGET of its records)."""
+        """Whether a verified session was ended: one round trip.
+
+        One server: one ``MGET`` of its records. A cluster: the records are in different slots (a
+        session's and its user's), so one ``MGET`` per slot, sent together in one pipeline to the
+        nodes serving them: each node gets one request, all at once, and the check waits for the
+        slowest answer.
+        """
         session_keys = [] if session_id is None else revocation.session_keys(session_id, self.key_prefix)
         user_keys = [] if user_id is None else revocation.user_keys(user_id, self.key_prefix)
         if not session_keys and not user_keys:
             return False
+        keys = [*session_keys, *user_keys]
         async with self._bounded("check a session"):
-            values = await self.client.mget([*session_keys, *user_keys])
+            if self.is_cluster:
+                values = await _cluster_mget(self.client, keys)  # type: ignore[arg-type]
+            else:
+                values = await self.client.mget(keys)
         return revocation.is_revoked(
             issued_at,
             session_id=session_id,
@@ -162,19 +174,193 @@ class RedisStore:
             skew=self.clock_skew,
         )
 
+    async def _write(self, key: str, command: tuple[Any, ...]) -> tuple[Any, int]:
+        """Run ``command`` (it writes ``key``): its reply, and how many replicas acknowledged it.
+
+        Without ``wait_replicas``: the reply alone (the count is then 0, and nobody asks).
+        With it: the command and ``WAIT`` in one request, on one connection to the primary that
+        serves ``key`` (WAIT counts the replicas that have everything this connection wrote).
+        """
+        if not self.wait_replicas:
+            (reply,) = await self._run(key, command)
+            return reply, 0
+        wait = ("WAIT", self.wait_replicas, revocation.wait_milliseconds(self.timeout))
+        reply, acknowledged = await self._run(key, command, wait)
+        return reply, int(acknowledged)
+
+    async def _run(self, key: str, *commands: tuple[Any, ...]) -> list[Any]:
+        """``commands`` (on ``key``'s slot) in one request to the node serving it: their replies."""
+        if not self.is_cluster:
+            if len(commands) == 1:
+                return [await self.client.execute_command(*commands[0])]
+            async with self.client.pipeline(transaction=False) as pipe:
+                for command in commands:
+                    pipe.execute_command(*command)
+                return list(await pipe.execute())
+        (replies,) = await _cluster_execute(self.client, [(key, commands)])  # type: ignore[arg-type]
+        return replies
+
+    def _not_replicated(self, action: str, acknowledged: int) -> NotReplicated:
+        return NotReplicated(
+            f"Redis could not {action} durably: {acknowledged} of the {self.wait_replicas} replicas required "
+            f"acknowledged it within {revocation.wait_milliseconds(self.timeout)} ms"
+        )
+
     @asynccontextmanager
     async def _bounded(self, action: str) -> AsyncIterator[None]:
         """At most ``timeout`` seconds; any failure of the store becomes StoreUnavailable."""
-        from redis.exceptions import RedisError
+        from redis.exceptions import RedisClusterException, RedisError
 
         try:
             with anyio.fail_after(self.timeout):
                 yield
-        except (RedisError, OSError) as error:  # OSError includes TimeoutError, raised by fail_after
+        except (RedisError, RedisClusterException, OSError) as error:  # OSError: TimeoutError from fail_after
             raise StoreUnavailable(f"Redis failed to {action}: {type(error).__name__}") from None
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
+    """A ``redis.asyncio`` client for a store URL (``revocation.parse_store_url``), with ``timeout`` on its sockets."""
+    location = revocation.parse_store_url(url)
+    sockets: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    if location.kind == "single":
+        from redis.asyncio import Redis
+
+        return Redis.from_url(url, **sockets)
+    credentials: dict[str, Any] = {"username": location.username, "password": location.password}
+    if location.kind == "cluster":
+        from redis.asyncio.cluster import ClusterNode, RedisCluster
+
+        nodes = [ClusterNode(host, port) for host, port in location.nodes]
+        return RedisCluster(startup_nodes=nodes, ssl=location.tls, **credentials, **sockets)
+    from redis.asyncio.sentinel import Sentinel
+
+    sentinels = Sentinel(  # type: ignore[no-untyped-call]
+        list(location.nodes),
+        sentinel_kwargs={"password": location.sentinel_password, "ssl": location.tls, **sockets},
+        ssl=location.tls,
+        **sockets,
+    )
+    primary: Redis = sentinels.master_for(location.service, db=location.db, **credentials)
+    return primary
+
+
+def _is_cluster(client: object) -> bool:
+    try:
+        from redis.asyncio.cluster import RedisCluster
+    except ImportError:  # pragma: no cover - redis is this module's dependency
+        return False
+    return isinstance(client, RedisCluster)
+
+
+async def _cluster_mget(cluster: RedisCluster, keys: list[str]) -> list[Any]:
+    """The values of ``keys``: one MGET per slot, all sent at once, one request per node."""
+    slots: dict[int, list[str]] = {}
+    for key in keys:
+        slots.setdefault(cluster.keyslot(key), []).append(key)
+    groups = list(slots.values())
+    replies = await _cluster_execute(cluster, [(group[0], (("MGET", *group),)) for group in groups])
+    found = {
+        key: value
+        for group, (values,) in zip(groups, replies, strict=True)
+        for key, value in zip(group, values, strict=True)
+    }
+    return [found[key] for key in keys]
+
+
+async def _cluster_execute(
+    cluster: RedisCluster, batches: list[tuple[str, tuple[tuple[Any, ...], ...]]]
+) -> list[list[Any]]:
+    """Run each batch (the commands of one slot, named by one of its keys) on the primary serving that slot.
+
+    All batches go out at once, one request per node, each batch's commands in order on one
+    connection: a write and its WAIT share it, and so do ASKING and the command it allows.
+    Redirections are followed here, not by redis-py: its asyncio cluster client sends ASKING
+    and the redirected command on two connections of its pool once it has several, and the
+    command then bounces between the two nodes until the client gives up (``TTL exhausted``),
+    which made every check of a session in a slot being migrated fail. MOVED (a slot moved, a
+    replica promoted): the slot table is read again. ASK (a key of a slot being migrated is on
+    the target): ASKING, then the batch, on the target. TRYAGAIN (a script whose keys are not
+    all on one of the two nodes, as a file link's first use while its slot moves): again
+    shortly, until the slot has moved. A node down, or CLUSTERDOWN during an election: the
+    layout is learnt again. Everything is retried until the caller's timeout (``_bounded``).
+    """
+    from redis.asyncio.cluster import PipelineCommand
+    from redis.exceptions import (
+        AskError,
+        ClusterDownError,
+        ConnectionError,
+        MovedError,
+        SlotNotCoveredError,
+        TimeoutError,
+        TryAgainError,
+    )
+
+    results: list[list[Any] | None] = [None] * len(batches)
+    targets: dict[int, tuple[Any, bool]] = {}  # batch -> (node, after ASK)
+    redirections = 0
+    while True:
+        pending = [i for i, done in enumerate(results) if done is None]
+        if not pending:
+            return results  # type: ignore[return-value]
+        nodes: dict[str, tuple[Any, list[tuple[int, list[Any]]]]] = {}
+        try:
+            await cluster.initialize()  # a no-op while the slot table is known
+            for i in pending:
+                node, asking = targets.get(i) or (cluster.get_node_from_key(batches[i][0]), False)
+                if node is None:
+                    raise SlotNotCoveredError(f"no node serves the slot of {batches[i][0]!r}")
+                targets[i] = (node, asking)
+                commands = [PipelineCommand(0, "ASKING")] if asking else []
+                commands += [PipelineCommand(0, *command) for command in batches[i][1]]
+                nodes.setdefault(node.name, (node, []))[1].append((i, commands))
+            await asyncio.gather(
+                *(node.execute_pipeline([c for _, cs in work for c in cs]) for node, work in nodes.values())
+            )
+        except (ConnectionError, TimeoutError, SlotNotCoveredError):
+            await cluster.aclose()  # as redis-py does: drop the connections, learn the layout again
+            targets.clear()
+            await anyio.sleep(0.1)
+            continue
+        relearn = pause = False
+        for _node, work in nodes.values():
+            for i, commands in work:
+                replies = [c.result for c in commands if c.args[0] != "ASKING"]
+                redirect = next(
+                    (r for r in replies if isinstance(r, (AskError, TryAgainError, ClusterDownError))), None
+                )
+                if redirect is None:
+                    for reply in replies:
+                        if isinstance(reply, Exception):
+                            raise reply
+                    results[i] = replies
+                    continue
+                del targets[i]
+                if isinstance(redirect, ClusterDownError):  # an election: wait for its end (within the timeout)
+                    relearn = pause = True
+                    continue
+                redirections += 1
+                pause = pause or redirections > _QUICK_REDIRECTIONS  # never a busy loop; the timeout bounds it
+                if isinstance(redirect, MovedError):  # before AskError, its base class
+                    relearn = True
+                elif isinstance(redirect, AskError):
+                    target = cluster.get_node(host=redirect.host, port=redirect.port)
+                    if target is None:
+                        relearn = True
+                    else:
+                        targets[i] = (target, True)
+                else:
+                    pause = True
+        if relearn:
+            await cluster.nodes_manager.initialize()
+        if pause:
+            await anyio.sleep(0.05)
+
+
+#: Redirections (MOVED, ASK, TRYAGAIN) one call follows at once; after them, it pauses between two.
+_QUICK_REDIRECTIONS: Final = 5
 
 
 #: Where SessionMiddleware leaves what it knows of the request's session token, for the functions below.

@@ -186,3 +186,16 @@ def test_fastapi_single_use_endpoint_runs_once(redis_server: RedisServer) -> Non
 def test_budget_key_is_the_links_own() -> None:
     assert revocation.budget_key("abc") != revocation.single_use_key("abc")
     assert revocation.budget_key("abc").startswith(revocation.KEY_PREFIX)
+
+
+def test_budget_key_shares_the_cluster_slot_of_its_once_record() -> None:
+    """The one script that consumes a file link reads and writes both: on a cluster they must share a slot."""
+    from redis.crc import key_slot
+
+    nonce = "AbCdEfGhIjKlMnOpQrStUv"
+    once = revocation.single_use_key(nonce)
+    assert once == "blake2sign_web:once:" + nonce  # unchanged: links used before an upgrade stay used
+    assert key_slot(revocation.budget_key(nonce).encode()) == key_slot(once.encode())
+    as_django_stores_it = ":1:" + once  # a cache's KEY_PREFIX and version in front
+    budget = ":1:" + revocation.budget_key(nonce, as_django_stores_it)
+    assert key_slot(budget.encode()) == key_slot(as_django_stores_it.encode())

@@ -196,5 +196,5 @@ def test_store_arguments_are_checked() -> None:
         RedisStore("redis://127.0.0.1:1/0", on_unavailable="refuse")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="timeout must be a number of seconds"):
         RedisStore("redis://127.0.0.1:1/0", timeout=0)
-    with pytest.raises(TypeError, match=r"redis\.asyncio\.Redis or a redis:// URL"):
+    with pytest.raises(TypeError, match=r"redis\.asyncio\.Redis, a redis\.asyncio\.RedisCluster or a URL"):
         RedisStore(object())  # type: ignore[arg-type]
