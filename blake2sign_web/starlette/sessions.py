@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries
 from ..cache import get_signer
+from ..cookies import prefix_problem
 from ..exceptions import BadSignature
 from ..keys import to_bytes
 from ..revocation import StoreUnavailable, derived_session_id
@@ -281,6 +282,9 @@ class SessionMiddleware:
                 "SessionMiddleware same_site='none' needs https_only=True: browsers drop SameSite=None cookies "
                 "that are not Secure, so no session would last"
             )
+        # A browser silently drops a __Host-/__Secure- cookie whose attributes break its prefix's rules.
+        if problem := prefix_problem(session_cookie, secure=https_only, path=path, domain=domain, http_only=True):
+            raise ValueError(f"SessionMiddleware session_cookie: {problem}")
         if on_oversize not in ("raise", "log"):
             raise ValueError(f"SessionMiddleware on_oversize must be 'raise' or 'log'; got {on_oversize!r}")
         # Starlette accepts max_age <= 0 (Max-Age=0 makes the browser drop the cookie at once); the
