@@ -21,7 +21,10 @@ cookie then costs one Redis round trip (MGET); without it nothing changes.
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
+from datetime import datetime, timedelta, timezone
 from http.cookies import _unquote  # what Starlette's cookie_parser uses
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
@@ -33,10 +36,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import dictionaries
 from ..cache import get_signer
 from ..cookies import prefix_problem
-from ..exceptions import BadSignature
+from ..exceptions import BadSignature, SignatureExpired
 from ..keys import to_bytes
 from ..revocation import StoreUnavailable, derived_session_id
-from ..serializer import MAX_DECOMPRESSED_SIZE
+from ..serializer import _TIMESTAMP_LIMIT, MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from .session_migration import StarletteCookieReader
 
@@ -51,6 +54,8 @@ revocation_logger = logging.getLogger("blake2sign_web.revocation")
 BROWSER_COOKIE_LIMIT: Final = 4096
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
+#: ``_read``'s value before a token verified.
+_REJECTED: Final = object()
 _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
@@ -81,6 +86,16 @@ class Session(dict[str, Any]):
 
     accessed: bool = False
     modified: bool = False
+    #: The middleware's max_age: what ``get_expiry_age`` gives without ``set_expiry`` (set per middleware).
+    default_age: int | None = 14 * 24 * 60 * 60
+    #: ``set_expiry``'s value as kept: None (the middleware's max_age), seconds (0: until the browser
+    #: closes) or the Unix second a fixed expiry (a datetime or timedelta) ends. Carried in the token.
+    _expiry: int | float | None = None
+    _expiry_fixed: bool = False
+    #: With absolute_timeout: the Unix second the session first got data (carried in the token).
+    _created_at: int | None = None
+    #: The Unix second the loaded token was issued (with idle_timeout only).
+    _issued_at: int | None = None
     #: Emptied by clear() during the request (revocation ends the old session then).
     cleared: bool = False
     #: The client sent no session (no cookie, or one that did not hold a session): emptying it deletes nothing.
@@ -102,7 +117,64 @@ class Session(dict[str, Any]):
 
     def clear(self) -> None:
         self.accessed = self.modified = self.cleared = True
+        if self._expiry is not None:  # as in Django, where the expiry is a key of the session
+            self._expiry, self._expiry_fixed = None, False
         dict.clear(self)
+
+    def set_expiry(self, value: int | timedelta | datetime | None) -> None:
+        """Django's ``set_expiry``: when this session ends, signed into its token (a copied cookie ends too).
+
+        An int: that many seconds after each write of the session (0: when the browser closes, the
+        cookie getting no Max-Age, while the middleware's max_age still bounds the token); a
+        ``timedelta``: that long from now; an aware ``datetime``: then; None: back to the middleware's
+        ``max_age``. An expiry already past ends the session when the response is sent. Marks the
+        session modified, so the response carries the new cookie.
+        """
+        fixed = False
+        if value is None:
+            seconds: int | float | None = None
+        elif isinstance(value, bool) or not isinstance(value, (int, timedelta, datetime)):
+            raise TypeError(
+                "set_expiry() takes seconds (an int), a timedelta, an aware datetime or None; "
+                f"got {type(value).__name__}"
+            )
+        elif isinstance(value, int):
+            seconds = value
+        else:
+            if isinstance(value, timedelta):
+                value = datetime.now(timezone.utc) + value
+            elif value.tzinfo is None or value.utcoffset() is None:
+                raise ValueError(
+                    "set_expiry() needs an aware datetime (with a tzinfo), e.g. datetime.now(timezone.utc)"
+                )
+            seconds, fixed = value.timestamp(), True
+        if seconds is not None and (seconds if fixed else time.time() + seconds) >= _TIMESTAMP_LIMIT:
+            raise ValueError(f"set_expiry({value!r}) ends after 2106-02-07, the last second a session token can carry")
+        self._expiry, self._expiry_fixed = seconds, fixed
+        self.accessed = self.modified = True
+
+    def get_expiry_age(self) -> int | None:
+        """Django's ``get_expiry_age``: seconds the session lasts from now if written now.
+
+        ``set_expiry``'s seconds as given (for 0, as for None: the middleware's ``max_age``, which is
+        None when it has none); for a fixed expiry, the seconds left until it.
+        """
+        if self._expiry_fixed:
+            return int(self._expiry or 0) - int(time.time())
+        return self._expiry or self.default_age  # type: ignore[return-value]  # an int from set_expiry
+
+    def get_expiry_date(self) -> datetime | None:
+        """Django's ``get_expiry_date``: when the session ends if written now (aware, UTC); None without an age."""
+        if self._expiry_fixed:
+            return datetime.fromtimestamp(self._expiry or 0, timezone.utc)
+        age = self.get_expiry_age()
+        return None if age is None else datetime.now(timezone.utc) + timedelta(seconds=age)
+
+    def get_expire_at_browser_close(self) -> bool:
+        """Django's: whether the cookie ends when the browser closes (``set_expiry(0)``, or no ``max_age``)."""
+        if self._expiry is None:
+            return self.default_age is None
+        return self._expiry == 0 and not self._expiry_fixed
 
     def pop(self, key: str, *args: Any) -> Any:
         if dict.__contains__(self, key):
@@ -192,12 +264,12 @@ class LazySession(Session):
     def load(self) -> None:
         """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie)."""
         started = perf_counter()
-        loaded = self.middleware._read_session(self.middleware._cookie_text(self.cookie))
+        middleware = self.middleware
+        loaded = middleware._read_session(middleware._cookie_text(self.cookie))
         del self.cookie, self.middleware
-        self.__class__ = Session  # type: ignore[assignment]  # same layout: allowed, and plain from now on
+        self.__class__ = middleware._session_class  # type: ignore[assignment]  # same layout: allowed, plain now
         dict.update(self, loaded)
-        self.modified = loaded.modified
-        self.loaded_empty = loaded.loaded_empty
+        vars(self).update(vars(loaded))  # modified, loaded_empty, and the expiry the token carried
         self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
 
 
@@ -214,6 +286,7 @@ for _name in (
     "mark_accessed", "mark_modified", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__iter__",
     "__len__", "__reversed__", "__eq__", "__ne__", "__repr__", "__or__", "__ror__", "__ior__", "get", "keys",
     "values", "items", "copy", "pop", "popitem", "setdefault", "update", "clear", "__reduce_ex__",
+    "set_expiry", "get_expiry_age", "get_expiry_date", "get_expire_at_browser_close",
 ):  # fmt: skip
     setattr(LazySession, _name, _loading(_name))
 
@@ -292,6 +365,10 @@ class SessionMiddleware:
         self._expire_every_cookie = isinstance(max_age, (int, float)) and not isinstance(max_age, bool) and max_age <= 0
 
         self.app = app
+        #: request.session's class: SESSION_CLASS, knowing this middleware's max_age (get_expiry_age).
+        self._session_class: type[Session] = type(
+            SESSION_CLASS.__name__, (SESSION_CLASS,), {"default_age": max_age, "__module__": __name__}
+        )
         self.session_cookie = session_cookie
         self.max_age = max_age
         self.path = path
@@ -312,6 +389,10 @@ class SessionMiddleware:
         self.signer = get_signer(secret, max_token_length=BROWSER_COOKIE_LIMIT, **signer_options)
         # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
         self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
+        # Reads a token past max_age, accepted only when it carries a set_expiry() of its own (see _read).
+        self._unbounded = get_signer(
+            secret, max_token_length=BROWSER_COOKIE_LIMIT, **{**signer_options, "max_age": None}
+        )
         # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
         self._needs_token = bool(fallbacks) or revocation is not None
         # Verify and decode a cookie only when request.session is used (Starlette 1.0 and later, whose
@@ -340,6 +421,9 @@ class SessionMiddleware:
             self.security_flags += "; partitioned"
         max_age_attribute = f"Max-Age={max_age}; " if max_age is not None else ""
         self._cookie_suffix = f"; path={path}; {max_age_attribute}{self.security_flags}"
+        self._path_attribute = f"; path={path}; "
+        #: idle_timeout or absolute_timeout: every write goes through _timed.
+        self._timeouts = False
         self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
         self._cookie_name = session_cookie.encode("latin-1")
         self._cookie_prefix = self._cookie_name + b"="
@@ -355,7 +439,7 @@ class SessionMiddleware:
         # The common case, kept short: it runs on every request, most of which never use the session.
         cookie = self._find_cookie(scope["headers"])
         if cookie is None:
-            session = SESSION_CLASS()
+            session = self._session_class()
         elif self._lazy and (self.legacy is None or self._cookie_text(cookie).count(".") != 2):
             # Verified and decoded when first used. (A cookie of Starlette's own middleware is read now:
             # it is re-issued in this format on any request.)
@@ -383,7 +467,7 @@ class SessionMiddleware:
         token: SessionToken | None = None
         if self.revocation is None:
             if cookie is None:
-                session = SESSION_CLASS()
+                session = self._session_class()
             elif self._lazy and not (self.legacy is not None and cookie.count(".") == 2):
                 session = LazySession()
                 session.cookie, session.middleware = cookie, self
@@ -494,16 +578,17 @@ class SessionMiddleware:
         """
         if self._expire_every_cookie:
             logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return _Loaded(SESSION_CLASS())
+            return _Loaded(self._session_class())
         if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
             dated = self.legacy.read_dated(cookie)
             if dated is None:
                 logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return _Loaded(SESSION_CLASS())
-            session = SESSION_CLASS(dated[0])
+                return _Loaded(self._session_class())
+            session = self._session_class(dated[0])
             session.modified = True  # re-issue it in this project's format
             return _Loaded(session, migrated_at=dated[1])
         loaded: LoadedToken | None = None
+        value: Any = _REJECTED
         try:
             if self._needs_token:
                 loaded = self.signer.load_token(cookie)
@@ -519,13 +604,21 @@ class SessionMiddleware:
                     self.session_cookie,
                     error,
                 )
-            else:
+            elif not (isinstance(error, SignatureExpired) and (loaded := self._own_expiry(cookie))):
                 logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-            return _Loaded(SESSION_CLASS())
+            else:  # older than max_age, but within the set_expiry() signed into it
+                value, used_fallback = loaded.value, loaded.used_fallback
+        if value is _REJECTED:
+            return _Loaded(self._session_class())
+        meta: dict[str, Any] | None = None
+        if type(value) is list and len(value) == 2 and type(value[1]) is dict:
+            value, meta = value  # [session, what the middleware keeps of it]: see _dumps
         if not isinstance(value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return _Loaded(SESSION_CLASS())
-        session = SESSION_CLASS(value)
+            return _Loaded(self._session_class())
+        session = self._session_class(value)
+        if meta is not None:
+            _restore(session, meta)
         if used_fallback:
             session.modified = True  # re-sign it with the current secret
         return _Loaded(session, loaded)
@@ -534,7 +627,7 @@ class SessionMiddleware:
         """The session, what revocation needs to know of it, and whether a valid cookie was refused as ended."""
         from .revocation import SessionToken, new_session_id
 
-        loaded = _Loaded(SESSION_CLASS()) if cookie is None else self._read(cookie)
+        loaded = _Loaded(self._session_class()) if cookie is None else self._read(cookie)
         session = loaded.session
         if cookie is not None and loaded.token is not None:
             token = loaded.token
@@ -560,20 +653,78 @@ class SessionMiddleware:
             revocation_logger.error("Session read as empty: its revocation cannot be checked: %s", error)
             unchecked = SessionToken(store, new_session_id(), None, self._lifetime, self.user_key)
             unchecked.unchecked = True
-            return SESSION_CLASS(), unchecked, False
+            return self._session_class(), unchecked, False
         if revoked:
             revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
-            return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), True
+            return (
+                self._session_class(),
+                SessionToken(store, new_session_id(), None, self._lifetime, self.user_key),
+                True,
+            )
         return session, fresh, False
+
+    def _own_expiry(self, cookie: str) -> LoadedToken | None:
+        """A cookie older than max_age: its token, if a set_expiry() of seconds or a date was signed into it.
+
+        The core has checked that expiry (``expires_at``) and the signature; browser-close (0) and no
+        set_expiry() keep max_age. Runs only for such a cookie, never on the path of a valid one.
+        """
+        try:
+            loaded = self._unbounded.load_token(cookie)
+        except BadSignature:
+            return None
+        value = loaded.value
+        if type(value) is list and len(value) == 2 and type(value[1]) is dict and value[1].get("e", value[1].get("t")):
+            return loaded
+        return None
+
+    def _timed(self, session: Session) -> tuple[Any, int | None, str] | None:
+        """What to sign for a session with an expiry of its own: value, expires_in and cookie suffix; None: ended."""
+        now = time.time()
+        meta: dict[str, int | float] = {}
+        ends: float | None = None  # the Unix time the token ends, beyond max_age's limit from its issue
+        cookie_age = self.max_age
+        expiry = session._expiry
+        if expiry is not None:
+            if session._expiry_fixed:
+                meta["t"] = int(expiry)
+                ends = int(expiry)
+            else:
+                meta["e"] = expiry
+                if expiry:
+                    ends = now + expiry
+                else:
+                    cookie_age = None  # until the browser closes; the token keeps max_age's limit
+        expires_in = None
+        if ends is not None:
+            if ends <= now:
+                return None  # set_expiry() in the past: the session has ended
+            expires_in = math.ceil(ends - now)
+            if expiry:  # set_expiry()'s own end replaces max_age, for the cookie as for the token
+                cookie_age = expires_in
+            elif cookie_age is not None:  # a browser-session cookie stays one
+                cookie_age = min(cookie_age, expires_in)
+        max_age_attribute = f"Max-Age={cookie_age}; " if cookie_age is not None else ""
+        value = [session, meta] if meta else session
+        return value, expires_in, f"{self._path_attribute}{max_age_attribute}{self.security_flags}"
 
     def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
+        value: Any = session
+        expires_in = None
+        suffix = self._cookie_suffix
+        if session._expiry is not None or self._timeouts:
+            timed = self._timed(session)
+            if timed is None:
+                logger.info("Session cookie %r deleted: its set_expiry() has passed", self.session_cookie)
+                return self._delete_cookie
+            value, expires_in, suffix = timed
         try:
-            token = self._writer.dumps(session, session_id=session_id)
+            token = self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
         except ValueError:  # its JSON is over the size the signer would read back
             self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
             return None
-        header = f"{self.session_cookie}={token}{self._cookie_suffix}"
+        header = f"{self.session_cookie}={token}{suffix}"
         if len(header) > BROWSER_COOKIE_LIMIT:
             self._oversize(f"would take {len(header)} bytes")
             return None
@@ -587,6 +738,16 @@ class SessionMiddleware:
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
         logger.error("%s The response keeps the client's previous session cookie.", message)
+
+
+def _restore(session: Session, meta: dict[str, Any]) -> None:
+    """Put back on ``session`` what ``_timed`` signed beside it: its set_expiry() and first-write time."""
+    if type(fixed := meta.get("t")) is int:
+        session._expiry, session._expiry_fixed = fixed, True
+    elif type(seconds := meta.get("e")) is int:
+        session._expiry = seconds
+    if type(created := meta.get("c")) is int:
+        session._created_at = created
 
 
 async def _end_client_session(token: SessionToken) -> None:
