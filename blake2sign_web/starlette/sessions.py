@@ -54,6 +54,9 @@ revocation_logger = logging.getLogger("blake2sign_web.revocation")
 BROWSER_COOKIE_LIMIT: Final = 4096
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
+#: idle_timeout: a session used after this fraction of it since its cookie was issued is re-issued, so an
+#: active user's cookie is re-signed at most about twice per idle_timeout, not on every request.
+IDLE_REFRESH_FRACTION: Final = 0.5
 #: ``_read``'s value before a token verified.
 _REJECTED: Final = object()
 _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
@@ -94,8 +97,8 @@ class Session(dict[str, Any]):
     _expiry_fixed: bool = False
     #: With absolute_timeout: the Unix second the session first got data (carried in the token).
     _created_at: int | None = None
-    #: The Unix second the loaded token was issued (with idle_timeout only).
-    _issued_at: int | None = None
+    #: Read from a cookie past idle_timeout or absolute_timeout: the response deletes it.
+    _timed_out: bool = False
     #: Emptied by clear() during the request (revocation ends the old session then).
     cleared: bool = False
     #: The client sent no session (no cookie, or one that did not hold a session): emptying it deletes nothing.
@@ -303,7 +306,8 @@ class SessionMiddleware:
     ``migrate_starlette_cookies`` (accept and re-issue cookies from Starlette's middleware),
     ``revocation`` (a RedisStore: logout and "log out everywhere" reach copied cookies) and
     ``user_key`` (the session key holding the user's id, for "log out everywhere") and
-    ``server_timing`` (a Server-Timing entry with the session's load and save time).
+    ``server_timing`` (a Server-Timing entry with the session's load and save time),
+    ``idle_timeout`` and ``absolute_timeout`` (seconds; enforced from times signed into the token).
     ``partitioned`` (CHIPS) is taken on every supported Starlette version.
     """
 
@@ -331,8 +335,12 @@ class SessionMiddleware:
         revocation: RedisStore | None = None,
         user_key: str = "user_id",
         server_timing: bool = False,
+        idle_timeout: int | None = None,
+        absolute_timeout: int | None = None,
     ) -> None:
         secret = _secret(secret_key, "secret_key")
+        _check_timeout("idle_timeout", idle_timeout)
+        _check_timeout("absolute_timeout", absolute_timeout)
         if not isinstance(server_timing, bool):
             raise TypeError(f"SessionMiddleware server_timing must be True or False; got {server_timing!r}")
         if revocation is not None:
@@ -376,7 +384,8 @@ class SessionMiddleware:
         signer_options: dict[str, Any] = {
             # The cookie name is part of the purpose: a cookie only verifies under the name it was issued for.
             "purpose": f"starlette.sessions:{session_cookie}",
-            "max_age": None if self._expire_every_cookie else max_age,
+            # idle_timeout: a token not re-issued for that long is refused, as one older than max_age is.
+            "max_age": None if self._expire_every_cookie else _shortest(max_age, idle_timeout),
             "fallbacks": fallbacks,
             "hasher": hasher,
             "compression": compression,
@@ -394,7 +403,7 @@ class SessionMiddleware:
             secret, max_token_length=BROWSER_COOKIE_LIMIT, **{**signer_options, "max_age": None}
         )
         # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
-        self._needs_token = bool(fallbacks) or revocation is not None
+        self._needs_token = bool(fallbacks) or revocation is not None or idle_timeout is not None
         # Verify and decode a cookie only when request.session is used (Starlette 1.0 and later, whose
         # request.session marks it accessed: before it, code that reads the session without marking it
         # could serialize the still-empty dict).
@@ -423,7 +432,13 @@ class SessionMiddleware:
         self._cookie_suffix = f"; path={path}; {max_age_attribute}{self.security_flags}"
         self._path_attribute = f"; path={path}; "
         #: idle_timeout or absolute_timeout: every write goes through _timed.
-        self._timeouts = False
+        self._timeouts = idle_timeout is not None or absolute_timeout is not None
+        self.idle_timeout = idle_timeout
+        self.absolute_timeout = absolute_timeout
+        #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
+        self._refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
+        #: The cookie's Max-Age without set_expiry(): the browser drops it when the server would refuse it.
+        self._cookie_age = max_age if self._expire_every_cookie else _shortest(max_age, idle_timeout)
         self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
         self._cookie_name = session_cookie.encode("latin-1")
         self._cookie_prefix = self._cookie_name + b"="
@@ -476,7 +491,9 @@ class SessionMiddleware:
         else:
             session, token, refused = await self._load_revocable(self.revocation, cookie)
             # A session read as empty because Redis was down still has its cookie: clearing it deletes that.
-            session.loaded_empty = not dict.__len__(session) and not refused and not token.unchecked
+            session.loaded_empty = (
+                not dict.__len__(session) and not refused and not token.unchecked and not session._timed_out
+            )
             session.modified = session.modified or refused  # a refused cookie is deleted
             from .revocation import SCOPE_KEY
 
@@ -563,7 +580,7 @@ class SessionMiddleware:
 
     def _read_session(self, cookie: str) -> Session:
         session = self._read(cookie).session
-        session.loaded_empty = not dict.__len__(session)
+        session.loaded_empty = not dict.__len__(session) and not session._timed_out
         return session
 
     def _load(self, cookie: str) -> tuple[Session, LoadedToken | None]:
@@ -606,6 +623,8 @@ class SessionMiddleware:
                 )
             elif not (isinstance(error, SignatureExpired) and (loaded := self._own_expiry(cookie))):
                 logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
+                if self._timeouts and isinstance(error, SignatureExpired):
+                    return _Loaded(self._timed_out_session())
             else:  # older than max_age, but within the set_expiry() signed into it
                 value, used_fallback = loaded.value, loaded.used_fallback
         if value is _REJECTED:
@@ -619,9 +638,30 @@ class SessionMiddleware:
         session = self._session_class(value)
         if meta is not None:
             _restore(session, meta)
+        if self._timeouts:
+            now = time.time()
+            created = session._created_at
+            if created is not None and self.absolute_timeout is not None and now - created >= self.absolute_timeout:
+                logger.warning(
+                    "Rejected session cookie %r: past absolute_timeout=%r", self.session_cookie, self.absolute_timeout
+                )
+                return _Loaded(self._timed_out_session())
+            if (
+                self._refresh_after is not None
+                and loaded is not None
+                and dict.__len__(session)
+                and now - loaded.issued_at > self._refresh_after
+            ):
+                session.modified = True  # re-issued: the idle timer restarts
         if used_fallback:
             session.modified = True  # re-sign it with the current secret
         return _Loaded(session, loaded)
+
+    def _timed_out_session(self) -> Session:
+        """An empty session for a cookie past a timeout: the response deletes that cookie."""
+        session = self._session_class()
+        session._timed_out = session.modified = True
+        return session
 
     async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken, bool]:
         """The session, what revocation needs to know of it, and whether a valid cookie was refused as ended."""
@@ -674,16 +714,20 @@ class SessionMiddleware:
         except BadSignature:
             return None
         value = loaded.value
-        if type(value) is list and len(value) == 2 and type(value[1]) is dict and value[1].get("e", value[1].get("t")):
-            return loaded
-        return None
+        if not (type(value) is list and len(value) == 2 and type(value[1]) is dict):
+            return None
+        if not value[1].get("e", value[1].get("t")):
+            return None
+        if self.idle_timeout is not None and time.time() - loaded.issued_at > self.idle_timeout:
+            return None  # idle_timeout bounds every session
+        return loaded
 
     def _timed(self, session: Session) -> tuple[Any, int | None, str] | None:
         """What to sign for a session with an expiry of its own: value, expires_in and cookie suffix; None: ended."""
         now = time.time()
         meta: dict[str, int | float] = {}
         ends: float | None = None  # the Unix time the token ends, beyond max_age's limit from its issue
-        cookie_age = self.max_age
+        cookie_age = self._cookie_age
         expiry = session._expiry
         if expiry is not None:
             if session._expiry_fixed:
@@ -695,13 +739,21 @@ class SessionMiddleware:
                     ends = now + expiry
                 else:
                     cookie_age = None  # until the browser closes; the token keeps max_age's limit
+        if self.absolute_timeout is not None:
+            # From the session's first write with data; a session emptied during this request starts afresh.
+            created = session._created_at
+            if created is None or session.cleared:
+                created = int(now)
+            meta["c"] = created
+            limit = created + self.absolute_timeout
+            ends = limit if ends is None else min(ends, limit)
         expires_in = None
         if ends is not None:
             if ends <= now:
-                return None  # set_expiry() in the past: the session has ended
+                return None  # set_expiry() in the past, or absolute_timeout reached: the session has ended
             expires_in = math.ceil(ends - now)
             if expiry:  # set_expiry()'s own end replaces max_age, for the cookie as for the token
-                cookie_age = expires_in
+                cookie_age = _shortest(expires_in, self.idle_timeout)
             elif cookie_age is not None:  # a browser-session cookie stays one
                 cookie_age = min(cookie_age, expires_in)
         max_age_attribute = f"Max-Age={cookie_age}; " if cookie_age is not None else ""
@@ -716,7 +768,10 @@ class SessionMiddleware:
         if session._expiry is not None or self._timeouts:
             timed = self._timed(session)
             if timed is None:
-                logger.info("Session cookie %r deleted: its set_expiry() has passed", self.session_cookie)
+                logger.warning(
+                    "Session cookie %r deleted: the session has ended (set_expiry() or absolute_timeout)",
+                    self.session_cookie,
+                )
                 return self._delete_cookie
             value, expires_in, suffix = timed
         try:
@@ -738,6 +793,18 @@ class SessionMiddleware:
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
         logger.error("%s The response keeps the client's previous session cookie.", message)
+
+
+def _shortest(seconds: int | None, limit: int | None) -> int | None:
+    """The smaller of two optional limits (None: no limit)."""
+    if limit is None:
+        return seconds
+    return limit if seconds is None else min(seconds, limit)
+
+
+def _check_timeout(name: str, value: object) -> None:
+    if value is not None and (type(value) is not int or value <= 0):
+        raise ValueError(f"SessionMiddleware {name} must be seconds (an int > 0) or None (off); got {value!r}")
 
 
 def _restore(session: Session, meta: dict[str, Any]) -> None:
