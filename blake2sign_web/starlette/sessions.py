@@ -337,8 +337,16 @@ class SessionMiddleware:
         server_timing: bool = False,
         idle_timeout: int | None = None,
         absolute_timeout: int | None = None,
+        typed: bool = False,
+        encrypt: bool = False,
+        decrypt: bool = False,
+        compress_encrypted: bool = False,
     ) -> None:
         secret = _secret(secret_key, "secret_key")
+        extended = {"typed": typed, "encrypt": encrypt, "decrypt": decrypt, "compress_encrypted": compress_encrypted}
+        for name, flag in extended.items():
+            if type(flag) is not bool:
+                raise TypeError(f"SessionMiddleware {name} must be True or False; got {flag!r}")
         _check_timeout("idle_timeout", idle_timeout)
         _check_timeout("absolute_timeout", absolute_timeout)
         if not isinstance(server_timing, bool):
@@ -393,7 +401,11 @@ class SessionMiddleware:
             "compression_threshold": compression_threshold,
             "tag_size": tag_size,
             "format": format,
+            # Only those turned on: the signers of a middleware without them are the ones they always were.
+            **{name: True for name, flag in extended.items() if flag},
         }
+        if encrypt or decrypt:
+            _check_cryptography("encrypt=True" if encrypt else "decrypt=True")
         # Verifies cookies, refusing any over the browser limit before hashing them.
         self.signer = get_signer(secret, max_token_length=BROWSER_COOKIE_LIMIT, **signer_options)
         # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
@@ -403,7 +415,8 @@ class SessionMiddleware:
             secret, max_token_length=BROWSER_COOKIE_LIMIT, **{**signer_options, "max_age": None}
         )
         # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
-        self._needs_token = bool(fallbacks) or revocation is not None or idle_timeout is not None
+        # encrypt/decrypt: to see a cookie in a form no longer written (LoadedToken.outdated), re-issued when used.
+        self._needs_token = bool(fallbacks) or revocation is not None or idle_timeout is not None or encrypt or decrypt
         # Verify and decode a cookie only when request.session is used (Starlette 1.0 and later, whose
         # request.session marks it accessed: before it, code that reads the session without marking it
         # could serialize the still-empty dict).
@@ -609,9 +622,9 @@ class SessionMiddleware:
         try:
             if self._needs_token:
                 loaded = self.signer.load_token(cookie)
-                value, used_fallback = loaded.value, loaded.used_fallback
+                value, rewrite = loaded.value, loaded.rewrite
             else:  # the common case: skip building a LoadedToken
-                value, used_fallback = self.signer.loads(cookie), False
+                value, rewrite = self.signer.loads(cookie), False
         except BadSignature as error:  # the core's messages never quote the token
             if cookie.count(".") == 2:  # ours have no ".": itsdangerous writes data.timestamp.signature
                 logger.warning(
@@ -626,7 +639,7 @@ class SessionMiddleware:
                 if self._timeouts and isinstance(error, SignatureExpired):
                     return _Loaded(self._timed_out_session())
             else:  # older than max_age, but within the set_expiry() signed into it
-                value, used_fallback = loaded.value, loaded.used_fallback
+                value, rewrite = loaded.value, loaded.rewrite
         if value is _REJECTED:
             return _Loaded(self._session_class())
         meta: dict[str, Any] | None = None
@@ -653,8 +666,8 @@ class SessionMiddleware:
                 and now - loaded.issued_at > self._refresh_after
             ):
                 session.modified = True  # re-issued: the idle timer restarts
-        if used_fallback:
-            session.modified = True  # re-sign it with the current secret
+        if rewrite:
+            session.modified = True  # re-sign it with the current secret, in the current form (LoadedToken.rewrite)
         return _Loaded(session, loaded)
 
     def _timed_out_session(self) -> Session:
@@ -793,6 +806,18 @@ class SessionMiddleware:
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
         logger.error("%s The response keeps the client's previous session cookie.", message)
+
+
+def _check_cryptography(option: str) -> None:
+    """ImportError at construction, naming the option and the extra, when ``cryptography`` is missing."""
+    from ..encryption import load_cryptography
+
+    try:
+        load_cryptography()
+    except ImportError as error:
+        raise ImportError(
+            f'SessionMiddleware {option} needs the cryptography package: pip install "blake2sign-web[encrypted]"'
+        ) from error
 
 
 def _shortest(seconds: int | None, limit: int | None) -> int | None:
