@@ -31,10 +31,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 import starlette
 from starlette.datastructures import Secret
+from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries
 from ..cache import get_signer
+from ..chunks import CHUNK_LIMIT, MAX_CHUNKS, TooManyChunks, join_chunks, split_token, stale_chunks
 from ..cookies import prefix_problem
 from ..exceptions import BadSignature, SignatureExpired
 from ..keys import to_bytes
@@ -341,6 +343,8 @@ class SessionMiddleware:
         encrypt: bool = False,
         decrypt: bool = False,
         compress_encrypted: bool = False,
+        chunked: bool = False,
+        max_chunks: int = MAX_CHUNKS,
     ) -> None:
         secret = _secret(secret_key, "secret_key")
         extended = {"typed": typed, "encrypt": encrypt, "decrypt": decrypt, "compress_encrypted": compress_encrypted}
@@ -348,6 +352,7 @@ class SessionMiddleware:
             if type(flag) is not bool:
                 raise TypeError(f"SessionMiddleware {name} must be True or False; got {flag!r}")
         _check_timeout("idle_timeout", idle_timeout)
+        _check_chunks(chunked, max_chunks)
         _check_timeout("absolute_timeout", absolute_timeout)
         if not isinstance(server_timing, bool):
             raise TypeError(f"SessionMiddleware server_timing must be True or False; got {server_timing!r}")
@@ -406,14 +411,14 @@ class SessionMiddleware:
         }
         if encrypt or decrypt:
             _check_cryptography("encrypt=True" if encrypt else "decrypt=True")
-        # Verifies cookies, refusing any over the browser limit before hashing them.
-        self.signer = get_signer(secret, max_token_length=BROWSER_COOKIE_LIMIT, **signer_options)
+        # Verifies cookies, refusing any over the browser limit (max_chunks cookies' worth when chunked) before
+        # hashing them.
+        reader_limit = BROWSER_COOKIE_LIMIT * (max_chunks if chunked else 1)
+        self.signer = get_signer(secret, max_token_length=reader_limit, **signer_options)
         # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
         self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
         # Reads a token past max_age, accepted only when it carries a set_expiry() of its own (see _read).
-        self._unbounded = get_signer(
-            secret, max_token_length=BROWSER_COOKIE_LIMIT, **{**signer_options, "max_age": None}
-        )
+        self._unbounded = get_signer(secret, max_token_length=reader_limit, **{**signer_options, "max_age": None})
         # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
         # encrypt/decrypt: to see a cookie in a form no longer written (LoadedToken.outdated), re-issued when used.
         self._needs_token = bool(fallbacks) or revocation is not None or idle_timeout is not None or encrypt or decrypt
@@ -454,13 +459,18 @@ class SessionMiddleware:
         self._cookie_age = max_age if self._expire_every_cookie else _shortest(max_age, idle_timeout)
         self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
         self._cookie_name = session_cookie.encode("latin-1")
+        #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
+        self.chunked = chunked
+        self.max_chunks = max_chunks
+        #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
+        self._extras = revocation is not None or server_timing or chunked
         self._cookie_prefix = self._cookie_name + b"="
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        if self.revocation is not None or self.server_timing:
+        if self._extras:
             await self._call_with_extras(scope, receive, send)
             return
 
@@ -488,10 +498,14 @@ class SessionMiddleware:
         await self.app(scope, receive, send_wrapper)
 
     async def _call_with_extras(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """``__call__`` with revocation (a Redis round trip per verified cookie) or Server-Timing."""
+        """``__call__`` with revocation (a Redis round trip per verified cookie), Server-Timing or chunking."""
         timing = self.server_timing
         started = perf_counter()
-        cookie = self._read_cookie(scope["headers"])
+        sent_chunks: list[str] = []
+        if self.chunked:
+            cookie = self._read_chunks(scope["headers"], sent_chunks)
+        else:
+            cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
         if self.revocation is None:
             if cookie is None:
@@ -527,13 +541,18 @@ class SessionMiddleware:
                     session.modified = False
                 if token is not None and (session.cleared or (session.modified and not dict.__len__(session))):
                     await _end_client_session(token)
-                self._finish(session, message, token, load_ms if timing else None)
+                self._finish(session, message, token, load_ms if timing else None, sent_chunks)
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
 
     def _finish(
-        self, session: Session, message: Message, token: SessionToken | None, load_ms: float | None = None
+        self,
+        session: Session,
+        message: Message,
+        token: SessionToken | None,
+        load_ms: float | None = None,
+        sent_chunks: list[str] | None = None,
     ) -> None:
         """Add to the response's start message what the session needs: Vary, Set-Cookie, Server-Timing."""
         if self._resign_unread and type(session) is LazySession:
@@ -546,7 +565,11 @@ class SessionMiddleware:
         headers = message["headers"] = list(message.get("headers", ()))
         if session.accessed:
             _add_vary_cookie(headers)
-        if session.modified and dict.__len__(session):
+        if sent_chunks is not None and self.chunked:
+            if session.modified and (dict.__len__(session) or not session.loaded_empty):
+                written = self._chunked_headers(session, None if token is None else token.session_id, sent_chunks)
+                headers.extend((b"set-cookie", header) for header in written)
+        elif session.modified and dict.__len__(session):
             header = self._cookie_header(session, None if token is None else token.session_id)
             if header is not None:
                 headers.append((b"set-cookie", header))
@@ -555,6 +578,60 @@ class SessionMiddleware:
         if load_ms is not None:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
+
+    def _read_chunks(self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str]) -> str | None:
+        """With ``chunked``: the token the request's cookies carry, joined from ``name``, ``name.1``, ...
+
+        Every cookie of every Cookie header, parsed as Starlette parses one (the last of a name wins);
+        ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete those no longer
+        used. A missing chunk is a bad cookie: logged, and an empty session.
+        """
+        cookies: dict[str, str] = {}
+        for name, raw in headers:
+            if name == b"cookie":
+                cookies.update(cookie_parser(raw.decode("latin-1")))
+        prefix = self.session_cookie + "."
+        sent_chunks.extend(name for name in cookies if name.startswith(prefix))
+        try:
+            return join_chunks(self.session_cookie, cookies, max_chunks=self.max_chunks)
+        except BadSignature as error:
+            logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
+            return None
+
+    def _chunked_headers(self, session: Session, session_id: bytes | None, sent_chunks: list[str]) -> list[bytes]:
+        """The Set-Cookie values for ``session`` in as many cookies as it needs, deleting chunks no longer used."""
+        value: Any = session
+        expires_in = None
+        suffix = self._cookie_suffix
+        if not dict.__len__(session):
+            cookies: list[tuple[str, str]] = []  # emptied: delete the cookie and every chunk
+        else:
+            if session._expiry is not None or self._timeouts:
+                timed = self._timed(session)
+                if timed is None:
+                    logger.warning("Session cookie %r deleted: the session has ended", self.session_cookie)
+                    return [self._delete_cookie, *map(self._delete_named, sent_chunks)]
+                value, expires_in, suffix = timed
+            try:
+                token = self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
+                cookies = split_token(
+                    self.session_cookie, token, attributes_length=len(suffix), max_chunks=self.max_chunks
+                )
+            except TooManyChunks as error:
+                self._oversize(f"would need {error.needed} cookies, more than max_chunks={self.max_chunks},")
+                return []
+            except ValueError:  # its JSON is over the size the signer would read back
+                self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
+                return []
+        headers = [f"{name}={text}{suffix}".encode("latin-1") for name, text in cookies]
+        if not cookies:
+            headers.append(self._delete_cookie)
+        headers.extend(map(self._delete_named, stale_chunks(self.session_cookie, len(cookies), sent_chunks)))
+        return headers
+
+    def _delete_named(self, name: str) -> bytes:
+        """The Set-Cookie value that deletes the cookie ``name`` (a chunk), with the session cookie's attributes."""
+        return f"{name}=null; path={self.path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
 
     def _read_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
         """This middleware's cookie, exactly as ``request.cookies`` would give it (the last one wins)."""
@@ -806,6 +883,15 @@ class SessionMiddleware:
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
         logger.error("%s The response keeps the client's previous session cookie.", message)
+
+
+def _check_chunks(chunked: object, max_chunks: object) -> None:
+    if type(chunked) is not bool:
+        raise TypeError(f"SessionMiddleware chunked must be True or False; got {chunked!r}")
+    if type(max_chunks) is not int or not 1 <= max_chunks <= CHUNK_LIMIT:
+        raise ValueError(f"SessionMiddleware max_chunks must be an int from 1 to {CHUNK_LIMIT}; got {max_chunks!r}")
+    if max_chunks != MAX_CHUNKS and not chunked:
+        raise ValueError("SessionMiddleware max_chunks applies to chunked cookies: pass chunked=True too")
 
 
 def _check_cryptography(option: str) -> None:
