@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from datetime import datetime, timedelta, timezone
 from http.cookies import _unquote  # what Starlette's cookie_parser uses
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, SupportsIndex
 
 import starlette
 from starlette.datastructures import Secret
@@ -388,7 +388,9 @@ class SessionMiddleware:
         self.app = app
         #: request.session's class: SESSION_CLASS, knowing this middleware's max_age (get_expiry_age).
         self._session_class: type[Session] = type(
-            SESSION_CLASS.__name__, (SESSION_CLASS,), {"default_age": max_age, "__module__": __name__}
+            SESSION_CLASS.__name__,
+            (SESSION_CLASS,),
+            {"default_age": max_age, "__module__": __name__, "__reduce_ex__": _reduce_as_base},
         )
         self.session_cookie = session_cookie
         self.max_age = max_age
@@ -904,6 +906,11 @@ def _check_cryptography(option: str) -> None:
         raise ImportError(
             f'SessionMiddleware {option} needs the cryptography package: pip install "blake2sign-web[encrypted]"'
         ) from error
+
+
+def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
+    """Pickle a middleware's session class as the module's (``SESSION_CLASS``), which pickle can find by name."""
+    return (SESSION_CLASS, (dict(self),), vars(self) or None)
 
 
 def _shortest(seconds: int | None, limit: int | None) -> int | None:

@@ -245,3 +245,25 @@ def test_a_session_has_the_middlewares_max_age() -> None:
     assert facts["age"] is None
     assert facts["date"] is None
     assert facts["browser_close"] is True
+
+
+def test_request_session_still_pickles_and_copies() -> None:
+    import copy
+    import pickle
+
+    from starlette.requests import Request as StarletteRequest
+
+    seen: dict[str, Any] = {}
+
+    async def view(request: StarletteRequest) -> JSONResponse:
+        request.session["a"] = 1
+        request.session.set_expiry(60)
+        seen["pickled"] = pickle.loads(pickle.dumps(request.session))
+        seen["copied"] = copy.deepcopy(request.session)
+        return JSONResponse({})
+
+    middleware = Middleware(SessionMiddleware, secret_key=SECRET)
+    TestClient(Starlette(routes=[Route("/", view)], middleware=[middleware])).get("/")
+    for session in seen.values():
+        assert session == {"a": 1}
+        assert session.get_expiry_age() == 60
