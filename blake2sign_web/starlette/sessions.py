@@ -21,21 +21,27 @@ cookie then costs one Redis round trip (MGET); without it nothing changes.
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
+from datetime import datetime, timedelta, timezone
 from http.cookies import _unquote  # what Starlette's cookie_parser uses
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, SupportsIndex
 
 import starlette
 from starlette.datastructures import Secret
+from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries
 from ..cache import get_signer
-from ..exceptions import BadSignature
+from ..chunks import CHUNK_LIMIT, MAX_CHUNKS, TooManyChunks, join_chunks, split_token, stale_chunks
+from ..cookies import prefix_problem
+from ..exceptions import BadSignature, SignatureExpired
 from ..keys import to_bytes
 from ..revocation import StoreUnavailable, derived_session_id
-from ..serializer import MAX_DECOMPRESSED_SIZE
+from ..serializer import _TIMESTAMP_LIMIT, MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from .session_migration import StarletteCookieReader
 
@@ -50,6 +56,11 @@ revocation_logger = logging.getLogger("blake2sign_web.revocation")
 BROWSER_COOKIE_LIMIT: Final = 4096
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
+#: idle_timeout: a session used after this fraction of it since its cookie was issued is re-issued, so an
+#: active user's cookie is re-signed at most about twice per idle_timeout, not on every request.
+IDLE_REFRESH_FRACTION: Final = 0.5
+#: ``_read``'s value before a token verified.
+_REJECTED: Final = object()
 _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
@@ -80,6 +91,16 @@ class Session(dict[str, Any]):
 
     accessed: bool = False
     modified: bool = False
+    #: The middleware's max_age: what ``get_expiry_age`` gives without ``set_expiry`` (set per middleware).
+    default_age: int | None = 14 * 24 * 60 * 60
+    #: ``set_expiry``'s value as kept: None (the middleware's max_age), seconds (0: until the browser
+    #: closes) or the Unix second a fixed expiry (a datetime or timedelta) ends. Carried in the token.
+    _expiry: int | float | None = None
+    _expiry_fixed: bool = False
+    #: With absolute_timeout: the Unix second the session first got data (carried in the token).
+    _created_at: int | None = None
+    #: Read from a cookie past idle_timeout or absolute_timeout: the response deletes it.
+    _timed_out: bool = False
     #: Emptied by clear() during the request (revocation ends the old session then).
     cleared: bool = False
     #: The client sent no session (no cookie, or one that did not hold a session): emptying it deletes nothing.
@@ -101,7 +122,64 @@ class Session(dict[str, Any]):
 
     def clear(self) -> None:
         self.accessed = self.modified = self.cleared = True
+        if self._expiry is not None:  # as in Django, where the expiry is a key of the session
+            self._expiry, self._expiry_fixed = None, False
         dict.clear(self)
+
+    def set_expiry(self, value: int | timedelta | datetime | None) -> None:
+        """Django's ``set_expiry``: when this session ends, signed into its token (a copied cookie ends too).
+
+        An int: that many seconds after each write of the session (0: when the browser closes, the
+        cookie getting no Max-Age, while the middleware's max_age still bounds the token); a
+        ``timedelta``: that long from now; an aware ``datetime``: then; None: back to the middleware's
+        ``max_age``. An expiry already past ends the session when the response is sent. Marks the
+        session modified, so the response carries the new cookie.
+        """
+        fixed = False
+        if value is None:
+            seconds: int | float | None = None
+        elif isinstance(value, bool) or not isinstance(value, (int, timedelta, datetime)):
+            raise TypeError(
+                "set_expiry() takes seconds (an int), a timedelta, an aware datetime or None; "
+                f"got {type(value).__name__}"
+            )
+        elif isinstance(value, int):
+            seconds = value
+        else:
+            if isinstance(value, timedelta):
+                value = datetime.now(timezone.utc) + value
+            elif value.tzinfo is None or value.utcoffset() is None:
+                raise ValueError(
+                    "set_expiry() needs an aware datetime (with a tzinfo), e.g. datetime.now(timezone.utc)"
+                )
+            seconds, fixed = value.timestamp(), True
+        if seconds is not None and (seconds if fixed else time.time() + seconds) >= _TIMESTAMP_LIMIT:
+            raise ValueError(f"set_expiry({value!r}) ends after 2106-02-07, the last second a session token can carry")
+        self._expiry, self._expiry_fixed = seconds, fixed
+        self.accessed = self.modified = True
+
+    def get_expiry_age(self) -> int | None:
+        """Django's ``get_expiry_age``: seconds the session lasts from now if written now.
+
+        ``set_expiry``'s seconds as given (for 0, as for None: the middleware's ``max_age``, which is
+        None when it has none); for a fixed expiry, the seconds left until it.
+        """
+        if self._expiry_fixed:
+            return int(self._expiry or 0) - int(time.time())
+        return self._expiry or self.default_age  # type: ignore[return-value]  # an int from set_expiry
+
+    def get_expiry_date(self) -> datetime | None:
+        """Django's ``get_expiry_date``: when the session ends if written now (aware, UTC); None without an age."""
+        if self._expiry_fixed:
+            return datetime.fromtimestamp(self._expiry or 0, timezone.utc)
+        age = self.get_expiry_age()
+        return None if age is None else datetime.now(timezone.utc) + timedelta(seconds=age)
+
+    def get_expire_at_browser_close(self) -> bool:
+        """Django's: whether the cookie ends when the browser closes (``set_expiry(0)``, or no ``max_age``)."""
+        if self._expiry is None:
+            return self.default_age is None
+        return self._expiry == 0 and not self._expiry_fixed
 
     def pop(self, key: str, *args: Any) -> Any:
         if dict.__contains__(self, key):
@@ -191,12 +269,12 @@ class LazySession(Session):
     def load(self) -> None:
         """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie)."""
         started = perf_counter()
-        loaded = self.middleware._read_session(self.middleware._cookie_text(self.cookie))
+        middleware = self.middleware
+        loaded = middleware._read_session(middleware._cookie_text(self.cookie))
         del self.cookie, self.middleware
-        self.__class__ = Session  # type: ignore[assignment]  # same layout: allowed, and plain from now on
+        self.__class__ = middleware._session_class  # type: ignore[assignment]  # same layout: allowed, plain now
         dict.update(self, loaded)
-        self.modified = loaded.modified
-        self.loaded_empty = loaded.loaded_empty
+        vars(self).update(vars(loaded))  # modified, loaded_empty, and the expiry the token carried
         self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
 
 
@@ -213,6 +291,7 @@ for _name in (
     "mark_accessed", "mark_modified", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__iter__",
     "__len__", "__reversed__", "__eq__", "__ne__", "__repr__", "__or__", "__ror__", "__ior__", "get", "keys",
     "values", "items", "copy", "pop", "popitem", "setdefault", "update", "clear", "__reduce_ex__",
+    "set_expiry", "get_expiry_age", "get_expiry_date", "get_expire_at_browser_close",
 ):  # fmt: skip
     setattr(LazySession, _name, _loading(_name))
 
@@ -229,7 +308,8 @@ class SessionMiddleware:
     ``migrate_starlette_cookies`` (accept and re-issue cookies from Starlette's middleware),
     ``revocation`` (a RedisStore: logout and "log out everywhere" reach copied cookies) and
     ``user_key`` (the session key holding the user's id, for "log out everywhere") and
-    ``server_timing`` (a Server-Timing entry with the session's load and save time).
+    ``server_timing`` (a Server-Timing entry with the session's load and save time),
+    ``idle_timeout`` and ``absolute_timeout`` (seconds; enforced from times signed into the token).
     ``partitioned`` (CHIPS) is taken on every supported Starlette version.
     """
 
@@ -257,8 +337,23 @@ class SessionMiddleware:
         revocation: RedisStore | None = None,
         user_key: str = "user_id",
         server_timing: bool = False,
+        idle_timeout: int | None = None,
+        absolute_timeout: int | None = None,
+        typed: bool = False,
+        encrypt: bool = False,
+        decrypt: bool = False,
+        compress_encrypted: bool = False,
+        chunked: bool = False,
+        max_chunks: int = MAX_CHUNKS,
     ) -> None:
         secret = _secret(secret_key, "secret_key")
+        extended = {"typed": typed, "encrypt": encrypt, "decrypt": decrypt, "compress_encrypted": compress_encrypted}
+        for name, flag in extended.items():
+            if type(flag) is not bool:
+                raise TypeError(f"SessionMiddleware {name} must be True or False; got {flag!r}")
+        _check_timeout("idle_timeout", idle_timeout)
+        _check_chunks(chunked, max_chunks)
+        _check_timeout("absolute_timeout", absolute_timeout)
         if not isinstance(server_timing, bool):
             raise TypeError(f"SessionMiddleware server_timing must be True or False; got {server_timing!r}")
         if revocation is not None:
@@ -281,6 +376,9 @@ class SessionMiddleware:
                 "SessionMiddleware same_site='none' needs https_only=True: browsers drop SameSite=None cookies "
                 "that are not Secure, so no session would last"
             )
+        # A browser silently drops a __Host-/__Secure- cookie whose attributes break its prefix's rules.
+        if problem := prefix_problem(session_cookie, secure=https_only, path=path, domain=domain, http_only=True):
+            raise ValueError(f"SessionMiddleware session_cookie: {problem}")
         if on_oversize not in ("raise", "log"):
             raise ValueError(f"SessionMiddleware on_oversize must be 'raise' or 'log'; got {on_oversize!r}")
         # Starlette accepts max_age <= 0 (Max-Age=0 makes the browser drop the cookie at once); the
@@ -288,6 +386,12 @@ class SessionMiddleware:
         self._expire_every_cookie = isinstance(max_age, (int, float)) and not isinstance(max_age, bool) and max_age <= 0
 
         self.app = app
+        #: request.session's class: SESSION_CLASS, knowing this middleware's max_age (get_expiry_age).
+        self._session_class: type[Session] = type(
+            SESSION_CLASS.__name__,
+            (SESSION_CLASS,),
+            {"default_age": max_age, "__module__": __name__, "__reduce_ex__": _reduce_as_base},
+        )
         self.session_cookie = session_cookie
         self.max_age = max_age
         self.path = path
@@ -295,7 +399,8 @@ class SessionMiddleware:
         signer_options: dict[str, Any] = {
             # The cookie name is part of the purpose: a cookie only verifies under the name it was issued for.
             "purpose": f"starlette.sessions:{session_cookie}",
-            "max_age": None if self._expire_every_cookie else max_age,
+            # idle_timeout: a token not re-issued for that long is refused, as one older than max_age is.
+            "max_age": None if self._expire_every_cookie else _shortest(max_age, idle_timeout),
             "fallbacks": fallbacks,
             "hasher": hasher,
             "compression": compression,
@@ -303,13 +408,22 @@ class SessionMiddleware:
             "compression_threshold": compression_threshold,
             "tag_size": tag_size,
             "format": format,
+            # Only those turned on: the signers of a middleware without them are the ones they always were.
+            **{name: True for name, flag in extended.items() if flag},
         }
-        # Verifies cookies, refusing any over the browser limit before hashing them.
-        self.signer = get_signer(secret, max_token_length=BROWSER_COOKIE_LIMIT, **signer_options)
+        if encrypt or decrypt:
+            _check_cryptography("encrypt=True" if encrypt else "decrypt=True")
+        # Verifies cookies, refusing any over the browser limit (max_chunks cookies' worth when chunked) before
+        # hashing them.
+        reader_limit = BROWSER_COOKIE_LIMIT * (max_chunks if chunked else 1)
+        self.signer = get_signer(secret, max_token_length=reader_limit, **signer_options)
         # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
         self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
+        # Reads a token past max_age, accepted only when it carries a set_expiry() of its own (see _read).
+        self._unbounded = get_signer(secret, max_token_length=reader_limit, **{**signer_options, "max_age": None})
         # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
-        self._needs_token = bool(fallbacks) or revocation is not None
+        # encrypt/decrypt: to see a cookie in a form no longer written (LoadedToken.outdated), re-issued when used.
+        self._needs_token = bool(fallbacks) or revocation is not None or idle_timeout is not None or encrypt or decrypt
         # Verify and decode a cookie only when request.session is used (Starlette 1.0 and later, whose
         # request.session marks it accessed: before it, code that reads the session without marking it
         # could serialize the still-empty dict).
@@ -336,22 +450,36 @@ class SessionMiddleware:
             self.security_flags += "; partitioned"
         max_age_attribute = f"Max-Age={max_age}; " if max_age is not None else ""
         self._cookie_suffix = f"; path={path}; {max_age_attribute}{self.security_flags}"
+        self._path_attribute = f"; path={path}; "
+        #: idle_timeout or absolute_timeout: every write goes through _timed.
+        self._timeouts = idle_timeout is not None or absolute_timeout is not None
+        self.idle_timeout = idle_timeout
+        self.absolute_timeout = absolute_timeout
+        #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
+        self._refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
+        #: The cookie's Max-Age without set_expiry(): the browser drops it when the server would refuse it.
+        self._cookie_age = max_age if self._expire_every_cookie else _shortest(max_age, idle_timeout)
         self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
         self._cookie_name = session_cookie.encode("latin-1")
+        #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
+        self.chunked = chunked
+        self.max_chunks = max_chunks
+        #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
+        self._extras = revocation is not None or server_timing or chunked
         self._cookie_prefix = self._cookie_name + b"="
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        if self.revocation is not None or self.server_timing:
+        if self._extras:
             await self._call_with_extras(scope, receive, send)
             return
 
         # The common case, kept short: it runs on every request, most of which never use the session.
         cookie = self._find_cookie(scope["headers"])
         if cookie is None:
-            session = SESSION_CLASS()
+            session = self._session_class()
         elif self._lazy and (self.legacy is None or self._cookie_text(cookie).count(".") != 2):
             # Verified and decoded when first used. (A cookie of Starlette's own middleware is read now:
             # it is re-issued in this format on any request.)
@@ -372,14 +500,18 @@ class SessionMiddleware:
         await self.app(scope, receive, send_wrapper)
 
     async def _call_with_extras(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """``__call__`` with revocation (a Redis round trip per verified cookie) or Server-Timing."""
+        """``__call__`` with revocation (a Redis round trip per verified cookie), Server-Timing or chunking."""
         timing = self.server_timing
         started = perf_counter()
-        cookie = self._read_cookie(scope["headers"])
+        sent_chunks: list[str] = []
+        if self.chunked:
+            cookie = self._read_chunks(scope["headers"], sent_chunks)
+        else:
+            cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
         if self.revocation is None:
             if cookie is None:
-                session = SESSION_CLASS()
+                session = self._session_class()
             elif self._lazy and not (self.legacy is not None and cookie.count(".") == 2):
                 session = LazySession()
                 session.cookie, session.middleware = cookie, self
@@ -388,7 +520,9 @@ class SessionMiddleware:
         else:
             session, token, refused = await self._load_revocable(self.revocation, cookie)
             # A session read as empty because Redis was down still has its cookie: clearing it deletes that.
-            session.loaded_empty = not dict.__len__(session) and not refused and not token.unchecked
+            session.loaded_empty = (
+                not dict.__len__(session) and not refused and not token.unchecked and not session._timed_out
+            )
             session.modified = session.modified or refused  # a refused cookie is deleted
             from .revocation import SCOPE_KEY
 
@@ -409,13 +543,18 @@ class SessionMiddleware:
                     session.modified = False
                 if token is not None and (session.cleared or (session.modified and not dict.__len__(session))):
                     await _end_client_session(token)
-                self._finish(session, message, token, load_ms if timing else None)
+                self._finish(session, message, token, load_ms if timing else None, sent_chunks)
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
 
     def _finish(
-        self, session: Session, message: Message, token: SessionToken | None, load_ms: float | None = None
+        self,
+        session: Session,
+        message: Message,
+        token: SessionToken | None,
+        load_ms: float | None = None,
+        sent_chunks: list[str] | None = None,
     ) -> None:
         """Add to the response's start message what the session needs: Vary, Set-Cookie, Server-Timing."""
         if self._resign_unread and type(session) is LazySession:
@@ -428,7 +567,11 @@ class SessionMiddleware:
         headers = message["headers"] = list(message.get("headers", ()))
         if session.accessed:
             _add_vary_cookie(headers)
-        if session.modified and dict.__len__(session):
+        if sent_chunks is not None and self.chunked:
+            if session.modified and (dict.__len__(session) or not session.loaded_empty):
+                written = self._chunked_headers(session, None if token is None else token.session_id, sent_chunks)
+                headers.extend((b"set-cookie", header) for header in written)
+        elif session.modified and dict.__len__(session):
             header = self._cookie_header(session, None if token is None else token.session_id)
             if header is not None:
                 headers.append((b"set-cookie", header))
@@ -437,6 +580,60 @@ class SessionMiddleware:
         if load_ms is not None:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
+
+    def _read_chunks(self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str]) -> str | None:
+        """With ``chunked``: the token the request's cookies carry, joined from ``name``, ``name.1``, ...
+
+        Every cookie of every Cookie header, parsed as Starlette parses one (the last of a name wins);
+        ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete those no longer
+        used. A missing chunk is a bad cookie: logged, and an empty session.
+        """
+        cookies: dict[str, str] = {}
+        for name, raw in headers:
+            if name == b"cookie":
+                cookies.update(cookie_parser(raw.decode("latin-1")))
+        prefix = self.session_cookie + "."
+        sent_chunks.extend(name for name in cookies if name.startswith(prefix))
+        try:
+            return join_chunks(self.session_cookie, cookies, max_chunks=self.max_chunks)
+        except BadSignature as error:
+            logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
+            return None
+
+    def _chunked_headers(self, session: Session, session_id: bytes | None, sent_chunks: list[str]) -> list[bytes]:
+        """The Set-Cookie values for ``session`` in as many cookies as it needs, deleting chunks no longer used."""
+        value: Any = session
+        expires_in = None
+        suffix = self._cookie_suffix
+        if not dict.__len__(session):
+            cookies: list[tuple[str, str]] = []  # emptied: delete the cookie and every chunk
+        else:
+            if session._expiry is not None or self._timeouts:
+                timed = self._timed(session)
+                if timed is None:
+                    logger.warning("Session cookie %r deleted: the session has ended", self.session_cookie)
+                    return [self._delete_cookie, *map(self._delete_named, sent_chunks)]
+                value, expires_in, suffix = timed
+            try:
+                token = self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
+                cookies = split_token(
+                    self.session_cookie, token, attributes_length=len(suffix), max_chunks=self.max_chunks
+                )
+            except TooManyChunks as error:
+                self._oversize(f"would need {error.needed} cookies, more than max_chunks={self.max_chunks},")
+                return []
+            except ValueError:  # its JSON is over the size the signer would read back
+                self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
+                return []
+        headers = [f"{name}={text}{suffix}".encode("latin-1") for name, text in cookies]
+        if not cookies:
+            headers.append(self._delete_cookie)
+        headers.extend(map(self._delete_named, stale_chunks(self.session_cookie, len(cookies), sent_chunks)))
+        return headers
+
+    def _delete_named(self, name: str) -> bytes:
+        """The Set-Cookie value that deletes the cookie ``name`` (a chunk), with the session cookie's attributes."""
+        return f"{name}=null; path={self.path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
 
     def _read_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
         """This middleware's cookie, exactly as ``request.cookies`` would give it (the last one wins)."""
@@ -475,7 +672,7 @@ class SessionMiddleware:
 
     def _read_session(self, cookie: str) -> Session:
         session = self._read(cookie).session
-        session.loaded_empty = not dict.__len__(session)
+        session.loaded_empty = not dict.__len__(session) and not session._timed_out
         return session
 
     def _load(self, cookie: str) -> tuple[Session, LoadedToken | None]:
@@ -490,22 +687,23 @@ class SessionMiddleware:
         """
         if self._expire_every_cookie:
             logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return _Loaded(SESSION_CLASS())
+            return _Loaded(self._session_class())
         if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
             dated = self.legacy.read_dated(cookie)
             if dated is None:
                 logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return _Loaded(SESSION_CLASS())
-            session = SESSION_CLASS(dated[0])
+                return _Loaded(self._session_class())
+            session = self._session_class(dated[0])
             session.modified = True  # re-issue it in this project's format
             return _Loaded(session, migrated_at=dated[1])
         loaded: LoadedToken | None = None
+        value: Any = _REJECTED
         try:
             if self._needs_token:
                 loaded = self.signer.load_token(cookie)
-                value, used_fallback = loaded.value, loaded.used_fallback
+                value, rewrite = loaded.value, loaded.rewrite
             else:  # the common case: skip building a LoadedToken
-                value, used_fallback = self.signer.loads(cookie), False
+                value, rewrite = self.signer.loads(cookie), False
         except BadSignature as error:  # the core's messages never quote the token
             if cookie.count(".") == 2:  # ours have no ".": itsdangerous writes data.timestamp.signature
                 logger.warning(
@@ -515,22 +713,53 @@ class SessionMiddleware:
                     self.session_cookie,
                     error,
                 )
-            else:
+            elif not (isinstance(error, SignatureExpired) and (loaded := self._own_expiry(cookie))):
                 logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-            return _Loaded(SESSION_CLASS())
+                if self._timeouts and isinstance(error, SignatureExpired):
+                    return _Loaded(self._timed_out_session())
+            else:  # older than max_age, but within the set_expiry() signed into it
+                value, rewrite = loaded.value, loaded.rewrite
+        if value is _REJECTED:
+            return _Loaded(self._session_class())
+        meta: dict[str, Any] | None = None
+        if type(value) is list and len(value) == 2 and type(value[1]) is dict:
+            value, meta = value  # [session, what the middleware keeps of it]: see _dumps
         if not isinstance(value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return _Loaded(SESSION_CLASS())
-        session = SESSION_CLASS(value)
-        if used_fallback:
-            session.modified = True  # re-sign it with the current secret
+            return _Loaded(self._session_class())
+        session = self._session_class(value)
+        if meta is not None:
+            _restore(session, meta)
+        if self._timeouts:
+            now = time.time()
+            created = session._created_at
+            if created is not None and self.absolute_timeout is not None and now - created >= self.absolute_timeout:
+                logger.warning(
+                    "Rejected session cookie %r: past absolute_timeout=%r", self.session_cookie, self.absolute_timeout
+                )
+                return _Loaded(self._timed_out_session())
+            if (
+                self._refresh_after is not None
+                and loaded is not None
+                and dict.__len__(session)
+                and now - loaded.issued_at > self._refresh_after
+            ):
+                session.modified = True  # re-issued: the idle timer restarts
+        if rewrite:
+            session.modified = True  # re-sign it with the current secret, in the current form (LoadedToken.rewrite)
         return _Loaded(session, loaded)
+
+    def _timed_out_session(self) -> Session:
+        """An empty session for a cookie past a timeout: the response deletes that cookie."""
+        session = self._session_class()
+        session._timed_out = session.modified = True
+        return session
 
     async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken, bool]:
         """The session, what revocation needs to know of it, and whether a valid cookie was refused as ended."""
         from .revocation import SessionToken, new_session_id
 
-        loaded = _Loaded(SESSION_CLASS()) if cookie is None else self._read(cookie)
+        loaded = _Loaded(self._session_class()) if cookie is None else self._read(cookie)
         session = loaded.session
         if cookie is not None and loaded.token is not None:
             token = loaded.token
@@ -556,20 +785,93 @@ class SessionMiddleware:
             revocation_logger.error("Session read as empty: its revocation cannot be checked: %s", error)
             unchecked = SessionToken(store, new_session_id(), None, self._lifetime, self.user_key)
             unchecked.unchecked = True
-            return SESSION_CLASS(), unchecked, False
+            return self._session_class(), unchecked, False
         if revoked:
             revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
-            return SESSION_CLASS(), SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), True
+            return (
+                self._session_class(),
+                SessionToken(store, new_session_id(), None, self._lifetime, self.user_key),
+                True,
+            )
         return session, fresh, False
+
+    def _own_expiry(self, cookie: str) -> LoadedToken | None:
+        """A cookie older than max_age: its token, if a set_expiry() of seconds or a date was signed into it.
+
+        The core has checked that expiry (``expires_at``) and the signature; browser-close (0) and no
+        set_expiry() keep max_age. Runs only for such a cookie, never on the path of a valid one.
+        """
+        try:
+            loaded = self._unbounded.load_token(cookie)
+        except BadSignature:
+            return None
+        value = loaded.value
+        if not (type(value) is list and len(value) == 2 and type(value[1]) is dict):
+            return None
+        if not value[1].get("e", value[1].get("t")):
+            return None
+        if self.idle_timeout is not None and time.time() - loaded.issued_at > self.idle_timeout:
+            return None  # idle_timeout bounds every session
+        return loaded
+
+    def _timed(self, session: Session) -> tuple[Any, int | None, str] | None:
+        """What to sign for a session with an expiry of its own: value, expires_in and cookie suffix; None: ended."""
+        now = time.time()
+        meta: dict[str, int | float] = {}
+        ends: float | None = None  # the Unix time the token ends, beyond max_age's limit from its issue
+        cookie_age = self._cookie_age
+        expiry = session._expiry
+        if expiry is not None:
+            if session._expiry_fixed:
+                meta["t"] = int(expiry)
+                ends = int(expiry)
+            else:
+                meta["e"] = expiry
+                if expiry:
+                    ends = now + expiry
+                else:
+                    cookie_age = None  # until the browser closes; the token keeps max_age's limit
+        if self.absolute_timeout is not None:
+            # From the session's first write with data; a session emptied during this request starts afresh.
+            created = session._created_at
+            if created is None or session.cleared:
+                created = int(now)
+            meta["c"] = created
+            limit = created + self.absolute_timeout
+            ends = limit if ends is None else min(ends, limit)
+        expires_in = None
+        if ends is not None:
+            if ends <= now:
+                return None  # set_expiry() in the past, or absolute_timeout reached: the session has ended
+            expires_in = math.ceil(ends - now)
+            if expiry:  # set_expiry()'s own end replaces max_age, for the cookie as for the token
+                cookie_age = _shortest(expires_in, self.idle_timeout)
+            elif cookie_age is not None:  # a browser-session cookie stays one
+                cookie_age = min(cookie_age, expires_in)
+        max_age_attribute = f"Max-Age={cookie_age}; " if cookie_age is not None else ""
+        value = [session, meta] if meta else session
+        return value, expires_in, f"{self._path_attribute}{max_age_attribute}{self.security_flags}"
 
     def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
+        value: Any = session
+        expires_in = None
+        suffix = self._cookie_suffix
+        if session._expiry is not None or self._timeouts:
+            timed = self._timed(session)
+            if timed is None:
+                logger.warning(
+                    "Session cookie %r deleted: the session has ended (set_expiry() or absolute_timeout)",
+                    self.session_cookie,
+                )
+                return self._delete_cookie
+            value, expires_in, suffix = timed
         try:
-            token = self._writer.dumps(session, session_id=session_id)
+            token = self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
         except ValueError:  # its JSON is over the size the signer would read back
             self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
             return None
-        header = f"{self.session_cookie}={token}{self._cookie_suffix}"
+        header = f"{self.session_cookie}={token}{suffix}"
         if len(header) > BROWSER_COOKIE_LIMIT:
             self._oversize(f"would take {len(header)} bytes")
             return None
@@ -583,6 +885,54 @@ class SessionMiddleware:
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
         logger.error("%s The response keeps the client's previous session cookie.", message)
+
+
+def _check_chunks(chunked: object, max_chunks: object) -> None:
+    if type(chunked) is not bool:
+        raise TypeError(f"SessionMiddleware chunked must be True or False; got {chunked!r}")
+    if type(max_chunks) is not int or not 1 <= max_chunks <= CHUNK_LIMIT:
+        raise ValueError(f"SessionMiddleware max_chunks must be an int from 1 to {CHUNK_LIMIT}; got {max_chunks!r}")
+    if max_chunks != MAX_CHUNKS and not chunked:
+        raise ValueError("SessionMiddleware max_chunks applies to chunked cookies: pass chunked=True too")
+
+
+def _check_cryptography(option: str) -> None:
+    """ImportError at construction, naming the option and the extra, when ``cryptography`` is missing."""
+    from ..encryption import load_cryptography
+
+    try:
+        load_cryptography()
+    except ImportError as error:
+        raise ImportError(
+            f'SessionMiddleware {option} needs the cryptography package: pip install "blake2sign-web[encrypted]"'
+        ) from error
+
+
+def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
+    """Pickle a middleware's session class as the module's (``SESSION_CLASS``), which pickle can find by name."""
+    return (SESSION_CLASS, (dict(self),), vars(self) or None)
+
+
+def _shortest(seconds: int | None, limit: int | None) -> int | None:
+    """The smaller of two optional limits (None: no limit)."""
+    if limit is None:
+        return seconds
+    return limit if seconds is None else min(seconds, limit)
+
+
+def _check_timeout(name: str, value: object) -> None:
+    if value is not None and (type(value) is not int or value <= 0):
+        raise ValueError(f"SessionMiddleware {name} must be seconds (an int > 0) or None (off); got {value!r}")
+
+
+def _restore(session: Session, meta: dict[str, Any]) -> None:
+    """Put back on ``session`` what ``_timed`` signed beside it: its set_expiry() and first-write time."""
+    if type(fixed := meta.get("t")) is int:
+        session._expiry, session._expiry_fixed = fixed, True
+    elif type(seconds := meta.get("e")) is int:
+        session._expiry = seconds
+    if type(created := meta.get("c")) is int:
+        session._created_at = created
 
 
 async def _end_client_session(token: SessionToken) -> None:
