@@ -27,6 +27,9 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E017``: ``SERVER_TIMING`` is not a bool.
 - ``blake2sign_web.E018``: ``MIDDLEWARE`` lists this project's session middleware together with
   Django's (or twice): every write would be signed twice.
+- ``blake2sign_web.E019``: ``TYPED``, ``ENCRYPT``, ``DECRYPT`` or ``COMPRESS_ENCRYPTED`` is not a bool,
+  ``COMPRESS_ENCRYPTED`` without ``ENCRYPT``, ``TYPED`` or ``ENCRYPT`` with ``FORMAT`` 1, or ``ENCRYPT``/``DECRYPT``
+  without the ``cryptography`` package (the ``encrypted`` extra).
 
 Deployment warnings (``manage.py check --deploy`` only, as Django's own security warnings):
 
@@ -75,6 +78,10 @@ VALUE_CHECK_IDS: Final = {
     "TAG_SIZE": "blake2sign_web.E015",
     "FORMAT": "blake2sign_web.E016",
     "SERVER_TIMING": "blake2sign_web.E017",
+    "TYPED": "blake2sign_web.E019",
+    "ENCRYPT": "blake2sign_web.E019",
+    "DECRYPT": "blake2sign_web.E019",
+    "COMPRESS_ENCRYPTED": "blake2sign_web.E019",
 }
 #: Cache backends whose records no other process sees.
 PER_PROCESS_CACHES: Final = (

@@ -20,6 +20,10 @@ belongs to the signed-URL integration and is left alone here::
             "REVOCATION_CLOCK_SKEW": 5,        # seconds the servers' clocks may differ (log out everywhere)
             "REVOCATION_KEY_PREFIX": "",       # this site's name in its records, if sites share the Redis
             "SERVER_TIMING": False,            # True: this project's middleware adds a Server-Timing header
+            "TYPED": False,                    # True: datetime, UUID, Decimal, set, bytes... read back as themselves
+            "ENCRYPT": False,                  # True: AES-256-GCM encrypted sessions (the "encrypted" extra)
+            "DECRYPT": False,                  # True: read encrypted sessions, still write signed ones (roll-out)
+            "COMPRESS_ENCRYPTED": False,       # True: compress before encrypting (the length then tells more)
         },
     }
 
@@ -43,6 +47,7 @@ from django.core.signals import setting_changed
 
 from .. import dictionaries
 from ..cache import clear_signer_cache, get_signer
+from ..encryption import load_cryptography
 from ..keys import HASHERS, TAG_SIZES
 from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix
 from ..serializer import SerializerSigner
@@ -85,7 +90,21 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     "REVOCATION_KEY_PREFIX": "",
     # On: this project's middleware times the engine's load and save and sends them as Server-Timing.
     "SERVER_TIMING": False,
+    # The core's signer options (docs/core.md), passed through: typed values, encrypted tokens.
+    "TYPED": False,
+    "ENCRYPT": False,
+    "DECRYPT": False,
+    "COMPRESS_ENCRYPTED": False,
 }
+#: The signer options that are booleans passed through to SerializerSigner, by their key here.
+SIGNER_FLAGS: Final = {
+    "TYPED": "typed",
+    "ENCRYPT": "encrypt",
+    "DECRYPT": "decrypt",
+    "COMPRESS_ENCRYPTED": "compress_encrypted",
+}
+#: What to run when ENCRYPT or DECRYPT is on and the cryptography package is missing.
+ENCRYPTED_EXTRA: Final = 'pip install "blake2sign-web[encrypted]"'
 #: The smallest sensible cookie limit: room for a cookie name, attributes and an empty session.
 MIN_COOKIE_SIZE_LIMIT: Final = 256
 #: Shorter secrets can be guessed; the core refuses them too.
@@ -198,6 +217,47 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("SERVER_TIMING", f"{name}['SERVER_TIMING'] must be True or False; got {options['SERVER_TIMING']!r}.")
         )
     problems += revocation_problems(options)
+    problems += signer_flag_problems(options)
+    return problems
+
+
+def signer_flag_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, problem) for TYPED, ENCRYPT, DECRYPT and COMPRESS_ENCRYPTED, and the cryptography package they need."""
+    name = f"{SETTING}['SESSIONS']"
+    problems = [
+        (key, f"{name}[{key!r}] must be True or False; got {options[key]!r}.")
+        for key in SIGNER_FLAGS
+        if not isinstance(options[key], bool)
+    ]
+    if problems:
+        return problems
+    if options["COMPRESS_ENCRYPTED"] and not options["ENCRYPT"]:
+        problems.append(
+            (
+                "COMPRESS_ENCRYPTED",
+                f"{name}['COMPRESS_ENCRYPTED'] applies to encrypted sessions: set ENCRYPT = True too, or remove it.",
+            )
+        )
+    for key in ("TYPED", "ENCRYPT"):
+        if options[key] and options["FORMAT"] == 1:
+            problems.append(
+                (
+                    key,
+                    f"{name}[{key!r}] needs FORMAT 2: processes that read only format 1 read neither typed nor "
+                    "encrypted sessions; finish the rolling upgrade (FORMAT 2) first.",
+                )
+            )
+    if options["ENCRYPT"] or options["DECRYPT"]:
+        key = "ENCRYPT" if options["ENCRYPT"] else "DECRYPT"
+        try:
+            load_cryptography()
+        except ImportError:
+            problems.append(
+                (
+                    key,
+                    f"{name}[{key!r}] needs the cryptography package, which is not installed: {ENCRYPTED_EXTRA}.",
+                )
+            )
     return problems
 
 
@@ -413,6 +473,8 @@ def _build() -> SessionConfig:
         "tag_size": options["TAG_SIZE"],
         "format": options["FORMAT"],
         "max_decompressed_size": options["MAX_DECOMPRESSED_SIZE"],
+        # Off (all four False): the plain SerializerSigner, as before these options existed.
+        **{argument: options[key] for key, argument in SIGNER_FLAGS.items() if options[key]},
     }
     signer = get_signer(
         settings.SECRET_KEY, max_token_length=max(options["COOKIE_SIZE_LIMIT"], MAC_LENGTH + 2), **signer_options
@@ -433,8 +495,12 @@ def _build() -> SessionConfig:
 
 
 def token_length_bound(signer: SerializerSigner) -> int:
-    """Characters of the longest token ``signer`` can write: its largest payload, framed, in base64."""
-    return (signer.max_decompressed_size + 16) * 4 // 3 + MAC_LENGTH + 8
+    """Characters of the longest token ``signer`` can write: its largest payload, framed, in base64.
+
+    The frame is at most 18 bytes and a 32-byte tag for a signed token; 58 bytes (flags, times, session id,
+    dictionary id, 24-byte nonce, 16-byte GCM tag) and one marker character for an encrypted one.
+    """
+    return (signer.max_decompressed_size + 64) * 4 // 3 + MAC_LENGTH + 8
 
 
 def cookie_overhead() -> int:

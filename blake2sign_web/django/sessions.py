@@ -66,7 +66,9 @@ class _ClientCookie(NamedTuple):
     ends: float
     #: None only with revocation off and a cookie that carries none.
     session_id: bytes | None
-    used_fallback: bool
+    #: Write it again on this response though nothing changed: a fallback key verified it, or it is in a
+    #: form the engine no longer writes (signed, read by an engine with ENCRYPT on).
+    rewrite: bool
     #: A cookie of Django's signed_cookies engine (ACCEPT_DJANGO_SIGNED_COOKIES), to re-issue in this format.
     migrated: bool
 
@@ -124,8 +126,10 @@ class SessionStore(SessionBase):
             self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
         else:
             self._verified_cookie = token
-            if client.used_fallback:
-                self.modified = True  # verified by a SECRET_KEY_FALLBACKS key: re-sign with SECRET_KEY
+            if client.rewrite:
+                # Verified by a SECRET_KEY_FALLBACKS key, or signed and read by an encrypting engine:
+                # issued again under SECRET_KEY, in the form this engine writes.
+                self.modified = True
         return client.value
 
     def _verify(self, config: SessionConfig, token: str) -> _ClientCookie:
@@ -138,7 +142,7 @@ class SessionStore(SessionBase):
         age = self.get_session_cookie_age()
         try:
             loaded = config.signer.load_token(token)
-            value, issued_at, expires_at, used_fallback = loaded
+            value, issued_at, expires_at, _ = loaded
             if expires_at is None and time.time() - issued_at > age:
                 raise SignatureExpired("session is older than SESSION_COOKIE_AGE", expired_at=issued_at + age)
             if not isinstance(value, dict):
@@ -154,7 +158,7 @@ class SessionStore(SessionBase):
         if session_id is None and config.revocation_cache is not None:
             session_id = derived_session_id(token)
         ends = expires_at if expires_at is not None else issued_at + age
-        return _ClientCookie(value, issued_at, ends, session_id, used_fallback, False)
+        return _ClientCookie(value, issued_at, ends, session_id, loaded.rewrite, False)
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
