@@ -30,6 +30,10 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E019``: ``TYPED``, ``ENCRYPT``, ``DECRYPT`` or ``COMPRESS_ENCRYPTED`` is not a bool,
   ``COMPRESS_ENCRYPTED`` without ``ENCRYPT``, ``TYPED`` or ``ENCRYPT`` with ``FORMAT`` 1, or ``ENCRYPT``/``DECRYPT``
   without the ``cryptography`` package (the ``encrypted`` extra).
+- ``blake2sign_web.E020``: ``SESSION_COOKIE_NAME`` (or ``CSRF_COOKIE_NAME``) starts with a cookie prefix
+  (``__Host-``, ``__Secure-``, ``__Http-``, ``__Host-Http-``) whose rules its attributes break, so browsers
+  drop the cookie. Reported whatever the session engine; the engine and this project's middleware refuse
+  to start with a session cookie that breaks its prefix.
 
 Deployment warnings (``manage.py check --deploy`` only, as Django's own security warnings):
 
@@ -216,6 +220,21 @@ def check_cookie_settings(app_configs: Sequence[AppConfig] | None = None, **kwar
     if settings.SESSION_ENGINE != conf.ENGINE and conf.MIDDLEWARE not in settings.MIDDLEWARE:
         return []
     return [Error(problem, hint=HINT, id=check_id) for check_id, problem in conf.cookie_problems()]
+
+
+@register(Tags.security, "blake2sign_web")
+def check_cookie_prefixes(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """A ``__Host-`` or ``__Secure-`` cookie name whose attributes break its rule: browsers drop the cookie.
+
+    Whatever the session engine (Django's drop the cookie just the same), and for the CSRF cookie too
+    unless the CSRF token lives in the session (CSRF_USE_SESSIONS).
+    """
+    kinds = ["SESSION"] if getattr(settings, "CSRF_USE_SESSIONS", False) else ["SESSION", "CSRF"]
+    return [
+        Error(problem, hint=conf.prefix_fix(kind), id=check_id)
+        for kind in kinds
+        for check_id, problem in conf.prefix_problems(kind)
+    ]
 
 
 @register(Tags.security, "blake2sign_web")

@@ -47,6 +47,7 @@ from django.core.signals import setting_changed
 
 from .. import dictionaries
 from ..cache import clear_signer_cache, get_signer
+from ..cookies import cookie_prefix, prefix_problem
 from ..encryption import load_cryptography
 from ..keys import HASHERS, TAG_SIZES
 from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix
@@ -399,9 +400,46 @@ def _bad_attribute_character(character: str) -> bool:
     return not " " <= character < "\x7f" or character == ";"
 
 
+#: The check id of a cookie name whose prefix (``__Host-``, ``__Secure-``...) its attributes break.
+PREFIX_CHECK_ID: Final = "blake2sign_web.E020"
+
+
+def prefix_problems(kind: str = "SESSION") -> list[tuple[str, str]]:
+    """(check id, problem) when ``{kind}_COOKIE_NAME`` has a prefix its ``{kind}_COOKIE_*`` attributes break.
+
+    ``kind`` is ``"SESSION"`` or ``"CSRF"``. Browsers drop such a cookie without a word: a login that
+    does not stick, or every form refused by CSRF. The rules: ``blake2sign_web.cookies``.
+    """
+    name = getattr(settings, f"{kind}_COOKIE_NAME")
+    if not isinstance(name, str):
+        return []  # E012 (the session cookie); Django's own problem for the CSRF cookie
+    problem = prefix_problem(
+        name,
+        secure=bool(getattr(settings, f"{kind}_COOKIE_SECURE")),
+        path=getattr(settings, f"{kind}_COOKIE_PATH"),
+        domain=getattr(settings, f"{kind}_COOKIE_DOMAIN"),
+        http_only=bool(getattr(settings, f"{kind}_COOKIE_HTTPONLY")),
+    )
+    return [] if problem is None else [(PREFIX_CHECK_ID, f"{kind}_COOKIE_NAME: {problem}")]
+
+
+def prefix_fix(kind: str = "SESSION") -> str:
+    """The settings that satisfy the prefix of ``{kind}_COOKIE_NAME``, for a check's hint."""
+    prefix = cookie_prefix(str(getattr(settings, f"{kind}_COOKIE_NAME"))) or ""
+    fixes = [f"{kind}_COOKIE_SECURE = True"]
+    if prefix.startswith("__Host-"):
+        fixes += [f'{kind}_COOKIE_PATH = "/"', f"{kind}_COOKIE_DOMAIN = None"]
+    if prefix in ("__Http-", "__Host-Http-"):
+        fixes.append(f"{kind}_COOKIE_HTTPONLY = True")
+    return (
+        f"Set {', '.join(fixes)} (and serve the site over HTTPS), or choose a {kind}_COOKIE_NAME without "
+        f"the prefix {prefix!r}."
+    )
+
+
 def validate_django_settings() -> list[tuple[str, str]]:
     """(check id, problem) for every Django setting this engine cannot run with."""
-    return secret_problems() + cookie_problems()
+    return secret_problems() + cookie_problems() + prefix_problems()
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
-from .conf import ENGINE, cookie_problems, session_options, validate_values
+from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
 
@@ -164,7 +164,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         """Refuse cookie settings that cannot work, then Django's set-up (async mode, the engine's SessionStore)."""
-        problems = [problem for _, problem in cookie_problems()]
+        problems = [problem for _, problem in cookie_problems() + prefix_problems()]
         problems += [problem for key, problem in validate_values(session_options()) if key == "SERVER_TIMING"]
         if problems:
             raise ImproperlyConfigured(" ".join(problems))
