@@ -34,6 +34,9 @@ Only when this project's engine or middleware handles sessions:
   (``__Host-``, ``__Secure-``, ``__Http-``, ``__Host-Http-``) whose rules its attributes break, so browsers
   drop the cookie. Reported whatever the session engine; the engine and this project's middleware refuse
   to start with a session cookie that breaks its prefix.
+- ``blake2sign_web.E021``: ``CHUNKED`` is not a bool, or ``MAX_CHUNKS`` is not an int from 2 to 9.
+- ``blake2sign_web.E022``: ``CHUNKED`` with Django's session middleware in ``MIDDLEWARE``, which writes one
+  cookie per session: chunks need this project's middleware.
 
 Deployment warnings (``manage.py check --deploy`` only, as Django's own security warnings):
 
@@ -86,6 +89,8 @@ VALUE_CHECK_IDS: Final = {
     "ENCRYPT": "blake2sign_web.E019",
     "DECRYPT": "blake2sign_web.E019",
     "COMPRESS_ENCRYPTED": "blake2sign_web.E019",
+    "CHUNKED": "blake2sign_web.E021",
+    "MAX_CHUNKS": "blake2sign_web.E021",
 }
 #: Cache backends whose records no other process sees.
 PER_PROCESS_CACHES: Final = (
@@ -117,7 +122,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 
 
 #: Django's own session middleware, which ours replaces.
-DJANGO_SESSION_MIDDLEWARE: Final = "django.contrib.sessions.middleware.SessionMiddleware"
+DJANGO_SESSION_MIDDLEWARE: Final = conf.DJANGO_MIDDLEWARE
 
 
 @register(Tags.security, "blake2sign_web")
@@ -135,6 +140,15 @@ def check_one_session_middleware(app_configs: Sequence[AppConfig] | None = None,
             "django.contrib.auth accept it in its place).",
             id="blake2sign_web.E018",
         )
+    ]
+
+
+@register(Tags.security, "blake2sign_web")
+def check_middleware_for_options(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Session options only this project's middleware carries out (CHUNKED), with Django's middleware listed."""
+    return [
+        Error(problem, hint=f"See {DOCS}django/#sessions-over-4-kb-chunked", id=check_id)
+        for check_id, problem in conf.middleware_problems()
     ]
 
 

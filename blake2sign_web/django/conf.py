@@ -24,6 +24,8 @@ belongs to the signed-URL integration and is left alone here::
             "ENCRYPT": False,                  # True: AES-256-GCM encrypted sessions (the "encrypted" extra)
             "DECRYPT": False,                  # True: read encrypted sessions, still write signed ones (roll-out)
             "COMPRESS_ENCRYPTED": False,       # True: compress before encrypting (the length then tells more)
+            "CHUNKED": False,                  # True: a session over one cookie goes in name, name.1, name.2...
+            "MAX_CHUNKS": 4,                   # with CHUNKED: most cookies of one session (2 to 9)
         },
     }
 
@@ -45,7 +47,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from .. import dictionaries
+from .. import chunks, dictionaries
 from ..cache import clear_signer_cache, get_signer
 from ..cookies import cookie_prefix, prefix_problem
 from ..encryption import load_cryptography
@@ -96,6 +98,10 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     "ENCRYPT": False,
     "DECRYPT": False,
     "COMPRESS_ENCRYPTED": False,
+    # Off: one cookie per session, as Django's middleware writes. On (needs this project's middleware):
+    # a session over COOKIE_SIZE_LIMIT is split into cookies name, name.1, name.2... (chunks.py).
+    "CHUNKED": False,
+    "MAX_CHUNKS": chunks.MAX_CHUNKS,
 }
 #: The signer options that are booleans passed through to SerializerSigner, by their key here.
 SIGNER_FLAGS: Final = {
@@ -219,6 +225,17 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
         )
     problems += revocation_problems(options)
     problems += signer_flag_problems(options)
+    if not isinstance(options["CHUNKED"], bool):
+        problems.append(("CHUNKED", f"{name}['CHUNKED'] must be True or False; got {options['CHUNKED']!r}."))
+    max_chunks = options["MAX_CHUNKS"]
+    if not is_count(max_chunks) or not 2 <= max_chunks <= chunks.CHUNK_LIMIT:
+        problems.append(
+            (
+                "MAX_CHUNKS",
+                f"{name}['MAX_CHUNKS'] must be an int from 2 to {chunks.CHUNK_LIMIT} (cookies of one session); "
+                f"got {max_chunks!r}.",
+            )
+        )
     return problems
 
 
@@ -437,9 +454,30 @@ def prefix_fix(kind: str = "SESSION") -> str:
     )
 
 
+#: Django's session middleware, which writes one cookie per session: the session key.
+DJANGO_MIDDLEWARE: Final = "django.contrib.sessions.middleware.SessionMiddleware"
+#: The check id of CHUNKED with Django's session middleware.
+CHUNKED_MIDDLEWARE_CHECK_ID: Final = "blake2sign_web.E022"
+
+
+def middleware_problems() -> list[tuple[str, str]]:
+    """(check id, problem) for session options that need this project's middleware, with Django's listed."""
+    if session_options()["CHUNKED"] is not True or DJANGO_MIDDLEWARE not in (
+        getattr(settings, "MIDDLEWARE", None) or ()
+    ):
+        return []
+    return [
+        (
+            CHUNKED_MIDDLEWARE_CHECK_ID,
+            f"{SETTING}['SESSIONS']['CHUNKED'] needs this project's session middleware, and MIDDLEWARE lists "
+            f"Django's ({DJANGO_MIDDLEWARE!r}), which writes one cookie per session: replace it with {MIDDLEWARE!r}.",
+        )
+    ]
+
+
 def validate_django_settings() -> list[tuple[str, str]]:
     """(check id, problem) for every Django setting this engine cannot run with."""
-    return secret_problems() + cookie_problems() + prefix_problems()
+    return secret_problems() + cookie_problems() + prefix_problems() + middleware_problems()
 
 
 @dataclass(frozen=True)
@@ -466,6 +504,8 @@ class SessionConfig:
     revocation_clock_skew: float = DEFAULT_CLOCK_SKEW
     #: This site's name in the keys of its revocation records.
     revocation_key_prefix: str = ""
+    #: CHUNKED: most cookies of one session (MAX_CHUNKS); 0: one cookie, the limit checked against it.
+    max_chunks: int = 0
 
 
 _config: SessionConfig | None = None
@@ -514,9 +554,10 @@ def _build() -> SessionConfig:
         # Off (all four False): the plain SerializerSigner, as before these options existed.
         **{argument: options[key] for key, argument in SIGNER_FLAGS.items() if options[key]},
     }
-    signer = get_signer(
-        settings.SECRET_KEY, max_token_length=max(options["COOKIE_SIZE_LIMIT"], MAC_LENGTH + 2), **signer_options
-    )
+    max_chunks = options["MAX_CHUNKS"] if options["CHUNKED"] else 0
+    # Chunked: the token the cookies carry together, each at most COOKIE_SIZE_LIMIT bytes.
+    longest_token = options["COOKIE_SIZE_LIMIT"] * max(max_chunks, 1)
+    signer = get_signer(settings.SECRET_KEY, max_token_length=max(longest_token, MAC_LENGTH + 2), **signer_options)
     return SessionConfig(
         signer=signer,
         writer=get_signer(settings.SECRET_KEY, max_token_length=token_length_bound(signer), **signer_options),
@@ -529,6 +570,7 @@ def _build() -> SessionConfig:
         revocation_fails_open=options["REVOCATION_UNAVAILABLE"] == "open",
         revocation_clock_skew=float(options["REVOCATION_CLOCK_SKEW"]),
         revocation_key_prefix=options["REVOCATION_KEY_PREFIX"],
+        max_chunks=max_chunks,
     )
 
 

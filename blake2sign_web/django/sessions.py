@@ -39,6 +39,7 @@ from django.core import signing
 from django.core.signals import request_finished
 from django.utils import timezone
 
+from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, SignatureExpired
 from ..revocation import StoreUnavailable, derived_session_id
 from . import revocation
@@ -95,6 +96,9 @@ class SessionStore(SessionBase):
     _unchecked = False
     #: True after save() left the client's cookie as it was (a session read while the cache was down).
     unsaved = False
+    #: With CHUNKED, after save(): the cookies ``(name, value)`` that carry the token, in order (one when it
+    #: fits); what this project's middleware writes. None without CHUNKED.
+    chunks: list[tuple[str, str]] | None = None
     # SessionBase's lazily loaded data (absent until loaded, so only annotated here).
     _session_cache: dict[str, Any]
     if TYPE_CHECKING:
@@ -328,10 +332,27 @@ class SessionStore(SessionBase):
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
             self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
             return
-        size = len(config.cookie_name) + len(token) + config.cookie_overhead
-        if size > config.cookie_size_limit:
-            self._too_large(f"would take {size} bytes")
-            return
+        if config.max_chunks:
+            try:
+                self.chunks = split_token(
+                    config.cookie_name,
+                    token,
+                    attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
+                    limit=config.cookie_size_limit,
+                    max_chunks=config.max_chunks,
+                )
+            except TooManyChunks as error:
+                self._too_large(
+                    f"would take {error.needed} cookies, over MAX_CHUNKS={config.max_chunks} cookies of "
+                    f"{config.cookie_size_limit} bytes",
+                    limit=False,
+                )
+                return
+        else:
+            size = len(config.cookie_name) + len(token) + config.cookie_overhead
+            if size > config.cookie_size_limit:
+                self._too_large(f"would take {size} bytes")
+                return
         self._session_key = token
         self.modified = True
 
@@ -352,16 +373,22 @@ class SessionStore(SessionBase):
         check_expiry(expiry)  # set directly as session["_session_expiry"], not through set_expiry()
         return float(expiry)
 
-    def _too_large(self, problem: str) -> None:
+    def _too_large(self, problem: str, *, limit: bool = True) -> None:
+        """SessionTooLarge, or (OVERSIZE "log") an error logged and the client's cookie left as it was.
+
+        ``limit``: add the cookie size limit to ``problem``, which does not name it.
+        """
         config = session_config()
+        over = f", over the limit of {config.cookie_size_limit} bytes" if limit else ""
         message = (
-            f"Session cookie {config.cookie_name!r} {problem}, over the limit of {config.cookie_size_limit} bytes: "
+            f"Session cookie {config.cookie_name!r} {problem}{over}: "
             "store less in the session (keep large data server-side, keyed by the user)."
         )
         if config.raise_on_oversize:
             raise SessionTooLarge(message)
         logger.error("%s The client keeps its previous session cookie.", message)
         self.oversized = True
+        self.chunks = None
         if self._verified_cookie is not None:
             self._session_key = self._verified_cookie
         else:
