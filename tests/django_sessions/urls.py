@@ -15,4 +15,6 @@ urlpatterns = [
     path("csrf/protected/", views.csrf_protected),
     path("typed/store/", views.store_typed),
     path("typed/", views.read_typed),
+    path("blob/<int:size>/", views.store_blob),
+    path("blob/", views.read_blob),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
 from datetime import date, datetime, time, timedelta
 from datetime import timezone as dt_timezone
@@ -119,3 +120,14 @@ def read_typed(request: HttpRequest) -> HttpResponse:
     """Whether the session holds TYPED_VALUES, equal and of the same types."""
     values = request.session.get("values", {})
     return JsonResponse({"equal": values == TYPED_VALUES, "types": {k: type(v).__name__ for k, v in values.items()}})
+
+
+def store_blob(request: HttpRequest, size: int) -> HttpResponse:
+    """GET (no CSRF token needed, for real servers): store ``size`` characters that zstd cannot shrink."""
+    request.session["blob"] = secrets.token_urlsafe(size)[:size]
+    return HttpResponse("stored")
+
+
+def read_blob(request: HttpRequest) -> HttpResponse:
+    """The length of the blob the session holds (0 for an empty session)."""
+    return HttpResponse(str(len(request.session.get("blob", ""))))
