@@ -37,6 +37,7 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E021``: ``CHUNKED`` is not a bool, or ``MAX_CHUNKS`` is not an int from 2 to 9.
 - ``blake2sign_web.E022``: ``CHUNKED`` with Django's session middleware in ``MIDDLEWARE``, which writes one
   cookie per session: chunks need this project's middleware.
+- ``blake2sign_web.E023``: ``IDLE_TIMEOUT`` or ``ABSOLUTE_TIMEOUT`` is neither None nor a positive int of seconds.
 
 Deployment warnings (``manage.py check --deploy`` only, as Django's own security warnings):
 
@@ -91,6 +92,8 @@ VALUE_CHECK_IDS: Final = {
     "COMPRESS_ENCRYPTED": "blake2sign_web.E019",
     "CHUNKED": "blake2sign_web.E021",
     "MAX_CHUNKS": "blake2sign_web.E021",
+    "IDLE_TIMEOUT": "blake2sign_web.E023",
+    "ABSOLUTE_TIMEOUT": "blake2sign_web.E023",
 }
 #: Cache backends whose records no other process sees.
 PER_PROCESS_CACHES: Final = (

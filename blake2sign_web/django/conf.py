@@ -26,6 +26,8 @@ belongs to the signed-URL integration and is left alone here::
             "COMPRESS_ENCRYPTED": False,       # True: compress before encrypting (the length then tells more)
             "CHUNKED": False,                  # True: a session over one cookie goes in name, name.1, name.2...
             "MAX_CHUNKS": 4,                   # with CHUNKED: most cookies of one session (2 to 9)
+            "IDLE_TIMEOUT": None,              # seconds without a request that reads the session: it ends
+            "ABSOLUTE_TIMEOUT": None,          # seconds after the session began (login): it ends, however active
         },
     }
 
@@ -102,6 +104,10 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     # a session over COOKIE_SIZE_LIMIT is split into cookies name, name.1, name.2... (chunks.py).
     "CHUNKED": False,
     "MAX_CHUNKS": chunks.MAX_CHUNKS,
+    # None: off. Seconds: a session not read for IDLE_TIMEOUT, or begun (at login) ABSOLUTE_TIMEOUT ago, is
+    # refused; an idle timeout re-issues the cookie on a read once a quarter of it has passed since the last.
+    "IDLE_TIMEOUT": None,
+    "ABSOLUTE_TIMEOUT": None,
 }
 #: The signer options that are booleans passed through to SerializerSigner, by their key here.
 SIGNER_FLAGS: Final = {
@@ -112,6 +118,8 @@ SIGNER_FLAGS: Final = {
 }
 #: What to run when ENCRYPT or DECRYPT is on and the cryptography package is missing.
 ENCRYPTED_EXTRA: Final = 'pip install "blake2sign-web[encrypted]"'
+#: Timeouts are counted from 32-bit token times: below 2**32 seconds (136 years).
+MAX_TIMEOUT: Final = 2**32
 #: The smallest sensible cookie limit: room for a cookie name, attributes and an empty session.
 MIN_COOKIE_SIZE_LIMIT: Final = 256
 #: Shorter secrets can be guessed; the core refuses them too.
@@ -225,6 +233,16 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
         )
     problems += revocation_problems(options)
     problems += signer_flag_problems(options)
+    for key in ("IDLE_TIMEOUT", "ABSOLUTE_TIMEOUT"):
+        seconds = options[key]
+        if seconds is not None and (not is_count(seconds) or not 1 <= seconds < MAX_TIMEOUT):
+            problems.append(
+                (
+                    key,
+                    f"{name}[{key!r}] must be None (off) or a number of seconds, an int from 1 to {MAX_TIMEOUT - 1}; "
+                    f"got {seconds!r}.",
+                )
+            )
     if not isinstance(options["CHUNKED"], bool):
         problems.append(("CHUNKED", f"{name}['CHUNKED'] must be True or False; got {options['CHUNKED']!r}."))
     max_chunks = options["MAX_CHUNKS"]
@@ -506,6 +524,9 @@ class SessionConfig:
     revocation_key_prefix: str = ""
     #: CHUNKED: most cookies of one session (MAX_CHUNKS); 0: one cookie, the limit checked against it.
     max_chunks: int = 0
+    #: IDLE_TIMEOUT and ABSOLUTE_TIMEOUT, in seconds; None: off.
+    idle_timeout: int | None = None
+    absolute_timeout: int | None = None
 
 
 _config: SessionConfig | None = None
@@ -571,6 +592,8 @@ def _build() -> SessionConfig:
         revocation_clock_skew=float(options["REVOCATION_CLOCK_SKEW"]),
         revocation_key_prefix=options["REVOCATION_KEY_PREFIX"],
         max_chunks=max_chunks,
+        idle_timeout=options["IDLE_TIMEOUT"],
+        absolute_timeout=options["ABSOLUTE_TIMEOUT"],
     )
 
 
