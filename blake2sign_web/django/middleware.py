@@ -8,7 +8,9 @@ an emptied session's cookie is deleted; 5xx responses save nothing; ``Vary: Cook
 whenever the session was accessed; ``SessionInterrupted`` when the store lost the session.
 
 With ``BLAKE2SIGN_WEB["SESSIONS"]["SERVER_TIMING"]`` on, it times the engine's load and save
-into a ``Server-Timing`` header (docs/django.md, "Server-Timing").
+into a ``Server-Timing`` header (docs/django.md, "Server-Timing"). With ``"CHUNKED"`` on and this
+project's engine, a session over one cookie is written as ``name``, ``name.1``... and read back
+joined (``blake2sign_web.chunks``); Django's middleware can write only one cookie.
 
 Less work: settings are read once (and again after ``setting_changed``), the
 cookie's attributes are formatted once, ``expires`` is formatted once a second,

@@ -16,7 +16,13 @@ dated token of the session's JSON, kept by the browser. Unlike it:
   session id: logout and flush end that session on every server, ``login()`` ends the
   anonymous session it replaces, and ``log_out_everywhere(user)`` (also run when a
   password changes) ends every other session of the user. Loading a session then costs
-  one cache round trip (see ``blake2sign_web.django.revocation``).
+  one cache round trip (see ``blake2sign_web.django.revocation``);
+- with ``"TYPED"``, ``"ENCRYPT"`` or ``"DECRYPT"``, the core's typed or encrypted tokens (a token the
+  signer no longer writes, or verified by a fallback key, is re-issued on the response that reads it);
+- with ``"IDLE_TIMEOUT"`` and ``"ABSOLUTE_TIMEOUT"``, a session not read for that long, or begun (at
+  login) that long ago, reads as empty; reads re-issue the cookie at most once per quarter of the idle
+  timeout;
+- with ``"CHUNKED"`` (and this project's middleware), a session over one cookie is split into several.
 
 Importing this module builds the configuration, so a bad one raises
 ImproperlyConfigured when the session middleware loads the engine, at start-up.
@@ -80,7 +86,8 @@ class _ClientCookie(NamedTuple):
     rewrite: bool
     #: A cookie of Django's signed_cookies engine (ACCEPT_DJANGO_SIGNED_COOKIES), to re-issue in this format.
     migrated: bool
-    #: When the session began (login), for ABSOLUTE_TIMEOUT: what its token carries, else when it was signed.
+    #: When the session began (login), for ABSOLUTE_TIMEOUT: what its token carries, else when it was signed
+    #: (always the latter with both timeouts off).
     started: int = 0
 
 
@@ -176,18 +183,19 @@ class SessionStore(SessionBase):
                 raise
             value, issued_at = migrated
             session_id = None if config.revocation_cache is None else derived_session_id(token)
-            started = _started(value, issued_at)
+            started = issued_at
             if config.idle_timeout is not None or config.absolute_timeout is not None:
+                started = _started(value, issued_at)
                 _check_timeouts(config, issued_at, started)
             return _ClientCookie(value, issued_at, issued_at + age, session_id, False, True, started)
         session_id = loaded.session_id
         if session_id is None and config.revocation_cache is not None:
             session_id = derived_session_id(token)
         ends = expires_at if expires_at is not None else issued_at + age
+        if config.idle_timeout is None and config.absolute_timeout is None:  # the default: nothing more to check
+            return _ClientCookie(value, issued_at, ends, session_id, loaded.rewrite, False, issued_at)
         started = _started(value, issued_at)
-        rewrite = loaded.rewrite
-        if config.idle_timeout is not None or config.absolute_timeout is not None:
-            rewrite = _check_timeouts(config, issued_at, started) or rewrite
+        rewrite = _check_timeouts(config, issued_at, started) or loaded.rewrite
         return _ClientCookie(value, issued_at, ends, session_id, rewrite, False, started)
 
     async def aload(self) -> dict[str, Any]:
