@@ -27,6 +27,17 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E017``: ``SERVER_TIMING`` is not a bool.
 - ``blake2sign_web.E018``: ``MIDDLEWARE`` lists this project's session middleware together with
   Django's (or twice): every write would be signed twice.
+- ``blake2sign_web.E019``: ``TYPED``, ``ENCRYPT``, ``DECRYPT`` or ``COMPRESS_ENCRYPTED`` is not a bool,
+  ``COMPRESS_ENCRYPTED`` without ``ENCRYPT``, ``TYPED`` or ``ENCRYPT`` with ``FORMAT`` 1, or ``ENCRYPT``/``DECRYPT``
+  without the ``cryptography`` package (the ``encrypted`` extra).
+- ``blake2sign_web.E020``: ``SESSION_COOKIE_NAME`` (or ``CSRF_COOKIE_NAME``) starts with a cookie prefix
+  (``__Host-``, ``__Secure-``, ``__Http-``, ``__Host-Http-``) whose rules its attributes break, so browsers
+  drop the cookie. Reported whatever the session engine; the engine and this project's middleware refuse
+  to start with a session cookie that breaks its prefix.
+- ``blake2sign_web.E021``: ``CHUNKED`` is not a bool, or ``MAX_CHUNKS`` is not an int from 2 to 9.
+- ``blake2sign_web.E022``: ``CHUNKED`` with Django's session middleware in ``MIDDLEWARE``, which writes one
+  cookie per session: chunks need this project's middleware.
+- ``blake2sign_web.E023``: ``IDLE_TIMEOUT`` or ``ABSOLUTE_TIMEOUT`` is neither None nor a positive int of seconds.
 
 Deployment warnings (``manage.py check --deploy`` only, as Django's own security warnings):
 
@@ -75,6 +86,14 @@ VALUE_CHECK_IDS: Final = {
     "TAG_SIZE": "blake2sign_web.E015",
     "FORMAT": "blake2sign_web.E016",
     "SERVER_TIMING": "blake2sign_web.E017",
+    "TYPED": "blake2sign_web.E019",
+    "ENCRYPT": "blake2sign_web.E019",
+    "DECRYPT": "blake2sign_web.E019",
+    "COMPRESS_ENCRYPTED": "blake2sign_web.E019",
+    "CHUNKED": "blake2sign_web.E021",
+    "MAX_CHUNKS": "blake2sign_web.E021",
+    "IDLE_TIMEOUT": "blake2sign_web.E023",
+    "ABSOLUTE_TIMEOUT": "blake2sign_web.E023",
 }
 #: Cache backends whose records no other process sees.
 PER_PROCESS_CACHES: Final = (
@@ -106,7 +125,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 
 
 #: Django's own session middleware, which ours replaces.
-DJANGO_SESSION_MIDDLEWARE: Final = "django.contrib.sessions.middleware.SessionMiddleware"
+DJANGO_SESSION_MIDDLEWARE: Final = conf.DJANGO_MIDDLEWARE
 
 
 @register(Tags.security, "blake2sign_web")
@@ -124,6 +143,15 @@ def check_one_session_middleware(app_configs: Sequence[AppConfig] | None = None,
             "django.contrib.auth accept it in its place).",
             id="blake2sign_web.E018",
         )
+    ]
+
+
+@register(Tags.security, "blake2sign_web")
+def check_middleware_for_options(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Session options only this project's middleware carries out (CHUNKED), with Django's middleware listed."""
+    return [
+        Error(problem, hint=f"See {DOCS}django/#sessions-over-4-kb-chunked", id=check_id)
+        for check_id, problem in conf.middleware_problems()
     ]
 
 
@@ -209,6 +237,21 @@ def check_cookie_settings(app_configs: Sequence[AppConfig] | None = None, **kwar
     if settings.SESSION_ENGINE != conf.ENGINE and conf.MIDDLEWARE not in settings.MIDDLEWARE:
         return []
     return [Error(problem, hint=HINT, id=check_id) for check_id, problem in conf.cookie_problems()]
+
+
+@register(Tags.security, "blake2sign_web")
+def check_cookie_prefixes(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """A ``__Host-`` or ``__Secure-`` cookie name whose attributes break its rule: browsers drop the cookie.
+
+    Whatever the session engine (Django's drop the cookie just the same), and for the CSRF cookie too
+    unless the CSRF token lives in the session (CSRF_USE_SESSIONS).
+    """
+    kinds = ["SESSION"] if getattr(settings, "CSRF_USE_SESSIONS", False) else ["SESSION", "CSRF"]
+    return [
+        Error(problem, hint=conf.prefix_fix(kind), id=check_id)
+        for kind in kinds
+        for check_id, problem in conf.prefix_problems(kind)
+    ]
 
 
 @register(Tags.security, "blake2sign_web")

@@ -20,6 +20,14 @@ belongs to the signed-URL integration and is left alone here::
             "REVOCATION_CLOCK_SKEW": 5,        # seconds the servers' clocks may differ (log out everywhere)
             "REVOCATION_KEY_PREFIX": "",       # this site's name in its records, if sites share the Redis
             "SERVER_TIMING": False,            # True: this project's middleware adds a Server-Timing header
+            "TYPED": False,                    # True: datetime, UUID, Decimal, set, bytes... read back as themselves
+            "ENCRYPT": False,                  # True: AES-256-GCM encrypted sessions (the "encrypted" extra)
+            "DECRYPT": False,                  # True: read encrypted sessions, still write signed ones (roll-out)
+            "COMPRESS_ENCRYPTED": False,       # True: compress before encrypting (the length then tells more)
+            "CHUNKED": False,                  # True: a session over one cookie goes in name, name.1, name.2...
+            "MAX_CHUNKS": 4,                   # with CHUNKED: most cookies of one session (2 to 9)
+            "IDLE_TIMEOUT": None,              # seconds without a request that reads the session: it ends
+            "ABSOLUTE_TIMEOUT": None,          # seconds after the session began (login): it ends, however active
         },
     }
 
@@ -41,8 +49,10 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from .. import dictionaries
+from .. import chunks, dictionaries
 from ..cache import clear_signer_cache, get_signer
+from ..cookies import cookie_prefix, prefix_problem
+from ..encryption import load_cryptography
 from ..keys import HASHERS, TAG_SIZES
 from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix
 from ..serializer import SerializerSigner
@@ -85,7 +95,31 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {
     "REVOCATION_KEY_PREFIX": "",
     # On: this project's middleware times the engine's load and save and sends them as Server-Timing.
     "SERVER_TIMING": False,
+    # The core's signer options (docs/core.md), passed through: typed values, encrypted tokens.
+    "TYPED": False,
+    "ENCRYPT": False,
+    "DECRYPT": False,
+    "COMPRESS_ENCRYPTED": False,
+    # Off: one cookie per session, as Django's middleware writes. On (needs this project's middleware):
+    # a session over COOKIE_SIZE_LIMIT is split into cookies name, name.1, name.2... (chunks.py).
+    "CHUNKED": False,
+    "MAX_CHUNKS": chunks.MAX_CHUNKS,
+    # None: off. Seconds: a session not read for IDLE_TIMEOUT, or begun (at login) ABSOLUTE_TIMEOUT ago, is
+    # refused; an idle timeout re-issues the cookie on a read once a quarter of it has passed since the last.
+    "IDLE_TIMEOUT": None,
+    "ABSOLUTE_TIMEOUT": None,
 }
+#: The signer options that are booleans passed through to SerializerSigner, by their key here.
+SIGNER_FLAGS: Final = {
+    "TYPED": "typed",
+    "ENCRYPT": "encrypt",
+    "DECRYPT": "decrypt",
+    "COMPRESS_ENCRYPTED": "compress_encrypted",
+}
+#: What to run when ENCRYPT or DECRYPT is on and the cryptography package is missing.
+ENCRYPTED_EXTRA: Final = 'pip install "blake2sign-web[encrypted]"'
+#: Timeouts are counted from 32-bit token times: below 2**32 seconds (136 years).
+MAX_TIMEOUT: Final = 2**32
 #: The smallest sensible cookie limit: room for a cookie name, attributes and an empty session.
 MIN_COOKIE_SIZE_LIMIT: Final = 256
 #: Shorter secrets can be guessed; the core refuses them too.
@@ -198,6 +232,68 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("SERVER_TIMING", f"{name}['SERVER_TIMING'] must be True or False; got {options['SERVER_TIMING']!r}.")
         )
     problems += revocation_problems(options)
+    problems += signer_flag_problems(options)
+    for key in ("IDLE_TIMEOUT", "ABSOLUTE_TIMEOUT"):
+        seconds = options[key]
+        if seconds is not None and (not is_count(seconds) or not 1 <= seconds < MAX_TIMEOUT):
+            problems.append(
+                (
+                    key,
+                    f"{name}[{key!r}] must be None (off) or a number of seconds, an int from 1 to {MAX_TIMEOUT - 1}; "
+                    f"got {seconds!r}.",
+                )
+            )
+    if not isinstance(options["CHUNKED"], bool):
+        problems.append(("CHUNKED", f"{name}['CHUNKED'] must be True or False; got {options['CHUNKED']!r}."))
+    max_chunks = options["MAX_CHUNKS"]
+    if not is_count(max_chunks) or not 2 <= max_chunks <= chunks.CHUNK_LIMIT:
+        problems.append(
+            (
+                "MAX_CHUNKS",
+                f"{name}['MAX_CHUNKS'] must be an int from 2 to {chunks.CHUNK_LIMIT} (cookies of one session); "
+                f"got {max_chunks!r}.",
+            )
+        )
+    return problems
+
+
+def signer_flag_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, problem) for TYPED, ENCRYPT, DECRYPT and COMPRESS_ENCRYPTED, and the cryptography package they need."""
+    name = f"{SETTING}['SESSIONS']"
+    problems = [
+        (key, f"{name}[{key!r}] must be True or False; got {options[key]!r}.")
+        for key in SIGNER_FLAGS
+        if not isinstance(options[key], bool)
+    ]
+    if problems:
+        return problems
+    if options["COMPRESS_ENCRYPTED"] and not options["ENCRYPT"]:
+        problems.append(
+            (
+                "COMPRESS_ENCRYPTED",
+                f"{name}['COMPRESS_ENCRYPTED'] applies to encrypted sessions: set ENCRYPT = True too, or remove it.",
+            )
+        )
+    for key in ("TYPED", "ENCRYPT"):
+        if options[key] and options["FORMAT"] == 1:
+            problems.append(
+                (
+                    key,
+                    f"{name}[{key!r}] needs FORMAT 2: processes that read only format 1 read neither typed nor "
+                    "encrypted sessions; finish the rolling upgrade (FORMAT 2) first.",
+                )
+            )
+    if options["ENCRYPT"] or options["DECRYPT"]:
+        key = "ENCRYPT" if options["ENCRYPT"] else "DECRYPT"
+        try:
+            load_cryptography()
+        except ImportError:
+            problems.append(
+                (
+                    key,
+                    f"{name}[{key!r}] needs the cryptography package, which is not installed: {ENCRYPTED_EXTRA}.",
+                )
+            )
     return problems
 
 
@@ -339,9 +435,67 @@ def _bad_attribute_character(character: str) -> bool:
     return not " " <= character < "\x7f" or character == ";"
 
 
+#: The check id of a cookie name whose prefix (``__Host-``, ``__Secure-``...) its attributes break.
+PREFIX_CHECK_ID: Final = "blake2sign_web.E020"
+
+
+def prefix_problems(kind: str = "SESSION") -> list[tuple[str, str]]:
+    """(check id, problem) when ``{kind}_COOKIE_NAME`` has a prefix its ``{kind}_COOKIE_*`` attributes break.
+
+    ``kind`` is ``"SESSION"`` or ``"CSRF"``. Browsers drop such a cookie without a word: a login that
+    does not stick, or every form refused by CSRF. The rules: ``blake2sign_web.cookies``.
+    """
+    name = getattr(settings, f"{kind}_COOKIE_NAME")
+    if not isinstance(name, str):
+        return []  # E012 (the session cookie); Django's own problem for the CSRF cookie
+    problem = prefix_problem(
+        name,
+        secure=bool(getattr(settings, f"{kind}_COOKIE_SECURE")),
+        path=getattr(settings, f"{kind}_COOKIE_PATH"),
+        domain=getattr(settings, f"{kind}_COOKIE_DOMAIN"),
+        http_only=bool(getattr(settings, f"{kind}_COOKIE_HTTPONLY")),
+    )
+    return [] if problem is None else [(PREFIX_CHECK_ID, f"{kind}_COOKIE_NAME: {problem}")]
+
+
+def prefix_fix(kind: str = "SESSION") -> str:
+    """The settings that satisfy the prefix of ``{kind}_COOKIE_NAME``, for a check's hint."""
+    prefix = cookie_prefix(str(getattr(settings, f"{kind}_COOKIE_NAME"))) or ""
+    fixes = [f"{kind}_COOKIE_SECURE = True"]
+    if prefix.startswith("__Host-"):
+        fixes += [f'{kind}_COOKIE_PATH = "/"', f"{kind}_COOKIE_DOMAIN = None"]
+    if prefix in ("__Http-", "__Host-Http-"):
+        fixes.append(f"{kind}_COOKIE_HTTPONLY = True")
+    return (
+        f"Set {', '.join(fixes)} (and serve the site over HTTPS), or choose a {kind}_COOKIE_NAME without "
+        f"the prefix {prefix!r}."
+    )
+
+
+#: Django's session middleware, which writes one cookie per session: the session key.
+DJANGO_MIDDLEWARE: Final = "django.contrib.sessions.middleware.SessionMiddleware"
+#: The check id of CHUNKED with Django's session middleware.
+CHUNKED_MIDDLEWARE_CHECK_ID: Final = "blake2sign_web.E022"
+
+
+def middleware_problems() -> list[tuple[str, str]]:
+    """(check id, problem) for session options that need this project's middleware, with Django's listed."""
+    if session_options()["CHUNKED"] is not True or DJANGO_MIDDLEWARE not in (
+        getattr(settings, "MIDDLEWARE", None) or ()
+    ):
+        return []
+    return [
+        (
+            CHUNKED_MIDDLEWARE_CHECK_ID,
+            f"{SETTING}['SESSIONS']['CHUNKED'] needs this project's session middleware, and MIDDLEWARE lists "
+            f"Django's ({DJANGO_MIDDLEWARE!r}), which writes one cookie per session: replace it with {MIDDLEWARE!r}.",
+        )
+    ]
+
+
 def validate_django_settings() -> list[tuple[str, str]]:
     """(check id, problem) for every Django setting this engine cannot run with."""
-    return secret_problems() + cookie_problems()
+    return secret_problems() + cookie_problems() + prefix_problems() + middleware_problems()
 
 
 @dataclass(frozen=True)
@@ -368,6 +522,11 @@ class SessionConfig:
     revocation_clock_skew: float = DEFAULT_CLOCK_SKEW
     #: This site's name in the keys of its revocation records.
     revocation_key_prefix: str = ""
+    #: CHUNKED: most cookies of one session (MAX_CHUNKS); 0: one cookie, the limit checked against it.
+    max_chunks: int = 0
+    #: IDLE_TIMEOUT and ABSOLUTE_TIMEOUT, in seconds; None: off.
+    idle_timeout: int | None = None
+    absolute_timeout: int | None = None
 
 
 _config: SessionConfig | None = None
@@ -413,10 +572,13 @@ def _build() -> SessionConfig:
         "tag_size": options["TAG_SIZE"],
         "format": options["FORMAT"],
         "max_decompressed_size": options["MAX_DECOMPRESSED_SIZE"],
+        # Off (all four False): the plain SerializerSigner, as before these options existed.
+        **{argument: options[key] for key, argument in SIGNER_FLAGS.items() if options[key]},
     }
-    signer = get_signer(
-        settings.SECRET_KEY, max_token_length=max(options["COOKIE_SIZE_LIMIT"], MAC_LENGTH + 2), **signer_options
-    )
+    max_chunks = options["MAX_CHUNKS"] if options["CHUNKED"] else 0
+    # Chunked: the token the cookies carry together, each at most COOKIE_SIZE_LIMIT bytes.
+    longest_token = options["COOKIE_SIZE_LIMIT"] * max(max_chunks, 1)
+    signer = get_signer(settings.SECRET_KEY, max_token_length=max(longest_token, MAC_LENGTH + 2), **signer_options)
     return SessionConfig(
         signer=signer,
         writer=get_signer(settings.SECRET_KEY, max_token_length=token_length_bound(signer), **signer_options),
@@ -429,12 +591,19 @@ def _build() -> SessionConfig:
         revocation_fails_open=options["REVOCATION_UNAVAILABLE"] == "open",
         revocation_clock_skew=float(options["REVOCATION_CLOCK_SKEW"]),
         revocation_key_prefix=options["REVOCATION_KEY_PREFIX"],
+        max_chunks=max_chunks,
+        idle_timeout=options["IDLE_TIMEOUT"],
+        absolute_timeout=options["ABSOLUTE_TIMEOUT"],
     )
 
 
 def token_length_bound(signer: SerializerSigner) -> int:
-    """Characters of the longest token ``signer`` can write: its largest payload, framed, in base64."""
-    return (signer.max_decompressed_size + 16) * 4 // 3 + MAC_LENGTH + 8
+    """Characters of the longest token ``signer`` can write: its largest payload, framed, in base64.
+
+    The frame is at most 18 bytes and a 32-byte tag for a signed token; 58 bytes (flags, times, session id,
+    dictionary id, 24-byte nonce, 16-byte GCM tag) and one marker character for an encrypted one.
+    """
+    return (signer.max_decompressed_size + 64) * 4 // 3 + MAC_LENGTH + 8
 
 
 def cookie_overhead() -> int:

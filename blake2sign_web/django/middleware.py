@@ -8,7 +8,9 @@ an emptied session's cookie is deleted; 5xx responses save nothing; ``Vary: Cook
 whenever the session was accessed; ``SessionInterrupted`` when the store lost the session.
 
 With ``BLAKE2SIGN_WEB["SESSIONS"]["SERVER_TIMING"]`` on, it times the engine's load and save
-into a ``Server-Timing`` header (docs/django.md, "Server-Timing").
+into a ``Server-Timing`` header (docs/django.md, "Server-Timing"). With ``"CHUNKED"`` on and this
+project's engine, a session over one cookie is written as ``name``, ``name.1``... and read back
+joined (``blake2sign_web.chunks``); Django's middleware can write only one cookie.
 
 Less work: settings are read once (and again after ``setting_changed``), the
 cookie's attributes are formatted once, ``expires`` is formatted once a second,
@@ -21,6 +23,7 @@ that look for Django's class find it; it overrides every per-request method.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -39,7 +42,9 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
-from .conf import ENGINE, cookie_problems, session_options, validate_values
+from ..chunks import join_chunks, stale_chunks
+from ..exceptions import BadSignature
+from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
 
@@ -59,6 +64,9 @@ class CookieSettings:
     save_every_request: bool
     #: ``BLAKE2SIGN_WEB["SESSIONS"]["SERVER_TIMING"]``: time the engine's load and save into a header.
     server_timing: bool
+    #: ``MAX_CHUNKS`` when ``CHUNKED`` is on (this project's engine only): cookies ``name``, ``name.1``...
+    #: make one session. 0: one cookie.
+    max_chunks: int = 0
 
 
 _cookie_settings: CookieSettings | None = None
@@ -81,6 +89,7 @@ def cookie_settings() -> CookieSettings:
             if settings.SESSION_COOKIE_SAMESITE.lower() not in ("lax", "none", "strict"):
                 raise ValueError('SESSION_COOKIE_SAMESITE must be "lax", "none", or "strict".')
             attributes["samesite"] = settings.SESSION_COOKIE_SAMESITE
+        options = session_options()
         current = _cookie_settings = CookieSettings(
             name=settings.SESSION_COOKIE_NAME,
             path=settings.SESSION_COOKIE_PATH,
@@ -88,7 +97,8 @@ def cookie_settings() -> CookieSettings:
             samesite=settings.SESSION_COOKIE_SAMESITE,
             attributes=attributes,
             save_every_request=settings.SESSION_SAVE_EVERY_REQUEST,
-            server_timing=session_options()["SERVER_TIMING"] is True,
+            server_timing=options["SERVER_TIMING"] is True,
+            max_chunks=options["MAX_CHUNKS"] if options["CHUNKED"] is True else 0,
         )
     return current
 
@@ -164,8 +174,12 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         """Refuse cookie settings that cannot work, then Django's set-up (async mode, the engine's SessionStore)."""
-        problems = [problem for _, problem in cookie_problems()]
-        problems += [problem for key, problem in validate_values(session_options()) if key == "SERVER_TIMING"]
+        problems = [problem for _, problem in cookie_problems() + prefix_problems()]
+        problems += [
+            problem
+            for key, problem in validate_values(session_options())
+            if key in ("SERVER_TIMING", "CHUNKED", "MAX_CHUNKS")
+        ]
         if problems:
             raise ImproperlyConfigured(" ".join(problems))
         super().__init__(get_response)
@@ -203,7 +217,10 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
 
     def _new_session(self, request: HttpRequest) -> CookieSettings:
         cookie = cookie_settings()
-        request.session = self.SessionStore(request.COOKIES.get(cookie.name))
+        if cookie.max_chunks and self.store_in_cookie:
+            request.session = self.SessionStore(_joined_token(request, cookie))
+        else:
+            request.session = self.SessionStore(request.COOKIES.get(cookie.name))
         return cookie
 
     def process_response(self, request: HttpRequest, response: Response) -> Response:
@@ -220,6 +237,8 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
             started = time.perf_counter()
         if empty and cookie.name in request.COOKIES:
             response.delete_cookie(cookie.name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
+            if cookie.max_chunks:
+                self._delete_stale_chunks(request, response, cookie, 0)
             need_vary_cookie = True
         else:
             need_vary_cookie = accessed
@@ -233,7 +252,11 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                     ) from None
                 # Oversized under "log", or read while the revocation cache was down: the client keeps its cookie.
                 if not getattr(session, "oversized", False) and not getattr(session, "unsaved", False):
-                    self._set_cookie(response, cookie, session)
+                    chunks = getattr(session, "chunks", None) if cookie.max_chunks else None
+                    if chunks is None:
+                        self._set_cookie(response, cookie, session)
+                    else:
+                        self._set_chunks(request, response, cookie, session, chunks)
                 need_vary_cookie = True
         if need_vary_cookie:
             if "Vary" in response:
@@ -251,11 +274,55 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         """What ``response.set_cookie(...)`` writes, without re-validating each attribute."""
         morsel: Morsel[str] = Morsel()
         morsel.set(cookie.name, *response.cookies.value_encode(session.session_key))
-        items: dict[str, Any] = {"expires": "", "max-age": ""}
-        if not session.get_expire_at_browser_close():
-            max_age = int(session.get_expiry_age())
-            items["max-age"] = max_age
-            items["expires"] = expires_for(max_age)
-        items.update(cookie.attributes)
-        dict.update(morsel, items)
+        dict.update(morsel, _attributes(cookie, session))
         dict.__setitem__(response.cookies, cookie.name, morsel)
+
+    @classmethod
+    def _set_chunks(
+        cls,
+        request: HttpRequest,
+        response: HttpResponseBase,
+        cookie: CookieSettings,
+        session: Any,
+        chunks: list[tuple[str, str]],
+    ) -> None:
+        """CHUNKED: one cookie per chunk, all with the same attributes; the client's stale chunks deleted."""
+        items = _attributes(cookie, session)
+        for name, value in chunks:
+            morsel: Morsel[str] = Morsel()
+            morsel.set(name, *response.cookies.value_encode(value))
+            dict.update(morsel, items)
+            dict.__setitem__(response.cookies, name, morsel)
+        cls._delete_stale_chunks(request, response, cookie, len(chunks))
+
+    @staticmethod
+    def _delete_stale_chunks(
+        request: HttpRequest, response: HttpResponseBase, cookie: CookieSettings, written: int
+    ) -> None:
+        """Delete the chunk cookies (``name.N``) the client sent past the ``written`` the response sets."""
+        for name in stale_chunks(cookie.name, written, request.COOKIES):
+            response.delete_cookie(name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
+
+
+def _attributes(cookie: CookieSettings, session: Any) -> dict[str, Any]:
+    """The Morsel items after the value: expires and Max-Age (none for a browser-close session), then the rest."""
+    items: dict[str, Any] = {"expires": "", "max-age": ""}
+    if not session.get_expire_at_browser_close():
+        max_age = int(session.get_expiry_age())
+        items["max-age"] = max_age
+        items["expires"] = expires_for(max_age)
+    items.update(cookie.attributes)
+    return items
+
+
+#: Django's logger for session cookies that fail verification, as the engine logs them.
+suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession")
+
+
+def _joined_token(request: HttpRequest, cookie: CookieSettings) -> str | None:
+    """CHUNKED: the token the request's cookies carry together; None (an empty session) when a chunk is missing."""
+    try:
+        return join_chunks(cookie.name, request.COOKIES, max_chunks=cookie.max_chunks)
+    except BadSignature as error:
+        suspicious_logger.warning("Session cookie rejected: %s.", str(error).rstrip("."))
+        return None

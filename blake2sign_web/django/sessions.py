@@ -16,7 +16,13 @@ dated token of the session's JSON, kept by the browser. Unlike it:
   session id: logout and flush end that session on every server, ``login()`` ends the
   anonymous session it replaces, and ``log_out_everywhere(user)`` (also run when a
   password changes) ends every other session of the user. Loading a session then costs
-  one cache round trip (see ``blake2sign_web.django.revocation``).
+  one cache round trip (see ``blake2sign_web.django.revocation``);
+- with ``"TYPED"``, ``"ENCRYPT"`` or ``"DECRYPT"``, the core's typed or encrypted tokens (a token the
+  signer no longer writes, or verified by a fallback key, is re-issued on the response that reads it);
+- with ``"IDLE_TIMEOUT"`` and ``"ABSOLUTE_TIMEOUT"``, a session not read for that long, or begun (at
+  login) that long ago, reads as empty; reads re-issue the cookie at most once per quarter of the idle
+  timeout;
+- with ``"CHUNKED"`` (and this project's middleware), a session over one cookie is split into several.
 
 Importing this module builds the configuration, so a bad one raises
 ImproperlyConfigured when the session middleware loads the engine, at start-up.
@@ -39,12 +45,13 @@ from django.core import signing
 from django.core.signals import request_finished
 from django.utils import timezone
 
+from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, SignatureExpired
 from ..revocation import StoreUnavailable, derived_session_id
 from . import revocation
 from .conf import SessionConfig, session_config
 
-__all__ = ["SessionStore", "SessionTooLarge"]
+__all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
 
 #: Django's logger for session cookies that fail verification (its convention, its name).
 suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession")
@@ -53,6 +60,14 @@ logger: Final = logging.getLogger(__name__)
 DJANGO_SIGNED_COOKIES_SALT: Final = "django.contrib.sessions.backends.signed_cookies"
 #: Where django.contrib.auth keeps the user's id in the session (its SESSION_KEY).
 AUTH_USER_ID: Final = "_auth_user_id"
+#: The session data's key for when the session began (ABSOLUTE_TIMEOUT): written by save() only with that
+#: setting on, taken out by load() (so never seen by the application). A cookie without it began when it
+#: was signed.
+STARTED: Final = "_b2sw_started"
+#: With IDLE_TIMEOUT, a session read more than this fraction of it after its cookie was issued is issued
+#: again (so a read restarts the idle time without making every read a write): a session idle for between
+#: 3/4 and all of IDLE_TIMEOUT ends.
+IDLE_REFRESH_FRACTION: Final = 0.25
 #: Tokens carry 32-bit Unix times: no expiry can reach this second (2106-02-07 06:28:16 UTC).
 EXPIRY_LIMIT: Final = 2**32
 LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)
@@ -66,9 +81,18 @@ class _ClientCookie(NamedTuple):
     ends: float
     #: None only with revocation off and a cookie that carries none.
     session_id: bytes | None
-    used_fallback: bool
+    #: Write it again on this response though nothing changed: a fallback key verified it, or it is in a
+    #: form the engine no longer writes (signed, read by an engine with ENCRYPT on).
+    rewrite: bool
     #: A cookie of Django's signed_cookies engine (ACCEPT_DJANGO_SIGNED_COOKIES), to re-issue in this format.
     migrated: bool
+    #: When the session began (login), for ABSOLUTE_TIMEOUT: what its token carries, else when it was signed
+    #: (always the latter with both timeouts off).
+    started: int = 0
+
+
+class SessionTimedOut(SignatureExpired):
+    """A verified session past IDLE_TIMEOUT or ABSOLUTE_TIMEOUT: read as empty, as an expired one."""
 
 
 class SessionTooLarge(ValueError):
@@ -93,6 +117,11 @@ class SessionStore(SessionBase):
     _unchecked = False
     #: True after save() left the client's cookie as it was (a session read while the cache was down).
     unsaved = False
+    #: When the session began (ABSOLUTE_TIMEOUT counts from it): read from the cookie, or set by the first save.
+    _started_at: int | None = None
+    #: With CHUNKED, after save(): the cookies ``(name, value)`` that carry the token, in order (one when it
+    #: fits); what this project's middleware writes. None without CHUNKED.
+    chunks: list[tuple[str, str]] | None = None
     # SessionBase's lazily loaded data (absent until loaded, so only annotated here).
     _session_cache: dict[str, Any]
     if TYPE_CHECKING:
@@ -120,12 +149,17 @@ class SessionStore(SessionBase):
             self._remember_client_session(client.session_id, client.ends)
             if not self._still_valid(config, config.revocation_cache, client):
                 return {}
+        self._started_at = client.started
+        client.value.pop(STARTED, None)  # the engine's, not the application's: kept out of the session's data
         if client.migrated:
             self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
         else:
             self._verified_cookie = token
-            if client.used_fallback:
-                self.modified = True  # verified by a SECRET_KEY_FALLBACKS key: re-sign with SECRET_KEY
+            if client.rewrite:
+                # Verified by a SECRET_KEY_FALLBACKS key, signed and read by an encrypting engine, or read
+                # a quarter of IDLE_TIMEOUT after it was issued: issued again under SECRET_KEY, in the form
+                # this engine writes, with the time of this request.
+                self.modified = True
         return client.value
 
     def _verify(self, config: SessionConfig, token: str) -> _ClientCookie:
@@ -138,7 +172,7 @@ class SessionStore(SessionBase):
         age = self.get_session_cookie_age()
         try:
             loaded = config.signer.load_token(token)
-            value, issued_at, expires_at, used_fallback = loaded
+            value, issued_at, expires_at, _ = loaded
             if expires_at is None and time.time() - issued_at > age:
                 raise SignatureExpired("session is older than SESSION_COOKIE_AGE", expired_at=issued_at + age)
             if not isinstance(value, dict):
@@ -149,12 +183,20 @@ class SessionStore(SessionBase):
                 raise
             value, issued_at = migrated
             session_id = None if config.revocation_cache is None else derived_session_id(token)
-            return _ClientCookie(value, issued_at, issued_at + age, session_id, False, True)
+            started = issued_at
+            if config.idle_timeout is not None or config.absolute_timeout is not None:
+                started = _started(value, issued_at)
+                _check_timeouts(config, issued_at, started)
+            return _ClientCookie(value, issued_at, issued_at + age, session_id, False, True, started)
         session_id = loaded.session_id
         if session_id is None and config.revocation_cache is not None:
             session_id = derived_session_id(token)
         ends = expires_at if expires_at is not None else issued_at + age
-        return _ClientCookie(value, issued_at, ends, session_id, used_fallback, False)
+        if config.idle_timeout is None and config.absolute_timeout is None:  # the default: nothing more to check
+            return _ClientCookie(value, issued_at, ends, session_id, loaded.rewrite, False, issued_at)
+        started = _started(value, issued_at)
+        rewrite = _check_timeouts(config, issued_at, started) or loaded.rewrite
+        return _ClientCookie(value, issued_at, ends, session_id, rewrite, False, started)
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
@@ -311,6 +353,10 @@ class SessionStore(SessionBase):
             data, expires_in = {}, None
         else:
             data = self._session
+        if config.absolute_timeout is not None and data:
+            if self._started_at is None:
+                self._started_at = int(time.time())  # a new session, or a new key (login): its clock starts
+            data = {**data, STARTED: self._started_at}
         try:
             if config.revocation_cache is None:
                 token = config.writer.dumps(data, expires_in=expires_in)
@@ -324,10 +370,27 @@ class SessionStore(SessionBase):
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
             self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
             return
-        size = len(config.cookie_name) + len(token) + config.cookie_overhead
-        if size > config.cookie_size_limit:
-            self._too_large(f"would take {size} bytes")
-            return
+        if config.max_chunks:
+            try:
+                self.chunks = split_token(
+                    config.cookie_name,
+                    token,
+                    attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
+                    limit=config.cookie_size_limit,
+                    max_chunks=config.max_chunks,
+                )
+            except TooManyChunks as error:
+                self._too_large(
+                    f"would take {error.needed} cookies, over MAX_CHUNKS={config.max_chunks} cookies of "
+                    f"{config.cookie_size_limit} bytes",
+                    limit=False,
+                )
+                return
+        else:
+            size = len(config.cookie_name) + len(token) + config.cookie_overhead
+            if size > config.cookie_size_limit:
+                self._too_large(f"would take {size} bytes")
+                return
         self._session_key = token
         self.modified = True
 
@@ -335,6 +398,20 @@ class SessionStore(SessionBase):
         if session_config().revocation_cache is not None and self.session_key and not hasattr(self, "_session_cache"):
             self._session_cache = await self.aload()  # save() reads the data first: not on the event loop
         self.save(must_create=must_create)
+
+    def get_expiry_age(self, **kwargs: Any) -> int:
+        """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age.
+
+        The browser then forgets the cookie when the server would refuse it.
+        """
+        age: int = super().get_expiry_age(**kwargs)
+        config = session_config()
+        if config.idle_timeout is not None:
+            age = min(age, config.idle_timeout)
+        if config.absolute_timeout is not None:
+            started = self._started_at if self._started_at is not None else time.time()
+            age = min(age, max(0, int(started + config.absolute_timeout - time.time())))
+        return age
 
     def _expires_in(self) -> float | None:
         """Seconds left by set_expiry() (<= 0 once past); None for the global policy and browser-close."""
@@ -348,16 +425,22 @@ class SessionStore(SessionBase):
         check_expiry(expiry)  # set directly as session["_session_expiry"], not through set_expiry()
         return float(expiry)
 
-    def _too_large(self, problem: str) -> None:
+    def _too_large(self, problem: str, *, limit: bool = True) -> None:
+        """SessionTooLarge, or (OVERSIZE "log") an error logged and the client's cookie left as it was.
+
+        ``limit``: add the cookie size limit to ``problem``, which does not name it.
+        """
         config = session_config()
+        over = f", over the limit of {config.cookie_size_limit} bytes" if limit else ""
         message = (
-            f"Session cookie {config.cookie_name!r} {problem}, over the limit of {config.cookie_size_limit} bytes: "
+            f"Session cookie {config.cookie_name!r} {problem}{over}: "
             "store less in the session (keep large data server-side, keyed by the user)."
         )
         if config.raise_on_oversize:
             raise SessionTooLarge(message)
         logger.error("%s The client keeps its previous session cookie.", message)
         self.oversized = True
+        self.chunks = None
         if self._verified_cookie is not None:
             self._session_key = self._verified_cookie
         else:
@@ -381,6 +464,7 @@ class SessionStore(SessionBase):
             self._read_client_session()  # before the key is gone
         self._kept_session_id = None
         self._unchecked = False
+        self._started_at = None
         self._session_key = ""
         self._session_cache = {}
         self.modified = True
@@ -401,6 +485,7 @@ class SessionStore(SessionBase):
         data = self._session  # read (and checked) under the old id first: revoking it would empty the session
         self.revoke(raise_errors=False)
         self._unchecked = False  # a new session (login): saved even if the old one could not be checked
+        self._started_at = None  # ABSOLUTE_TIMEOUT counts from the login that cycles the key
         self._session_cache = data
         self.save()
 
@@ -455,8 +540,32 @@ def check_expiry(value: Any) -> None:
         )
 
 
+def _started(value: dict[str, Any], issued_at: int) -> int:
+    """When the session began: the time its token carries (ABSOLUTE_TIMEOUT), else when the token was signed."""
+    started = value.get(STARTED)
+    return started if type(started) is int else issued_at
+
+
+def _check_timeouts(config: SessionConfig, issued_at: int, started: int) -> bool:
+    """SessionTimedOut past IDLE_TIMEOUT or ABSOLUTE_TIMEOUT; else whether a read should re-issue the cookie."""
+    now = time.time()
+    idle = config.idle_timeout
+    if idle is not None and now - issued_at > idle:
+        raise SessionTimedOut(
+            f"session not read for more than IDLE_TIMEOUT ({idle} seconds)", expired_at=issued_at + idle
+        )
+    absolute = config.absolute_timeout
+    if absolute is not None and now - started > absolute:
+        raise SessionTimedOut(
+            f"session began more than ABSOLUTE_TIMEOUT ({absolute} seconds) ago", expired_at=started + absolute
+        )
+    return idle is not None and now - issued_at > idle * IDLE_REFRESH_FRACTION
+
+
 def _reason(error: BadSignature) -> str:
     """Why a cookie was refused, from the core's messages, which never quote the token."""
+    if isinstance(error, SessionTimedOut):
+        return f"{error}: expired at {error.expired_at_datetime.isoformat()}"
     if isinstance(error, SignatureExpired):
         return f"expired at {error.expired_at_datetime.isoformat()}"
     return str(error).rstrip(".")

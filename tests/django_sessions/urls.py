@@ -13,4 +13,8 @@ urlpatterns = [
     path("messages/", views.read_messages),
     path("csrf/", views.csrf_token),
     path("csrf/protected/", views.csrf_protected),
+    path("typed/store/", views.store_typed),
+    path("typed/", views.read_typed),
+    path("blob/<int:size>/", views.store_blob),
+    path("blob/", views.read_blob),
 ]

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+import secrets
+import uuid
+from datetime import date, datetime, time, timedelta
+from datetime import timezone as dt_timezone
+from decimal import Decimal
 from typing import Any
 
 from django.contrib import messages
@@ -88,3 +92,42 @@ def csrf_token(request: HttpRequest) -> HttpResponse:
 
 def csrf_protected(request: HttpRequest) -> HttpResponse:
     return HttpResponse("accepted")
+
+
+#: One value of each type a typed session (TYPED) keeps, as a view stores it.
+TYPED_VALUES: dict[str, Any] = {
+    "datetime": datetime(2026, 11, 24, 12, 30, 5, 123456, tzinfo=dt_timezone.utc),
+    "naive": datetime(2026, 11, 24, 12, 30),
+    "date": date(2026, 11, 24),
+    "time": time(9, 15),
+    "timedelta": timedelta(days=1, seconds=5),
+    "uuid": uuid.UUID(int=7),
+    "decimal": Decimal("19.90"),
+    "set": {1, 2, 3},
+    "frozenset": frozenset({"a"}),
+    "tuple": (1, "two"),
+    "bytes": b"\x00\xff",
+    "escaped": {" t": "a user's dict that looks like a tag"},
+}
+
+
+def store_typed(request: HttpRequest) -> HttpResponse:
+    request.session["values"] = TYPED_VALUES
+    return HttpResponse("stored")
+
+
+def read_typed(request: HttpRequest) -> HttpResponse:
+    """Whether the session holds TYPED_VALUES, equal and of the same types."""
+    values = request.session.get("values", {})
+    return JsonResponse({"equal": values == TYPED_VALUES, "types": {k: type(v).__name__ for k, v in values.items()}})
+
+
+def store_blob(request: HttpRequest, size: int) -> HttpResponse:
+    """GET (no CSRF token needed, for real servers): store ``size`` characters that zstd cannot shrink."""
+    request.session["blob"] = secrets.token_urlsafe(size)[:size]
+    return HttpResponse("stored")
+
+
+def read_blob(request: HttpRequest) -> HttpResponse:
+    """The length of the blob the session holds (0 for an empty session)."""
+    return HttpResponse(str(len(request.session.get("blob", ""))))

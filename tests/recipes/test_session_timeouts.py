@@ -1,18 +1,17 @@
 """docs/recipes/session-timeouts.md: its idle and absolute timeouts, Django and Starlette, without waiting.
 
 Time is moved by what the requests carry, not by patching a clock: cookies are issued in the past through
-the core's ``clock=`` (the idle limit), and sessions hold a login time in the past (the absolute limit).
+the core's ``clock=`` (the idle limit), and sessions hold a start or login time in the past (the absolute
+limit). The Django page is the engine's IDLE_TIMEOUT and ABSOLUTE_TIMEOUT, under either session middleware.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.contrib.auth.signals import user_logged_in
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.test import Client
@@ -20,9 +19,9 @@ from django.urls import path
 from starlette.testclient import TestClient
 
 from blake2sign_web import SerializerSigner
-from blake2sign_web.django.sessions import SessionStore
+from blake2sign_web.django.sessions import STARTED
 from blake2sign_web.starlette import SessionMiddleware
-from tests.django_sessions.conftest import signer
+from tests.django_sessions.conftest import DJANGO_MIDDLEWARE, OUR_MIDDLEWARE, middleware_with, signer
 from tests.recipes.pages import DOCS_SECRET_KEY, page_module
 
 PAGE = page_module("session-timeouts.md")
@@ -37,85 +36,84 @@ def who_is_logged_in(request: HttpRequest) -> HttpResponse:
 urlpatterns = [path("login/", LoginView.as_view()), path("me/", who_is_logged_in)]
 
 
-@pytest.fixture
-def django_client(settings: Any, db: None) -> Iterator[Client]:
-    """The page's settings (its MIDDLEWARE with the page's middleware), its signal receiver, a user."""
-    for name in (
-        "SESSION_ENGINE",
-        "SESSION_COOKIE_AGE",
-        "SESSION_SAVE_EVERY_REQUEST",
-        "SESSION_EXPIRE_AT_BROWSER_CLOSE",
-        "ABSOLUTE_SESSION_TIMEOUT",
-    ):
+@pytest.fixture(params=[DJANGO_MIDDLEWARE, OUR_MIDDLEWARE], ids=["django-middleware", "our-middleware"])
+def django_client(request: pytest.FixtureRequest, settings: Any, db: None) -> Client:
+    """The page's settings, with Django's session middleware or this project's; a user, logged in."""
+    for name in ("SESSION_ENGINE", "SESSION_EXPIRE_AT_BROWSER_CLOSE", "BLAKE2SIGN_WEB"):
         setattr(settings, name, getattr(PAGE, name))
-    settings.MIDDLEWARE = [m.replace("accounts.middleware", PAGE.__name__) for m in PAGE.MIDDLEWARE]
+    settings.MIDDLEWARE = middleware_with(request.param)
     settings.ROOT_URLCONF = __name__
-    PAGE.AccountsConfig.ready(None)  # the page's ready(), as Django runs it at start-up
     User.objects.create_user("ada", password="correct horse")
     client = Client()
     response = client.post("/login/", {"username": "ada", "password": "correct horse"})
     assert response.status_code == 302
-    yield client
-    assert user_logged_in.disconnect(dispatch_uid="accounts.stamp_login_time")
+    return client
 
 
-def session_data(client: Client) -> dict[str, Any]:
-    return SessionStore(client.cookies["sessionid"].value).load()
+def token(client: Client) -> str:
+    return client.cookies["sessionid"].value
 
 
-def send_session(client: Client, data: dict[str, Any], *, saved_ago: int = 0) -> str:
+def send_session(client: Client, data: dict[str, Any], *, saved_ago: float = 0) -> str:
     """Request /me/ with ``data`` as the engine would have saved it ``saved_ago`` seconds ago; the user seen."""
     client.cookies["sessionid"] = signer(clock=lambda: time.time() - saved_ago).dumps(data)
     return client.get("/me/").content.decode()
 
 
 def test_page_uses_owasp_limits() -> None:
-    assert PAGE.SESSION_COOKIE_AGE == 15 * MINUTE
-    assert PAGE.ABSOLUTE_SESSION_TIMEOUT == 8 * HOUR
+    assert PAGE.BLAKE2SIGN_WEB["SESSIONS"] == {"IDLE_TIMEOUT": 15 * MINUTE, "ABSOLUTE_TIMEOUT": 8 * HOUR}
     assert PAGE.IDLE_TIMEOUT == 15 * MINUTE
     assert PAGE.ABSOLUTE_TIMEOUT == 8 * HOUR
 
 
-def test_django_login_stores_the_login_time(django_client: Client) -> None:
-    assert abs(session_data(django_client)[PAGE.LOGIN_TIME] - time.time()) < 5
+def test_django_login_signs_the_start_into_the_cookie(django_client: Client) -> None:
+    assert abs(signer().loads(token(django_client))[STARTED] - time.time()) < 5
+    assert django_client.get("/me/").content == b"ada"
 
 
-def test_django_every_request_reissues_a_browser_session_cookie(django_client: Client) -> None:
-    response = django_client.get("/me/")
-    assert response.content == b"ada"
-    cookie = response.cookies["sessionid"]
+def test_django_reads_re_issue_a_browser_session_cookie_once_a_quarter_has_passed(django_client: Client) -> None:
+    assert "sessionid" not in django_client.get("/me/").cookies  # just issued: a read writes nothing
+    data = signer().loads(token(django_client))
+    assert send_session(django_client, data, saved_ago=4 * MINUTE) == "ada"  # past 3 min 45 s: re-issued
+    assert abs(signer().load_token(token(django_client)).issued_at - time.time()) < 5
+    assert "sessionid" not in django_client.get("/me/").cookies  # the re-issued cookie is new: nothing to write
+
+
+def test_django_re_issued_cookie_is_a_browser_session_cookie(django_client: Client) -> None:
+    data = signer().loads(token(django_client))
+    django_client.cookies["sessionid"] = signer(clock=lambda: time.time() - 5 * MINUTE).dumps(data)
+    cookie = django_client.get("/me/").cookies["sessionid"]
     assert cookie.value
     assert cookie["max-age"] == ""  # SESSION_EXPIRE_AT_BROWSER_CLOSE
 
 
 @pytest.mark.parametrize(("idle_minutes", "user"), [(14, "ada"), (16, "")])
 def test_django_idle_timeout(django_client: Client, idle_minutes: int, user: str) -> None:
-    data = session_data(django_client)
+    data = signer().loads(token(django_client))
     assert send_session(django_client, data, saved_ago=idle_minutes * MINUTE) == user
 
 
 def test_django_activity_restarts_the_idle_timer(django_client: Client) -> None:
-    send_session(django_client, session_data(django_client), saved_ago=14 * MINUTE)
-    reissued = django_client.cookies["sessionid"].value
-    issued_at = signer().load_token(reissued).issued_at
+    send_session(django_client, signer().loads(token(django_client)), saved_ago=14 * MINUTE)
+    issued_at = signer().load_token(token(django_client)).issued_at
     assert abs(issued_at - time.time()) < 5
 
 
 @pytest.mark.parametrize(("hours_since_login", "user"), [(7.9, "ada"), (8.1, "")])
 def test_django_absolute_timeout(django_client: Client, hours_since_login: float, user: str) -> None:
-    data = session_data(django_client)
-    data[PAGE.LOGIN_TIME] = int(time.time() - hours_since_login * HOUR)
+    data = signer().loads(token(django_client))
+    data[STARTED] = int(time.time() - hours_since_login * HOUR)
     assert send_session(django_client, data) == user  # active a second ago
     if not user:
-        assert django_client.cookies["sessionid"].value == ""  # logout deleted the cookie
+        assert token(django_client) == ""  # the refused cookie was deleted
         assert django_client.get("/me/").content == b""
 
 
-def test_django_session_from_before_the_middleware_gets_its_clock_started(django_client: Client) -> None:
-    data = session_data(django_client)
-    del data[PAGE.LOGIN_TIME]
-    assert send_session(django_client, data) == "ada"
-    assert abs(session_data(django_client)[PAGE.LOGIN_TIME] - time.time()) < 5
+def test_django_session_from_before_the_setting_counts_from_its_cookie(django_client: Client) -> None:
+    data = signer().loads(token(django_client))
+    del data[STARTED]
+    assert send_session(django_client, data, saved_ago=10 * MINUTE) == "ada"
+    assert abs(signer().loads(token(django_client))[STARTED] - (time.time() - 10 * MINUTE)) < 5
 
 
 def starlette_cookie(data: dict[str, Any], *, issued_ago: int = 0) -> str:
