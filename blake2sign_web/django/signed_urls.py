@@ -48,6 +48,7 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.middleware.csrf import CsrfViewMiddleware
+from django.urls import get_script_prefix
 from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
@@ -415,8 +416,12 @@ def client_path(request: HttpRequest) -> str:
     the prefix that reverse() put into the link, so the prefix is put back here.
     """
     path = request.path
-    script_name = str(request.META.get("SCRIPT_NAME") or "").rstrip("/")
-    if isinstance(request, ASGIRequest) and script_name and not (path + "/").startswith(script_name + "/"):
+    if not isinstance(request, ASGIRequest):
+        return path
+    # The prefix reverse() writes: the handler set it from FORCE_SCRIPT_NAME or root_path (Django 4.2's
+    # META["SCRIPT_NAME"] is root_path alone).
+    script_name = get_script_prefix().rstrip("/")
+    if script_name and not (path + "/").startswith(script_name + "/"):
         path = script_name + "/" + request.path_info.removeprefix("/")
     return path
 

@@ -8,6 +8,7 @@ import secrets
 import time
 from typing import Any
 
+import django
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -190,7 +191,16 @@ def test_password_change_logs_out_everywhere_but_keeps_this_session(revocable: R
     assert session_data(other_device) == {}
 
 
-@pytest.mark.parametrize("path", ["/everywhere/", "/aeverywhere/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/everywhere/",
+        pytest.param(
+            "/aeverywhere/",
+            marks=pytest.mark.skipif(django.VERSION < (5, 0), reason="Django 4.2 has no request.auser()"),
+        ),
+    ],
+)
 def test_log_out_my_other_devices_keeps_this_one(revocable: RedisServer, user: Any, path: str) -> None:
     browser = log_in()
     copy = copy_of(browser)
@@ -370,6 +380,7 @@ def test_cycle_key_before_any_read_keeps_the_data(revocable: RedisServer, user: 
     assert dict(SessionStore(old_key).items()) == {}  # the old id was revoked
 
 
+@pytest.mark.skipif(django.VERSION < (5, 0), reason="Django 4.2 has no async session API")
 def test_acycle_key_before_any_read_keeps_the_data(revocable: RedisServer) -> None:
     from asgiref.sync import async_to_sync, sync_to_async
 
