@@ -168,8 +168,8 @@ def test_starlette_session_re_signed_every_few_ms_is_refused_after_log_out_every
                     assert (await browser.get("/everywhere", keep="1")).text == "everywhere"
                     after = time.monotonic()
                     deadline = after + 10  # a loaded machine may hold the poller back: wait for its next answer
-                    while not any(started > after for started, _ in seen) and time.monotonic() < deadline:
-                        await anyio.sleep(0.01)  # noqa: ASYNC110  # the poller appends; nothing to wait on
+                    while not any(started > after for started, _ in seen) and time.monotonic() < deadline:  # noqa: ASYNC110
+                        await anyio.sleep(0.01)  # the poller appends to a list: there is no event to wait on
                     tasks.cancel_scope.cancel()
                 assert any(alive for started, alive in seen if started < before), "the thief never had the session"
                 started_after = [alive for started, alive in seen if started > after]
