@@ -11,9 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks import request_cost
-from ..benchmarks.interleaved import run_rounds
-from . import http_load, report
+from . import http_load, report, request_cost
+from .interleaved import run_rounds
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOADS = ("read", "write")

@@ -40,9 +40,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks import request_cost
-from ..benchmarks.interleaved import NOISE_LIMIT, Quartiles, verdict
-from ..benchmarks.timing import machine
+from . import request_cost
+from .interleaved import NOISE_LIMIT, Quartiles, verdict
+from .timing import machine
 
 TITLES = {"django": "Django", "starlette": "Starlette"}
 LABELS = {"read": "read-only", "write": "read+write"}

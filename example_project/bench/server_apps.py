@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks import request_cost
+from . import request_cost
 
 
 def _services() -> set[str]:

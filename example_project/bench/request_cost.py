@@ -1,6 +1,6 @@
 """What sessions add to one request, in process, on a login-sized session: medians of interleaved rounds.
 
-    python -m example_project.benchmarks.request_cost [--rounds 21] [--block 0.2] [--quick] [--no-pin]
+    python -m example_project.bench.request_cost [--rounds 21] [--block 0.2] [--quick] [--no-pin]
 
 Two workloads, each on the session a logged-in user carries:
 
@@ -319,7 +319,7 @@ def starlette_middlewares(services: set[str] = frozenset()) -> dict[str, list[An
 
     from blake2sign_web.starlette import SessionMiddleware
 
-    from ..bench.per_request import StarletteSignerPerRequest
+    from .per_request import StarletteSignerPerRequest
 
     secret = STARLETTE_SECRET
     configs: dict[str, list[Any]] = {

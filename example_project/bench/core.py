@@ -1,6 +1,6 @@
 """Core benchmark: one dumps+loads round trip, ours against the signers people use today.
 
-    python -m example_project.benchmarks.core [--quick] [--chart docs/img/core.png]
+    python -m example_project.bench.core [--quick] [--chart docs/img/core.png]
 
 In one run, at three payload sizes (~20 B, a ~330 B session, ~20 KB): SerializerSigner
 with its defaults, without compression and with compression forced; django.core.signing;
