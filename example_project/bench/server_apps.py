@@ -5,7 +5,9 @@
 servers that answered ("redis,postgres"). For the investigation of the HTTP overhead
 (``example_project.bench.gap``): ``BENCH_GC=off`` disables the garbage collector after start-up, and
 ``BENCH_SET_COOKIE`` makes the session-less app send that Set-Cookie header as is, and
-``BENCH_APP_TIMER=1`` times the application itself (see ``AppTimer``).
+``BENCH_APP_TIMER=1`` times the application itself (see ``AppTimer``). ``BENCH_MARKERS=1`` answers
+``/__bench_zero`` and ``/__bench_dump`` with the calls callgrind's ``--zero-before`` and ``--dump-before``
+wait for (see ``callgrind``).
 
     gunicorn example_project.bench.server_apps:django_app     (Django, WSGI)
     uvicorn example_project.bench.server_apps:starlette_app   (Starlette, ASGI)
@@ -40,14 +42,16 @@ def _django() -> Any:
     handler = request_cost.django_handler(spec)
     request_cost.use_stores(spec)
     _gc()
-    return AppTimer().wsgi(handler) if os.environ.get("BENCH_APP_TIMER") == "1" else handler
+    app = AppTimer().wsgi(handler) if os.environ.get("BENCH_APP_TIMER") == "1" else handler
+    return Markers().wsgi(app) if os.environ.get("BENCH_MARKERS") == "1" else app
 
 
 def _starlette() -> Any:
     middleware = request_cost.starlette_middlewares(_services())[os.environ["BENCH_ENGINE"]]
     app = request_cost.starlette_app(middleware, os.environ.get("BENCH_SET_COOKIE"))
     _gc()
-    return AppTimer().asgi(app) if os.environ.get("BENCH_APP_TIMER") == "1" else app
+    app = AppTimer().asgi(app) if os.environ.get("BENCH_APP_TIMER") == "1" else app
+    return Markers().asgi(app) if os.environ.get("BENCH_MARKERS") == "1" else app
 
 
 def __getattr__(name: str) -> Any:
@@ -107,3 +111,43 @@ class AppTimer:
             self.count += 1
 
         return timed
+
+
+class Markers:
+    """With ``BENCH_MARKERS=1``: ``/__bench_zero`` and ``/__bench_dump`` call callgrind's two markers.
+
+    Outside every middleware, so what lies between two marker requests is the worker serving the
+    requests the client sent in between, and the two marker requests' own tails, alike for every engine.
+    """
+
+    ZERO, DUMP = "/__bench_zero", "/__bench_dump"
+
+    def hit(self, path: str) -> bool:
+        from . import callgrind
+
+        if path == self.ZERO:
+            callgrind.zero()
+            return True
+        if path == self.DUMP:
+            callgrind.dump()
+            return True
+        return False
+
+    def wsgi(self, app: Any) -> Any:
+        def marked(environ: dict[str, Any], start_response: Any) -> Any:
+            if self.hit(environ.get("PATH_INFO", "")):
+                start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+                return [b"ok"]
+            return app(environ, start_response)
+
+        return marked
+
+    def asgi(self, app: Any) -> Any:
+        async def marked(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and self.hit(scope["path"]):
+                await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+                await send({"type": "http.response.body", "body": b"ok"})
+                return
+            await app(scope, receive, send)
+
+        return marked

@@ -1,0 +1,317 @@
+"""Instructions and simulated cache misses per request, counted by valgrind's callgrind: a deterministic instrument.
+
+The clock on a shared virtual machine drifts from minute to minute; an instruction count does not.
+Two ways, both under ``valgrind --tool=callgrind --cache-sim=yes``:
+
+- **in process**: one Python process per framework builds every configuration (the same Django
+  handlers and Starlette applications as the timed in-process benchmark), warms each up, then runs
+  blocks of N requests. Each block is bracketed by two markers: a call of ``math.lgamma`` (callgrind
+  ``--zero-before=math_lgamma`` zeroes the counters) and one of ``math.erfc``
+  (``--dump-before=math_erfc`` writes them out), so every dump holds exactly one block.
+- **on a real server**: the benchmark's gunicorn (one sync worker) or uvicorn (one worker) runs under
+  valgrind; a client in another process sends N requests over 127.0.0.1 between two marker requests
+  (``/__bench_zero`` and ``/__bench_dump``, answered by a wrapper outside the session middleware), so
+  each dump holds N whole requests as the worker served them: HTTP parsing, the event loop or the
+  sync worker's accept, the application, the socket writes (the user-space side: valgrind sees no
+  kernel instruction).
+
+Counts: Ir (instructions), and from the cache simulation (callgrind's model of this CPU's L1 and
+last-level caches) D1 and LL misses. Each block runs twice; the two agree to a fraction of a percent
+in process (the hash seed is fixed); on a server, timing can change how often the event loop polls,
+so both are kept and the spread is reported.
+
+    python -m example_project.bench callgrind [--quick]
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import cgparse, request_cost
+
+ROOT = Path(__file__).resolve().parents[2]
+ZERO, DUMP = "math_lgamma", "math_erfc"
+EVENTS = ("Ir", "D1mr", "DLmr", "D1mw", "DLmw", "I1mr")
+
+#: The configurations the instrument counts: the targets' engines, their baselines and the layering probes.
+DJANGO = [
+    request_cost.DJANGO_BASELINE,
+    "Django signed_cookies",
+    "ours + Django's middleware",
+    "ours + our middleware",
+    request_cost.DJANGO_PASS_THROUGH,
+]
+STARLETTE = [
+    request_cost.STARLETTE_BASELINE,
+    "Starlette SessionMiddleware",
+    "blake2sign_web SessionMiddleware",
+    "blake2sign_web, compression=None",
+    request_cost.STARLETTE_PASS_THROUGH,
+]
+ENGINES = {"django": DJANGO, "starlette": STARLETTE}
+#: The engines served under valgrind (one server each): the targets' rows and the baselines.
+SERVER_ENGINES = {
+    "django": [
+        request_cost.DJANGO_BASELINE,
+        "Django signed_cookies",
+        "ours + Django's middleware",
+        "ours + our middleware",
+    ],
+    "starlette": [request_cost.STARLETTE_BASELINE, "Starlette SessionMiddleware", "blake2sign_web SessionMiddleware"],
+}
+
+
+def valgrind() -> str | None:
+    return shutil.which("valgrind")
+
+
+def command(out_dir: Path) -> list[str]:
+    """valgrind's command line: instrumentation off until ``instrument`` turns it on (start-up at ~5x, not ~100x)."""
+    return [
+        "valgrind",
+        "--tool=callgrind",
+        "--cache-sim=yes",
+        "--instr-atstart=no",
+        f"--zero-before={ZERO}",
+        f"--dump-before={DUMP}",
+        f"--callgrind-out-file={out_dir}/callgrind.out.%p",
+        "--quiet",
+    ]
+
+
+def instrument(pid: int) -> None:
+    """Turn callgrind's instrumentation on in a process that is ready (through vgdb)."""
+    subprocess.run(["callgrind_control", "-i", "on", str(pid)], check=True, capture_output=True, timeout=120)
+
+
+def zero() -> None:
+    math.lgamma(1.5)
+
+
+def dump() -> None:
+    math.erfc(1.5)
+
+
+# --- in process -------------------------------------------------------------------------------------------
+
+
+def child(framework: str, database: str, requests: int, warmup: int, labels_path: str) -> None:
+    """Runs under valgrind: builds every configuration, says "ready", waits, then runs their blocks in order."""
+    engines = set(ENGINES[framework])
+    labels: list[dict[str, Any]] = []
+    if framework == "django":
+        request_cost.configure_django(Path(database), set(), migrate=False)
+    builder = request_cost.django_configs if framework == "django" else request_cost.starlette_configs
+    built = {workload: builder(workload, set(), engines) for workload in request_cost.WORKLOADS}
+    print("ready", flush=True)
+    sys.stdin.readline()  # the parent turns the instrumentation on meanwhile
+    for workload, (configs, sizes) in built.items():
+        for name, func in configs.items():
+            for _ in range(warmup):
+                func()
+            for repeat in range(2):
+                gc.collect()
+                gc.disable()
+                zero()
+                for _ in range(requests):
+                    func()
+                dump()
+                gc.enable()
+                labels.append(
+                    {"engine": name, "workload": workload, "repeat": repeat, "requests": requests, "size": sizes[name]}
+                )
+    Path(labels_path).write_text(json.dumps(labels))
+
+
+def dumps_of(directory: Path, pid: int) -> list[Path]:
+    """The numbered dumps of one process, in order (not the final one written at exit)."""
+    found = [p for p in directory.glob(f"callgrind.out.{pid}.*") if p.suffix[1:].isdigit()]
+    return sorted(found, key=lambda p: int(p.suffix[1:]))
+
+
+def summarise(dumps: list[cgparse.Dump], labels: list[dict[str, Any]]) -> dict[str, Any]:
+    """{workload: {engine: {event: [per request, one per repeat], "groups": {...}, "decoding_calls": {...}}}}."""
+    out: dict[str, Any] = {}
+    for dump_, label in zip(dumps, labels, strict=True):
+        n = label["requests"]
+        row = out.setdefault(label["workload"], {}).setdefault(
+            label["engine"], {e: [] for e in EVENTS} | {"cookie_bytes": label.get("size")}
+        )
+        for event in EVENTS:
+            row[event].append(dump_.total(event) / n)
+        if label["repeat"] == 0:
+            row["groups"] = {k: v / n for k, v in cgparse.grouped(dump_).items()}
+            row["groups_D1mr"] = {k: v / n for k, v in cgparse.grouped(dump_, "D1mr").items()}
+            row["decoding_calls"] = {k: v / n for k, v in cgparse.decoding_calls(dump_).items()}
+    return out
+
+
+def _readline(process: subprocess.Popen[str], timeout: float) -> str:
+    """A line of the child's stdout, or "" when none came within ``timeout``."""
+    import selectors
+
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            return ""
+    return process.stdout.readline()
+
+
+def in_process(
+    frameworks: list[str], database: Path, requests: int, warmup: int, timeout: float, tick: Callable[[], object]
+) -> dict[str, Any]:
+    """Per framework: what ``summarise`` gives, counted in one valgrind run each (run side by side)."""
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        runs = {}
+        deadline = time.monotonic() + timeout
+        for framework in frameworks:
+            labels = directory / f"{framework}.json"
+            argv = [sys.executable, "-m", "example_project.bench.callgrind", "--child", framework, str(database)]
+            argv += [str(requests), str(warmup), str(labels)]
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+            process = subprocess.Popen(
+                [*command(directory), *argv],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            runs[framework] = (process, labels)
+        for framework, (process, labels) in runs.items():
+            try:
+                if _readline(process, max(deadline - time.monotonic(), 1)).strip() != "ready":
+                    raise subprocess.TimeoutExpired(process.args, timeout)
+                instrument(process.pid)
+                assert process.stdin is not None
+                process.stdin.write("go\n")
+                process.stdin.flush()
+                process.stdin.close()
+                process.wait(timeout=max(deadline - time.monotonic(), 1))
+            except (subprocess.TimeoutExpired, subprocess.CalledProcessError) as error:
+                process.kill()
+                process.communicate()
+                results[framework] = {"error": f"valgrind run stopped: {error}"}
+                tick()
+                continue
+            error_text = process.stderr.read() if process.stderr else ""
+            if process.returncode != 0:
+                results[framework] = {"error": error_text[-1500:]}
+                tick()
+                continue
+            names: dict[str, dict[str, str]] = {}
+            dumps = [cgparse.parse(p, names) for p in dumps_of(directory, process.pid)]
+            results[framework] = summarise(dumps, json.loads(labels.read_text()))
+            tick()
+    return results
+
+
+# --- on a real server -------------------------------------------------------------------------------------
+
+
+def on_server(
+    frameworks: list[str],
+    database: Path,
+    services: set[str],
+    requests: int,
+    warmup: int,
+    timeout: float,
+    tick: Callable[[], object],
+) -> dict[str, Any]:
+    """Per framework and engine: one server under valgrind, blocks of ``requests`` requests over 127.0.0.1."""
+    from . import http_load
+
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        jobs = [(f, e) for f in frameworks for e in SERVER_ENGINES[f]]
+        # Two at a time: the machine has two cores, and each valgrind keeps one busy.
+        for start in range(0, len(jobs), 2):
+            batch = jobs[start : start + 2]
+            servers = {}
+            try:
+                for framework, engine in batch:
+                    env = {
+                        "BENCH_DB": str(database),
+                        "BENCH_SERVICES": ",".join(sorted(services)),
+                        "BENCH_MARKERS": "1",
+                        "PYTHONHASHSEED": "0",
+                    }
+                    out = directory / f"{framework}-{len(servers)}-{start}"
+                    out.mkdir()
+                    servers[framework, engine] = (
+                        http_load.Server(framework, engine, env, None, prefix=command(out), timeout=300),
+                        out,
+                    )
+                for (framework, engine), (server, out) in servers.items():
+                    server.wait(timeout=timeout)
+                    for pid in server.pids:
+                        instrument(pid)
+                    cookie = (
+                        None
+                        if engine in (request_cost.DJANGO_BASELINE, request_cost.STARLETTE_BASELINE)
+                        else server.login_cookie()
+                    )
+                    labels = []
+                    for workload in request_cost.WORKLOADS:
+                        path = http_path(framework, engine, workload)
+                        http_load.client(server.url(path), cookie or "", 600, warmup)
+                        for repeat in range(2):
+                            http_load.client(server.url("/__bench_zero"), "", 600, 1)
+                            http_load.client(server.url(path), cookie or "", 600, requests)
+                            http_load.client(server.url("/__bench_dump"), "", 600, 1)
+                            labels.append(
+                                {
+                                    "engine": engine,
+                                    "workload": workload,
+                                    "repeat": repeat,
+                                    "requests": requests,
+                                    "size": None if cookie is None else len(cookie.split("=", 1)[1]),
+                                }
+                            )
+                    server.stop()
+                    pid = server.worker
+                    names: dict[str, dict[str, str]] = {}
+                    dumps = [cgparse.parse(p, names) for p in dumps_of(out, pid)]
+                    part = summarise(dumps, labels)
+                    for workload, rows in part.items():
+                        results.setdefault(framework, {}).setdefault(workload, {}).update(rows)
+                    tick()
+            except Exception as error:
+                for framework, engine in batch:
+                    results.setdefault(framework, {}).setdefault("errors", {})[engine] = repr(error)[:500]
+                    tick()
+            finally:
+                for server, _ in servers.values():
+                    server.stop()
+    return results
+
+
+def http_path(framework: str, engine: str, workload: str) -> str:
+    if framework == "django":
+        if engine == request_cost.DJANGO_BASELINE and workload != "api":
+            return "/plain/"
+        return f"/{workload}/"
+    return f"/{workload}"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 7 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+    else:
+        sys.exit("run it through the benchmark: python -m example_project.bench callgrind")
