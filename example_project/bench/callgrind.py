@@ -4,10 +4,10 @@ The clock on a shared virtual machine drifts from minute to minute; an instructi
 Two ways, both under ``valgrind --tool=callgrind --cache-sim=yes``:
 
 - **in process**: one Python process per framework builds every configuration (the same Django
-  handlers and Starlette applications as the timed in-process benchmark), warms each up, then runs
-  blocks of N requests. Each block is bracketed by two markers: a call of ``math.lgamma`` (callgrind
-  ``--zero-before=math_lgamma`` zeroes the counters) and one of ``math.erfc``
-  (``--dump-before=math_erfc`` writes them out), so every dump holds exactly one block.
+  handlers and Starlette applications as the timed in-process benchmark) with valgrind's
+  instrumentation off, turns it on, warms each up, then runs blocks of N requests. Each block is
+  bracketed by two of valgrind's client requests, made from Python (``client_request``): zero the
+  counters, then dump them, so every dump holds exactly one block.
 - **on a real server**: the benchmark's gunicorn (one sync worker) or uvicorn (one worker) runs under
   valgrind; a client in another process sends N requests over 127.0.0.1 between two marker requests
   (``/__bench_zero`` and ``/__bench_dump``, answered by a wrapper outside the session middleware), so
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import gc
 import json
-import math
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -41,7 +41,6 @@ from typing import Any
 from . import cgparse, request_cost
 
 ROOT = Path(__file__).resolve().parents[2]
-ZERO, DUMP = "math_lgamma", "math_erfc"
 EVENTS = ("Ir", "D1mr", "DLmr", "D1mw", "DLmw", "I1mr")
 
 #: The configurations the instrument counts: the targets' engines, their baselines and the layering probes.
@@ -76,31 +75,78 @@ def valgrind() -> str | None:
     return shutil.which("valgrind")
 
 
+#: A fixed cache geometry, so that miss counts do not depend on the machine valgrind reads its caches from:
+#: 32 KiB 8-way L1s and an 8 MiB 16-way last level, 64-byte lines (a common server core and its L3 share).
+CACHES = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
+
+
 def command(out_dir: Path) -> list[str]:
-    """valgrind's command line: instrumentation off until ``instrument`` turns it on (start-up at ~5x, not ~100x)."""
+    """valgrind's command line: instrumentation off until the process starts it (start-up at ~5x, not ~100x)."""
     return [
         "valgrind",
         "--tool=callgrind",
         "--cache-sim=yes",
+        *CACHES,
         "--instr-atstart=no",
-        f"--zero-before={ZERO}",
-        f"--dump-before={DUMP}",
         f"--callgrind-out-file={out_dir}/callgrind.out.%p",
         "--quiet",
     ]
 
 
-def instrument(pid: int) -> None:
-    """Turn callgrind's instrumentation on in a process that is ready (through vgdb)."""
-    subprocess.run(["callgrind_control", "-i", "on", str(pid)], check=True, capture_output=True, timeout=120)
+def supported() -> str | None:
+    """Why the instrument cannot run here, or None."""
+    if valgrind() is None:
+        return "valgrind is not installed (Debian: apt-get install valgrind)"
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return f"the client requests are x86_64 machine code; this is {platform.machine()}"
+    return None
+
+
+# valgrind's client requests, from Python: valgrind.h's "special instruction" (four rotations of rdi
+# by 3+13+61+51 = 128 bits, then xchg rbx,rbx; the request's arguments at rax, its answer in rdx), in an
+# executable page called through ctypes. Outside valgrind the sequence changes nothing and answers 0.
+_CODE = bytes.fromhex("4889f831d248c1c70348c1c70d48c1c73d48c1c7334887db4889d0c3")
+_BASE = (ord("C") << 24) | (ord("T") << 16)  # VG_USERREQ_TOOL_BASE('C','T'): callgrind's requests
+DUMP_STATS, ZERO_STATS, START_INSTRUMENTATION = _BASE, _BASE + 1, _BASE + 4
+RUNNING_ON_VALGRIND = 0x1001
+_request: Callable[[int], int] | None = None
+_started = False
+
+
+def client_request(code: int) -> int:
+    global _request
+    if _request is None:
+        import ctypes
+        import mmap
+
+        page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        page.write(_CODE)
+        function = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_void_p)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
+        keep = page  # the page must outlive the function
+
+        def call(request: int) -> int:
+            args = (ctypes.c_ulong * 6)(request, 0, 0, 0, 0, 0)
+            _ = keep
+            return int(function(ctypes.addressof(args)))
+
+        _request = call
+    return _request(code)
+
+
+def start() -> None:
+    """Turn callgrind's instrumentation on (once)."""
+    global _started
+    if not _started:
+        client_request(START_INSTRUMENTATION)
+        _started = True
 
 
 def zero() -> None:
-    math.lgamma(1.5)
+    client_request(ZERO_STATS)
 
 
 def dump() -> None:
-    math.erfc(1.5)
+    client_request(DUMP_STATS)
 
 
 # --- in process -------------------------------------------------------------------------------------------
@@ -114,8 +160,7 @@ def child(framework: str, database: str, requests: int, warmup: int, labels_path
         request_cost.configure_django(Path(database), set(), migrate=False)
     builder = request_cost.django_configs if framework == "django" else request_cost.starlette_configs
     built = {workload: builder(workload, set(), engines) for workload in request_cost.WORKLOADS}
-    print("ready", flush=True)
-    sys.stdin.readline()  # the parent turns the instrumentation on meanwhile
+    start()
     for workload, (configs, sizes) in built.items():
         for name, func in configs.items():
             for _ in range(warmup):
@@ -157,18 +202,6 @@ def summarise(dumps: list[cgparse.Dump], labels: list[dict[str, Any]]) -> dict[s
     return out
 
 
-def _readline(process: subprocess.Popen[str], timeout: float) -> str:
-    """A line of the child's stdout, or "" when none came within ``timeout``."""
-    import selectors
-
-    assert process.stdout is not None
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        if not selector.select(timeout):
-            return ""
-    return process.stdout.readline()
-
-
 def in_process(
     frameworks: list[str], database: Path, requests: int, warmup: int, timeout: float, tick: Callable[[], object]
 ) -> dict[str, Any]:
@@ -187,29 +220,20 @@ def in_process(
                 [*command(directory), *argv],
                 cwd=ROOT,
                 env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 text=True,
             )
             runs[framework] = (process, labels)
         for framework, (process, labels) in runs.items():
             try:
-                if _readline(process, max(deadline - time.monotonic(), 1)).strip() != "ready":
-                    raise subprocess.TimeoutExpired(process.args, timeout)
-                instrument(process.pid)
-                assert process.stdin is not None
-                process.stdin.write("go\n")
-                process.stdin.flush()
-                process.stdin.close()
-                process.wait(timeout=max(deadline - time.monotonic(), 1))
-            except (subprocess.TimeoutExpired, subprocess.CalledProcessError) as error:
+                _, error_text = process.communicate(timeout=max(deadline - time.monotonic(), 1))
+            except subprocess.TimeoutExpired:
                 process.kill()
                 process.communicate()
-                results[framework] = {"error": f"valgrind run stopped: {error}"}
+                results[framework] = {"error": f"valgrind run over {timeout:.0f} s: stopped"}
                 tick()
                 continue
-            error_text = process.stderr.read() if process.stderr else ""
             if process.returncode != 0:
                 results[framework] = {"error": error_text[-1500:]}
                 tick()
@@ -260,8 +284,7 @@ def on_server(
                     )
                 for (framework, engine), (server, out) in servers.items():
                     server.wait(timeout=timeout)
-                    for pid in server.pids:
-                        instrument(pid)
+                    http_load.client(server.url("/__bench_start"), "", 600, 1)
                     cookie = (
                         None
                         if engine in (request_cost.DJANGO_BASELINE, request_cost.STARLETTE_BASELINE)

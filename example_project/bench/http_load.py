@@ -67,14 +67,17 @@ class Server:
         workers: int = 1,
         prefix: list[str] | None = None,
         timeout: int = 30,
+        worker_class: str = "sync",
     ) -> None:
         """``workers`` > 1: that many worker processes (CPU is then read off all of them);
-        ``prefix``: a command the server runs under (valgrind); ``timeout``: gunicorn's worker timeout."""
+        ``prefix``: a command the server runs under (valgrind); ``timeout``: gunicorn's worker timeout;
+        ``worker_class``: gunicorn's (``gthread`` runs one thread per worker and keeps connections alive)."""
         self.framework, self.engine, self.workers = framework, engine, workers
         self.port = free_port()
         bind = ["127.0.0.1", str(self.port)]
         if framework == "django":
-            command = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", "sync", "-b", ":".join(bind)]
+            command = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", worker_class, "-b", ":".join(bind)]
+            command += ["--threads", "1"] if worker_class == "gthread" else []
             command += ["--log-level", "warning", "--timeout", str(timeout), f"{APPS}:django_app"]
         else:
             command = [sys.executable, "-m", "uvicorn", f"{APPS}:starlette_app", "--host", bind[0], "--port", bind[1]]
@@ -106,12 +109,9 @@ class Server:
         if self.framework == "django" or self.workers > 1:  # the master forks the workers that serve
             import psutil
 
-            want = self.workers
-            children = [c for c in psutil.Process(self.process.pid).children() if "python" in c.name().lower()]
-            while len(children) < want and time.monotonic() < deadline:
+            children = psutil.Process(self.process.pid).children()
+            while len(children) < self.workers and time.monotonic() < deadline:
                 time.sleep(0.05)
-                children = [c for c in psutil.Process(self.process.pid).children() if "python" in c.name().lower()]
-            if len(children) < want:
                 children = psutil.Process(self.process.pid).children()
             self.pids = [c.pid for c in children]
             self.worker = self.pids[0]

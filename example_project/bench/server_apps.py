@@ -6,8 +6,7 @@ servers that answered ("redis,postgres"). For the investigation of the HTTP over
 (``example_project.bench.gap``): ``BENCH_GC=off`` disables the garbage collector after start-up, and
 ``BENCH_SET_COOKIE`` makes the session-less app send that Set-Cookie header as is, and
 ``BENCH_APP_TIMER=1`` times the application itself (see ``AppTimer``). ``BENCH_MARKERS=1`` answers
-``/__bench_zero`` and ``/__bench_dump`` with the calls callgrind's ``--zero-before`` and ``--dump-before``
-wait for (see ``callgrind``).
+``/__bench_start``, ``/__bench_zero`` and ``/__bench_dump`` with valgrind's client requests (see ``callgrind``).
 
     gunicorn example_project.bench.server_apps:django_app     (Django, WSGI)
     uvicorn example_project.bench.server_apps:starlette_app   (Starlette, ASGI)
@@ -46,7 +45,22 @@ def _django() -> Any:
     return Markers().wsgi(app) if os.environ.get("BENCH_MARKERS") == "1" else app
 
 
+def _nodelay_for_inherited_sockets() -> None:
+    """uvicorn --workers N hands each worker the listening socket by file descriptor, rebuilt with
+    ``proto=0``; asyncio sets TCP_NODELAY on accepted connections only when ``proto`` is TCP, so every
+    response waited ~40 ms for a delayed ACK (Nagle), whatever the application did. Set it regardless."""
+    import asyncio.base_events
+    import socket
+
+    def set_nodelay(sock: socket.socket) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    asyncio.base_events._set_nodelay = set_nodelay  # type: ignore[attr-defined]
+
+
 def _starlette() -> Any:
+    _nodelay_for_inherited_sockets()
     middleware = request_cost.starlette_middlewares(_services())[os.environ["BENCH_ENGINE"]]
     app = request_cost.starlette_app(middleware, os.environ.get("BENCH_SET_COOKIE"))
     _gc()
@@ -114,17 +128,20 @@ class AppTimer:
 
 
 class Markers:
-    """With ``BENCH_MARKERS=1``: ``/__bench_zero`` and ``/__bench_dump`` call callgrind's two markers.
+    """With ``BENCH_MARKERS=1``: callgrind's client requests: start instrumenting, zero the counters, dump them.
 
     Outside every middleware, so what lies between two marker requests is the worker serving the
     requests the client sent in between, and the two marker requests' own tails, alike for every engine.
     """
 
-    ZERO, DUMP = "/__bench_zero", "/__bench_dump"
+    START, ZERO, DUMP = "/__bench_start", "/__bench_zero", "/__bench_dump"
 
     def hit(self, path: str) -> bool:
         from . import callgrind
 
+        if path == self.START:
+            callgrind.start()
+            return True
         if path == self.ZERO:
             callgrind.zero()
             return True
