@@ -16,9 +16,10 @@ Two ways, both under ``valgrind --tool=callgrind --cache-sim=yes``:
   kernel instruction).
 
 Counts: Ir (instructions), and from the cache simulation (callgrind's model of this CPU's L1 and
-last-level caches) D1 and LL misses. Each block runs twice; the two agree to a fraction of a percent
-in process (the hash seed is fixed); on a server, timing can change how often the event loop polls,
-so both are kept and the spread is reported.
+last-level caches, a fixed geometry: ``CACHES``) D1 and LL misses. Each block runs ``REPEATS`` times;
+in process they agree to a fraction of a percent (the hash seed is fixed); on a server, timing can
+change how often the event loop polls and when the garbage collector runs, so the median is quoted
+and the range kept.
 
     python -m example_project.bench callgrind [--quick]
 """
@@ -41,6 +42,8 @@ from typing import Any
 from . import cgparse, request_cost
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Blocks per configuration: their median is quoted, their range is the spread.
+REPEATS = 3
 EVENTS = ("Ir", "D1mr", "DLmr", "D1mw", "DLmw", "I1mr")
 
 #: The configurations the instrument counts: the targets' engines, their baselines and the layering probes.
@@ -152,20 +155,30 @@ def dump() -> None:
 # --- in process -------------------------------------------------------------------------------------------
 
 
+#: A smoke run counts the baselines, ours and the incumbents only.
+QUICK_ENGINES = {
+    "django": [request_cost.DJANGO_BASELINE, "Django signed_cookies", "ours + our middleware"],
+    "starlette": [request_cost.STARLETTE_BASELINE, "Starlette SessionMiddleware", "blake2sign_web SessionMiddleware"],
+}
+
+
 def child(framework: str, database: str, requests: int, warmup: int, labels_path: str) -> None:
-    """Runs under valgrind: builds every configuration, says "ready", waits, then runs their blocks in order."""
-    engines = set(ENGINES[framework])
+    """Runs under valgrind: builds every configuration, turns the instrumentation on, counts their blocks in order."""
+    quick = os.environ.get("BENCH_CALLGRIND_QUICK") == "1"
+    engines = set((QUICK_ENGINES if quick else ENGINES)[framework])
     labels: list[dict[str, Any]] = []
     if framework == "django":
         request_cost.configure_django(Path(database), set(), migrate=False)
     builder = request_cost.django_configs if framework == "django" else request_cost.starlette_configs
     built = {workload: builder(workload, set(), engines) for workload in request_cost.WORKLOADS}
+    gc.collect()
+    gc.freeze()  # what start-up built is never collected again: each block's collection then costs little
     start()
     for workload, (configs, sizes) in built.items():
         for name, func in configs.items():
             for _ in range(warmup):
                 func()
-            for repeat in range(2):
+            for repeat in range(REPEATS):
                 gc.collect()
                 gc.disable()
                 zero()
@@ -203,7 +216,13 @@ def summarise(dumps: list[cgparse.Dump], labels: list[dict[str, Any]]) -> dict[s
 
 
 def in_process(
-    frameworks: list[str], database: Path, requests: int, warmup: int, timeout: float, tick: Callable[[], object]
+    frameworks: list[str],
+    database: Path,
+    requests: int,
+    warmup: int,
+    timeout: float,
+    tick: Callable[[], object],
+    quick: bool = False,
 ) -> dict[str, Any]:
     """Per framework: what ``summarise`` gives, counted in one valgrind run each (run side by side)."""
     results: dict[str, Any] = {}
@@ -216,6 +235,7 @@ def in_process(
             argv = [sys.executable, "-m", "example_project.bench.callgrind", "--child", framework, str(database)]
             argv += [str(requests), str(warmup), str(labels)]
             env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+            env["BENCH_CALLGRIND_QUICK"] = "1" if quick else "0"
             process = subprocess.Popen(
                 [*command(directory), *argv],
                 cwd=ROOT,
@@ -294,7 +314,7 @@ def on_server(
                     for workload in request_cost.WORKLOADS:
                         path = http_path(framework, engine, workload)
                         http_load.client(server.url(path), cookie or "", 600, warmup)
-                        for repeat in range(2):
+                        for repeat in range(REPEATS):
                             http_load.client(server.url("/__bench_zero"), "", 600, 1)
                             http_load.client(server.url(path), cookie or "", 600, requests)
                             http_load.client(server.url("/__bench_dump"), "", 600, 1)

@@ -120,6 +120,7 @@ def run(
     seconds: float,
     connections: int,
     workers: tuple[int, ...],
+    kinds: tuple[str, ...] = KINDS,
     tick: Callable[[], object],
     describe: Callable[[str], object],
 ) -> dict[str, Any]:
@@ -153,7 +154,7 @@ def run(
                     path = directory / f"{framework}-{len(cookie_files)}.txt"
                     path.write_text("\n".join(cookies) + "\n")
                     cookie_files[framework, engine] = path
-            plan = [(f, e, w, k) for (f, e, w) in servers for k in KINDS]
+            plan = [(f, e, w, k) for (f, e, w) in servers for k in kinds]
             for round_index in range(rounds):
                 shift = round_index % len(plan)
                 for framework, engine, count, kind in plan[shift:] + plan[:shift]:

@@ -138,6 +138,7 @@ def run(
     *,
     seconds: float,
     rate: int,
+    kinds: tuple[str, ...] = KINDS,
     tick: Callable[[], object],
     describe: Callable[[str], object],
 ) -> dict[str, Any]:
@@ -155,7 +156,7 @@ def run(
                 for server in servers.values():
                     server.wait()
                 cookies = {e: None if e == ENGINES[framework][0] else s.login_cookie() for e, s in servers.items()}
-                for kind in KINDS:
+                for kind in kinds:
                     for engine, server in servers.items():
                         describe(f"profile: {framework}, {kind}")
                         raw = Path(tmp) / f"{framework}-{kind}-{len(out)}-{engine[:8]}.txt"
