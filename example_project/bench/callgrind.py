@@ -166,11 +166,16 @@ def child(framework: str, database: str, requests: int, warmup: int, labels_path
     """Runs under valgrind: builds every configuration, turns the instrumentation on, counts their blocks in order."""
     quick = os.environ.get("BENCH_CALLGRIND_QUICK") == "1"
     engines = set((QUICK_ENGINES if quick else ENGINES)[framework])
+    if os.environ.get("BENCH_CALLGRIND_ENGINES"):
+        engines = set(json.loads(os.environ["BENCH_CALLGRIND_ENGINES"])) | {
+            request_cost.DJANGO_BASELINE if framework == "django" else request_cost.STARLETTE_BASELINE
+        }
+    workloads = json.loads(os.environ.get("BENCH_CALLGRIND_WORKLOADS") or "null") or request_cost.WORKLOADS
     labels: list[dict[str, Any]] = []
     if framework == "django":
         request_cost.configure_django(Path(database), set(), migrate=False)
     builder = request_cost.django_configs if framework == "django" else request_cost.starlette_configs
-    built = {workload: builder(workload, set(), engines) for workload in request_cost.WORKLOADS}
+    built = {workload: builder(workload, set(), engines) for workload in workloads}
     gc.collect()
     gc.freeze()  # what start-up built is never collected again: each block's collection then costs little
     start()
@@ -223,8 +228,13 @@ def in_process(
     timeout: float,
     tick: Callable[[], object],
     quick: bool = False,
+    engines: list[str] | None = None,
+    workloads: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Per framework: what ``summarise`` gives, counted in one valgrind run each (run side by side)."""
+    """Per framework: what ``summarise`` gives, counted in one valgrind run each (run side by side).
+
+    ``engines``, ``workloads``: only these (the baseline always runs): a smoke test counts little.
+    """
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
@@ -236,6 +246,8 @@ def in_process(
             argv += [str(requests), str(warmup), str(labels)]
             env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
             env["BENCH_CALLGRIND_QUICK"] = "1" if quick else "0"
+            env["BENCH_CALLGRIND_ENGINES"] = json.dumps(engines) if engines else ""
+            env["BENCH_CALLGRIND_WORKLOADS"] = json.dumps(workloads) if workloads else ""
             process = subprocess.Popen(
                 [*command(directory), *argv],
                 cwd=ROOT,
