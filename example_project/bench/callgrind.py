@@ -53,6 +53,7 @@ DJANGO = [
     "ours + Django's middleware",
     "ours + our middleware",
     request_cost.DJANGO_PASS_THROUGH,
+    request_cost.DJANGO_COOKIE_PROBE,
 ]
 STARLETTE = [
     request_cost.STARLETTE_BASELINE,
@@ -60,8 +61,14 @@ STARLETTE = [
     "blake2sign_web SessionMiddleware",
     "blake2sign_web, compression=None",
     request_cost.STARLETTE_PASS_THROUGH,
+    request_cost.STARLETTE_COOKIE_PROBE,
 ]
 ENGINES = {"django": DJANGO, "starlette": STARLETTE}
+#: The baselines' servers also count requests carrying a session-sized Cookie header (the probe).
+PROBE_OF = {
+    request_cost.DJANGO_BASELINE: request_cost.DJANGO_COOKIE_PROBE,
+    request_cost.STARLETTE_BASELINE: request_cost.STARLETTE_COOKIE_PROBE,
+}
 #: The engines served under valgrind (one server each): the targets' rows and the baselines.
 SERVER_ENGINES = {
     "django": [
@@ -323,22 +330,27 @@ def on_server(
                         else server.login_cookie()
                     )
                     labels = []
+                    # The baseline's server also serves a session-sized Cookie header it never reads: the
+                    # server's and framework's cost of the header alone.
+                    probe = PROBE_OF.get(engine)
+                    variants = [(engine, cookie)] + ([(probe, request_cost.probe_cookie(framework))] if probe else [])
                     for workload in request_cost.WORKLOADS:
-                        path = http_path(framework, engine, workload)
-                        http_load.client(server.url(path), cookie or "", 600, warmup)
-                        for repeat in range(REPEATS):
-                            http_load.client(server.url("/__bench_zero"), "", 600, 1)
-                            http_load.client(server.url(path), cookie or "", 600, requests)
-                            http_load.client(server.url("/__bench_dump"), "", 600, 1)
-                            labels.append(
-                                {
-                                    "engine": engine,
-                                    "workload": workload,
-                                    "repeat": repeat,
-                                    "requests": requests,
-                                    "size": None if cookie is None else len(cookie.split("=", 1)[1]),
-                                }
-                            )
+                        for label, sent in variants:
+                            path = http_path(framework, engine, workload)
+                            http_load.client(server.url(path), sent or "", 600, warmup)
+                            for repeat in range(REPEATS):
+                                http_load.client(server.url("/__bench_zero"), "", 600, 1)
+                                http_load.client(server.url(path), sent or "", 600, requests)
+                                http_load.client(server.url("/__bench_dump"), "", 600, 1)
+                                labels.append(
+                                    {
+                                        "engine": label,
+                                        "workload": workload,
+                                        "repeat": repeat,
+                                        "requests": requests,
+                                        "size": None if sent is None else len(sent.split("=", 1)[1]),
+                                    }
+                                )
                     server.stop()
                     pid = server.worker
                     names: dict[str, dict[str, str]] = {}

@@ -56,8 +56,20 @@ STARLETTE_LOGIN = {
 OUR_DJANGO_PER_REQUEST = "example_project.bench.per_request.DjangoSignerPerRequest"
 DJANGO_PASS_THROUGH = "a middleware that does nothing"
 STARLETTE_PASS_THROUGH = "an ASGI middleware that only wraps send"
+DJANGO_COOKIE_PROBE = "no sessions, a session-sized Cookie header sent"
+STARLETTE_COOKIE_PROBE = "no session middleware, a session-sized Cookie header sent"
 #: Probes run only when asked for by name (``engines``): they are the breakdown's floor, not engines.
-PROBES = {DJANGO_PASS_THROUGH, STARLETTE_PASS_THROUGH}
+PROBES = {DJANGO_PASS_THROUGH, STARLETTE_PASS_THROUGH, DJANGO_COOKIE_PROBE, STARLETTE_COOKIE_PROBE}
+#: The cookie the Cookie-header probes send: as long as our login cookie's value (106 and 145 characters
+#: when this was written), base64url characters; nothing reads it but the framework's cookie parsing.
+PROBE_COOKIE_BYTES = {"django": 106, "starlette": 145}
+
+
+def probe_cookie(framework: str) -> str:
+    name = "sessionid" if framework == "django" else "session"
+    return f"{name}=" + ("AbCdEfGhIjKlMnOpQrStUvWxYz-_0123456789" * 8)[: PROBE_COOKIE_BYTES[framework]]
+
+
 #: The three kinds of request: one that never touches the session (an API route behind the
 #: middleware), a read of the login-sized session, a read and a write of a counter.
 WORKLOADS = ("api", "read", "write")
@@ -74,6 +86,8 @@ class DjangoEngine:
     cache: str = "default"
     database: str = "default"
     needs: str | None = None  # "redis" or "postgres": run only when that server answers
+    #: A probe: no session engine, but the client sends a session-sized Cookie header (what parsing it costs).
+    probe_cookie: bool = False
 
 
 DJANGO_ENGINES = {
@@ -95,6 +109,7 @@ DJANGO_ENGINES = {
     "ours, signer built per request": DjangoEngine("blake2sign_web.django.sessions", OUR_DJANGO_PER_REQUEST),
     # A probe, not an engine: what a middleware that does nothing costs (run when asked for by name).
     DJANGO_PASS_THROUGH: DjangoEngine(None, "example_project.bench.probes.PassThroughMiddleware"),
+    DJANGO_COOKIE_PROBE: DjangoEngine(None, None, probe_cookie=True),
 }
 #: (workload, ours, theirs, target): the ratios the project promises.
 DJANGO_TARGETS = [
@@ -311,6 +326,8 @@ def django_request(spec: DjangoEngine, workload: str) -> tuple[Callable[[], obje
         cookie = response.cookies["sessionid"].value
         path = f"/{workload}/"
     headers = {"HTTP_COOKIE": f"sessionid={cookie}"} if cookie else {}
+    if spec.probe_cookie:
+        headers = {"HTTP_COOKIE": probe_cookie("django")}
     expect_cookie = spec.engine is not None and workload == "write"
 
     def request() -> object:
@@ -349,6 +366,7 @@ def starlette_middlewares(services: set[str] = frozenset()) -> dict[str, list[An
         "blake2sign_web, compression=None": [Middleware(SessionMiddleware, secret_key=secret, compression=None)],
         "blake2sign_web, signer built per request": [Middleware(StarletteSignerPerRequest, secret_key=secret)],
         STARLETTE_PASS_THROUGH: [Middleware(PassThroughASGI)],
+        STARLETTE_COOKIE_PROBE: [],
     }
     try:
         import starsessions
@@ -446,6 +464,8 @@ def starlette_request(name: str, middleware: list[Any], workload: str) -> tuple[
             raise RuntimeError(f"{name}: logging in set no cookie")
         driver.cookie = driver.set_cookie.split(b";", 1)[0]
         size = len(driver.cookie.split(b"=", 1)[1])
+    if name == STARLETTE_COOKIE_PROBE:
+        driver.cookie = probe_cookie("starlette").encode()
     scope = driver.scope()
     scope.update(path=f"/{workload}", raw_path=f"/{workload}".encode())
 
