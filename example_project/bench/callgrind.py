@@ -44,7 +44,25 @@ from . import cgparse, request_cost
 ROOT = Path(__file__).resolve().parents[2]
 #: Blocks per configuration: their median is quoted, their range is the spread.
 REPEATS = 3
-EVENTS = ("Ir", "D1mr", "DLmr", "D1mw", "DLmw", "I1mr")
+EVENTS = ("Ir", "D1mr", "DLmr", "D1mw", "DLmw", "I1mr", "ILmr")
+
+
+def estimated_cycles(row: dict[str, list[float]]) -> list[float]:
+    """Per repeat: callgrind's usual estimate, Ir + 10 x L1 misses + 100 x last-level misses."""
+    return [
+        ir + 10 * (i1 + d1r + d1w) + 100 * (il + dlr + dlw)
+        for ir, i1, d1r, d1w, il, dlr, dlw in zip(
+            row["Ir"],
+            row["I1mr"],
+            row["D1mr"],
+            row["D1mw"],
+            row.get("ILmr", [0.0] * len(row["Ir"])),
+            row["DLmr"],
+            row["DLmw"],
+            strict=False,
+        )
+    ]
+
 
 #: The configurations the instrument counts: the targets' engines, their baselines and the layering probes.
 DJANGO = [
@@ -64,6 +82,24 @@ STARLETTE = [
     request_cost.STARLETTE_COOKIE_PROBE,
 ]
 ENGINES = {"django": DJANGO, "starlette": STARLETTE}
+#: Counted on cold caches too, in process (read and read+write): the targets' engines and the baselines.
+COLD_ENGINES = {
+    "django": {
+        request_cost.DJANGO_BASELINE,
+        "Django signed_cookies",
+        "ours + Django's middleware",
+        "ours + our middleware",
+    },
+    "starlette": {
+        request_cost.STARLETTE_BASELINE,
+        "Starlette SessionMiddleware",
+        "blake2sign_web SessionMiddleware",
+        "blake2sign_web, compression=None",
+    },
+}
+#: 12 MiB copied before each cold request: more than the simulated 8 MiB last level and the L1s.
+_COLD_SOURCE = bytearray(12 * 1024 * 1024)
+_COLD_TARGET = bytearray(12 * 1024 * 1024)
 #: The baselines' servers also count requests carrying a session-sized Cookie header (the probe).
 PROBE_OF = {
     request_cost.DJANGO_BASELINE: request_cost.DJANGO_COOKIE_PROBE,
@@ -201,6 +237,29 @@ def child(framework: str, database: str, requests: int, warmup: int, labels_path
                 labels.append(
                     {"engine": name, "workload": workload, "repeat": repeat, "requests": requests, "size": sizes[name]}
                 )
+            if workload == "api" or name not in COLD_ENGINES[framework]:
+                continue
+            # Cold caches: each request follows a copy larger than the simulated last-level cache, as a
+            # server's kernel and event loop run between two requests (the copy is in the baseline too).
+            cold_requests = max(requests // 5, 2)
+            for repeat in range(REPEATS):
+                gc.collect()
+                gc.disable()
+                zero()
+                for _ in range(cold_requests):
+                    _COLD_TARGET[:] = _COLD_SOURCE
+                    func()
+                dump()
+                gc.enable()
+                labels.append(
+                    {
+                        "engine": name,
+                        "workload": f"cold {workload}",
+                        "repeat": repeat,
+                        "requests": cold_requests,
+                        "size": sizes[name],
+                    }
+                )
     Path(labels_path).write_text(json.dumps(labels))
 
 
@@ -223,6 +282,11 @@ def summarise(dumps: list[cgparse.Dump], labels: list[dict[str, Any]]) -> dict[s
         if label["repeat"] == 0:
             row["groups"] = {k: v / n for k, v in cgparse.grouped(dump_).items()}
             row["groups_D1mr"] = {k: v / n for k, v in cgparse.grouped(dump_, "D1mr").items()}
+            misses: dict[str, float] = {}
+            for event in ("ILmr", "DLmr", "DLmw"):
+                for kind, value in cgparse.grouped(dump_, event).items():
+                    misses[kind] = misses.get(kind, 0.0) + value / n
+            row["groups_LLm"] = misses
             row["decoding_calls"] = {k: v / n for k, v in cgparse.decoding_calls(dump_).items()}
     return out
 

@@ -45,12 +45,20 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from . import callgrind as callgrind_module
 from . import profile, request_cost
 from .interleaved import NOISE_LIMIT, Quartiles, verdict
 from .timing import machine
 
 TITLES = {"django": "Django", "starlette": "Starlette"}
-LABELS = {"api": "never touches the session", "read": "read-only", "write": "read+write"}
+LABELS = {
+    "api": "never touches the session",
+    "read": "read-only",
+    "write": "read+write",
+    "cold read": "read-only, cold caches",
+    "cold write": "read+write, cold caches",
+}
+COLD_WHERE = "callgrind, in process, cold caches (estimated cycles)"
 HERE = Path(__file__).parent
 DJANGO_OURS, DJANGO_OURS_DJANGO, DJANGO_THEIRS = (
     "ours + our middleware",
@@ -300,6 +308,28 @@ def all_targets(parts: dict[str, Any]) -> list[dict[str, Any]]:
                     verdict=judge_range(values, target, quick),
                 )
                 out.append(entry)
+    cold = callgrind.get("in_process") or {}
+    quick = bool(callgrind.get("settings", {}).get("quick"))
+    for framework, ours, theirs, target in HTTP_TARGETS:
+        for workload in ("read", "write"):
+            by_workload = cold.get(framework)
+            rows = by_workload.get(f"cold {workload}", {}) if isinstance(by_workload, dict) else {}
+            base = baseline_name(framework)
+            if not all(n in rows for n in (ours, theirs, base)):
+                continue
+            cycles = {n: callgrind_module.estimated_cycles(rows[n]) for n in (ours, theirs, base)}
+            pairs = zip(cycles[ours], cycles[theirs], cycles[base], strict=False)
+            values = [(o - b) / (t - b) for o, t, b in pairs if t > b]
+            entry = _entry(COLD_WHERE, framework, workload, ours, theirs, target)
+            entry.update(
+                median=statistics.median(values) if values else None,
+                low=min(values) if values else None,
+                high=max(values) if values else None,
+                spread="min-max",
+                rounds=len(values),
+                verdict=judge_range(values, target, quick),
+            )
+            out.append(entry)
     requests = parts.get("requests", {})
     quick = bool(requests.get("settings", {}).get("quick"))
     for where, data, key, spec in (
@@ -508,8 +538,12 @@ def callgrind_section(part: dict[str, Any]) -> list[str]:
         f"{where_note(part)}. Blocks of {s.get('requests')} requests in process"
         + (f", {s.get('server_requests')} on a server" if s.get("server_requests") else ", no server run")
         + f", {s.get('repeats')} repeats each; caches {' '.join(s.get('caches', []))}. Added over the "
-        "session-less baseline, per request: instructions (Ir), L1 data-cache read misses (D1mr) and "
-        "last-level misses (DLmr + DLmw), medians of the repeats.",
+        "session-less baseline, per request: instructions (Ir), L1 data-cache read misses (D1mr), "
+        "last-level data misses (DLmr + DLmw), and callgrind's usual estimate of cycles (Ir + 10 x L1 misses + "
+        "100 x last-level misses), medians of the repeats. *Cold caches*: each request follows a 12 MiB copy "
+        "(more than the simulated last level), as a server's kernel, HTTP parser and event loop run between two "
+        "requests; the copy is in the baseline too, so what is added is the session's code and data fetched "
+        "from memory again.",
         "",
     ]
     for key, title in (("in_process", "in process"), ("server", "on a server worker")):
@@ -526,18 +560,21 @@ def callgrind_section(part: dict[str, Any]) -> list[str]:
                 f"#### {TITLES[framework]}, {title}",
                 "",
                 "| engine | request | instructions | added | added range | added D1 misses | added LL misses "
-                "| cookie |",
-                "|---|---|---:|---:|---:|---:|---:|---:|",
+                "| added est. cycles | cookie |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|",
             ]
-            for workload in ("api", "read", "write"):
+            for workload in ("api", "read", "write", "cold read", "cold write"):
                 rows = by_workload.get(workload) or {}
                 if base not in rows:
                     continue
                 for engine, row in rows.items():
                     total = statistics.median(row["Ir"])
                     if engine == base:
-                        lines.append(f"| {engine} | {LABELS[workload]} | {kilo(total)} | baseline | | | | |")
+                        lines.append(f"| {engine} | {LABELS[workload]} | {kilo(total)} | baseline | | | | | |")
                         continue
+                    cycles = statistics.median(callgrind_module.estimated_cycles(row)) - statistics.median(
+                        callgrind_module.estimated_cycles(rows[base])
+                    )
                     added = added_ir(rows, engine, base)
                     d1 = statistics.median(added_ir(rows, engine, base, "D1mr"))
                     ll = statistics.median(added_ir(rows, engine, base, "DLmr")) + statistics.median(
@@ -546,7 +583,7 @@ def callgrind_section(part: dict[str, Any]) -> list[str]:
                     cookie = f"{row['cookie_bytes']} B" if row.get("cookie_bytes") else ""
                     lines.append(
                         f"| {engine} | {LABELS[workload]} | {kilo(total)} | {kilo(statistics.median(added))} | "
-                        f"{kilo(min(added))} - {kilo(max(added))} | {d1:,.0f} | {ll:,.1f} | {cookie} |"
+                        f"{kilo(min(added))} - {kilo(max(added))} | {d1:,.0f} | {ll:,.1f} | {kilo(cycles)} | {cookie} |"
                     )
             lines.append("")
     return lines
@@ -651,100 +688,254 @@ def many_users_section(part: dict[str, Any]) -> list[str]:
     return lines
 
 
-def breakdown_section(parts: dict[str, Any]) -> list[str]:
-    lines = ["## Where the time goes", ""]
-    prof = parts.get("profile", {})
+SHORT = {
+    "encoding and signing the cookie": "encode, sign",
+    "verifying and decoding the cookie": "verify, decode",
+    "socket write (send syscall)": "socket write",
+    "response headers (Set-Cookie, Vary)": "Set-Cookie, Vary",
+    "the server parsing and validating headers": "server: headers",
+    "finding the cookie": "find cookie",
+    "building the session": "build session",
+    "the session middleware's own code": "middleware's own code",
+    "server, framework and view": "server, framework, view",
+    "hashing (BLAKE2, HMAC, SHA)": "hashing",
+    "JSON (orjson, json)": "JSON",
+    "compression (zstd)": "zstd",
+    "base64": "base64",
+    "regular expressions": "regex",
+    "memory allocation": "malloc",
+    "garbage collector": "GC",
+    "sockets, event loop, HTTP parser": "sockets, loop (C)",
+    "libc string and memory copies": "libc copies",
+    "interpreter (Python code)": "Python code",
+    "other": "other",
+}
+#: The C-level kinds in the order the tables show them: verifying and decoding first.
+KIND_ORDER = [
+    "hashing (BLAKE2, HMAC, SHA)",
+    "base64",
+    "compression (zstd)",
+    "JSON (orjson, json)",
+    "interpreter (Python code)",
+    "memory allocation",
+    "regular expressions",
+    "libc string and memory copies",
+    "sockets, event loop, HTTP parser",
+    "garbage collector",
+    "other",
+]
+
+
+def profile_tables(prof: dict[str, Any]) -> list[str]:
     results = prof.get("results") or {}
     if "error" in results:
-        lines += [f"The profile was not run: {results['error']}", ""]
-    elif results:
-        lines += [
-            "### In the server, by kind of work (py-spy)",
-            "",
-            f"{where_note(prof)}. Added microseconds per request over the session-less server, by kind of work "
-            f"(py-spy at {prof.get('settings', {}).get('rate')} Hz for "
-            f"{prof.get('settings', {}).get('seconds', 0):g} s "
-            "per configuration under wrk on one connection; one sync gunicorn worker, one uvicorn worker). A "
-            "single profile's shares are noisy: read the large entries. *Server, framework and view* is what "
-            "the server does around the application and was not sorted into another kind.",
-            "",
+        return [f"The profile was not run: {results['error']}", ""]
+    if not results:
+        return []
+    s = prof.get("settings", {})
+    lines = [
+        "### In the server, by kind of work (py-spy)",
+        "",
+        f"{where_note(prof)}. Added microseconds of the worker's CPU per request over the session-less server, by "
+        f"kind of work (py-spy at {s.get('rate')} Hz for {s.get('seconds', 0):g} s per configuration under wrk on one "
+        "connection; one sync gunicorn worker, one uvicorn worker). One profile per configuration, on the clock: "
+        "read the large entries, not the small ones, and not the negative ones (noise). *Server: headers* is the "
+        "server's HTTP parser reading and validating headers (h11, gunicorn); *server, framework, view* is what "
+        "was not sorted into another kind.",
+        "",
+    ]
+    for framework in ("django", "starlette"):
+        kinds = results.get(framework) or {}
+        base = profile.ENGINES[framework][0]
+        rows = [
+            (k, e) for k in ("api", "read", "write") for e in profile.ENGINES[framework][1:] if e in kinds.get(k, {})
         ]
-        for framework in ("django", "starlette"):
-            kinds = results.get(framework) or {}
-            engines = [e for e in profile.ENGINES[framework][1:] if any(e in rows for rows in kinds.values())]
-            if not engines:
-                continue
-            head = [f"{e} ({LABELS[k]})" for k in ("api", "read", "write") for e in engines if e in kinds.get(k, {})]
-            lines += [
-                f"#### {TITLES[framework]}",
-                "",
-                "| kind of work | " + " | ".join(head) + " |",
-                "|---|" + "---:|" * len(head),
-            ]
-            for category in [*profile.ORDER, "total (CPU per request, added)"]:
-                cells = []
-                for k in ("api", "read", "write"):
-                    rows = kinds.get(k, {})
-                    base = rows.get(profile.ENGINES[framework][0], {})
-                    for e in engines:
-                        if e not in rows:
-                            continue
-                        if category.startswith("total"):
-                            cells.append(us(rows[e]["cpu_us_per_request"] - base.get("cpu_us_per_request", 0)))
-                        else:
-                            cells.append(us(rows[e].get("added_us_per_request", {}).get(category, 0.0)))
-                lines.append(f"| {category} | " + " | ".join(cells) + " |")
-            lines.append("")
-        lines += ["![Where the added time goes](img/request-breakdown.png)", ""]
-    cg = parts.get("callgrind", {})
-    for key, title in (("in_process", "in process"), ("server", "on a server worker")):
+        if not rows:
+            continue
+        lines += [
+            f"#### {TITLES[framework]}",
+            "",
+            "| engine | request | " + " | ".join(SHORT[c] for c in profile.ORDER) + " | total added |",
+            "|---|---|" + "---:|" * (len(profile.ORDER) + 1),
+        ]
+        for kind, engine in rows:
+            row = kinds[kind][engine]
+            total = row["cpu_us_per_request"] - kinds[kind].get(base, {}).get("cpu_us_per_request", 0.0)
+            cells = [f"{row.get('added_us_per_request', {}).get(c, 0.0):.1f}" for c in profile.ORDER]
+            lines.append(f"| {engine} | {LABELS[kind]} | " + " | ".join(cells) + f" | {us(total)} |")
+        lines.append("")
+    return lines
+
+
+def callgrind_kind_tables(cg: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for key, title, workloads, groups_key, unit in (
+        ("in_process", "in process", ("api", "read", "write"), "groups", "instructions"),
+        ("server", "on a server worker", ("api", "read", "write"), "groups", "instructions"),
+        ("in_process", "in process, cold caches", ("cold read", "cold write"), "groups_LLm", "last-level misses"),
+    ):
         data = cg.get(key) or {}
         for framework in ("django", "starlette"):
             by_workload = data.get(framework)
             if not isinstance(by_workload, dict) or "error" in by_workload:
                 continue
             base = baseline_name(framework)
-            columns = [
+            rows = [
                 (w, e)
-                for w in ("api", "read", "write")
-                for e in (by_workload.get(w) or {})
-                if e != base and "groups" in by_workload[w][e]
+                for w in workloads
+                if base in (by_workload.get(w) or {})
+                for e in by_workload[w]
+                if e != base and groups_key in by_workload[w][e]
             ]
-            if not columns or not all(base in (by_workload.get(w) or {}) for w, _ in columns):
+            if not rows:
                 continue
-            groups: list[str] = []
-            for w, e in columns:
-                for g in by_workload[w][e]["groups"]:
-                    if g not in groups:
-                        groups.append(g)
+            present = {g for w, e in rows for g in by_workload[w][e][groups_key]}
+            kinds = [k for k in KIND_ORDER if k in present]
+            scale = (lambda v: kilo(v)) if unit == "instructions" else (lambda v: f"{v:,.1f}")
             lines += [
-                f"### Instructions added {title}, by kind of C-level work: {TITLES[framework]} (callgrind)",
+                f"#### {unit.capitalize()} added {title}, by kind of C-level work: {TITLES[framework]}",
                 "",
-                "| kind of work | " + " | ".join(f"{e} ({LABELS[w]})" for w, e in columns) + " |",
-                "|---|" + "---:|" * len(columns),
+                "| engine | request | " + " | ".join(SHORT[k] for k in kinds) + " | total |",
+                "|---|---|" + "---:|" * (len(kinds) + 1),
             ]
-            for g in [*groups, "total"]:
-                cells = []
-                for w, e in columns:
-                    mine, theirs = by_workload[w][e]["groups"], by_workload[w][base]["groups"]
-                    if g == "total":
-                        value = statistics.median(by_workload[w][e]["Ir"]) - statistics.median(
-                            by_workload[w][base]["Ir"]
-                        )
-                    else:
-                        value = mine.get(g, 0.0) - theirs.get(g, 0.0)
-                    cells.append(kilo(value))
-                lines.append(f"| {g} | " + " | ".join(cells) + " |")
-            lines += [
-                "",
-                "*Interpreter (Python code)* is the bytecode of every Python function (the middleware, the session "
-                "classes, the framework); C-level kinds are named by the object file and function the instructions "
-                "ran in (`example_project/bench/cgparse.py`).",
-                "",
-            ]
+            for w, e in rows:
+                mine, theirs = by_workload[w][e][groups_key], by_workload[w][base][groups_key]
+                cells = [scale(mine.get(k, 0.0) - theirs.get(k, 0.0)) for k in kinds]
+                total = sum(mine.values()) - sum(theirs.values())
+                lines.append(f"| {e} | {LABELS[w]} | " + " | ".join(cells) + f" | {scale(total)} |")
+            lines.append("")
+    if lines:
+        lines = [
+            "### In the instructions, by kind of C-level work (callgrind)",
+            "",
+            "Each instruction is counted where it ran: *Python code* is the interpreter running the bytecode of "
+            "every Python function (the middleware, the session classes, the framework, the HTTP parser when it is "
+            "Python); the other kinds are C functions, named by their object file and function "
+            "(`example_project/bench/cgparse.py`). Verifying and decoding a token is *hashing*, *base64*, *zstd* and "
+            "*JSON*. The last tables count, on cold caches, where the last-level misses (instruction and data) fall.",
+            "",
+            "![Where a session's added instructions go](img/request-breakdown.png)",
+            "",
+            *lines,
+        ]
+    return lines
+
+
+C_SIGNING = ("hashing (BLAKE2, HMAC, SHA)", "base64", "compression (zstd)", "JSON (orjson, json)")
+
+
+def key_findings(parts: dict[str, Any]) -> list[str]:
+    """The breakdown's main numbers, computed from this run's results (read-only, login-sized session)."""
+    cg = parts.get("callgrind", {})
+    hot, server = cg.get("in_process") or {}, cg.get("server") or {}
+    lines = ["### This run's numbers", ""]
+    pairs = {
+        "starlette": (STARLETTE_OURS, STARLETTE_THEIRS, request_cost.STARLETTE_PASS_THROUGH),
+        "django": (DJANGO_OURS, DJANGO_THEIRS, request_cost.DJANGO_PASS_THROUGH),
+    }
+    probes = {"starlette": request_cost.STARLETTE_COOKIE_PROBE, "django": request_cost.DJANGO_COOKIE_PROBE}
+
+    def added(data: dict[str, Any], framework: str, workload: str, engine: str, key: str = "Ir") -> float | None:
+        rows = (data.get(framework) or {}).get(workload) if isinstance(data.get(framework), dict) else None
+        base = baseline_name(framework)
+        if not rows or engine not in rows or base not in rows:
+            return None
+        if key == "cycles":
+            return statistics.median(callgrind_module.estimated_cycles(rows[engine])) - statistics.median(
+                callgrind_module.estimated_cycles(rows[base])
+            )
+        if key == "LL":
+            return sum(
+                statistics.median(rows[engine][e]) - statistics.median(rows[base][e])
+                for e in ("ILmr", "DLmr", "DLmw")
+                if e in rows[engine]
+            )
+        if key in ("signing", "python"):
+            mine, theirs = rows[engine].get("groups", {}), rows[base].get("groups", {})
+            kinds = C_SIGNING if key == "signing" else ("interpreter (Python code)",)
+            return sum(mine.get(k, 0.0) - theirs.get(k, 0.0) for k in kinds)
+        return statistics.median(rows[engine][key]) - statistics.median(rows[base][key])
+
+    def k(value: float | None) -> str:
+        return "n/a" if value is None else f"{abs(value) / 1000 if abs(value) < 50 else value / 1000:.1f} k"
+
+    for framework, (ours, theirs, floor) in pairs.items():
+        title = TITLES[framework]
+        o, t = added(hot, framework, "read", ours), added(hot, framework, "read", theirs)
+        if o is None or t is None:
+            continue
+        o_py, o_c = added(hot, framework, "read", ours, "python"), added(hot, framework, "read", ours, "signing")
+        t_py, t_c = added(hot, framework, "read", theirs, "python"), added(hot, framework, "read", theirs, "signing")
+        lines.append(
+            f"- **{title}, read, in process**: ours adds {k(o)} instructions ({k(o_py)} of them Python code, "
+            f"{k(o_c)} verifying and decoding in C: BLAKE2b, base64, zstd, orjson); {theirs} adds {k(t)} "
+            f"({k(t_py)} Python code, {k(t_c)} in C), a ratio of {o / t:.2f}. A middleware that does nothing "
+            f"adds {k(added(hot, framework, 'read', floor))}."
+        )
+        so, st = added(server, framework, "read", ours), added(server, framework, "read", theirs)
+        probe_server, probe_hot = (
+            added(server, framework, "read", probes[framework]),
+            added(hot, framework, "read", probes[framework]),
+        )
+        if so is not None and st is not None:
+            lines.append(
+                f"- **{title}, read, on the server worker**: ours adds {k(so)} ({k(so - o)} more than in process), "
+                f"{theirs} {k(st)} ({k(st - t)} more): a ratio of {so / st:.2f}. A session-sized Cookie header "
+                f"that nothing reads costs the session-less server {k(probe_server)} instructions (in process: "
+                f"{k(probe_hot)}): the server's HTTP parser reads and validates it."
+            )
+        co, ct = (
+            added(hot, framework, "cold read", ours, "cycles"),
+            added(hot, framework, "cold read", theirs, "cycles"),
+        )
+        if co is not None and ct:
+            ho, ht = added(hot, framework, "read", ours, "cycles"), added(hot, framework, "read", theirs, "cycles")
+            o_ll = added(hot, framework, "cold read", ours, "LL") or 0.0
+            t_ll = added(hot, framework, "cold read", theirs, "LL") or 0.0
+            lines.append(
+                f"- **{title}, read, cold caches**: ours misses the last level {o_ll:,.0f} times per request, "
+                f"{theirs} {t_ll:,.0f}; in estimated cycles ours adds {k(co)} against {k(ct)}, a ratio of "
+                f"{co / ct:.2f} (hot caches: {(ho or 0) / (ht or 1):.2f})."
+            )
+        api = (hot.get(framework) or {}).get("api") if isinstance(hot.get(framework), dict) else None
+        if api and ours in api:
+            extra = decoding_added(api, ours, baseline_name(framework))
+            decodes = (
+                "it verifies and decodes the cookie all the same (it calls "
+                + ", ".join(f"`{fn}`" for fn in sorted(extra)[:3])
+                + ")."
+                if extra
+                else "it verifies and decodes nothing."
+            )
+            lines.append(
+                f"- **{title}, a request that never touches the session**: ours adds "
+                f"{k(added(hot, framework, 'api', ours))} instructions in process ({theirs}: "
+                f"{k(added(hot, framework, 'api', theirs))}; the Cookie header alone "
+                f"{k(added(hot, framework, 'api', probes[framework]))}); " + decodes
+            )
+    requests = parts.get("requests", {})
+    for framework, (ours, theirs, _) in pairs.items():
+        rows = requests.get("results", {}).get(framework, {}).get("read", {})
+        http = requests.get("http", {}).get(framework, {}).get("read", {})
+        if ours in rows and theirs in rows and ours in http and theirs in http:
+            lines.append(
+                f"- **{TITLES[framework]}, read, on the clock** (medians; the targets give their spread): in "
+                f"process ours adds {us(rows[ours]['added_us_median'])}, {theirs} "
+                f"{us(rows[theirs]['added_us_median'])}; over HTTP {us(http[ours]['added_us_median'])} and "
+                f"{us(http[theirs]['added_us_median'])} of server CPU."
+            )
+    lines.append("")
+    return lines if len(lines) > 3 else []
+
+
+def breakdown_section(parts: dict[str, Any]) -> list[str]:
+    lines = ["## Where the time goes", ""]
+    lines += key_findings(parts)
     findings = HERE / "findings.md"
     if findings.exists():
         lines += [findings.read_text().rstrip(), ""]
+    lines += profile_tables(parts.get("profile", {}))
+    lines += callgrind_kind_tables(parts.get("callgrind", {}))
     return lines
 
 
@@ -838,6 +1029,7 @@ def markdown(data: dict[str, Any]) -> str:
 INSTRUMENTS = [
     "callgrind, in process",
     "callgrind, server worker",
+    COLD_WHERE,
     "clock, in process",
     "clock, HTTP (1 connection)",
     "clock, many users, 1 worker",
@@ -884,7 +1076,7 @@ def ratio_chart(data: dict[str, Any], path: Path) -> None:
         axis.set_xlim(0, 1.5)
         axis.set_xlabel("ours' added cost / the incumbent's (bars: median; whiskers: spread)", fontsize=8)
         axis.set_title(f"{TITLES[framework]}: {ours} / {theirs}", fontsize=10)
-        axis.legend(fontsize=7, loc="lower right")
+        axis.legend(fontsize=7, loc="best")
     figure.suptitle(f"What our sessions add, as a fraction of the incumbent's: {data['machine']}", fontsize=9)
     figure.tight_layout(rect=(0, 0, 1, 0.97))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -893,39 +1085,49 @@ def ratio_chart(data: dict[str, Any], path: Path) -> None:
 
 
 def breakdown_chart(data: dict[str, Any], path: Path) -> bool:
-    """Stacked bars: added microseconds per request by kind of work (the profile), per engine and request."""
-    results = data["parts"].get("profile", {}).get("results") or {}
-    if not results or "error" in results:
+    """Stacked bars: instructions each engine adds per request by kind of work, in process and on a server."""
+    cg = data["parts"].get("callgrind", {})
+    panels = [(k, t) for k, t in (("in_process", "in process"), ("server", "on a server worker")) if cg.get(k)]
+    if not panels:
         return False
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    bars_ = []
-    for framework in ("django", "starlette"):
-        kinds = results.get(framework) or {}
-        for kind in ("api", "read", "write"):
-            for engine in profile.ENGINES[framework][1:]:
-                row = kinds.get(kind, {}).get(engine)
-                if row:
-                    bars_.append((f"{TITLES[framework]} {LABELS[kind]}: {engine}", row.get("added_us_per_request", {})))
-    if not bars_:
-        return False
-    figure, axis = plt.subplots(figsize=(10, 0.32 * len(bars_) + 1.6))
-    palette = plt.get_cmap("tab10")
-    for index, category in enumerate(profile.ORDER):
-        left_pos = [sum(max(v.get(c, 0.0), 0.0) for c in profile.ORDER[:index]) for _, v in bars_]
-        widths = [max(v.get(category, 0.0), 0.0) for _, v in bars_]
-        axis.barh(range(len(bars_)), widths, left=left_pos, color=palette(index), label=category, height=0.7)
-    axis.set_yticks(range(len(bars_)), [b[0] for b in bars_], fontsize=7)
-    axis.invert_yaxis()
-    axis.set_xlabel(
-        "added microseconds per request over no sessions, by kind of work (py-spy; negatives not drawn)", fontsize=8
-    )
-    axis.legend(fontsize=7, loc="lower right")
-    axis.set_title(f"Where a session's added time goes in the server: {data['machine']}", fontsize=9)
-    figure.tight_layout()
+    engines = {
+        "django": [DJANGO_THEIRS, DJANGO_OURS_DJANGO, DJANGO_OURS, request_cost.DJANGO_COOKIE_PROBE],
+        "starlette": [STARLETTE_THEIRS, STARLETTE_OURS, request_cost.STARLETTE_COOKIE_PROBE],
+    }
+    figure, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 7), squeeze=False, sharey=True)
+    palette = plt.get_cmap("tab20")
+    labels: list[str] = []
+    for axis, (key, title) in zip(axes[0], panels, strict=True):
+        bars_: list[tuple[str, dict[str, float]]] = []
+        for framework, names in engines.items():
+            by_workload = cg[key].get(framework)
+            if not isinstance(by_workload, dict):
+                continue
+            base = baseline_name(framework)
+            for workload in ("api", "read", "write"):
+                rows = by_workload.get(workload) or {}
+                for name in names:
+                    if name in rows and base in rows and "groups" in rows[name]:
+                        mine, theirs = rows[name]["groups"], rows[base]["groups"]
+                        added = {k: mine.get(k, 0.0) - theirs.get(k, 0.0) for k in KIND_ORDER}
+                        bars_.append((f"{TITLES[framework]} {LABELS[workload]}: {name}", added))
+        labels = [b[0] for b in bars_]
+        for index, kind in enumerate(KIND_ORDER):
+            left = [sum(max(v[k], 0.0) for k in KIND_ORDER[:index]) / 1000 for _, v in bars_]
+            widths = [max(v[kind], 0.0) / 1000 for _, v in bars_]
+            axis.barh(range(len(bars_)), widths, left=left, color=palette(index), label=SHORT[kind], height=0.7)
+        axis.set_yticks(range(len(bars_)), labels, fontsize=7)
+        axis.invert_yaxis()
+        axis.set_xlabel("thousands of instructions added per request (callgrind)", fontsize=8)
+        axis.set_title(title, fontsize=9)
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    figure.suptitle(f"Where a session's added instructions go: {data['machine']}", fontsize=9)
+    figure.tight_layout(rect=(0, 0, 1, 0.96))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=100)
     plt.close(figure)
