@@ -105,8 +105,8 @@ def test_callgrind_counts_instructions_per_request_and_sees_decoding() -> None:
     )
     rows = result["starlette"]
     assert "error" not in rows, rows
-    assert set(rows) == {"api", "read"}
-    for workload in ("api", "read"):
+    assert set(rows) == {"api", "read", "cold read"}
+    for workload in ("api", "read", "cold read"):
         assert set(rows[workload]) == {STARLETTE_BASE, STARLETTE_OURS}
         for row in rows[workload].values():
             assert len(row["Ir"]) == callgrind.REPEATS
@@ -116,6 +116,8 @@ def test_callgrind_counts_instructions_per_request_and_sees_decoding() -> None:
     base, ours = rows["read"][STARLETTE_BASE]["Ir"], rows["read"][STARLETTE_OURS]["Ir"]
     assert min(ours) > max(base)
     assert rows["api"][STARLETTE_BASE]["decoding_calls"] == {}
+    # cold caches: the copy before each request evicts the simulated last level
+    assert min(rows["cold read"][STARLETTE_BASE]["DLmr"]) > 100 * max(rows["read"][STARLETTE_BASE]["DLmr"] + [1.0])
     assert ticks == [1]
 
 
