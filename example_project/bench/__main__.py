@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -285,12 +286,31 @@ def main(argv: list[str] | None = None) -> int:
         "downloads": 2,
     }
     bar = Progress(sum(steps[p] for p in args.parts))
+    errors: dict[str, str] = {}
+
+    def save() -> list[Path]:
+        """The results so far into the JSON and the page: a part that fails later loses nothing before it."""
+        for name, part_data in parts.items():
+            part_data.setdefault("settings", {})
+            part_data["settings"]["quick"] = args.quick
+            part_data["settings"]["elapsed_s"] = round(elapsed.get(name, 0.0), 1)
+        run = {"elapsed_s": round(time.time() - started, 1), "quick": args.quick, "parts_run": args.parts}
+        if errors:
+            run["errors"] = dict(errors)
+        return report.write(args.out, dict(parts), run)
+
     background: threading.Thread | None = None
     with tempfile.TemporaryDirectory() as directory:
         database = Path(directory) / "sessions.sqlite3"
         request_cost.configure_django(database, services)
 
         def run_callgrind() -> None:
+            try:
+                count_callgrind()
+            except Exception:  # reported like any part's failure
+                errors["callgrind"] = traceback.format_exc()[-3000:]
+
+        def count_callgrind() -> None:
             begun = time.time()
             why = callgrind.supported()
             if why is not None:
@@ -323,111 +343,110 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for part in args.parts:
                 begun = time.time()
-                if part == "core":
-                    from . import core
+                try:
+                    if part == "core":
+                        from . import core
 
-                    bar.describe("core: dumps + loads")
-                    parts["core"] = {"settings": {"quick": args.quick}, **core.run(args.quick, bar.tick)}
-                elif part == "requests":
-                    pinned = None
-                    original = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-                    if not args.no_pin:
-                        pinned = request_cost.pin_to_one_cpu()
-                    inproc = in_process(frameworks, services, engines, args.rounds, args.block, bar)
-                    if original is not None:
-                        os.sched_setaffinity(0, original)
-                    http = (
-                        {}
-                        if args.no_http
-                        else over_http(
-                            frameworks,
-                            services,
-                            engines,
-                            database,
-                            args.http_rounds,
-                            args.http_seconds,
-                            args.http_requests,
-                            cpus,
-                            bar,
-                            kinds,
+                        bar.describe("core: dumps + loads")
+                        parts["core"] = {"settings": {"quick": args.quick}, **core.run(args.quick, bar.tick)}
+                    elif part == "requests":
+                        pinned = None
+                        original = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+                        if not args.no_pin:
+                            pinned = request_cost.pin_to_one_cpu()
+                        inproc = in_process(frameworks, services, engines, args.rounds, args.block, bar)
+                        if original is not None:
+                            os.sched_setaffinity(0, original)
+                        http = (
+                            {}
+                            if args.no_http
+                            else over_http(
+                                frameworks,
+                                services,
+                                engines,
+                                database,
+                                args.http_rounds,
+                                args.http_seconds,
+                                args.http_requests,
+                                cpus,
+                                bar,
+                                kinds,
+                            )
                         )
-                    )
-                    parts["requests"] = report.requests_part(
-                        inproc,
-                        http,
-                        {
-                            "quick": args.quick,
-                            "rounds": args.rounds,
-                            "block_s": args.block,
-                            "http_rounds": args.http_rounds,
-                            "http_seconds": args.http_seconds,
-                            "http_max_requests": args.http_requests,
-                            "pinned_cpu": pinned,
-                            "server_cpu": cpus[0],
-                            "client_cpu": cpus[1],
-                            "load_generator": None if args.no_http else http_load.load_generator(),
-                            "services": sorted(services),
-                        },
-                    )
-                elif part == "callgrind":
-                    if background is None:
-                        run_callgrind()
+                        parts["requests"] = report.requests_part(
+                            inproc,
+                            http,
+                            {
+                                "quick": args.quick,
+                                "rounds": args.rounds,
+                                "block_s": args.block,
+                                "http_rounds": args.http_rounds,
+                                "http_seconds": args.http_seconds,
+                                "http_max_requests": args.http_requests,
+                                "pinned_cpu": pinned,
+                                "server_cpu": cpus[0],
+                                "client_cpu": cpus[1],
+                                "load_generator": None if args.no_http else http_load.load_generator(),
+                                "services": sorted(services),
+                            },
+                        )
+                    elif part == "callgrind":
+                        if background is None:
+                            run_callgrind()
+                    elif part == "many-users":
+                        workers = (1,) if args.quick else many_users.WORKERS
+                        parts["many_users"] = {
+                            "settings": {
+                                "users": args.users,
+                                "rounds": args.mu_rounds,
+                                "seconds": args.mu_seconds,
+                                "connections": args.connections,
+                                "workers": list(workers),
+                                "django_worker": "gunicorn gthread, 1 thread",
+                                "starlette_worker": "uvicorn",
+                            },
+                            "results": many_users.run(
+                                frameworks,
+                                database,
+                                services,
+                                users=args.users,
+                                rounds=args.mu_rounds,
+                                seconds=args.mu_seconds,
+                                connections=args.connections,
+                                workers=workers,
+                                kinds=kinds if args.quick else many_users.KINDS,
+                                tick=bar.tick,
+                                describe=bar.describe,
+                            ),
+                        }
+                    elif part == "profile":
+                        parts["profile"] = {
+                            "settings": {"seconds": args.profile_seconds, "rate": args.profile_rate},
+                            "results": profile.run(
+                                frameworks,
+                                database,
+                                services,
+                                seconds=args.profile_seconds,
+                                rate=args.profile_rate,
+                                kinds=kinds if args.quick else profile.KINDS,
+                                tick=bar.tick,
+                                describe=bar.describe,
+                            ),
+                        }
+                    elif part == "downloads":
+                        parts["downloads"] = downloads_part(args.max_size, bar)
+                except Exception:  # a part that fails is reported; the others run and are kept
+                    errors[part] = traceback.format_exc()[-3000:]
+                    print(f"\n{part} failed:\n{errors[part]}", file=sys.stderr)
                     continue
-                elif part == "many-users":
-                    workers = (1,) if args.quick else many_users.WORKERS
-                    parts["many_users"] = {
-                        "settings": {
-                            "users": args.users,
-                            "rounds": args.mu_rounds,
-                            "seconds": args.mu_seconds,
-                            "connections": args.connections,
-                            "workers": list(workers),
-                            "django_worker": "gunicorn gthread, 1 thread",
-                            "starlette_worker": "uvicorn",
-                        },
-                        "results": many_users.run(
-                            frameworks,
-                            database,
-                            services,
-                            users=args.users,
-                            rounds=args.mu_rounds,
-                            seconds=args.mu_seconds,
-                            connections=args.connections,
-                            workers=workers,
-                            kinds=kinds if args.quick else many_users.KINDS,
-                            tick=bar.tick,
-                            describe=bar.describe,
-                        ),
-                    }
-                elif part == "profile":
-                    parts["profile"] = {
-                        "settings": {"seconds": args.profile_seconds, "rate": args.profile_rate},
-                        "results": profile.run(
-                            frameworks,
-                            database,
-                            services,
-                            seconds=args.profile_seconds,
-                            rate=args.profile_rate,
-                            kinds=kinds if args.quick else profile.KINDS,
-                            tick=bar.tick,
-                            describe=bar.describe,
-                        ),
-                    }
-                elif part == "downloads":
-                    parts["downloads"] = downloads_part(args.max_size, bar)
                 elapsed[part.replace("-", "_")] = time.time() - begun
+                save()
             if background is not None:
                 bar.describe("callgrind: waiting for valgrind")
                 background.join()
         finally:
             bar.close()
-    for name, part_data in parts.items():
-        part_data.setdefault("settings", {})
-        part_data["settings"]["quick"] = args.quick
-        part_data["settings"]["elapsed_s"] = round(elapsed.get(name, 0.0), 1)
-    written = report.write(
-        args.out, parts, {"elapsed_s": round(time.time() - started, 1), "quick": args.quick, "parts_run": args.parts}
-    )
+    written = save()
     for path in written:
         print(path)
     return 0

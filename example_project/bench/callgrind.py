@@ -360,77 +360,90 @@ def on_server(
     timeout: float,
     tick: Callable[[], object],
 ) -> dict[str, Any]:
-    """Per framework and engine: one server under valgrind, blocks of ``requests`` requests over 127.0.0.1."""
-    from . import http_load
+    """Per framework and engine: one server under valgrind, blocks of ``requests`` requests over 127.0.0.1.
+
+    Two servers at a time, each with its own client thread: the machine has two cores, and each valgrind
+    keeps one busy. Counts do not depend on what runs beside them.
+    """
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
     results: dict[str, Any] = {}
+    lock = threading.Lock()
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        jobs = [(f, e) for f in frameworks for e in SERVER_ENGINES[f]]
-        # Two at a time: the machine has two cores, and each valgrind keeps one busy.
-        for start in range(0, len(jobs), 2):
-            batch = jobs[start : start + 2]
-            servers = {}
+        jobs = [(f, e, directory / f"{f}-{i}") for f in frameworks for i, e in enumerate(SERVER_ENGINES[f])]
+
+        def run(job: tuple[str, str, Path]) -> None:
+            framework, engine, out = job
+            out.mkdir()
             try:
-                for framework, engine in batch:
-                    env = {
-                        "BENCH_DB": str(database),
-                        "BENCH_SERVICES": ",".join(sorted(services)),
-                        "BENCH_MARKERS": "1",
-                        "PYTHONHASHSEED": "0",
-                    }
-                    out = directory / f"{framework}-{len(servers)}-{start}"
-                    out.mkdir()
-                    servers[framework, engine] = (
-                        http_load.Server(framework, engine, env, None, prefix=command(out), timeout=300),
-                        out,
-                    )
-                for (framework, engine), (server, out) in servers.items():
-                    server.wait(timeout=timeout)
-                    http_load.client(server.url("/__bench_start"), "", 600, 1)
-                    cookie = (
-                        None
-                        if engine in (request_cost.DJANGO_BASELINE, request_cost.STARLETTE_BASELINE)
-                        else server.login_cookie()
-                    )
-                    labels = []
-                    # The baseline's server also serves a session-sized Cookie header it never reads: the
-                    # server's and framework's cost of the header alone.
-                    probe = PROBE_OF.get(engine)
-                    variants = [(engine, cookie)] + ([(probe, request_cost.probe_cookie(framework))] if probe else [])
-                    for workload in request_cost.WORKLOADS:
-                        for label, sent in variants:
-                            path = http_path(framework, engine, workload)
-                            http_load.client(server.url(path), sent or "", 600, warmup)
-                            for repeat in range(REPEATS):
-                                http_load.client(server.url("/__bench_zero"), "", 600, 1)
-                                http_load.client(server.url(path), sent or "", 600, requests)
-                                http_load.client(server.url("/__bench_dump"), "", 600, 1)
-                                labels.append(
-                                    {
-                                        "engine": label,
-                                        "workload": workload,
-                                        "repeat": repeat,
-                                        "requests": requests,
-                                        "size": None if sent is None else len(sent.split("=", 1)[1]),
-                                    }
-                                )
-                    server.stop()
-                    pid = server.worker
-                    names: dict[str, dict[str, str]] = {}
-                    dumps = [cgparse.parse(p, names) for p in dumps_of(out, pid)]
-                    part = summarise(dumps, labels)
+                part = serve(framework, engine, out, database, services, requests, warmup, timeout)
+                with lock:
                     for workload, rows in part.items():
                         results.setdefault(framework, {}).setdefault(workload, {}).update(rows)
-                    tick()
-            except Exception as error:
-                for framework, engine in batch:
+            except Exception as error:  # one server's failure is reported, the run goes on
+                with lock:
                     results.setdefault(framework, {}).setdefault("errors", {})[engine] = repr(error)[:500]
-                    tick()
-            finally:
-                for server, _ in servers.values():
-                    server.stop()
+            tick()
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(run, jobs))
     return results
+
+
+def serve(
+    framework: str,
+    engine: str,
+    out: Path,
+    database: Path,
+    services: set[str],
+    requests: int,
+    warmup: int,
+    timeout: float,
+) -> dict[str, Any]:
+    """One server under valgrind: its blocks, summarised as ``summarise`` does."""
+    from . import http_load
+
+    env = {
+        "BENCH_DB": str(database),
+        "BENCH_SERVICES": ",".join(sorted(services)),
+        "BENCH_MARKERS": "1",
+        "PYTHONHASHSEED": "0",
+    }
+    server = http_load.Server(framework, engine, env, None, prefix=command(out), timeout=300)
+    try:
+        server.wait(timeout=timeout)
+        http_load.client(server.url("/__bench_start"), "", 600, 1)
+        baselines = (request_cost.DJANGO_BASELINE, request_cost.STARLETTE_BASELINE)
+        cookie = None if engine in baselines else server.login_cookie()
+        labels = []
+        # The baseline's server also serves a session-sized Cookie header it never reads: the
+        # server's and framework's cost of the header alone.
+        probe = PROBE_OF.get(engine)
+        variants = [(engine, cookie)] + ([(probe, request_cost.probe_cookie(framework))] if probe else [])
+        for workload in request_cost.WORKLOADS:
+            for label, sent in variants:
+                path = http_path(framework, engine, workload)
+                http_load.client(server.url(path), sent or "", 600, warmup)
+                for repeat in range(REPEATS):
+                    http_load.client(server.url("/__bench_zero"), "", 600, 1)
+                    http_load.client(server.url(path), sent or "", 600, requests)
+                    http_load.client(server.url("/__bench_dump"), "", 600, 1)
+                    labels.append(
+                        {
+                            "engine": label,
+                            "workload": workload,
+                            "repeat": repeat,
+                            "requests": requests,
+                            "size": None if sent is None else len(sent.split("=", 1)[1]),
+                        }
+                    )
+    finally:
+        server.stop()
+    names: dict[str, dict[str, str]] = {}
+    dumps = [cgparse.parse(p, names) for p in dumps_of(out, server.worker)]
+    return summarise(dumps, labels)
 
 
 def http_path(framework: str, engine: str, workload: str) -> str:

@@ -93,7 +93,7 @@ class Server:
         self.worker = self.process.pid
         self.pids = [self.process.pid]
 
-    def wait(self, timeout: float = 30) -> None:
+    def wait(self, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
