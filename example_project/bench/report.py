@@ -857,7 +857,7 @@ def key_findings(parts: dict[str, Any]) -> list[str]:
         return statistics.median(rows[engine][key]) - statistics.median(rows[base][key])
 
     def k(value: float | None) -> str:
-        return "n/a" if value is None else f"{abs(value) / 1000 if abs(value) < 50 else value / 1000:.1f} k"
+        return "n/a" if value is None else f"{0.0 if abs(value) < 500 else value / 1000:.1f} k"
 
     for framework, (ours, theirs, floor) in pairs.items():
         title = TITLES[framework]
