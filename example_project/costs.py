@@ -1,8 +1,9 @@
-"""What the request benchmark measured, for the pages: ``docs/benchmarks/requests.json`` if it exists.
+"""What the benchmark measured, for the pages: ``docs/benchmarks/results.json`` if it exists.
 
-The benchmark (``python -m example_project.bench``) writes medians of added microseconds per
-framework, workload and engine. This reads them tolerantly: a missing or unreadable file,
-or a shape it does not know, gives no figures and a hint to run the benchmark.
+The benchmark (``python -m example_project.bench``) writes, in its ``requests`` part, medians of
+the microseconds each engine adds to a request in process, per framework and kind of request
+(``api``, ``read``, ``write``). This reads them tolerantly: a missing or unreadable file, or a
+shape it does not know, gives no figures and a hint to run the benchmark.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "requests.json"
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "results.json"
 HINT = "No benchmark results yet: run python -m example_project.bench"
 
 
@@ -31,6 +32,8 @@ def measured(framework: str) -> dict[str, dict[str, float]]:
         data = json.loads(RESULTS.read_text())
     except (OSError, ValueError):
         return {}
+    if isinstance(data, dict) and isinstance(data.get("parts"), dict):  # schema 2: one JSON for every part
+        data = data["parts"].get("requests")
     if isinstance(data, dict) and isinstance(data.get("results"), dict):
         data = data["results"]
     section = data.get(framework) if isinstance(data, dict) else None

@@ -1,9 +1,11 @@
-"""The request benchmark: ``python -m example_project.bench`` (see docs/request-benchmark.md).
+"""The benchmarks: ``python -m example_project.bench [PART ...] [--quick]`` (see docs/performance.md).
 
-What each session engine adds to one request, in process (Django's handler, Starlette called
-directly) and over real HTTP (gunicorn and uvicorn on 127.0.0.1, one worker each, a load
-generator in another process), on two workloads: read-only (a login-sized session read on every
-request) and read+write (a counter written on every request). Configurations are interleaved
-across rounds; each figure is a median with its quartiles; a noisy ratio gets no verdict.
-Writes docs/request-benchmark.md, docs/img/request-cost.png and docs/benchmarks/requests.json.
+One package, one harness, one command: the core signer against the libraries people use today;
+what each session engine adds to one request, counted by callgrind (instructions and simulated
+cache misses, in process and on a server worker), timed in process and over real HTTP (gunicorn
+and uvicorn on 127.0.0.1), under a many-user workload (10,000 users' cookies, 1 and 4 workers),
+profiled with py-spy to show where the time goes; and signed downloads up to 1 GiB. Writes
+docs/benchmarks/results.json, docs/performance.md and the charts in docs/img/. Each module also
+runs on its own: ``python -m example_project.bench.core``, ``.request_cost``, ``.downloads``,
+``.dictionary_sizes``, ``.revocation_cost``, ``.gap``.
 """

@@ -1,4 +1,17 @@
-"""python -m example_project.bench [--quick] [--out DIR] [--engines NAME ...] [--no-http] [--no-pin]"""
+"""python -m example_project.bench [PART ...] [--quick] [options]: every benchmark, one bar, one JSON, one page.
+
+Parts (default: all, in this order):
+
+  core        dumps + loads of the core signer against django.core.signing, itsdangerous, blake2signer, PyJWT
+  requests    what each session engine adds to one request: in process, and over HTTP (one connection)
+  callgrind   instructions and simulated cache misses per request (valgrind): in process and on a server worker
+  many-users  10,000 logged-in users' cookies rotated by wrk; 1 and 4 workers; api, read and read+write requests
+  profile     py-spy on the server worker under load: where the time goes, by kind of work
+  downloads   signed downloads from 1 B to 1 GiB: time to first byte, total time, the server's memory
+
+Writes docs/benchmarks/results.json (a part not run keeps its earlier results), docs/performance.md,
+docs/img/request-cost.png and docs/img/core-session.png; ``--out DIR`` writes them under DIR instead.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +19,25 @@ import argparse
 import os
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks import request_cost
-from ..benchmarks.interleaved import run_rounds
-from . import http_load, report
+from . import callgrind, http_load, report, request_cost, timing
+from .interleaved import run_rounds
 
 ROOT = Path(__file__).resolve().parents[2]
+PARTS = ("core", "requests", "callgrind", "many-users", "profile", "downloads")
+#: The single-connection HTTP part and the clock in process time these two kinds; the API kind is timed
+#: for the targets' engines only (the many-user workload times all three kinds).
 WORKLOADS = ("read", "write")
+TARGET_ENGINES = {
+    "django": {"Django signed_cookies", "ours + Django's middleware", "ours + our middleware"},
+    "starlette": {"Starlette SessionMiddleware", "blake2sign_web SessionMiddleware"},
+}
 
 
 class Progress:
@@ -24,6 +45,7 @@ class Progress:
 
     def __init__(self, total: int) -> None:
         self.total, self.done, self.label = total, 0, ""
+        self.lock = threading.Lock()
         try:
             from tqdm import tqdm
 
@@ -34,25 +56,29 @@ class Progress:
     def describe(self, label: str) -> None:
         self.label = label
         if self.bar is not None:
-            self.bar.set_description(label)
+            self.bar.set_description(label[:60])
 
     def tick(self) -> None:
-        self.done += 1
-        if self.bar is not None:
-            self.bar.update(1)
-        else:
-            filled = int(30 * self.done / max(self.total, 1))
-            print(
-                f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {self.label}",
-                end="",
-                file=sys.stderr,
-            )
+        with self.lock:
+            self.done += 1
+            if self.bar is not None:
+                self.bar.update(1)
+            else:
+                filled = int(30 * min(self.done, self.total) / max(self.total, 1))
+                print(
+                    f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {self.label[:60]:<60}",
+                    end="",
+                    file=sys.stderr,
+                )
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
         else:
             print(file=sys.stderr)
+
+
+# --- requests: the clock, in process and over HTTP -------------------------------------------------------
 
 
 def in_process(
@@ -65,12 +91,51 @@ def in_process(
     out: dict[str, Any] = {}
     for framework in frameworks:
         out[framework] = {}
-        for workload in WORKLOADS:
+        for workload in request_cost.WORKLOADS:
             bar.describe(f"in process: {framework}, {workload}")
-            configs, sizes = builders[framework](workload, services, engines)
+            wanted = engines_for(framework, workload, engines)
+            configs, sizes = builders[framework](workload, services, wanted)
             results = run_rounds(configs, rounds=rounds, block=block, tick=bar.tick)
             out[framework][workload] = {"times": results, "sizes": sizes}
     return out
+
+
+def engines_for(framework: str, workload: str, engines: set[str] | None) -> set[str] | None:
+    """The API kind runs the targets' engines only (within ``engines`` when given)."""
+    if workload != "api":
+        return engines
+    return TARGET_ENGINES[framework] & engines if engines else TARGET_ENGINES[framework]
+
+
+def count_in_process(framework: str, services: set[str], engines: set[str] | None) -> int:
+    total = 0
+    for workload in request_cost.WORKLOADS:
+        wanted = engines_for(framework, workload, engines)
+        if framework == "django":
+            names = [
+                n
+                for n, s in request_cost.DJANGO_ENGINES.items()
+                if (s.needs is None or s.needs in services)
+                and (
+                    n == request_cost.DJANGO_BASELINE
+                    or (wanted is None and n not in request_cost.PROBES)
+                    or (wanted and n in wanted)
+                )
+            ]
+        else:
+            names = [
+                n
+                for n in request_cost.starlette_middlewares(services)
+                if n in (request_cost.STARLETTE_BASELINE, request_cost.STARLETTE_LOOP_BASELINE)
+                or (wanted is None and n not in request_cost.PROBES)
+                or (wanted is not None and n in wanted)
+            ]
+            if request_cost.STARLETTE_LOOP_BASELINE in names and not any(
+                request_cost.needs_event_loop(n) for n in names if n != request_cost.STARLETTE_LOOP_BASELINE
+            ):
+                names.remove(request_cost.STARLETTE_LOOP_BASELINE)
+        total += len(names)
+    return total
 
 
 def http_engines(framework: str, services: set[str], engines: set[str] | None) -> list[str]:
@@ -80,6 +145,7 @@ def http_engines(framework: str, services: set[str], engines: set[str] | None) -
     else:
         names = [n for n in request_cost.starlette_middlewares(services) if n != request_cost.STARLETTE_LOOP_BASELINE]
         baseline = request_cost.STARLETTE_BASELINE
+    names = [n for n in names if n not in request_cost.PROBES]
     return [n for n in names if n == baseline or engines is None or n in engines]
 
 
@@ -93,6 +159,7 @@ def over_http(
     max_requests: int,
     cpus: tuple[int | None, int | None],
     bar: Progress,
+    workloads: tuple[str, ...] = WORKLOADS,
 ) -> dict[str, Any]:
     server_cpu, client_cpu = cpus
     env = {"BENCH_DB": str(database), "BENCH_SERVICES": ",".join(sorted(services))}
@@ -106,7 +173,7 @@ def over_http(
             server.wait()
         baselines = {request_cost.DJANGO_BASELINE, request_cost.STARLETTE_BASELINE}
         cookies = {key: None if key[1] in baselines else server.login_cookie() for key, server in servers.items()}
-        configs = [(f, e, w) for (f, e) in servers for w in WORKLOADS]
+        configs = [(f, e, w) for (f, e) in servers for w in workloads]
         for framework, engine, workload in configs:
             out.setdefault(framework, {}).setdefault(workload, {"samples": {}, "sizes": {}})
             cookie = cookies[framework, engine]
@@ -117,7 +184,7 @@ def over_http(
             for framework, engine, workload in configs[shift:] + configs[:shift]:
                 bar.describe(f"over HTTP: round {round_index + 1}/{rounds}")
                 server = servers[framework, engine]
-                path = path_for(framework, engine, workload)
+                path = callgrind.http_path(framework, engine, workload)
                 sample = http_load.measure(server, path, cookies[framework, engine], seconds, max_requests, client_cpu)
                 out[framework][workload]["samples"][engine].append(sample)
                 bar.tick()
@@ -127,90 +194,280 @@ def over_http(
     return out
 
 
-def path_for(framework: str, engine: str, workload: str) -> str:
-    if framework == "django":
-        return "/plain/" if engine == request_cost.DJANGO_BASELINE else f"/{workload}/"
-    return f"/{workload}"
+# --- the command ---------------------------------------------------------------------------------------------
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m example_project.bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("parts", nargs="*", metavar="PART", help="default: all: " + ", ".join(PARTS))
+    parser.add_argument("--quick", action="store_true", help="a smoke run of every part (under a minute): no verdicts")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs", help="where the outputs go (default: docs/)")
+    parser.add_argument("--engines", nargs="+", help="requests, HTTP: only these engines (the baselines always run)")
+    parser.add_argument("--framework", choices=["django", "starlette"], action="append", help="default: both")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin processes to CPUs")
+    group = parser.add_argument_group("requests")
+    group.add_argument("--rounds", type=int, default=15, help="in-process interleaved rounds (default 15)")
+    group.add_argument("--block", type=float, default=0.1, help="in-process seconds per configuration per round")
+    group.add_argument("--http-rounds", type=int, default=5, help="HTTP interleaved rounds (default 5)")
+    group.add_argument("--http-seconds", type=float, default=1.0, help="seconds per HTTP measurement (default 1)")
+    group.add_argument("--http-requests", type=int, default=20000, help="most requests per HTTP measurement")
+    group.add_argument("--no-http", action="store_true", help="in process only")
+    group = parser.add_argument_group("callgrind")
+    group.add_argument("--cg-requests", type=int, default=50, help="requests per counted block (default 50)")
+    group.add_argument("--cg-server-requests", type=int, default=30, help="on a server (default 30)")
+    group.add_argument("--cg-no-server", action="store_true", help="in process only (no server under valgrind)")
+    group = parser.add_argument_group("many-users")
+    group.add_argument("--users", type=int, default=many_users_default(), help="distinct users (default 10000)")
+    group.add_argument("--mu-rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    group.add_argument("--mu-seconds", type=float, default=1.0, help="seconds per measurement (default 1)")
+    group.add_argument("--connections", type=int, default=8, help="keep-alive connections (default 8)")
+    group = parser.add_argument_group("profile")
+    group.add_argument("--profile-seconds", type=float, default=3.0, help="seconds of load per profile (default 3)")
+    group.add_argument("--profile-rate", type=int, default=400, help="py-spy samples per second (default 400)")
+    group = parser.add_argument_group("downloads")
+    group.add_argument("--max-size", default="1G", help="largest file (default 1G)")
+    args = parser.parse_args(argv)
+    unknown = [p for p in args.parts if p not in PARTS]
+    if unknown:
+        parser.error(f"unknown part {unknown[0]!r}: choose from {', '.join(PARTS)}")
+    if args.quick:
+        args.rounds, args.block, args.http_rounds, args.http_seconds, args.http_requests = 3, 0.01, 1, 1.0, 2000
+        args.cg_requests, args.cg_no_server = 5, True
+        args.no_http = True  # the profile and the many-user workload smoke-test the servers
+        args.users, args.mu_rounds, args.mu_seconds = 200, 1, 1.0
+        args.profile_seconds, args.profile_rate = 1.0, 200
+        args.max_size = "1M"
+        if not args.engines:
+            args.engines = sorted(TARGET_ENGINES["django"] | TARGET_ENGINES["starlette"])
+    args.parts = list(dict.fromkeys(args.parts)) or list(PARTS)
+    return args
+
+
+def many_users_default() -> int:
+    from .many_users import USERS
+
+    return USERS
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m example_project.bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: few short rounds; no verdicts to quote")
-    parser.add_argument("--out", type=Path, default=ROOT / "docs", help="where docs/ outputs go (default: docs/)")
-    parser.add_argument("--engines", nargs="+", help="only these engines (the baselines always run)")
-    parser.add_argument("--framework", choices=["django", "starlette"], action="append", help="default: both")
-    parser.add_argument("--rounds", type=int, default=15, help="in-process interleaved rounds (default 15)")
-    parser.add_argument("--block", type=float, default=0.1, help="in-process seconds per configuration per round")
-    parser.add_argument("--http-rounds", type=int, default=5, help="HTTP interleaved rounds (default 5)")
-    parser.add_argument("--http-seconds", type=float, default=1.0, help="seconds per HTTP measurement (default 1)")
-    parser.add_argument("--http-requests", type=int, default=20000, help="most requests per HTTP measurement")
-    parser.add_argument("--no-http", action="store_true", help="in process only")
-    parser.add_argument("--no-pin", action="store_true", help="do not pin processes to CPUs")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.rounds, args.block, args.http_rounds, args.http_seconds, args.http_requests = 3, 0.01, 1, 1.0, 2000
+    args = parse(argv)
+    from . import many_users, profile
+
     frameworks = args.framework or ["django", "starlette"]
+    #: A smoke run times the read only over HTTP, with many users and in the profile (every kind in process).
+    kinds: tuple[str, ...] = ("read",) if args.quick else WORKLOADS
     engines = set(args.engines) if args.engines else None
     started = time.time()
-
     services = request_cost.available_services()
     cpus = (None, None) if args.no_pin else http_load.cpus()
-    original_affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    pinned = None if args.no_pin else request_cost.pin_to_one_cpu()
+    timing.VERBOSE = False
+    parts: dict[str, Any] = {}
+    elapsed: dict[str, float] = {}
 
+    steps = {
+        "core": 3,
+        "requests": args.rounds * sum(count_in_process(f, services, engines) for f in frameworks)
+        + (
+            0
+            if args.no_http
+            else len(kinds) * args.http_rounds * sum(len(http_engines(f, services, engines)) for f in frameworks)
+        ),
+        "callgrind": sum(1 + (0 if args.cg_no_server else len(callgrind.SERVER_ENGINES[f])) for f in frameworks),
+        "many-users": args.mu_rounds
+        * (len(kinds) if args.quick else len(many_users.KINDS))
+        * sum(len(many_users.ENGINES[f]) for f in frameworks)
+        * (1 if args.quick else len(many_users.WORKERS)),
+        "profile": (len(kinds) if args.quick else len(profile.KINDS))
+        * sum(len(profile.ENGINES[f]) for f in frameworks),
+        "downloads": 2,
+    }
+    bar = Progress(sum(steps[p] for p in args.parts))
+    errors: dict[str, str] = {}
+
+    def save() -> list[Path]:
+        """The results so far into the JSON and the page: a part that fails later loses nothing before it."""
+        for name, part_data in parts.items():
+            part_data.setdefault("settings", {})
+            part_data["settings"]["quick"] = args.quick
+            part_data["settings"]["elapsed_s"] = round(elapsed.get(name, 0.0), 1)
+        run = {"elapsed_s": round(time.time() - started, 1), "quick": args.quick, "parts_run": args.parts}
+        if errors:
+            run["errors"] = dict(errors)
+        return report.write(args.out, dict(parts), run)
+
+    background: threading.Thread | None = None
     with tempfile.TemporaryDirectory() as directory:
         database = Path(directory) / "sessions.sqlite3"
         request_cost.configure_django(database, services)
-        counts = {
-            f: len(request_cost.django_configs("read", services, engines)[0])
-            if f == "django"
-            else len(request_cost.starlette_configs("read", services, engines)[0])
-            for f in frameworks
-        }
-        http_count = sum(len(http_engines(f, services, engines)) for f in frameworks)
-        total = len(WORKLOADS) * (
-            sum(counts.values()) * args.rounds + (0 if args.no_http else http_count * args.http_rounds)
-        )
-        bar = Progress(total)
-        try:
-            inproc = in_process(frameworks, services, engines, args.rounds, args.block, bar)
-            if original_affinity is not None:
-                os.sched_setaffinity(0, original_affinity)
-            http = (
-                {}
-                if args.no_http
-                else over_http(
-                    frameworks,
-                    services,
-                    engines,
-                    database,
-                    args.http_rounds,
-                    args.http_seconds,
-                    args.http_requests,
-                    cpus,
-                    bar,
+
+        def run_callgrind() -> None:
+            try:
+                count_callgrind()
+            except Exception:  # reported like any part's failure
+                errors["callgrind"] = traceback.format_exc()[-3000:]
+
+        def count_callgrind() -> None:
+            begun = time.time()
+            why = callgrind.supported()
+            if why is not None:
+                parts["callgrind"] = {"error": why}
+                return
+            bar.describe("callgrind: in process")
+            result: dict[str, Any] = {
+                "settings": {
+                    "requests": args.cg_requests,
+                    "server_requests": None if args.cg_no_server else args.cg_server_requests,
+                    "repeats": callgrind.REPEATS,
+                    "caches": callgrind.CACHES,
+                },
+                "in_process": callgrind.in_process(
+                    frameworks, database, args.cg_requests, 5, 900, bar.tick, quick=args.quick
+                ),
+            }
+            if not args.cg_no_server:
+                bar.describe("callgrind: on servers")
+                result["server"] = callgrind.on_server(
+                    frameworks, database, services, args.cg_server_requests, 5, 300, bar.tick
                 )
-            )
+            parts["callgrind"] = result
+            elapsed["callgrind"] = time.time() - begun
+
+        if args.quick and "callgrind" in args.parts:
+            # Counts do not depend on what else the machine runs: in a smoke run, count beside the clock.
+            background = threading.Thread(target=run_callgrind, daemon=True)
+            background.start()
+        try:
+            for part in args.parts:
+                begun = time.time()
+                try:
+                    if part == "core":
+                        from . import core
+
+                        bar.describe("core: dumps + loads")
+                        parts["core"] = {"settings": {"quick": args.quick}, **core.run(args.quick, bar.tick)}
+                    elif part == "requests":
+                        pinned = None
+                        original = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+                        if not args.no_pin:
+                            pinned = request_cost.pin_to_one_cpu()
+                        inproc = in_process(frameworks, services, engines, args.rounds, args.block, bar)
+                        if original is not None:
+                            os.sched_setaffinity(0, original)
+                        http = (
+                            {}
+                            if args.no_http
+                            else over_http(
+                                frameworks,
+                                services,
+                                engines,
+                                database,
+                                args.http_rounds,
+                                args.http_seconds,
+                                args.http_requests,
+                                cpus,
+                                bar,
+                                kinds,
+                            )
+                        )
+                        parts["requests"] = report.requests_part(
+                            inproc,
+                            http,
+                            {
+                                "quick": args.quick,
+                                "rounds": args.rounds,
+                                "block_s": args.block,
+                                "http_rounds": args.http_rounds,
+                                "http_seconds": args.http_seconds,
+                                "http_max_requests": args.http_requests,
+                                "pinned_cpu": pinned,
+                                "server_cpu": cpus[0],
+                                "client_cpu": cpus[1],
+                                "load_generator": None if args.no_http else http_load.load_generator(),
+                                "services": sorted(services),
+                            },
+                        )
+                    elif part == "callgrind":
+                        if background is None:
+                            run_callgrind()
+                    elif part == "many-users":
+                        workers = (1,) if args.quick else many_users.WORKERS
+                        parts["many_users"] = {
+                            "settings": {
+                                "users": args.users,
+                                "rounds": args.mu_rounds,
+                                "seconds": args.mu_seconds,
+                                "connections": args.connections,
+                                "workers": list(workers),
+                                "django_worker": "gunicorn gthread, 1 thread",
+                                "starlette_worker": "uvicorn",
+                            },
+                            "results": many_users.run(
+                                frameworks,
+                                database,
+                                services,
+                                users=args.users,
+                                rounds=args.mu_rounds,
+                                seconds=args.mu_seconds,
+                                connections=args.connections,
+                                workers=workers,
+                                kinds=kinds if args.quick else many_users.KINDS,
+                                tick=bar.tick,
+                                describe=bar.describe,
+                            ),
+                        }
+                    elif part == "profile":
+                        parts["profile"] = {
+                            "settings": {"seconds": args.profile_seconds, "rate": args.profile_rate},
+                            "results": profile.run(
+                                frameworks,
+                                database,
+                                services,
+                                seconds=args.profile_seconds,
+                                rate=args.profile_rate,
+                                kinds=kinds if args.quick else profile.KINDS,
+                                tick=bar.tick,
+                                describe=bar.describe,
+                            ),
+                        }
+                    elif part == "downloads":
+                        parts["downloads"] = downloads_part(args.max_size, bar)
+                except Exception:  # a part that fails is reported; the others run and are kept
+                    errors[part] = traceback.format_exc()[-3000:]
+                    print(f"\n{part} failed:\n{errors[part]}", file=sys.stderr)
+                    continue
+                elapsed[part.replace("-", "_")] = time.time() - begun
+                save()
+            if background is not None:
+                bar.describe("callgrind: waiting for valgrind")
+                background.join()
         finally:
             bar.close()
-    settings = {
-        "quick": args.quick,
-        "rounds": args.rounds,
-        "block_s": args.block,
-        "http_rounds": args.http_rounds,
-        "http_seconds": args.http_seconds,
-        "http_max_requests": args.http_requests,
-        "pinned_cpu": pinned,
-        "server_cpu": cpus[0],
-        "client_cpu": cpus[1],
-        "load_generator": None if args.no_http else http_load.load_generator(),
-        "services": sorted(services),
-        "elapsed_s": round(time.time() - started, 1),
-    }
-    written = report.write(args.out, inproc, http, settings)
+    written = save()
     for path in written:
         print(path)
     return 0
+
+
+def downloads_part(max_size: str, bar: Progress) -> dict[str, Any]:
+    from . import downloads
+
+    limit = downloads.parse_size(max_size)
+    sizes = [size for size in downloads.SIZES if size <= limit]
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="blake2sign-downloads-") as directory:
+        root = Path(directory)
+        for size in sizes:
+            with open(root / f"{size}.bin", "wb") as handle:  # sparse
+                handle.truncate(size)
+        for kind in ("Django", "Starlette"):
+            bar.describe(f"downloads: {kind}")
+            results[kind] = {str(k): v for k, v in downloads.measure_server(kind, root, sizes, 5).items()}
+            bar.tick()
+    return {"settings": {"max_size": limit, "repeat": 5}, "sizes": sizes, "results": results}
 
 
 if __name__ == "__main__":

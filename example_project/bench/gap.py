@@ -28,9 +28,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..benchmarks import request_cost
-from ..benchmarks.interleaved import Quartiles, run_rounds
-from . import http_load
+from . import http_load, request_cost
+from .interleaved import Quartiles, run_rounds
 
 ENGINES = {
     "django": ("ours + our middleware", "Django signed_cookies", request_cost.DJANGO_BASELINE),

@@ -57,18 +57,33 @@ def cpus() -> tuple[int | None, int | None]:
 class Server:
     """One server process serving one engine; ``worker`` is the pid that handles requests."""
 
-    def __init__(self, framework: str, engine: str, env: dict[str, str], cpu: int | None) -> None:
-        self.framework, self.engine = framework, engine
+    def __init__(
+        self,
+        framework: str,
+        engine: str,
+        env: dict[str, str],
+        cpu: int | None,
+        *,
+        workers: int = 1,
+        prefix: list[str] | None = None,
+        timeout: int = 30,
+        worker_class: str = "sync",
+    ) -> None:
+        """``workers`` > 1: that many worker processes (CPU is then read off all of them);
+        ``prefix``: a command the server runs under (valgrind); ``timeout``: gunicorn's worker timeout;
+        ``worker_class``: gunicorn's (``gthread`` runs one thread per worker and keeps connections alive)."""
+        self.framework, self.engine, self.workers = framework, engine, workers
         self.port = free_port()
         bind = ["127.0.0.1", str(self.port)]
         if framework == "django":
-            command = [sys.executable, "-m", "gunicorn", "-w", "1", "-k", "sync", "-b", ":".join(bind)]
-            command += ["--log-level", "warning", f"{APPS}:django_app"]
+            command = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", worker_class, "-b", ":".join(bind)]
+            command += ["--threads", "1"] if worker_class == "gthread" else []
+            command += ["--log-level", "warning", "--timeout", str(timeout), f"{APPS}:django_app"]
         else:
             command = [sys.executable, "-m", "uvicorn", f"{APPS}:starlette_app", "--host", bind[0], "--port", bind[1]]
-            command += ["--workers", "1", "--no-access-log", "--log-level", "warning"]
+            command += ["--workers", str(workers), "--no-access-log", "--log-level", "warning"]
         self.process = subprocess.Popen(
-            command,
+            [*(prefix or []), *command],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT), "BENCH_ENGINE": engine, **env},
             stdout=subprocess.DEVNULL,
@@ -76,8 +91,9 @@ class Server:
         )
         self.cpu = cpu
         self.worker = self.process.pid
+        self.pids = [self.process.pid]
 
-    def wait(self, timeout: float = 30) -> None:
+    def wait(self, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -90,26 +106,28 @@ class Server:
                 time.sleep(0.05)
         else:
             raise RuntimeError(f"{self.framework} server for {self.engine!r} did not listen within {timeout} s")
-        if self.framework == "django":  # gunicorn: the master forks the worker that serves
+        if self.framework == "django" or self.workers > 1:  # the master forks the workers that serve
             import psutil
 
             children = psutil.Process(self.process.pid).children()
-            while not children and time.monotonic() < deadline:
+            while len(children) < self.workers and time.monotonic() < deadline:
                 time.sleep(0.05)
                 children = psutil.Process(self.process.pid).children()
-            self.worker = children[0].pid
+            self.pids = [c.pid for c in children]
+            self.worker = self.pids[0]
         if self.cpu is not None:
-            for task in os.listdir(f"/proc/{self.worker}/task"):
-                os.sched_setaffinity(int(task), {self.cpu})
+            for pid in self.pids:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    os.sched_setaffinity(int(task), {self.cpu})
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
-    def login_cookie(self) -> str:
+    def login_cookie(self, timeout: float = 60) -> str:
         """The Cookie header value a logged-in client sends: the pair the login response set."""
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
-            connection.request("GET", "/login/" if self.framework == "django" else "/login")
+            connection.request("GET", self.login_path())
             response = connection.getresponse()
             response.read()
             header = response.getheader("set-cookie")
@@ -119,14 +137,24 @@ class Server:
             raise RuntimeError(f"{self.engine}: login gave {response.status}, Set-Cookie {bool(header)}")
         return header.split(";", 1)[0]
 
+    def login_path(self, user: int | None = None) -> str:
+        path = "/login/" if self.framework == "django" else "/login"
+        return path if user is None else f"{path}?user={user}"
+
     def cpu_seconds(self) -> float:
+        """CPU seconds the serving processes (every worker) have run, all their threads."""
         total = 0
-        for task in os.listdir(f"/proc/{self.worker}/task"):
+        for pid in self.pids:
             try:
-                with open(f"/proc/{self.worker}/task/{task}/schedstat") as stat:
-                    total += int(stat.read().split()[0])
-            except FileNotFoundError:  # a thread that ended between listing and reading
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except FileNotFoundError:
                 continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                        total += int(stat.read().split()[0])
+                except FileNotFoundError:  # a thread that ended between listing and reading
+                    continue
         return total / 1e9
 
     def stop(self) -> None:

@@ -5,7 +5,8 @@
 servers that answered ("redis,postgres"). For the investigation of the HTTP overhead
 (``example_project.bench.gap``): ``BENCH_GC=off`` disables the garbage collector after start-up, and
 ``BENCH_SET_COOKIE`` makes the session-less app send that Set-Cookie header as is, and
-``BENCH_APP_TIMER=1`` times the application itself (see ``AppTimer``).
+``BENCH_APP_TIMER=1`` times the application itself (see ``AppTimer``). ``BENCH_MARKERS=1`` answers
+``/__bench_start``, ``/__bench_zero`` and ``/__bench_dump`` with valgrind's client requests (see ``callgrind``).
 
     gunicorn example_project.bench.server_apps:django_app     (Django, WSGI)
     uvicorn example_project.bench.server_apps:starlette_app   (Starlette, ASGI)
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks import request_cost
+from . import request_cost
 
 
 def _services() -> set[str]:
@@ -40,14 +41,31 @@ def _django() -> Any:
     handler = request_cost.django_handler(spec)
     request_cost.use_stores(spec)
     _gc()
-    return AppTimer().wsgi(handler) if os.environ.get("BENCH_APP_TIMER") == "1" else handler
+    app = AppTimer().wsgi(handler) if os.environ.get("BENCH_APP_TIMER") == "1" else handler
+    return Markers().wsgi(app) if os.environ.get("BENCH_MARKERS") == "1" else app
+
+
+def _nodelay_for_inherited_sockets() -> None:
+    """uvicorn --workers N hands each worker the listening socket by file descriptor, rebuilt with
+    ``proto=0``; asyncio sets TCP_NODELAY on accepted connections only when ``proto`` is TCP, so every
+    response waited ~40 ms for a delayed ACK (Nagle), whatever the application did. Set it regardless."""
+    import asyncio.base_events
+    import socket
+
+    def set_nodelay(sock: socket.socket) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    asyncio.base_events._set_nodelay = set_nodelay  # type: ignore[attr-defined]
 
 
 def _starlette() -> Any:
+    _nodelay_for_inherited_sockets()
     middleware = request_cost.starlette_middlewares(_services())[os.environ["BENCH_ENGINE"]]
     app = request_cost.starlette_app(middleware, os.environ.get("BENCH_SET_COOKIE"))
     _gc()
-    return AppTimer().asgi(app) if os.environ.get("BENCH_APP_TIMER") == "1" else app
+    app = AppTimer().asgi(app) if os.environ.get("BENCH_APP_TIMER") == "1" else app
+    return Markers().asgi(app) if os.environ.get("BENCH_MARKERS") == "1" else app
 
 
 def __getattr__(name: str) -> Any:
@@ -107,3 +125,46 @@ class AppTimer:
             self.count += 1
 
         return timed
+
+
+class Markers:
+    """With ``BENCH_MARKERS=1``: callgrind's client requests: start instrumenting, zero the counters, dump them.
+
+    Outside every middleware, so what lies between two marker requests is the worker serving the
+    requests the client sent in between, and the two marker requests' own tails, alike for every engine.
+    """
+
+    START, ZERO, DUMP = "/__bench_start", "/__bench_zero", "/__bench_dump"
+
+    def hit(self, path: str) -> bool:
+        from . import callgrind
+
+        if path == self.START:
+            callgrind.start()
+            return True
+        if path == self.ZERO:
+            callgrind.zero()
+            return True
+        if path == self.DUMP:
+            callgrind.dump()
+            return True
+        return False
+
+    def wsgi(self, app: Any) -> Any:
+        def marked(environ: dict[str, Any], start_response: Any) -> Any:
+            if self.hit(environ.get("PATH_INFO", "")):
+                start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+                return [b"ok"]
+            return app(environ, start_response)
+
+        return marked
+
+    def asgi(self, app: Any) -> Any:
+        async def marked(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and self.hit(scope["path"]):
+                await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+                await send({"type": "http.response.body", "body": b"ok"})
+                return
+            await app(scope, receive, send)
+
+        return marked

@@ -36,7 +36,7 @@ class Engine:
     label: str
     engine: str
     middleware: str
-    #: Its name in the request benchmark's results (docs/benchmarks/requests.json).
+    #: Its name in the request benchmark's results (docs/benchmarks/results.json).
     bench_key: str
 
 

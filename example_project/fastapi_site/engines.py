@@ -32,7 +32,7 @@ _MARKS = "example.session_timing"
 @dataclass(frozen=True)
 class Engine:
     label: str
-    #: Its name in the request benchmark's results (docs/benchmarks/requests.json).
+    #: Its name in the request benchmark's results (docs/benchmarks/results.json).
     bench_key: str
 
 

@@ -1,12 +1,15 @@
-"""The request benchmark runs end to end (``--quick``, a few engines) and writes outputs that parse.
+"""The benchmark keeps working: its instruments run on a few requests, and its reports read what they wrote.
 
-No timing is asserted: this only keeps ``python -m example_project.bench`` from rotting. It
-starts real gunicorn and uvicorn servers on 127.0.0.1, as the full benchmark does.
+No timing is asserted: a unit test on a shared machine cannot judge speed. The smoke runs are tiny
+(a couple of requests under valgrind, one second of load) so the suite stays fast; the figures
+are made by ``python -m example_project.bench`` and published in docs/performance.md.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,82 +17,304 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-#: One engine of ours per framework, and Starlette's own so that one target ratio is evaluated.
-ENGINES = ["ours + our middleware", "blake2sign_web SessionMiddleware", "Starlette SessionMiddleware"]
-
-pytest.importorskip("matplotlib", reason="the benchmark's chart needs matplotlib (the bench group)")
-pytest.importorskip("psutil", reason="the HTTP benchmark finds gunicorn's worker with psutil (the bench group)")
+STARLETTE_OURS, STARLETTE_THEIRS = "blake2sign_web SessionMiddleware", "Starlette SessionMiddleware"
+STARLETTE_BASE = "no session middleware"
 
 
-@pytest.fixture(scope="module")
-def outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("bench")
-    command = [sys.executable, "-m", "example_project.bench", "--quick", "--out", str(out), "--engines", *ENGINES]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return out
+def required(what: str, hint: str) -> None:
+    """Fail under CI (it must run these tests), skip elsewhere, naming what is missing."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must run this test, which needs {what}: {hint}", pytrace=False)
+    pytest.skip(f"needs {what}, not installed: {hint}")
 
 
-def test_json_has_both_frameworks_workloads_and_ways(outputs: Path) -> None:
-    data = json.loads((outputs / "benchmarks" / "requests.json").read_text())
-    assert data["settings"]["quick"] is True
-    for section in ("results", "http"):
-        for framework, ours, baseline, others in (
-            ("django", "ours + our middleware", "no sessions", set()),
-            ("starlette", "blake2sign_web SessionMiddleware", "no session middleware", {"Starlette SessionMiddleware"}),
-        ):
-            for workload in ("read", "write"):
-                rows = data[section][framework][workload]
-                assert set(rows) == {ours, baseline, *others}, (section, framework, workload, set(rows))
-                row = rows[ours]
-                for key in ("added_us_median", "added_us_q1", "added_us_q3"):
-                    assert isinstance(row[key], float)
-                assert row["added_us_q1"] <= row["added_us_median"] <= row["added_us_q3"]
-                assert isinstance(row["cookie_bytes"], int)
-                assert row["cookie_bytes"] > 0
-                assert rows[baseline]["cookie_bytes"] is None
+# --- callgrind: the deterministic instrument ----------------------------------------------------------------
 
 
-def test_http_rows_carry_latency_and_throughput(outputs: Path) -> None:
-    data = json.loads((outputs / "benchmarks" / "requests.json").read_text())
-    row = data["http"]["starlette"]["read"]["blake2sign_web SessionMiddleware"]
-    assert row["rps_median"] > 0
-    assert row["p99_us_median"] > 0
-    assert row["rps_fraction_median"] > 0
-    assert data["settings"]["load_generator"] in ("wrk", "python http.client")
+CALLGRIND_FILE = """# callgrind format
+version: 1
+positions: line
+events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+summary: 1000 10 5 1 2 0 0 1 0
+
+ob=(1) /usr/lib/libpython3.11.so
+fl=(1) ceval.c
+fn=(1) _PyEval_EvalFrameDefault
+12 600 5 2 1 1
+cob=(2) /site-packages/_blake2.cpython-311.so
+cfi=(2) blake2b.c
+cfn=(2) PyBlake2_blake2b_update
+calls=3 40
+12 300 5 3 0 1 0 1
+ob=(2)
+fl=(2)
+fn=(2)
+40 300 5 3 0 1 0 1
+ob=(3) /site-packages/zstandard/backend_c.so
+fn=(3) ZSTD_decompressStream
+1 100
+"""
 
 
-def test_a_quick_run_gives_no_verdict(outputs: Path) -> None:
-    data = json.loads((outputs / "benchmarks" / "requests.json").read_text())
-    evaluated = {(t["where"], t["framework"], t["workload"], t["ours"], t["theirs"]) for t in data["targets"]}
-    for where in ("in process", "http"):
-        for workload in ("read", "write"):
-            pair = ("blake2sign_web SessionMiddleware", "Starlette SessionMiddleware")
-            assert (where, "starlette", workload, *pair) in evaluated
-    assert {t["verdict"] for t in data["targets"]} == {"quick run: no verdict"}
+def test_cgparse_reads_totals_own_costs_calls_and_kinds_of_work(tmp_path: Path) -> None:
+    from example_project.bench import cgparse
+
+    path = tmp_path / "callgrind.out.1.1"
+    path.write_text(CALLGRIND_FILE)
+    dump = cgparse.parse(path)
+    assert dump.total("Ir") == 1000
+    assert dump.total("D1mr") == 2
+    # the 300 after calls= is the call's inclusive cost: not the caller's own
+    assert dump.own["/usr/lib/libpython3.11.so", "_PyEval_EvalFrameDefault"][0] == 600
+    assert dump.own["/site-packages/_blake2.cpython-311.so", "PyBlake2_blake2b_update"][0] == 300
+    assert dump.calls == {"PyBlake2_blake2b_update": 3}
+    groups = cgparse.grouped(dump)
+    assert groups["interpreter (Python code)"] == 600
+    assert groups["hashing (BLAKE2, HMAC, SHA)"] == 300
+    assert groups["compression (zstd)"] == 100
+    assert cgparse.decoding_calls(dump) == {"PyBlake2_blake2b_update": 3}
 
 
-def test_markdown_and_chart_are_written(outputs: Path) -> None:
-    text = (outputs / "request-benchmark.md").read_text()
-    assert text.startswith("# Request benchmark")
-    assert "Quick smoke run" in text
-    assert "| ours + our middleware |" in text
-    assert "| blake2sign_web SessionMiddleware |" in text
-    png = (outputs / "img" / "request-cost.png").read_bytes()
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
-    assert len(png) > 10_000
+def test_the_client_requests_do_nothing_outside_valgrind() -> None:
+    from example_project.bench import callgrind
+
+    if sys.platform != "linux" or os.uname().machine != "x86_64":
+        pytest.skip("the client requests are x86_64 machine code")
+    assert callgrind.client_request(callgrind.RUNNING_ON_VALGRIND) == 0
+    callgrind.zero()
+    callgrind.dump()
 
 
-def test_a_target_whose_incumbent_cost_is_lost_in_noise_is_kept_without_a_verdict() -> None:
+def test_callgrind_counts_instructions_per_request_and_sees_decoding() -> None:
+    """Two requests per block under valgrind, Starlette only: bounded in time, no timing asserted."""
+    from example_project.bench import callgrind
+
+    why = callgrind.supported()
+    if why is not None:
+        required("valgrind on x86_64", why)
+    ticks: list[int] = []
+    result = callgrind.in_process(
+        ["starlette"],
+        ROOT / "unused.sqlite3",
+        2,
+        1,
+        120,
+        lambda: ticks.append(1),
+        engines=[STARLETTE_OURS],
+        workloads=["api", "read"],
+    )
+    rows = result["starlette"]
+    assert "error" not in rows, rows
+    assert set(rows) == {"api", "read", "cold read"}
+    for workload in ("api", "read", "cold read"):
+        assert set(rows[workload]) == {STARLETTE_BASE, STARLETTE_OURS}
+        for row in rows[workload].values():
+            assert len(row["Ir"]) == callgrind.REPEATS
+            assert all(value > 10_000 for value in row["Ir"])
+            assert row["groups"]["interpreter (Python code)"] > 0
+    # the session costs instructions on a read; the baseline verifies nothing
+    base, ours = rows["read"][STARLETTE_BASE]["Ir"], rows["read"][STARLETTE_OURS]["Ir"]
+    assert min(ours) > max(base)
+    assert rows["api"][STARLETTE_BASE]["decoding_calls"] == {}
+    # cold caches: the copy before each request evicts the simulated last level
+    assert min(rows["cold read"][STARLETTE_BASE]["DLmr"]) > 100 * max(rows["read"][STARLETTE_BASE]["DLmr"] + [1.0])
+    assert ticks == [1]
+
+
+# --- the profile's sorting of samples -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stack", "kind"),
+    [
+        (
+            [
+                "run (uvicorn/server.py:1)",
+                "SessionMiddleware.__call__ (blake2sign_web/starlette/sessions.py:290)",
+                "SessionMiddleware._load (blake2sign_web/starlette/sessions.py:360)",
+                "SerializerSigner.loads (blake2sign_web/serializer.py:400)",
+                "digest (hmac.py:10)",
+            ],
+            "verifying and decoding the cookie",
+        ),
+        (
+            [
+                "send_wrapper (starlette/middleware/sessions.py:60)",
+                "URLSafeTimedSerializer.dumps (itsdangerous/serializer.py:1)",
+                "get_signature (itsdangerous/signer.py:1)",
+            ],
+            "encoding and signing the cookie",
+        ),
+        (
+            [
+                "SessionMiddleware.__call__ (blake2sign_web/starlette/sessions.py:290)",
+                "Router.__call__ (starlette/routing.py:700)",
+                "Route.matches (starlette/routing.py:200)",
+            ],
+            "server, framework and view",
+        ),
+        (
+            [
+                "Router.__call__ (starlette/routing.py:700)",
+                "SessionMiddleware.__call__ (blake2sign_web/starlette/sessions.py:290)",
+            ],
+            "the session middleware's own code",
+        ),
+        (
+            [
+                "RequestResponseCycle.send (uvicorn/protocols/http/h11_impl.py:1)",
+                "_SelectorSocketTransport.write (asyncio/selector_events.py:1)",
+            ],
+            "socket write (send syscall)",
+        ),
+        (
+            ["WSGIRequest.COOKIES (django/core/handlers/wsgi.py:1)", "parse_cookie (django/http/cookie.py:1)"],
+            "finding the cookie",
+        ),
+        (
+            ["normalize_and_validate (h11/_headers.py:1)", "match (re/__init__.py:1)"],
+            "the server parsing and validating headers",
+        ),
+    ],
+)
+def test_profile_sorts_a_sample_by_its_stack(stack: list[str], kind: str) -> None:
+    import re
+
+    from example_project.bench import profile
+
+    assert profile.category([re.sub(r":\d+\)$", ")", f) for f in stack]) == kind
+
+
+# --- the report: targets, verdicts, the page --------------------------------------------------------------------
+
+
+def callgrind_rows(base: float, ours: list[float], theirs: list[float]) -> dict[str, object]:
+    def row(values: list[float]) -> dict[str, object]:
+        return {
+            "Ir": values,
+            "D1mr": [1.0] * 3,
+            "DLmr": [0.0] * 3,
+            "DLmw": [0.0] * 3,
+            "groups": {},
+            "decoding_calls": {},
+        }
+
+    return {STARLETTE_BASE: row([base] * 3), STARLETTE_OURS: row(ours), STARLETTE_THEIRS: row(theirs)}
+
+
+def test_deterministic_targets_are_judged_on_every_repeat() -> None:
     from example_project.bench import report
 
-    framework, ours, theirs, _target = report.TARGETS[-1]
+    parts = {
+        "callgrind": {
+            "settings": {"quick": False},
+            "in_process": {
+                "starlette": {
+                    # ratios 0.30, 0.31, 0.32: all within 0.35
+                    "read": callgrind_rows(100.0, [130.0, 131.0, 132.0], [200.0, 200.0, 200.0]),
+                    # ratios 0.30, 0.40, 0.50: straddle it
+                    "write": callgrind_rows(100.0, [130.0, 140.0, 150.0], [200.0, 200.0, 200.0]),
+                }
+            },
+        }
+    }
+    targets = {t["workload"]: t for t in report.all_targets(parts)}
+    assert targets["read"]["verdict"] == "met"
+    assert targets["read"]["spread"] == "min-max"
+    assert targets["read"]["median"] == pytest.approx(0.31)
+    assert targets["write"]["verdict"].startswith("not met")
+    parts["callgrind"]["in_process"]["starlette"]["read"] = callgrind_rows(100.0, [150.0] * 3, [200.0] * 3)
+    assert {t["workload"]: t for t in report.all_targets(parts)}["read"]["verdict"] == "MISSED"
+    parts["callgrind"]["settings"]["quick"] = True
+    assert {t["verdict"] for t in report.all_targets(parts)} == {"quick run: no verdict"}
+
+
+def test_a_session_free_request_that_decodes_is_caught() -> None:
+    from example_project.bench import report
+
+    rows = callgrind_rows(100.0, [110.0] * 3, [120.0] * 3)
+    rows[STARLETTE_OURS]["decoding_calls"] = {"PyBlake2_blake2b_update": 1.0}  # type: ignore[index]
+    parts = {"callgrind": {"settings": {}, "in_process": {"starlette": {"api": rows}}}}
+    (entry,) = report.api_targets(parts)
+    assert entry["verdict"] == "MISSED: PyBlake2_blake2b_update"
+    rows[STARLETTE_OURS]["decoding_calls"] = {}  # type: ignore[index]
+    (entry,) = report.api_targets(parts)
+    assert entry["verdict"] == "met"
+
+
+def test_a_clock_target_whose_incumbent_cost_is_lost_in_noise_is_kept_without_a_verdict() -> None:
+    from example_project.bench import report
+
     rows = {
         "baseline": {"baseline": "baseline", "rounds_us": [10.0, 10.0, 10.0]},
-        ours: {"baseline": "baseline", "rounds_us": [12.0, 11.0, 12.0]},
-        theirs: {"baseline": "baseline", "rounds_us": [9.5, 10.0, 8.0]},  # never above the baseline
+        STARLETTE_OURS: {"baseline": "baseline", "rounds_us": [12.0, 11.0, 12.0]},
+        STARLETTE_THEIRS: {"baseline": "baseline", "rounds_us": [9.5, 10.0, 8.0]},  # never above the baseline
     }
-    found = report.targets({framework: {"read": rows}}, {}, quick=False)
-    assert [(t["ours"], t["theirs"], t["median"], t["rounds"]) for t in found] == [(ours, theirs, None, 0)]
+    parts = {"requests": {"settings": {"quick": False}, "results": {"starlette": {"read": rows}}, "http": {}}}
+    found = [t for t in report.all_targets(parts) if t["theirs"] == STARLETTE_THEIRS]
+    assert [(t["median"], t["rounds"]) for t in found] == [(None, 0)]
     assert found[0]["verdict"].startswith("no verdict")
     json.dumps(found, allow_nan=False)  # standard JSON: no NaN
+
+
+# --- the command, end to end --------------------------------------------------------------------------------------
+
+
+def test_the_command_writes_one_json_one_page_and_the_charts(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the charts need matplotlib (the bench extra)")
+    command = [sys.executable, "-m", "example_project.bench", "requests", "--quick", "--framework", "starlette"]
+    command += ["--out", str(tmp_path)]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
+    assert data["schema"] == 2
+    assert data["run"]["parts_run"] == ["requests"]
+    rows = data["parts"]["requests"]["results"]["starlette"]
+    assert set(rows) == {"api", "read", "write"}
+    assert STARLETTE_OURS in rows["read"]
+    assert STARLETTE_THEIRS in rows["read"]
+    assert rows["read"][STARLETTE_OURS]["cookie_bytes"] > 0
+    assert {t["verdict"] for t in data["targets"]} == {"quick run: no verdict"}
+    page = (tmp_path / "performance.md").read_text()
+    assert page.startswith("# Performance")
+    assert "quick smoke run" in page
+    assert f"| {STARLETTE_OURS} |" in page
+    png = (tmp_path / "img" / "request-cost.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    # the example sites read the same file
+    from example_project import costs
+
+    original = costs.RESULTS
+    costs.RESULTS = tmp_path / "benchmarks" / "results.json"
+    try:
+        assert costs.measured("starlette")["read"][STARLETTE_OURS] == rows["read"][STARLETTE_OURS]["added_us_median"]
+    finally:
+        costs.RESULTS = original
+
+
+def test_many_users_rotates_minted_cookies_over_keep_alive(tmp_path: Path) -> None:
+    """Twenty users, one second, Starlette only: the workload runs and reports what it measured."""
+    if shutil.which("wrk") is None:
+        required("wrk", "apt-get install wrk")
+    pytest.importorskip("psutil", reason="the servers' workers are found with psutil (the bench extra)")
+    from example_project.bench import many_users
+
+    result = many_users.run(
+        ["starlette"],
+        tmp_path / "unused.sqlite3",
+        set(),
+        users=20,
+        rounds=1,
+        seconds=1,
+        connections=2,
+        workers=(1,),
+        kinds=("read",),
+        tick=lambda: None,
+        describe=lambda _: None,
+    )
+    rows = result["starlette"]["1"]["read"]
+    assert set(rows) == set(many_users.ENGINES["starlette"])
+    for row in rows.values():
+        assert row["rps_median"] > 0
+        assert 0 < row["p50_us_median"] <= row["p99_us_median"]
+        assert row["cpu_us_median"] > 0

@@ -1,6 +1,6 @@
 """What sessions add to one request, in process, on a login-sized session: medians of interleaved rounds.
 
-    python -m example_project.benchmarks.request_cost [--rounds 21] [--block 0.2] [--quick] [--no-pin]
+    python -m example_project.bench.request_cost [--rounds 21] [--block 0.2] [--quick] [--no-pin]
 
 Two workloads, each on the session a logged-in user carries:
 
@@ -54,6 +54,25 @@ STARLETTE_LOGIN = {
     "csrf": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 }
 OUR_DJANGO_PER_REQUEST = "example_project.bench.per_request.DjangoSignerPerRequest"
+DJANGO_PASS_THROUGH = "a middleware that does nothing"
+STARLETTE_PASS_THROUGH = "an ASGI middleware that only wraps send"
+DJANGO_COOKIE_PROBE = "no sessions, a session-sized Cookie header sent"
+STARLETTE_COOKIE_PROBE = "no session middleware, a session-sized Cookie header sent"
+#: Probes run only when asked for by name (``engines``): they are the breakdown's floor, not engines.
+PROBES = {DJANGO_PASS_THROUGH, STARLETTE_PASS_THROUGH, DJANGO_COOKIE_PROBE, STARLETTE_COOKIE_PROBE}
+#: The cookie the Cookie-header probes send: as long as our login cookie's value (106 and 145 characters
+#: when this was written), base64url characters; nothing reads it but the framework's cookie parsing.
+PROBE_COOKIE_BYTES = {"django": 106, "starlette": 145}
+
+
+def probe_cookie(framework: str) -> str:
+    name = "sessionid" if framework == "django" else "session"
+    return f"{name}=" + ("AbCdEfGhIjKlMnOpQrStUvWxYz-_0123456789" * 8)[: PROBE_COOKIE_BYTES[framework]]
+
+
+#: The three kinds of request: one that never touches the session (an API route behind the
+#: middleware), a read of the login-sized session, a read and a write of a counter.
+WORKLOADS = ("api", "read", "write")
 REDIS_URL = "redis://127.0.0.1:6379/15"
 POSTGRES = {"host": "127.0.0.1", "port": 5432, "dbname": "test", "user": "postgres"}
 
@@ -67,6 +86,8 @@ class DjangoEngine:
     cache: str = "default"
     database: str = "default"
     needs: str | None = None  # "redis" or "postgres": run only when that server answers
+    #: A probe: no session engine, but the client sends a session-sized Cookie header (what parsing it costs).
+    probe_cookie: bool = False
 
 
 DJANGO_ENGINES = {
@@ -86,6 +107,9 @@ DJANGO_ENGINES = {
     "ours + Django's middleware": DjangoEngine("blake2sign_web.django.sessions", DJANGO_SESSION_MIDDLEWARE),
     "ours + our middleware": DjangoEngine("blake2sign_web.django.sessions", OUR_DJANGO_MIDDLEWARE),
     "ours, signer built per request": DjangoEngine("blake2sign_web.django.sessions", OUR_DJANGO_PER_REQUEST),
+    # A probe, not an engine: what a middleware that does nothing costs (run when asked for by name).
+    DJANGO_PASS_THROUGH: DjangoEngine(None, "example_project.bench.probes.PassThroughMiddleware"),
+    DJANGO_COOKIE_PROBE: DjangoEngine(None, None, probe_cookie=True),
 }
 #: (workload, ours, theirs, target): the ratios the project promises.
 DJANGO_TARGETS = [
@@ -112,7 +136,15 @@ def login_view(request):  # type: ignore[no-untyped-def]
     from django.http import HttpResponse
 
     request.session.update(DJANGO_LOGIN)
+    if "user" in request.GET:  # the many-user workload logs in 10,000 distinct users
+        request.session["_auth_user_id"] = str(request.GET["user"])
     return HttpResponse("logged in")
+
+
+def api_view(request):  # type: ignore[no-untyped-def]
+    from django.http import HttpResponse
+
+    return HttpResponse('{"ok": true}', content_type="application/json")
 
 
 def read_view(request):  # type: ignore[no-untyped-def]
@@ -245,6 +277,7 @@ def configure_django(database: Path, services: set[str] = frozenset(), *, migrat
         path("read/", read_view),
         path("write/", write_view),
         path("plain/", plain_view),
+        path("api/", api_view),
     ]
     settings.configure(**django_settings(database, services))
     django.setup()
@@ -287,12 +320,14 @@ def django_request(spec: DjangoEngine, workload: str) -> tuple[Callable[[], obje
     factory = RequestFactory()
     use_stores(spec)
     cookie = None
-    path = "/plain/"
+    path = "/api/" if workload == "api" else "/plain/"
     if spec.engine is not None:
         response = handler.get_response(factory.get("/login/"))
         cookie = response.cookies["sessionid"].value
         path = f"/{workload}/"
     headers = {"HTTP_COOKIE": f"sessionid={cookie}"} if cookie else {}
+    if spec.probe_cookie:
+        headers = {"HTTP_COOKIE": probe_cookie("django")}
     expect_cookie = spec.engine is not None and workload == "write"
 
     def request() -> object:
@@ -319,7 +354,8 @@ def starlette_middlewares(services: set[str] = frozenset()) -> dict[str, list[An
 
     from blake2sign_web.starlette import SessionMiddleware
 
-    from ..bench.per_request import StarletteSignerPerRequest
+    from .per_request import StarletteSignerPerRequest
+    from .probes import PassThroughASGI
 
     secret = STARLETTE_SECRET
     configs: dict[str, list[Any]] = {
@@ -329,6 +365,8 @@ def starlette_middlewares(services: set[str] = frozenset()) -> dict[str, list[An
         # What compressing the cookie (half its size) costs per request: the same without it.
         "blake2sign_web, compression=None": [Middleware(SessionMiddleware, secret_key=secret, compression=None)],
         "blake2sign_web, signer built per request": [Middleware(StarletteSignerPerRequest, secret_key=secret)],
+        STARLETTE_PASS_THROUGH: [Middleware(PassThroughASGI)],
+        STARLETTE_COOKIE_PROBE: [],
     }
     try:
         import starsessions
@@ -358,10 +396,11 @@ def starlette_baseline(name: str) -> str:
     return STARLETTE_LOOP_BASELINE if needs_event_loop(name) else STARLETTE_BASELINE
 
 
-def starlette_app(middleware: list[Any], set_cookie: str | None = None) -> Any:
+def starlette_app(middleware: list[Any], set_cookie: str | None = None, *, session: bool = True) -> Any:
     """One application serving /login, /read and /write (the session-less one: the same dict work).
 
-    ``set_cookie``: a Set-Cookie header the session-less app sends as is (what the header alone costs).
+    ``set_cookie``: a Set-Cookie header the session-less app sends as is (what the header alone costs);
+    ``session=False``: the session-less routes behind ``middleware`` (a probe that is no session middleware).
     """
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -370,10 +409,16 @@ def starlette_app(middleware: list[Any], set_cookie: str | None = None) -> Any:
 
     async def login(request: Request) -> PlainTextResponse:
         request.session.update(STARLETTE_LOGIN)
+        user = request.query_params.get("user")
+        if user is not None:  # the many-user workload logs in 10,000 distinct users
+            request.session.update(user_id=int(user), email=f"user{user}@example.com", name=f"User {user}")
         return PlainTextResponse("logged in")
 
     async def read(request: Request) -> PlainTextResponse:
         return PlainTextResponse(str(request.session.get("user_id")))
+
+    async def api(request: Request) -> PlainTextResponse:
+        return PlainTextResponse('{"ok": true}', media_type="application/json")
 
     async def write(request: Request) -> PlainTextResponse:
         session = request.session
@@ -387,9 +432,10 @@ def starlette_app(middleware: list[Any], set_cookie: str | None = None) -> Any:
         session["count"] = session.get("count", 0) + 1
         return PlainTextResponse(str(session["user_id"]), headers=extra)
 
-    if not middleware:
-        return Starlette(routes=[Route("/read", plain), Route("/write", plain), Route("/login", plain)])
-    routes = [Route("/login", login), Route("/read", read), Route("/write", write)]
+    if not middleware or not session:  # no session: the same work without one (a probe keeps its middleware)
+        plain_routes = [Route("/read", plain), Route("/write", plain), Route("/login", plain), Route("/api", api)]
+        return Starlette(routes=plain_routes, middleware=middleware)
+    routes = [Route("/login", login), Route("/read", read), Route("/write", write), Route("/api", api)]
     return Starlette(routes=routes, middleware=middleware)
 
 
@@ -407,9 +453,10 @@ def event_loop() -> asyncio.AbstractEventLoop:
 def starlette_request(name: str, middleware: list[Any], workload: str) -> tuple[Callable[[], object], int | None]:
     from .asgi_driver import Driver
 
-    driver = Driver(starlette_app(middleware), loop=event_loop() if needs_event_loop(name) else None)
+    session = bool(middleware) and name not in PROBES
+    driver = Driver(starlette_app(middleware, session=session), loop=event_loop() if needs_event_loop(name) else None)
     size = None
-    if middleware:
+    if session:
         scope = driver.scope()
         scope.update(path="/login", raw_path=b"/login")
         driver.request(scope)
@@ -417,6 +464,8 @@ def starlette_request(name: str, middleware: list[Any], workload: str) -> tuple[
             raise RuntimeError(f"{name}: logging in set no cookie")
         driver.cookie = driver.set_cookie.split(b";", 1)[0]
         size = len(driver.cookie.split(b"=", 1)[1])
+    if name == STARLETTE_COOKIE_PROBE:
+        driver.cookie = probe_cookie("starlette").encode()
     scope = driver.scope()
     scope.update(path=f"/{workload}", raw_path=f"/{workload}".encode())
 
@@ -464,7 +513,7 @@ def django_configs(
 ) -> tuple[dict[str, Callable[[], object]], dict[str, int | None]]:
     configs, sizes = {}, {}
     for name, spec in DJANGO_ENGINES.items():
-        wanted = name == DJANGO_BASELINE or engines is None or name in engines
+        wanted = name == DJANGO_BASELINE or (engines is None and name not in PROBES) or (engines and name in engines)
         if wanted and (spec.needs is None or spec.needs in services):
             configs[name], sizes[name] = django_request(spec, workload)
     return configs, sizes
@@ -475,7 +524,8 @@ def starlette_configs(
 ) -> tuple[dict[str, Callable[[], object]], dict[str, int | None]]:
     configs, sizes = {}, {}
     for name, middleware in starlette_middlewares(services).items():
-        if name in (STARLETTE_BASELINE, STARLETTE_LOOP_BASELINE) or engines is None or name in engines:
+        wanted = (engines is None and name not in PROBES) or (engines is not None and name in engines)
+        if name in (STARLETTE_BASELINE, STARLETTE_LOOP_BASELINE) or wanted:
             configs[name], sizes[name] = starlette_request(name, middleware, workload)
     if STARLETTE_LOOP_BASELINE in configs and not any(
         needs_event_loop(n) for n in configs if n != STARLETTE_LOOP_BASELINE

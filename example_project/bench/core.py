@@ -1,6 +1,6 @@
 """Core benchmark: one dumps+loads round trip, ours against the signers people use today.
 
-    python -m example_project.benchmarks.core [--quick] [--chart docs/img/core.png]
+    python -m example_project.bench.core [--quick] [--chart docs/img/core.png]
 
 In one run, at three payload sizes (~20 B, a ~330 B session, ~20 KB): SerializerSigner
 with its defaults, without compression and with compression forced; django.core.signing;
@@ -111,14 +111,15 @@ def compare_libraries(quick: bool) -> dict[str, list[Timing]]:
         **anchors(),
     }
     results: dict[str, list[Timing]] = {}
-    for label, value in PAYLOADS.items():
+    payloads = {"session (~330 B)": PAYLOADS["session (~330 B)"]} if quick else PAYLOADS
+    for label, value in payloads.items():
         progress(f"{label}:")
         results[label] = [
             measure(
                 name,
                 round_trip(dumps, loads, value),
-                repeat=5 if quick else 9,
-                target=0.05 if quick else 0.2,
+                repeat=3 if quick else 9,
+                target=0.02 if quick else 0.2,
                 size=size_of(dumps, value),
             )
             for name, (dumps, loads) in contenders.items()
@@ -174,8 +175,8 @@ LOGIN = {
 }
 
 
-def login_dumps_cost(quick: bool) -> str:
-    """dumps of the login session with the session dictionary against without compression, interleaved."""
+def login_dumps_rounds(quick: bool) -> dict[str, Any]:
+    """dumps and loads of the login session, with the session dictionary and without: interleaved rounds."""
     progress("dumps of the login session, compressed vs not (interleaved rounds):")
     packed = SerializerSigner(SECRET, purpose=PURPOSE, dictionary=1)  # as the session adapters write
     plain = SerializerSigner(SECRET, purpose=PURPOSE, compression=None)
@@ -186,22 +187,26 @@ def login_dumps_cost(quick: bool) -> str:
         "loads, no compression": (lambda token: lambda: plain.loads(token))(plain.dumps(LOGIN)),
     }
     rounds = run_rounds(configs, rounds=7 if quick else 21, block=0.02 if quick else 0.05)
+    sizes = {name: len((packed if "dictionary" in name else plain).dumps(LOGIN)) for name in configs}
+    per_round = [
+        a / b for a, b in zip(rounds["dumps, session dictionary"], rounds["dumps, no compression"], strict=True)
+    ]
+    return {"rounds_s": rounds, "sizes": sizes, "dumps_ratio_rounds": per_round}
+
+
+def login_markdown(data: dict[str, Any]) -> str:
     lines = [
         "### dumps and loads of the Django login session (175 B of JSON), medians of interleaved rounds",
         "",
         "| | median | q1-q3 | token |",
         "|---|---:|---:|---:|",
     ]
-    sizes = {name: len((packed if "dictionary" in name else plain).dumps(LOGIN)) for name in configs}
-    for name, values in rounds.items():
+    for name, values in data["rounds_s"].items():
         q = Quartiles.of(values)
         lines.append(
-            f"| {name} | {format_time(q.median)} | {format_time(q.q1)} - {format_time(q.q3)} | {sizes[name]} |"
+            f"| {name} | {format_time(q.median)} | {format_time(q.q1)} - {format_time(q.q3)} | {data['sizes'][name]} |"
         )
-    per_round = [
-        a / b for a, b in zip(rounds["dumps, session dictionary"], rounds["dumps, no compression"], strict=True)
-    ]
-    q = Quartiles.of(per_round)
+    q = Quartiles.of(data["dumps_ratio_rounds"])
     lines += [
         "",
         f"dumps compressed / uncompressed, per round: median {q.median:.2f}x "
@@ -209,6 +214,46 @@ def login_dumps_cost(quick: bool) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def login_dumps_cost(quick: bool) -> str:
+    return login_markdown(login_dumps_rounds(quick))
+
+
+def run(quick: bool, tick: Callable[[], object] = lambda: None) -> dict[str, Any]:
+    """Everything this benchmark measures, as JSON-ready data (``markdown`` turns it into the tables)."""
+    from dataclasses import asdict
+
+    results = compare_libraries(quick)
+    tick()
+    hashers = compare_hashers(quick)
+    caching = compare_caching(quick)
+    tick()
+    login = login_dumps_rounds(quick)
+    tick()
+    return {
+        "payloads": {label: [asdict(r) for r in rows] for label, rows in results.items()},
+        "hashers": [asdict(r) for r in hashers],
+        "caching": [asdict(r) for r in caching],
+        "login": login,
+        "targets_markdown": targets(results, caching),
+    }
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """The core tables of a ``run``."""
+    out = []
+    for label, rows in data["payloads"].items():
+        out.append(table(f"dumps + loads, {label}", [Timing(**r) for r in rows], "django.core.signing"))
+    out.append(table("Hashers", [Timing(**r) for r in data["hashers"]], "blake2b"))
+    out.append(table("Signer construction", [Timing(**r) for r in data["caching"]], "SerializerSigner() each call"))
+    out.append(data["targets_markdown"])
+    out.append(login_markdown(data["login"]))
+    return "\n".join(out)
+
+
+def chart_data(data: dict[str, Any], path: str) -> None:
+    chart({label: [Timing(**r) for r in rows] for label, rows in data["payloads"].items()}, path)
 
 
 def targets(results: dict[str, list[Timing]], caching: list[Timing]) -> str:

@@ -6,8 +6,8 @@ under uvicorn, each a real server on 127.0.0.1, and reads each with a client in
 another process. Targets: a 1 GiB download grows the serving process's peak RSS
 by less than 32 MiB, and the time to first byte does not grow with the size.
 
-    python -m example_project.benchmarks.downloads                  # up to 1 GiB
-    python -m example_project.benchmarks.downloads --max-size 16M   # quick run
+    python -m example_project.bench.downloads                  # up to 1 GiB
+    python -m example_project.bench.downloads --max-size 16M   # quick run
 
 Peak RSS growth is the worker's VmHWM after the download minus its VmRSS before,
 with the high-water mark reset between downloads (``/proc/PID/clear_refs``).
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from example_project.benchmarks.timing import machine, progress
+from example_project.bench.timing import machine, progress
 
 SECRET = "benchmark-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ SERVED_ROOT_ENV = "BLAKE2SIGN_BENCH_ROOT"
 
 
 def wsgi_app() -> Any:
-    """gunicorn 'example_project.benchmarks.downloads:wsgi_app()'."""
+    """gunicorn 'example_project.bench.downloads:wsgi_app()'."""
     import django
     from django.conf import settings
 
@@ -49,7 +49,7 @@ def wsgi_app() -> Any:
         SECRET_KEY=SECRET,
         DEBUG=False,
         ALLOWED_HOSTS=["127.0.0.1"],
-        ROOT_URLCONF="example_project.benchmarks.download_urls",
+        ROOT_URLCONF="example_project.bench.download_urls",
         INSTALLED_APPS=["blake2sign_web.django"],
         MIDDLEWARE=[],
         STORAGES={
@@ -67,7 +67,7 @@ def wsgi_app() -> Any:
 
 
 def asgi_app() -> Any:
-    """uvicorn --factory example_project.benchmarks.downloads:asgi_app."""
+    """uvicorn --factory example_project.bench.downloads:asgi_app."""
     from starlette.applications import Starlette
     from starlette.routing import Route
 
@@ -140,9 +140,9 @@ def server(kind: str, served_root: Path) -> Iterator[tuple[int, int]]:
             "--log-level",
             "warning",
         ]
-        command.append("example_project.benchmarks.downloads:wsgi_app()")
+        command.append("example_project.bench.downloads:wsgi_app()")
     else:
-        command = [str(BIN / "uvicorn"), "--factory", "example_project.benchmarks.downloads:asgi_app"]
+        command = [str(BIN / "uvicorn"), "--factory", "example_project.bench.downloads:asgi_app"]
         command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), SERVED_ROOT_ENV: str(served_root)}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)

@@ -1,6 +1,6 @@
 """What revocation and single-use links add to one request, against the stateless path: real Redis on loopback.
 
-    python -m example_project.benchmarks.revocation_cost [--rounds 21] [--block 0.05] [--quick] [--redis URL]
+    python -m example_project.bench.revocation_cost [--rounds 21] [--block 0.05] [--quick] [--redis URL]
 
 Without ``--redis`` a redis-server is started on a free 127.0.0.1 port (as the tests do).
 

@@ -32,8 +32,13 @@ class Timing:
         return self.median / self.best - 1
 
 
+#: False while ``python -m example_project.bench`` draws its progress bar: the parts then print nothing.
+VERBOSE = True
+
+
 def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    if VERBOSE:
+        print(message, file=sys.stderr, flush=True)
 
 
 def measure(

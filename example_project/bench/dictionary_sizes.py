@@ -1,6 +1,6 @@
 """Session dictionary: compressed sizes, compress-call cost and estimated format-2 cookie lengths.
 
-    python -m example_project.benchmarks.dictionary_sizes [--quick] [--dictionary-id 1 | --dictionary PATH]
+    python -m example_project.bench.dictionary_sizes [--quick] [--dictionary-id 1 | --dictionary PATH]
 
 Every session here comes from scripts/session_corpus.py's *evaluation* pools with seeds the
 training never used, so the dictionary is measured on data it was not tuned to.
