@@ -41,6 +41,9 @@ from typing import Any
 
 from . import cgparse, request_cost
 
+#: The engines served under valgrind (one server each): the targets' rows and the baselines.
+SERVER_ENGINES = request_cost.SERVER_ENGINES
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Blocks per configuration: their median is quoted, their range is the spread.
 REPEATS = 3
@@ -104,16 +107,6 @@ _COLD_TARGET = bytearray(12 * 1024 * 1024)
 PROBE_OF = {
     request_cost.DJANGO_BASELINE: request_cost.DJANGO_COOKIE_PROBE,
     request_cost.STARLETTE_BASELINE: request_cost.STARLETTE_COOKIE_PROBE,
-}
-#: The engines served under valgrind (one server each): the targets' rows and the baselines.
-SERVER_ENGINES = {
-    "django": [
-        request_cost.DJANGO_BASELINE,
-        "Django signed_cookies",
-        "ours + Django's middleware",
-        "ours + our middleware",
-    ],
-    "starlette": [request_cost.STARLETTE_BASELINE, "Starlette SessionMiddleware", "blake2sign_web SessionMiddleware"],
 }
 
 

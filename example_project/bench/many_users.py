@@ -29,18 +29,11 @@ from typing import Any
 
 from . import http_load, request_cost
 
+ENGINES = request_cost.SERVER_ENGINES
+
 USERS = 10_000
-KINDS = ("api", "read", "write")
+KINDS = request_cost.SERVER_KINDS
 WORKERS = (1, 4)
-ENGINES = {
-    "django": [
-        request_cost.DJANGO_BASELINE,
-        "Django signed_cookies",
-        "ours + Django's middleware",
-        "ours + our middleware",
-    ],
-    "starlette": [request_cost.STARLETTE_BASELINE, "Starlette SessionMiddleware", "blake2sign_web SessionMiddleware"],
-}
 BASELINES = {"django": request_cost.DJANGO_BASELINE, "starlette": request_cost.STARLETTE_BASELINE}
 
 LUA = """-- Every request carries the next user's cookie; the cookies file has one Cookie header value a line.

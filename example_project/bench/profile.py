@@ -27,16 +27,9 @@ from typing import Any
 
 from . import http_load, request_cost
 
-ENGINES = {
-    "django": [
-        request_cost.DJANGO_BASELINE,
-        "Django signed_cookies",
-        "ours + Django's middleware",
-        "ours + our middleware",
-    ],
-    "starlette": [request_cost.STARLETTE_BASELINE, "Starlette SessionMiddleware", "blake2sign_web SessionMiddleware"],
-}
-KINDS = ("api", "read", "write")
+ENGINES = request_cost.SERVER_ENGINES
+
+KINDS = request_cost.SERVER_KINDS
 
 #: Modules whose frames are the token's signing and serialization (ours and the incumbents').
 SIGNING = re.compile(

@@ -127,6 +127,14 @@ STARLETTE_TARGETS = [
 STARLETTE_LOOP_BASELINE = "no session middleware, event loop"
 DJANGO_BASELINE = "no sessions"
 STARLETTE_BASELINE = "no session middleware"
+#: The engines run on real servers (callgrind's workers, the many-user load, the profile): each target's two
+#: sides and the baseline.
+SERVER_ENGINES: dict[str, list[str]] = {
+    "django": [DJANGO_BASELINE, "Django signed_cookies", "ours + Django's middleware", "ours + our middleware"],
+    "starlette": [STARLETTE_BASELINE, "Starlette SessionMiddleware", "blake2sign_web SessionMiddleware"],
+}
+#: The three kinds of request of the server workloads: one that never touches the session, a read, a read+write.
+SERVER_KINDS = ("api", "read", "write")
 
 
 # --- Django ---------------------------------------------------------------------------------------
