@@ -58,7 +58,7 @@ def decompress(data: bytes, max_size: int, dictionary_id: int | None = None) -> 
     except KeyError:
         decompressor = _contexts.decompressors[dictionary_id] = _decompressor(dictionary_id)
     try:
-        declared = zstandard.get_frame_parameters(data, format=_FORMAT).content_size
+        declared = zstandard.get_frame_parameters(data, _FORMAT).content_size  # positional: no keyword parsing
         if declared > max_size:  # also catches CONTENTSIZE_UNKNOWN, which is a huge unsigned value
             raise ValueError(f"compressed payload declares {declared} bytes, over the limit of {max_size}")
         # The declared size is known and within the limit: decompress allocates exactly that

@@ -38,6 +38,7 @@ import struct
 import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
+from hmac import compare_digest
 from typing import Any, Final, NamedTuple, TypeVar
 
 import orjson
@@ -127,6 +128,8 @@ def _layouts() -> dict[bytes, Layout]:
 
 #: Every marker a reader knows, by its one byte; any other is not a token of ours.
 LAYOUTS: Final = _layouts()
+#: LAYOUTS by the byte's value (None: no marker), for the read path: an index, not a slice and a lookup.
+_LAYOUT_OF_BYTE: Final = tuple(LAYOUTS.get(bytes([value])) for value in range(256))
 
 
 class _TokenFacts(NamedTuple):
@@ -359,33 +362,44 @@ class SerializerSigner(Signer):
     # extended.py repeats the steps after verification (times, decompression, parsing) for encrypted tokens:
     # a change here belongs there too.
     def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool, bytes | None]:
-        raw = self._ascii(token)
+        # Every request with a session cookie runs this: the layout is unpacked once, as locals.
+        raw = token if type(token) is bytes and len(token) <= self.max_token_length else self._ascii(token)
         # Not yet verified: the marker only picks which format's keys and tag length to try.
-        layout = LAYOUTS.get(raw[:1])
+        layout = _LAYOUT_OF_BYTE[raw[0]] if raw else None
         if layout is None:
             if raw[:1] == b"x":  # encryption.MARKER
                 raise BadSignature("unknown token format: an encrypted one, and this signer does not decrypt")
             raise BadSignature("unknown token format")
-        if layout.format == 2:
-            text, used_fallback = self._verify(raw, self._format2)
-            if layout.tag_size != self.tag_size:  # a marker never chooses a shorter tag than configured
-                raise BadSignature("token has another tag size")
+        format, tag_size, expires, python_json, has_session_id, kind, header_size = layout
+        keys = self._format2 if format == 2 else self._format1
+        # The current key first, here (_verify's first step, without its call); _verify tries them all.
+        current, _, key_tag_size, tag_chars = keys
+        if len(raw) <= tag_chars:  # a marker and a tag at the least
+            raise BadSignature("malformed token")
+        text = raw[:-tag_chars]
+        state = current.copy()
+        state.update(text)
+        if compare_digest(pybase64.b64encode(state.digest()[:key_tag_size], ALTCHARS)[:tag_chars], raw[-tag_chars:]):
+            used_fallback = False
         else:
-            text, used_fallback = self._verify(raw, self._format1)
+            text, used_fallback = self._verify(raw, keys)
+        if format == 2 and tag_size != self.tag_size:  # a marker never chooses a shorter tag than configured
+            raise BadSignature("token has another tag size")
         encoded = text[1:]
         try:
             body = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], ALTCHARS, True)  # validate
         except ValueError:
             raise BadSignature("malformed token body") from None
-        if len(body) < layout.header_size:
+        if len(body) < header_size:
             raise BadSignature("token body too short")
-        issued_at = _U32.unpack_from(body)[0]
-        expires_at = _U32.unpack_from(body, 4)[0] if layout.expires else None
+        if expires:
+            issued_at, expires_at = _ISSUED_EXPIRES.unpack_from(body)
+        else:
+            issued_at, expires_at = _U32.unpack_from(body)[0], None
         session_id = None
-        if layout.session_id:
-            start = 8 if layout.expires else 4
+        if has_session_id:
+            start = 8 if expires else 4
             session_id = body[start : start + SESSION_ID_SIZE]
-        payload = body[layout.header_size :]
         now = self._clock()
         if issued_at > now + CLOCK_SKEW:
             raise BadSignature("token issued in the future")
@@ -395,13 +409,15 @@ class SerializerSigner(Signer):
         if expires_at is not None and now >= expires_at:
             raise SignatureExpired("token has passed its expiry", expired_at=expires_at)
         try:
-            if layout.compression == ZSTD_DICTIONARY:  # its id is the header's last byte
-                payload = compression.decompress(payload, self.max_decompressed_size, body[layout.header_size - 1])
-            elif layout.compression == ZSTD:
-                payload = compression.decompress(payload, self.max_decompressed_size)
-            elif len(payload) > self.max_decompressed_size:
-                raise ValueError("payload too large")
-            value = json.loads(payload.decode("ascii")) if layout.python_json else orjson.loads(payload)
+            if kind == ZSTD_DICTIONARY:  # its id is the header's last byte
+                payload = compression.decompress(body[header_size:], self.max_decompressed_size, body[header_size - 1])
+            elif kind == ZSTD:
+                payload = compression.decompress(body[header_size:], self.max_decompressed_size)
+            else:
+                payload = body[header_size:]
+                if len(payload) > self.max_decompressed_size:
+                    raise ValueError("payload too large")
+            value = json.loads(payload.decode("ascii")) if python_json else orjson.loads(payload)
         # orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError, an unknown dictionary id and
         # int's digit limit are ValueErrors; json raises RecursionError for nesting deeper than the stack allows.
         except (ValueError, RecursionError) as error:

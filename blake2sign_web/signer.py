@@ -144,19 +144,20 @@ class Signer:
 
         Nothing is decoded here.
         """
-        if len(raw) < keys.tag_chars + 1:  # a marker and a tag at the least
+        current, fallbacks, tag_size, tag_chars = keys
+        if len(raw) <= tag_chars:  # a marker and a tag at the least
             raise BadSignature("malformed token")
-        text = raw[: -keys.tag_chars]
-        tag = raw[-keys.tag_chars :]
-        state = keys.current.copy()
+        text = raw[:-tag_chars]
+        tag = raw[-tag_chars:]
+        state = current.copy()
         state.update(text)
         # Compare encoded text, not decoded bytes: a re-encoded tag must not verify.
-        if compare_digest(pybase64.b64encode(state.digest()[: keys.tag_size], ALTCHARS).rstrip(b"="), tag):
+        if compare_digest(pybase64.b64encode(state.digest()[:tag_size], ALTCHARS)[:tag_chars], tag):
             return text, False
-        for key in keys.fallbacks:
+        for key in fallbacks:
             state = key.copy()
             state.update(text)
-            if compare_digest(pybase64.b64encode(state.digest()[: keys.tag_size], ALTCHARS).rstrip(b"="), tag):
+            if compare_digest(pybase64.b64encode(state.digest()[:tag_size], ALTCHARS)[:tag_chars], tag):
                 return text, True
         raise SignatureMismatch("signature does not match")
 
