@@ -129,8 +129,10 @@ class SessionStore(SessionBase):
 
     def __init__(self, session_key: str | None = None) -> None:
         super().__init__(session_key)
-        # The middleware makes one per request: log_out_everywhere() finds the session to keep here.
-        _current.set(weakref.ref(self))
+        if session_config().revocation_cache is not None:
+            # The middleware makes one per request: log_out_everywhere() (revocation only) finds the session
+            # to keep here.
+            _current.set(weakref.ref(self))
 
     def load(self) -> dict[str, Any]:
         """Verify and read the cookie; a bad one gives an empty session and a warning, never an error."""
