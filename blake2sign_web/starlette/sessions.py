@@ -62,6 +62,7 @@ IDLE_REFRESH_FRACTION: Final = 0.5
 #: ``_read``'s value before a token verified.
 _REJECTED: Final = object()
 _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
+_VARY_COOKIE: Final = (b"vary", b"Cookie")
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
 #: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
@@ -268,14 +269,40 @@ class LazySession(Session):
 
     def load(self) -> None:
         """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie)."""
-        started = perf_counter()
-        middleware = self.middleware
-        loaded = middleware._read_session(middleware._cookie_text(self.cookie))
+        middleware, cookie = self.middleware, self.cookie
         del self.cookie, self.middleware
         self.__class__ = middleware._session_class  # type: ignore[assignment]  # same layout: allowed, plain now
+        if type(cookie) is bytes:  # a Cookie header: the session cookie is cut out of it now
+            found = middleware._token_in(cookie)
+            if found is None:
+                return  # not there: an empty session
+            cookie = found
+        if middleware._direct:
+            # The common configuration, kept short: a valid token holding a plain session is read straight in.
+            try:
+                value = middleware.signer.loads(cookie)
+            except BadSignature:
+                value = None  # read again below, where the rejection is logged (or the token's own expiry kept)
+            if type(value) is dict:
+                if value:
+                    dict.update(self, value)
+                    self.loaded_empty = False
+                return
+            if value is not None:  # [session, meta] (set_expiry), or no session at all
+                LazySession._take(self, middleware._settled(middleware._session_of(value, None, False).session))
+                return
+        started = perf_counter()
+        text = cookie if isinstance(cookie, str) else cookie.decode("latin-1").strip()
+        LazySession._take(self, middleware._read_session(text))
+        self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
+
+    def mark_accessed(self) -> None:  # what request.session calls: one call, not _loading's two
+        self.load()
+        self.accessed = True
+
+    def _take(self, loaded: Session) -> None:
         dict.update(self, loaded)
         vars(self).update(vars(loaded))  # modified, loaded_empty, and the expiry the token carried
-        self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
 
 
 def _loading(name: str) -> Callable[..., Any]:
@@ -288,7 +315,7 @@ def _loading(name: str) -> Callable[..., Any]:
 
 
 for _name in (
-    "mark_accessed", "mark_modified", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__iter__",
+    "mark_modified", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__iter__",
     "__len__", "__reversed__", "__eq__", "__ne__", "__repr__", "__or__", "__ror__", "__ior__", "get", "keys",
     "values", "items", "copy", "pop", "popitem", "setdefault", "update", "clear", "__reduce_ex__",
     "set_expiry", "get_expiry_age", "get_expiry_date", "get_expire_at_browser_close",
@@ -467,6 +494,13 @@ class SessionMiddleware:
         #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
         self._extras = revocation is not None or server_timing or chunked
         self._cookie_prefix = self._cookie_name + b"="
+        self._prefix_length = len(self._cookie_prefix)
+        #: Every cookie is read lazily (no cookie of Starlette's own middleware to re-issue at once).
+        self._lazy_always = self._lazy and self.legacy is None
+        #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
+        self._direct = not (
+            self._needs_token or self._timeouts or self._expire_every_cookie or self.legacy is not None or self._extras
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -477,10 +511,20 @@ class SessionMiddleware:
             return
 
         # The common case, kept short: it runs on every request, most of which never use the session.
-        cookie = self._find_cookie(scope["headers"])
+        cookie: str | bytes | None = None
+        if self._lazy_always:
+            # Only the Cookie header is found now; the session cookie is cut out of it if the session is used.
+            for name, raw in scope["headers"]:
+                if name == b"cookie":
+                    if cookie is not None:  # several Cookie headers (HTTP/2 may split them): find ours now
+                        cookie = self._read_cookie(scope["headers"])
+                        break
+                    cookie = raw
+        else:
+            cookie = self._find_cookie(scope["headers"])
         if cookie is None:
             session = self._session_class()
-        elif self._lazy and (self.legacy is None or self._cookie_text(cookie).count(".") != 2):
+        elif self._lazy_always or (self._lazy and self._cookie_text(cookie).count(".") != 2):
             # Verified and decoded when first used. (A cookie of Starlette's own middleware is read now:
             # it is re-issued in this format on any request.)
             session = LazySession()
@@ -493,8 +537,10 @@ class SessionMiddleware:
             # Not a coroutine of its own: the server's send is awaited directly, one frame less per message.
             if message["type"] == "http.response.start":
                 session = scope["session"]
-                if session.accessed or session.modified or self._resign_unread:
+                if session.modified or self._resign_unread:
                     self._finish(session, message, None)
+                elif session.accessed:  # read, unchanged: only Vary (what _finish would add)
+                    message["headers"] = _with_vary_cookie(message.get("headers", ()))
             return send(message)
 
         await self.app(scope, receive, send_wrapper)
@@ -564,9 +610,9 @@ class SessionMiddleware:
             return
         started = perf_counter()
         # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
-        headers = message["headers"] = list(message.get("headers", ()))
-        if session.accessed:
-            _add_vary_cookie(headers)
+        headers = message["headers"] = (
+            _with_vary_cookie(message.get("headers", ())) if session.accessed else list(message.get("headers", ()))
+        )
         if sent_chunks is not None and self.chunked:
             if session.modified and (dict.__len__(session) or not session.loaded_empty):
                 written = self._chunked_headers(session, None if token is None else token.session_id, sent_chunks)
@@ -664,6 +710,16 @@ class SessionMiddleware:
                     value = _unquote(text.strip())
         return value
 
+    def _token_in(self, header: bytes) -> str | bytes | None:
+        """The session cookie's value in a Cookie header, as ``request.cookies`` would give it, or None.
+
+        Bytes in the usual case (the header holds only our cookie): the signer reads them as they are.
+        """
+        if header.startswith(self._cookie_prefix) and 59 not in header and 34 not in header:  # no ";" nor '"'
+            return header[self._prefix_length :]
+        found = self._find_cookie(((b"cookie", header),))
+        return None if found is None else self._cookie_text(found)
+
     def _cookie_text(self, cookie: str | bytes) -> str:
         """The cookie's value from ``_find_cookie``'s answer."""
         if isinstance(cookie, bytes):
@@ -671,7 +727,11 @@ class SessionMiddleware:
         return cookie
 
     def _read_session(self, cookie: str) -> Session:
-        session = self._read(cookie).session
+        return self._settled(self._read(cookie).session)
+
+    @staticmethod
+    def _settled(session: Session) -> Session:
+        """``session`` as read from the client: whether emptying it has a cookie to delete."""
         session.loaded_empty = not dict.__len__(session) and not session._timed_out
         return session
 
@@ -721,6 +781,10 @@ class SessionMiddleware:
                 value, rewrite = loaded.value, loaded.rewrite
         if value is _REJECTED:
             return _Loaded(self._session_class())
+        return self._session_of(value, loaded, rewrite)
+
+    def _session_of(self, value: Any, loaded: LoadedToken | None, rewrite: bool) -> _Loaded:
+        """The session a verified token's value holds (``_read``'s second half)."""
         meta: dict[str, Any] | None = None
         if type(value) is list and len(value) == 2 and type(value[1]) is dict:
             value, meta = value  # [session, what the middleware keeps of it]: see _dumps
@@ -966,15 +1030,24 @@ def server_timing_header(load_ms: float, save_started: float) -> bytes:
     return f"b2sw-load;dur={load_ms:.3f}, b2sw-save;dur={save_ms:.3f}".encode("ascii")
 
 
-def _add_vary_cookie(headers: list[tuple[bytes, bytes]]) -> None:
-    """``MutableHeaders.add_vary_header("Cookie")`` on a raw header list: one Vary joining every value."""
+def _with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """A copy of a raw header list with ``MutableHeaders.add_vary_header("Cookie")`` applied: one Vary joining
+    every value. (A copy: a response's own list may be sent again by a later request.)"""
+    for name, _ in headers:
+        if name == b"vary":
+            break
+    else:  # the usual case: no Vary yet
+        return [*headers, _VARY_COOKIE]
     values = [value for name, value in headers if name == b"vary"]
-    if not values:
-        headers.append((b"vary", b"Cookie"))
-        return
-    first = next(i for i, (name, _) in enumerate(headers) if name == b"vary")
-    headers[first] = (b"vary", b", ".join([*values, b"Cookie"]))
-    headers[first + 1 :] = [item for item in headers[first + 1 :] if item[0] != b"vary"]
+    joined: tuple[bytes, bytes] | None = (b"vary", b", ".join([*values, b"Cookie"]))
+    out: list[tuple[bytes, bytes]] = []
+    for item in headers:
+        if item[0] != b"vary":
+            out.append(item)
+        elif joined is not None:  # the first Vary's place
+            out.append(joined)
+            joined = None
+    return out
 
 
 def _bad_name_character(character: str) -> bool:
