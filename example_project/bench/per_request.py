@@ -61,13 +61,17 @@ class DjangoSignerPerRequest(OurDjangoMiddleware):
 class StarletteSignerPerRequest(starlette_sessions.SessionMiddleware):
     """Our Starlette middleware, its signers rebuilt before every request."""
 
+    #: The attributes ``__init__`` fills from ``get_signer``, in the order it calls it.
+    SIGNERS = ("signer", "_writer", "_unbounded")
+
     def __init__(self, app: Any, **options: Any) -> None:
         with recording_signers(starlette_sessions) as calls:
             super().__init__(app, **options)
+        if len(calls) != len(self.SIGNERS):
+            raise RuntimeError(f"the middleware built {len(calls)} signers; this probe knows {self.SIGNERS}")
         self._calls = calls
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        (reader_secret, reader), (writer_secret, writer) = self._calls
-        self.signer = SerializerSigner(reader_secret, **reader)
-        self._writer = SerializerSigner(writer_secret, **writer)
+        for name, (secret, options) in zip(self.SIGNERS, self._calls):
+            setattr(self, name, SerializerSigner(secret, **options))
         await super().__call__(scope, receive, send)

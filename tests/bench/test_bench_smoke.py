@@ -318,3 +318,16 @@ def test_many_users_rotates_minted_cookies_over_keep_alive(tmp_path: Path) -> No
         assert row["rps_median"] > 0
         assert 0 < row["p50_us_median"] <= row["p99_us_median"]
         assert row["cpu_us_median"] > 0
+
+
+@pytest.mark.parametrize("workload", ["api", "read", "write"])
+def test_every_in_process_starlette_configuration_serves_every_workload(workload: str) -> None:
+    """The `requests` part's engines, probes included, each serve a request (the per-request signer probe once
+    broke when the middleware built a third signer, and only a full run showed it)."""
+    from example_project.bench import request_cost
+
+    for name, middleware in request_cost.starlette_middlewares().items():
+        run, size = request_cost.starlette_request(name, middleware, workload)
+        run()
+        if name in (STARLETTE_OURS, "blake2sign_web, signer built per request"):
+            assert size is not None and size > 0, name
