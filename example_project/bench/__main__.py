@@ -8,9 +8,13 @@ Parts (default: all, in this order):
   many-users  10,000 logged-in users' cookies rotated by wrk; 1 and 4 workers; api, read and read+write requests
   profile     py-spy on the server worker under load: where the time goes, by kind of work
   downloads   signed downloads from 1 B to 1 GiB: time to first byte, total time, the server's memory
+  revocation-scale
+              revocation checks per second from 1, 2, 4 processes on one Redis and on a Redis Cluster
+              (started on loopback), the latency a check adds, and what WAIT adds to a write
 
 Writes docs/benchmarks/results.json (a part not run keeps its earlier results), docs/performance.md,
-docs/img/request-cost.png and docs/img/core-session.png; ``--out DIR`` writes them under DIR instead.
+docs/img/request-cost.png, docs/img/request-breakdown.png, docs/img/core-session.png and
+docs/img/revocation-scale.png; ``--out DIR`` writes them under DIR instead.
 """
 
 from __future__ import annotations
@@ -26,11 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import callgrind, http_load, report, request_cost, timing
+from . import callgrind, cluster_scale, http_load, report, request_cost, timing
 from .interleaved import run_rounds
 
 ROOT = Path(__file__).resolve().parents[2]
-PARTS = ("core", "requests", "callgrind", "many-users", "profile", "downloads")
+PARTS = ("core", "requests", "callgrind", "many-users", "profile", "downloads", "revocation-scale")
 #: The single-connection HTTP part and the clock in process time these two kinds; the API kind is timed
 #: for the targets' engines only (the many-user workload times all three kinds).
 WORKLOADS = ("read", "write")
@@ -230,6 +234,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     group.add_argument("--profile-rate", type=int, default=400, help="py-spy samples per second (default 400)")
     group = parser.add_argument_group("downloads")
     group.add_argument("--max-size", default="1G", help="largest file (default 1G)")
+    group = parser.add_argument_group("revocation-scale")
+    group.add_argument(
+        "--scale-processes", type=process_counts, default=None, help="application process counts (default 1,2,4)"
+    )
+    group.add_argument("--scale-concurrency", type=int, default=16, help="checks in flight per process (default 16)")
+    group.add_argument("--scale-seconds", type=float, default=5.0, help="seconds per throughput run (default 5)")
+    group.add_argument("--scale-samples", type=int, default=3000, help="checks timed one at a time (default 3000)")
     args = parser.parse_args(argv)
     unknown = [p for p in args.parts if p not in PARTS]
     if unknown:
@@ -241,10 +252,26 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.users, args.mu_rounds, args.mu_seconds = 200, 1, 1.0
         args.profile_seconds, args.profile_rate = 1.0, 200
         args.max_size = "1M"
+        args.scale_seconds, args.scale_samples = 1.0, 300
+        if args.scale_processes is None:
+            args.scale_processes = cluster_scale.QUICK_PROCESSES
         if not args.engines:
             args.engines = sorted(TARGET_ENGINES["django"] | TARGET_ENGINES["starlette"])
+    if args.scale_processes is None:
+        args.scale_processes = cluster_scale.PROCESSES
     args.parts = list(dict.fromkeys(args.parts)) or list(PARTS)
     return args
+
+
+def process_counts(text: str) -> tuple[int, ...]:
+    """``1,2,4`` -> (1, 2, 4)."""
+    try:
+        counts = tuple(int(n) for n in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of process counts: {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"process counts are 1 or more: {text!r}")
+    return counts
 
 
 def many_users_default() -> int:
@@ -284,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         "profile": (len(kinds) if args.quick else len(profile.KINDS))
         * sum(len(profile.ENGINES[f]) for f in frameworks),
         "downloads": 2,
+        "revocation-scale": cluster_scale.steps(args.scale_processes),
     }
     bar = Progress(sum(steps[p] for p in args.parts))
     errors: dict[str, str] = {}
@@ -435,6 +463,19 @@ def main(argv: list[str] | None = None) -> int:
                         }
                     elif part == "downloads":
                         parts["downloads"] = downloads_part(args.max_size, bar)
+                    elif part == "revocation-scale":
+                        why = cluster_scale.supported()
+                        if why is not None:
+                            parts["revocation_scale"] = {"error": why}
+                        else:
+                            parts["revocation_scale"] = cluster_scale.run(
+                                processes=args.scale_processes,
+                                concurrency=args.scale_concurrency,
+                                seconds=args.scale_seconds,
+                                samples=args.scale_samples,
+                                tick=bar.tick,
+                                describe=bar.describe,
+                            )
                 except Exception:  # a part that fails is reported; the others run and are kept
                     errors[part] = traceback.format_exc()[-3000:]
                     print(f"\n{part} failed:\n{errors[part]}", file=sys.stderr)

@@ -22,7 +22,16 @@ JSON (docs/benchmarks/results.json), schema 2::
                         "added_cpu_us_median", "rps_median", "p50_us_median", "p99_us_median", "rounds": [...]}}}}}},
         "profile": {"results": {framework: {kind: {engine: {"cpu_us_per_request", "samples": {kind of work: n},
                      "us_per_request": {...}, "added_us_per_request": {...}}}}}},
-        "downloads": {"sizes": [...], "results": {"Django" | "Starlette": {size: {"ttfb", "total", "growth"}}}}
+        "downloads": {"sizes": [...], "results": {"Django" | "Starlette": {size: {"ttfb", "total", "growth"}}}},
+        "revocation_scale": {         # Starlette's RedisStore on one Redis (+ a replica) and on a 3+3 cluster
+          "settings": {"processes": [n, ...], "concurrency", "seconds", "samples", "write_samples", "users",
+                       "cores", "versions": {"python", "redis-py", "redis-server"}},
+          "latency": {"one Redis" | "cluster": {"median_us", "p99_us"}},          # one check at a time
+          "throughput": {"one Redis" | "cluster": {processes: {"checks_per_s", "median_us", "p99_us"}}},
+          "writes": {"one Redis" | "cluster": {"revoke_session" | "consume_link": {wait_replicas: {"median_us",
+                     "p99_us"}}}},
+          "ceiling": {"connections", "pipeline", "keys", "one_at_a_time_rps", "pipelined_rps"} | null}
+                                      # or {"error": why} when redis-server or redis-cli is missing
       },
       "targets": [{"where", "framework", "workload", "ours", "theirs", "target", "median", "low", "high",
                    "spread": "q1-q3" | "min-max", "rounds", "verdict"}]
@@ -433,6 +442,7 @@ pip install -e '.[bench]'   # and Debian's wrk and valgrind (apt-get install wrk
 python -m example_project.bench                      # everything: about 15 minutes on 2 cores
 python -m example_project.bench --quick              # a smoke run of every part, under a minute: no verdicts
 python -m example_project.bench callgrind requests   # some parts only; the others keep their last results
+python -m example_project.bench revocation-scale     # Redis and Redis Cluster: needs redis-server, redis-cli
 python -m example_project.bench.report               # this page and the charts again, from the JSON
 ```
 
@@ -440,14 +450,17 @@ Parts: `core` (the signer against the libraries people use today), `requests` (w
 one request, on the clock: in process, and over HTTP on one connection), `callgrind` (instructions and
 simulated cache misses per request: a deterministic instrument), `many-users` (10,000 logged-in users,
 keep-alive, 1 and 4 workers), `profile` (py-spy on the server worker: where the time goes), `downloads`
-(signed downloads up to 1 GiB). Options: `--framework django|starlette`, `--engines NAME ...` (the
-baselines always run), `--no-http`, `--rounds`, `--block`, `--http-rounds`, `--http-seconds`,
+(signed downloads up to 1 GiB), `revocation-scale` (revocation checks per second from 1, 2 and 4
+processes against one Redis and a Redis Cluster it starts on loopback, and what `WAIT` costs).
+Options: `--framework django|starlette`, `--engines NAME ...` (the baselines always run), `--no-http`,
+`--rounds`, `--block`, `--http-rounds`, `--http-seconds`,
 `--cg-requests`, `--cg-server-requests`, `--cg-no-server`, `--users`, `--mu-rounds`, `--mu-seconds`,
-`--connections`, `--profile-seconds`, `--profile-rate`, `--max-size`, `--out DIR`, `--no-pin`
+`--connections`, `--profile-seconds`, `--profile-rate`, `--max-size`, `--scale-processes`,
+`--scale-concurrency`, `--scale-seconds`, `--scale-samples`, `--out DIR`, `--no-pin`
 (`--help` says what each does). Rows needing Redis (127.0.0.1:6379) or PostgreSQL (127.0.0.1:5432,
 database `test`, user `postgres`) run when those answer. It writes this page,
 `docs/benchmarks/results.json` (schema in `example_project/bench/report.py`), `docs/img/request-cost.png`,
-`docs/img/request-breakdown.png` and `docs/img/core-session.png`.
+`docs/img/request-breakdown.png`, `docs/img/core-session.png` and `docs/img/revocation-scale.png`.
 """
 
 METHOD = """Every figure compares our engines with the ones people use today, in the same run, as the cost each
@@ -965,6 +978,100 @@ def downloads_section(part: dict[str, Any]) -> list[str]:
     return lines
 
 
+SCALE_LABELS = {
+    "one Redis": "one Redis (one `MGET`)",
+    "cluster": "cluster (one `MGET` per slot, two nodes at once)",
+}
+WRITE_STORES = {"one Redis": "one Redis + replica", "cluster": "cluster"}
+
+
+def revocation_scale_section(part: dict[str, Any]) -> list[str]:
+    lines = ["## Revocation at scale", ""]
+    if not part:
+        return [*lines, "Not run yet: `python -m example_project.bench revocation-scale`.", ""]
+    if "error" in part:
+        return [*lines, f"Not run: {part['error']}", ""]
+    s = part.get("settings", {})
+    v = s.get("versions", {})
+    cores = s.get("cores")
+    lines += [
+        f"{where_note(part)}; redis-py {v.get('redis-py', '?')}, Redis {v.get('redis-server', '?')}. What the "
+        "optional revocation store costs as a site grows (see [Revocation: Deployment](revocation.md#scale)): "
+        "Starlette's `RedisStore` checking logged-in sessions of "
+        f"{s.get('users', 0):,} users (one in 50 logged out everywhere, some sessions ended), against one "
+        "redis-server with a replica and against a Redis Cluster of three primaries with a replica each, all "
+        "started by the benchmark on 127.0.0.1. A check reads the session's record and its user's: one `MGET` "
+        "on one Redis; on the cluster the two records are in different slots, so one `MGET` per slot, sent "
+        "together to the two nodes serving them, and the check waits for the slower answer. Django's store reads "
+        "the same records through redis-py's synchronous client; it is not measured here.",
+        "",
+        f"**On this {cores}-core machine the redis-servers (two for one Redis, six for the cluster) and the "
+        "application processes share the cores, so these figures are a floor**: they show what the cluster's "
+        "extra hop and client work cost, not the capacity it adds when its primaries have machines of their "
+        "own (each primary serves a third of the keys).",
+        "",
+        "### One check, one request at a time: the latency a request adds",
+        "",
+        f"One process, {s.get('samples', 0):,} checks per store, the two stores alternating.",
+        "",
+        "| store | median | p99 |",
+        "|---|---:|---:|",
+    ]
+    for name, row in (part.get("latency") or {}).items():
+        lines.append(f"| {SCALE_LABELS.get(name, name)} | {us(row['median_us'])} | {us(row['p99_us'])} |")
+    throughput = part.get("throughput") or {}
+    lines += [
+        "",
+        "### Checks per second from N processes",
+        "",
+        f"Each process an asyncio event loop with {s.get('concurrency')} checks in flight (as an ASGI worker "
+        f"under load), {s.get('seconds', 0):g} s per run, one Redis and the cluster alternating; checks per "
+        "second from all the processes, and the latency of each check under that load.",
+        "",
+        "| store | processes | checks/s | median latency | p99 latency |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, by_count in throughput.items():
+        for count, row in by_count.items():
+            lines.append(
+                f"| {name} | {count} | {row['checks_per_s']:,.0f} | {us(row['median_us'])} | {us(row['p99_us'])} |"
+            )
+    lines.append("")
+    if throughput:
+        lines += ["![Revocation checks per second and their latency, by processes](img/revocation-scale.png)", ""]
+    top = max((row["checks_per_s"] for by_count in throughput.values() for row in by_count.values()), default=0.0)
+    ceiling = part.get("ceiling")
+    if ceiling:
+        lines += [
+            "The server is not what limits these runs: `redis-benchmark` sends a check's `MGET` "
+            f"({ceiling['keys']} keys) to the one Redis {ceiling['one_at_a_time_rps']:,.0f} times per second from "
+            f"{ceiling['connections']} connections one at a time, and {ceiling['pipelined_rps']:,.0f} times "
+            f"pipelined {ceiling['pipeline']} deep, against the {top:,.0f} checks per second the Python clients "
+            "reach at most here.",
+            "",
+        ]
+    lines += [
+        "### What `WAIT` adds to a write",
+        "",
+        f"Writes one at a time, {s.get('write_samples', 0):,} of each, `wait_replicas=0` and `wait_replicas=1` "
+        "alternating: `revoke_session` (a logout) and `consume_link` (the first use of a single-use link). "
+        "`WAIT` adds one replica's acknowledgement to each write; session checks are reads and never wait.",
+        "",
+        "| store | write | `wait_replicas=0` median (p99) | `wait_replicas=1` median (p99) | WAIT adds (median) |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for name, by_write in (part.get("writes") or {}).items():
+        for write, by_wait in by_write.items():
+            plain, waited = by_wait["0"], by_wait["1"]
+            lines.append(
+                f"| {WRITE_STORES.get(name, name)} | `{write}` | {us(plain['median_us'])} ({us(plain['p99_us'])}) | "
+                f"{us(waited['median_us'])} ({us(waited['p99_us'])}) | "
+                f"{us(waited['median_us'] - plain['median_us'])} |"
+            )
+    lines.append("")
+    return lines
+
+
 def markdown(data: dict[str, Any]) -> str:
     parts = data["parts"]
     lines = [
@@ -1020,6 +1127,7 @@ def markdown(data: dict[str, Any]) -> str:
     else:
         lines += ["Not run yet: `python -m example_project.bench core`.", ""]
     lines += downloads_section(parts.get("downloads", {}))
+    lines += revocation_scale_section(parts.get("revocation_scale", {}))
     return "\n".join(lines)
 
 
@@ -1134,6 +1242,66 @@ def breakdown_chart(data: dict[str, Any], path: Path) -> bool:
     return True
 
 
+def scale_chart(data: dict[str, Any], path: Path) -> bool:
+    """Checks per second, and their median and p99 latency, by application processes: one Redis and the cluster."""
+    part = data["parts"].get("revocation_scale") or {}
+    throughput = part.get("throughput") or {}
+    if not throughput:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    figure, (rate_axis, latency_axis) = plt.subplots(1, 2, figsize=(10, 4))
+    colors = {"one Redis": "#4c72b0", "cluster": "#dd8452"}
+    for name, by_count in throughput.items():
+        counts = sorted(by_count, key=int)
+        xs = [int(c) for c in counts]
+        color = colors.get(name, "#55a868")
+        rate_axis.plot(xs, [by_count[c]["checks_per_s"] for c in counts], marker="o", color=color, label=name)
+        latency_axis.plot(
+            xs, [by_count[c]["median_us"] / 1000 for c in counts], marker="o", color=color, label=f"{name}, median"
+        )
+        latency_axis.plot(
+            xs,
+            [by_count[c]["p99_us"] / 1000 for c in counts],
+            marker="s",
+            linestyle="--",
+            color=color,
+            label=f"{name}, p99",
+        )
+    every = sorted({int(c) for by_count in throughput.values() for c in by_count})
+    for axis in (rate_axis, latency_axis):
+        axis.set_xticks(every)
+        axis.set_xlabel("application processes", fontsize=8)
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=7, loc="best")
+    rate_axis.set_ylim(bottom=0)
+    rate_axis.set_ylabel("revocation checks per second (all processes)", fontsize=8)
+    rate_axis.set_title("Throughput", fontsize=10)
+    latency_axis.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    latency_axis.yaxis.set_major_formatter(plain)
+    latency_axis.yaxis.set_minor_formatter(plain)
+    latency_axis.tick_params(axis="y", which="minor", labelsize=7)
+    latency_axis.set_ylabel("latency of one check under that load (ms)", fontsize=8)
+    latency_axis.set_title("Latency", fontsize=10)
+    s = part.get("settings", {})
+    figure.suptitle(
+        f"Revocation checks, one Redis and a 3-primary cluster, {s.get('concurrency')} in flight per process\n"
+        f"{part.get('machine', data['machine'])} (clients and servers share the cores: a floor)"
+        + (" - quick smoke run" if s.get("quick") else ""),
+        fontsize=8,
+    )
+    figure.tight_layout(rect=(0, 0, 1, 0.92))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return True
+
+
 # --- writing -------------------------------------------------------------------------------------------------
 
 
@@ -1184,6 +1352,8 @@ def render(data: dict[str, Any], out: Path) -> list[Path]:
 
         core.chart_data(data["parts"]["core"], str(out / "img" / "core-session.png"))
         written.append(out / "img" / "core-session.png")
+    if scale_chart(data, out / "img" / "revocation-scale.png"):
+        written.append(out / "img" / "revocation-scale.png")
     return written
 
 

@@ -330,4 +330,72 @@ def test_every_in_process_starlette_configuration_serves_every_workload(workload
         run, size = request_cost.starlette_request(name, middleware, workload)
         run()
         if name in (STARLETTE_OURS, "blake2sign_web, signer built per request"):
-            assert size is not None and size > 0, name
+            assert size, name  # a cookie was issued at login
+
+
+# --- revocation at scale: one Redis and a cluster -----------------------------------------------------------------
+
+
+def test_the_revocation_scale_part_measures_one_redis_and_a_cluster(tmp_path: Path) -> None:
+    """``revocation-scale --quick``: servers started and stopped, every figure present, other parts kept."""
+    pytest.importorskip("matplotlib", reason="the charts need matplotlib (the bench extra)")
+    from example_project.bench import cluster_scale
+
+    why = cluster_scale.supported()
+    if why is not None:
+        required("redis-server and redis-cli", why)
+    earlier = {
+        "machine": "elsewhere",
+        "date": "2000-01-01",
+        "settings": {"max_size": 1, "repeat": 5, "quick": False, "elapsed_s": 1.0},
+        "sizes": [1],
+        "results": {"Django": {"1": {"ttfb": 0.001, "total": 0.002, "growth": 0}}},
+    }
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "results.json").write_text(
+        json.dumps({"schema": 2, "parts": {"downloads": earlier}, "targets": []})
+    )
+    command = [sys.executable, "-m", "example_project.bench", "revocation-scale", "--quick", "--out", str(tmp_path)]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
+    assert data["run"]["parts_run"] == ["revocation-scale"]
+    assert "errors" not in data["run"], data["run"]
+    assert data["parts"]["downloads"] == earlier  # a part not run keeps its results
+    part = data["parts"]["revocation_scale"]
+    assert part["settings"]["quick"] is True
+    assert part["settings"]["processes"] == list(cluster_scale.QUICK_PROCESSES)
+    stores = set(cluster_scale.STORES)
+    assert set(part["latency"]) == stores
+    for row in part["latency"].values():
+        assert 0 < row["median_us"] <= row["p99_us"]
+    assert set(part["throughput"]) == stores
+    for by_count in part["throughput"].values():
+        assert set(by_count) == {str(n) for n in cluster_scale.QUICK_PROCESSES}
+        for row in by_count.values():
+            assert row["checks_per_s"] > 0
+            assert 0 < row["median_us"] <= row["p99_us"]
+    assert set(part["writes"]) == stores
+    for by_write in part["writes"].values():
+        assert set(by_write) == set(cluster_scale.WRITES)
+        for by_wait in by_write.values():
+            assert set(by_wait) == {"0", "1"}
+    if shutil.which("redis-benchmark"):
+        assert part["ceiling"]["one_at_a_time_rps"] > 0
+    page = (tmp_path / "performance.md").read_text()
+    section = page[page.index("## Revocation at scale") :]
+    assert "quick smoke run" in section
+    assert f"On this {os.cpu_count()}-core machine" in section
+    assert "| one Redis | 2 |" in section
+    assert "| cluster | 2 |" in section
+    assert "| cluster | `consume_link` |" in section
+    png = (tmp_path / "img" / "revocation-scale.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_revocation_scale_section_says_when_it_was_not_run() -> None:
+    from example_project.bench import report
+
+    assert "Not run yet: `python -m example_project.bench revocation-scale`." in report.revocation_scale_section({})
+    lines = report.revocation_scale_section({"error": "no redis-server found"})
+    assert "Not run: no redis-server found" in lines
