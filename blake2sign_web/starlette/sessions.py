@@ -273,10 +273,13 @@ class LazySession(Session):
         del self.cookie, self.middleware
         self.__class__ = middleware._session_class  # type: ignore[assignment]  # same layout: allowed, plain now
         if type(cookie) is bytes:  # a Cookie header: the session cookie is cut out of it now
-            found = middleware._token_in(cookie)
-            if found is None:
-                return  # not there: an empty session
-            cookie = found
+            if cookie.startswith(middleware._cookie_prefix) and 59 not in cookie and 34 not in cookie:
+                cookie = cookie[middleware._prefix_length :]  # the usual case (_token_in's first), without a call
+            else:
+                found = middleware._token_in(cookie)
+                if found is None:
+                    return  # not there: an empty session
+                cookie = found
         if middleware._direct:
             # The common configuration, kept short: a valid token holding a plain session is read straight in.
             try:
