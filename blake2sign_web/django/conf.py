@@ -508,6 +508,8 @@ class SessionConfig:
     #: oversized session's exact size can be reported against the cookie limit.
     writer: SerializerSigner
     cookie_name: str
+    #: SESSION_COOKIE_AGE, read once (a settings lookup costs a request more than the rest of reading its cookie).
+    cookie_age: int
     #: Bytes a Set-Cookie line for this session may take (name, value and attributes).
     cookie_size_limit: int
     #: Bytes of the longest attributes this configuration writes, Max-Age at its widest.
@@ -583,6 +585,7 @@ def _build() -> SessionConfig:
         signer=signer,
         writer=get_signer(settings.SECRET_KEY, max_token_length=token_length_bound(signer), **signer_options),
         cookie_name=settings.SESSION_COOKIE_NAME,
+        cookie_age=settings.SESSION_COOKIE_AGE,
         cookie_size_limit=options["COOKIE_SIZE_LIMIT"],
         cookie_overhead=cookie_overhead(),
         raise_on_oversize=options["OVERSIZE"] == "raise",

@@ -44,6 +44,8 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.core import signing
 from django.core.signals import request_finished
 from django.utils import timezone
+from django.utils.functional import cached_property
+from django.utils.module_loading import import_string
 
 from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, SignatureExpired
@@ -128,11 +130,24 @@ class SessionStore(SessionBase):
         _session: dict[str, Any]
 
     def __init__(self, session_key: str | None = None) -> None:
-        super().__init__(session_key)
+        # SessionBase.__init__ (the same in Django 4.2 to 6.1) without resolving SESSION_SERIALIZER on every
+        # request: this engine's signer serializes; ``serializer`` is resolved when something asks for it.
+        self._session_key = session_key
+        self.accessed = False
+        self.modified = False
         if session_config().revocation_cache is not None:
             # The middleware makes one per request: log_out_everywhere() (revocation only) finds the session
             # to keep here.
             _current.set(weakref.ref(self))
+
+    def get_session_cookie_age(self) -> int:
+        """SESSION_COOKIE_AGE, from the configuration resolved once (settings changes reset it)."""
+        return session_config().cookie_age
+
+    @cached_property
+    def serializer(self) -> Any:
+        """SessionBase's ``serializer``: SESSION_SERIALIZER, for ``encode()``, ``decode()`` and migrated cookies."""
+        return import_string(settings.SESSION_SERIALIZER)
 
     def load(self) -> dict[str, Any]:
         """Verify and read the cookie; a bad one gives an empty session and a warning, never an error."""

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.contrib.sessions.backends import signed_cookies
+from django.contrib.sessions.serializers import JSONSerializer
 from django.test import Client, override_settings
 
 from blake2sign_web import SerializerSigner, signer_cache_info
@@ -315,3 +316,24 @@ def test_migration_still_refuses_bad_django_cookies(client: Client, caplog: pyte
     with override_settings(SECRET_KEY="another-secret-key-" + "z" * 40):
         send(client, token)
         assert session_of(run(client)) == {}
+
+
+def test_sessionbase_serializer_is_resolved_when_asked_for() -> None:
+    """SessionBase resolves SESSION_SERIALIZER in __init__, on every request; this engine when something asks."""
+    store = SessionStore()
+    assert "serializer" not in vars(store)
+    assert store.serializer is JSONSerializer
+    assert store.decode(store.encode({"a": 1})) == {"a": 1}  # SessionBase's encode() and decode() use it
+    with override_settings(SESSION_SERIALIZER="tests.django_sessions.test_session_engine.UpperSerializer"):
+        assert SessionStore().serializer is UpperSerializer
+
+
+class UpperSerializer(JSONSerializer):
+    """A SESSION_SERIALIZER of the project's own."""
+
+
+def test_session_cookie_age_follows_the_setting() -> None:
+    assert SessionStore().get_session_cookie_age() == settings.SESSION_COOKIE_AGE
+    with override_settings(SESSION_COOKIE_AGE=123):
+        assert SessionStore().get_session_cookie_age() == 123
+        assert SessionStore().get_expiry_age() == 123
