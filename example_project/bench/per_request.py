@@ -72,6 +72,6 @@ class StarletteSignerPerRequest(starlette_sessions.SessionMiddleware):
         self._calls = calls
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        for name, (secret, options) in zip(self.SIGNERS, self._calls):
+        for name, (secret, options) in zip(self.SIGNERS, self._calls, strict=True):
             setattr(self, name, SerializerSigner(secret, **options))
         await super().__call__(scope, receive, send)
