@@ -1,6 +1,6 @@
 """Real servers on 127.0.0.1 and a load generator in another process: what a session costs over HTTP.
 
-Django runs under gunicorn (one sync worker), Starlette under uvicorn (one worker). The load
+Django runs under gunicorn (one sync worker), Starlette under uvicorn (one worker, uvloop and httptools). The load
 generator is ``wrk`` (Debian's package) when it is on PATH, otherwise a Python client on
 ``http.client`` with keep-alive, run as its own process. One connection, so the server handles
 one request at a time. The server's worker is pinned to one CPU and the load generator to
@@ -82,6 +82,7 @@ class Server:
         else:
             command = [sys.executable, "-m", "uvicorn", f"{APPS}:starlette_app", "--host", bind[0], "--port", bind[1]]
             command += ["--workers", str(workers), "--no-access-log", "--log-level", "warning"]
+            command += ["--loop", "uvloop", "--http", "httptools"]  # uvicorn[standard], as in production
         self.process = subprocess.Popen(
             [*(prefix or []), *command],
             cwd=ROOT,

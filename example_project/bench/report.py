@@ -202,7 +202,17 @@ def judge(q: Quartiles, rounds: int, target: float, quick: bool) -> str:
 
 def versions() -> dict[str, str]:
     found = {"python": platform.python_version()}
-    for package in ("Django", "starlette", "gunicorn", "uvicorn", "starsessions", "redis", "psycopg"):
+    for package in (
+        "Django",
+        "starlette",
+        "gunicorn",
+        "uvicorn",
+        "uvloop",
+        "httptools",
+        "starsessions",
+        "redis",
+        "psycopg",
+    ):
         try:
             found[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -474,15 +484,15 @@ token) and **read+write** (the view also writes a counter, so the cookie is re-s
   counts do not depend on the machine) to count the misses, so that C code touching cold memory is not
   flattered. *In process*: the same Django handlers and Starlette applications as the clock's, blocks
   of N requests, each block bracketed by valgrind client requests made from Python (zero the counters,
-  dump them). *On a server worker*: gunicorn (one sync worker) or uvicorn (one worker) under valgrind,
-  N requests over 127.0.0.1 from another process between two marker requests: HTTP parsing, the
-  event loop, the application and the socket calls' user-space side (valgrind sees no kernel
+  dump them). *On a server worker*: gunicorn (one sync worker) or uvicorn (one worker, uvloop and
+  httptools) under valgrind, N requests over 127.0.0.1 from another process between two marker
+  requests: HTTP parsing, the event loop, the application and the socket calls' user-space side (valgrind sees no kernel
   instruction). Counts repeat to within a fraction of a percent in process, whatever else the machine
   runs; each block runs three times, the median is quoted and the range (min-max) kept. Ratios are of
   instructions added over the baseline; 'met' when every repeat is within the target.
 - **The clock, in process**: interleaved rounds (every configuration once per round, in rotating
   order), pinned to one CPU, the garbage collector off inside each timed block as `timeit` does.
-- **The clock over HTTP, one connection**: gunicorn (1 sync worker) and uvicorn (1 worker) on
+- **The clock over HTTP, one connection**: gunicorn (1 sync worker) and uvicorn (1 worker, uvloop and httptools) on
   127.0.0.1, wrk on another CPU, interleaved rounds; *added* is the worker's CPU time per request
   (`/proc/<pid>/task/*/schedstat`) over the session-less server's.
 - **Many users**: 10,000 users' cookies minted by each engine's server (`/login?user=N`), rotated
@@ -751,10 +761,10 @@ def profile_tables(prof: dict[str, Any]) -> list[str]:
         "",
         f"{where_note(prof)}. Added microseconds of the worker's CPU per request over the session-less server, by "
         f"kind of work (py-spy at {s.get('rate')} Hz for {s.get('seconds', 0):g} s per configuration under wrk on one "
-        "connection; one sync gunicorn worker, one uvicorn worker). One profile per configuration, on the clock: "
-        "read the large entries, not the small ones, and not the negative ones (noise). *Server: headers* is the "
-        "server's HTTP parser reading and validating headers (h11, gunicorn); *server, framework, view* is what "
-        "was not sorted into another kind.",
+        "connection; one sync gunicorn worker, one uvicorn worker with uvloop and httptools). One profile per "
+        "configuration, on the clock: read the large entries, not the small ones, and not the negative ones (noise). "
+        "*Server: headers* is the server's HTTP parser reading and validating headers (gunicorn's; uvicorn's "
+        "httptools callbacks); *server, framework, view* is what was not sorted into another kind.",
         "",
     ]
     for framework in ("django", "starlette"):

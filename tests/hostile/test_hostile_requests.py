@@ -43,7 +43,17 @@ OUR_SET_COOKIE = re.compile(rb'^(sessionid|session)=(""|null|[A-Za-z0-9_\-]+)(; 
 
 STARTERS: dict[str, Callable[[Path], AbstractContextManager[Shop]]] = {
     "gunicorn": servers.gunicorn,
-    "uvicorn": servers.uvicorn,
+    "uvicorn": servers.uvicorn,  # h11
+    "uvicorn-httptools": lambda tmp_path: servers.uvicorn(tmp_path, http="httptools"),  # uvicorn[standard]
+}
+#: Requests h11 refuses that httptools hands to the application, which must refuse them itself: by case label,
+#: the application's answers allowed besides the case's own (httptools has no bound on a request head, and
+#: takes a bare LF inside the request target).
+PASSED_TO_THE_APPLICATION: dict[str, dict[str, frozenset[int]]] = {
+    "uvicorn-httptools": {
+        "1 MB Cookie header": frozenset({403}),  # no session: "Not logged in"
+        "raw LF in the target": frozenset({403}),  # no valid signed link
+    },
 }
 
 
@@ -61,8 +71,10 @@ def barrage(shop: Shop, session: str) -> list[Case]:
     ]
 
 
-def problems_with(case: Case, response: RawResponse) -> list[str]:
-    """What is wrong with the server's answer to one hostile request (an empty list: nothing)."""
+def problems_with(case: Case, response: RawResponse, also: frozenset[int] = frozenset()) -> list[str]:
+    """What is wrong with the server's answer to one hostile request (an empty list: nothing).
+
+    ``also``: statuses allowed besides the case's own (PASSED_TO_THE_APPLICATION)."""
     found = []
     if response.status is None:
         if not (case.oversized and response.reset):
@@ -70,7 +82,7 @@ def problems_with(case: Case, response: RawResponse) -> list[str]:
         return found
     if response.status >= 500:
         found.append(f"status {response.status}: {response.body[:500]!r}")
-    elif response.status not in case.statuses:
+    elif response.status not in case.statuses | also:
         found.append(f"status {response.status}, expected one of {sorted(case.statuses)}: {response.body[:200]!r}")
     for name, value in response.headers:
         if MARKER in name or MARKER in value or FORGED in name:
@@ -124,6 +136,8 @@ def still_works(shop: Shop, session: str) -> None:
 def test_hostile_requests_get_no_5xx_no_reflected_bytes_and_bounded_memory(shop: Shop, figures: Record) -> None:
     session = shop.login()
     cases = barrage(shop, session)
+    lenient = PASSED_TO_THE_APPLICATION.get(shop.name, {})
+    assert set(lenient) <= {case.label for case in cases}, "a case named in PASSED_TO_THE_APPLICATION is gone"
     problems: dict[str, list[str]] = {}
     statuses: dict[int | None, int] = {}
 
@@ -131,7 +145,7 @@ def test_hostile_requests_get_no_5xx_no_reflected_bytes_and_bounded_memory(shop:
         for case in cases:
             response = exchange(shop.port, case.request)
             statuses[response.status] = statuses.get(response.status, 0) + 1
-            found = problems_with(case, response)
+            found = problems_with(case, response, lenient.get(case.label, frozenset()))
             if found:
                 problems.setdefault(case.label, found)
 

@@ -87,13 +87,19 @@ def gunicorn(tmp_path: Path, workers: int = 1) -> Iterator[Shop]:
 
 
 @contextmanager
-def uvicorn(tmp_path: Path, log_level: str = "info") -> Iterator[Shop]:
-    """With ``log_level="info"`` its access log too (one line a request, read by the hostile test)."""
+def uvicorn(tmp_path: Path, log_level: str = "info", http: str = "h11") -> Iterator[Shop]:
+    """With ``log_level="info"`` its access log too (one line a request, read by the hostile test).
+
+    ``http``: uvicorn's HTTP parser, named (uvicorn picks httptools when installed, as ``uvicorn[standard]``
+    does, and the two refuse different malformed requests): "h11" or "httptools" (with uvloop).
+    """
     root = shop.write_files(tmp_path / "served")
     port = free_port()
     command = [
         str(BIN / "uvicorn"), "--factory", "tests.soak.shop:app_from_env",
-        "--host", "127.0.0.1", "--port", str(port), "--log-level", log_level,
+        "--host", "127.0.0.1", "--port", str(port), "--log-level", log_level, "--http", http,
+        "--loop", "uvloop" if http == "httptools" else "asyncio",
     ]  # fmt: skip
+    name = "uvicorn" if http == "h11" else f"uvicorn-{http}"
     with logged_server(command, port, tmp_path / "uvicorn.log", BLAKE2SIGN_SERVED_ROOT=str(root)) as (url, process):
-        yield Shop("uvicorn", url, process.pid, tmp_path / "uvicorn.log", "session", shop.make_signer())
+        yield Shop(name, url, process.pid, tmp_path / "uvicorn.log", "session", shop.make_signer())
