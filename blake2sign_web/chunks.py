@@ -98,14 +98,20 @@ def split_token(
     if _room(name, 0, 1, attributes_length, limit) >= len(token):
         return [(name, token)]
     count = 2
+    rooms = [_room(name, 0, count, attributes_length, limit)]
+    total = rooms[0]
     while True:
-        rooms = [_room(name, index, count, attributes_length, limit) for index in range(count)]
-        if min(rooms) < 1:
+        # One more cookie adds its room and changes no other: the first's is the same from two cookies on,
+        # and each later one's depends on its own number only, shrinking as the numbers grow longer (so the
+        # smallest room is the first's or the last's). One pass, not a list of rooms per count tried.
+        rooms.append(_room(name, count - 1, count, attributes_length, limit))
+        total += rooms[-1]
+        if min(rooms[0], rooms[-1]) < 1:
             raise ValueError(
                 f"a cookie named {name!r} with {attributes_length} bytes of attributes leaves no room for a value "
                 f"within {limit} bytes"
             )
-        if sum(rooms) >= len(token):
+        if total >= len(token):
             break
         count += 1
     if count > max_chunks:

@@ -50,6 +50,7 @@ from django.utils.module_loading import import_string
 from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, SignatureExpired
 from ..revocation import StoreUnavailable, derived_session_id
+from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from . import revocation
 from .conf import SessionConfig, session_config
 
@@ -66,10 +67,6 @@ AUTH_USER_ID: Final = "_auth_user_id"
 #: setting on, taken out by load() (so never seen by the application). A cookie without it began when it
 #: was signed.
 STARTED: Final = "_b2sw_started"
-#: With IDLE_TIMEOUT, a session read more than this fraction of it after its cookie was issued is issued
-#: again (so a read restarts the idle time without making every read a write): a session idle for between
-#: 3/4 and all of IDLE_TIMEOUT ends.
-IDLE_REFRESH_FRACTION: Final = 0.25
 #: Tokens carry 32-bit Unix times: no expiry can reach this second (2106-02-07 06:28:16 UTC).
 EXPIRY_LIMIT: Final = 2**32
 LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)

@@ -43,6 +43,7 @@ from ..keys import to_bytes
 from ..revocation import StoreUnavailable, derived_session_id
 from ..serializer import _TIMESTAMP_LIMIT, MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
+from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from .session_migration import StarletteCookieReader
 
 if TYPE_CHECKING:
@@ -56,9 +57,6 @@ revocation_logger = logging.getLogger("blake2sign_web.revocation")
 BROWSER_COOKIE_LIMIT: Final = 4096
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
-#: idle_timeout: a session used after this fraction of it since its cookie was issued is re-issued, so an
-#: active user's cookie is re-signed at most about twice per idle_timeout, not on every request.
-IDLE_REFRESH_FRACTION: Final = 0.5
 #: ``_read``'s value before a token verified.
 _REJECTED: Final = object()
 _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "

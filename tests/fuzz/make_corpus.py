@@ -13,6 +13,7 @@ exercise everything up to the expiry check.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import sys
@@ -185,6 +186,46 @@ def encrypted_seeds() -> Iterator[tuple[str, bytes]]:
     yield "encrypted_plaintext", t.encrypted_plaintext_input(0, bytes([32]) + issued + frame)
 
 
+def chunk_seeds() -> Iterator[tuple[str, bytes]]:
+    """Real session tokens in the cookies split_token writes, whole or altered as a browser may send them back."""
+    signer = t.SERIALIZERS[4]  # format 1, not compressed: the length is the JSON's
+    # Just over what one cookie holds beside its attributes, so that both cookies fit in max_len.
+    big = signer.dumps({"history": [hashlib.sha1(bytes([n])).hexdigest() for n in range(70)]})  # not security
+    small = signer.dumps({"user_id": 42})
+    attributes = "; Path=/; Max-Age=1209600; Secure; HttpOnly; SameSite=Lax"
+    for name_index, name in enumerate(t.CHUNK_NAMES):
+        cookies = t.split_token(name, big, attributes_length=len(attributes), max_chunks=t.CHUNK_LIMIT)
+        assert len(cookies) >= 2
+        yield "chunk_cookies", t.chunk_cookies_input(4, name_index, cookies)
+        yield "chunk_cookies", t.chunk_cookies_input(4, name_index, [*cookies, (t.chunk_name(name, 5), "stale")])
+        yield "chunk_cookies", t.chunk_cookies_input(4, name_index, [("theme", "dark"), (name, small)])
+    name = "session"
+    # A short token split under small limits, so that the seeds hold every count from 2 to 9.
+    by_count: dict[int, list[tuple[str, str]]] = {}
+    for limit in range(len(small) + len(name) + 1, len(name) + 5, -1):
+        with contextlib.suppress(ValueError):  # past the cap, or no room left
+            split = t.split_token(name, small, attributes_length=0, limit=limit, max_chunks=t.CHUNK_LIMIT)
+            by_count.setdefault(len(split), split)
+    for count in range(2, t.CHUNK_LIMIT + 1):
+        cookies = by_count[count]
+        yield "chunk_cookies", t.chunk_cookies_input(t.CHUNK_LIMIT, 0, cookies)
+        yield "chunk_cookies", t.chunk_cookies_input(count - 1, 0, cookies)  # over the reader's cap
+        yield "chunk_cookies", t.chunk_cookies_input(t.CHUNK_LIMIT, 0, cookies[:-1])  # the last chunk lost
+    for header in ("", ".", ".2.", ".2.abc", ".1.abc", ".0.x", ".x.abc", ".10.abc", "..abc", ".9.a"):
+        yield "chunk_cookies", t.chunk_cookies_input(4, 0, [(name, header), (f"{name}.1", "piece")])
+    yield "chunk_cookies", t.chunk_cookies_input(4, 0, [(f"{name}.1", "a chunk without its first cookie")])
+    yield "chunk_cookies", t.chunk_cookies_input(4, 0, [])
+    # The round trip: tokens of every length class, under each limit, with and without room for attributes.
+    for limit_index, limit in enumerate(t.CHUNK_LIMITS):
+        for token in (small, big[: limit * 3], ""):
+            for max_chunks, attributes in ((t.CHUNK_LIMIT, 0), (2, 200)):
+                yield (
+                    "chunk_cookies",
+                    t.chunk_round_trip_input(max_chunks, limit_index, limit_index, attributes, token),
+                )
+    yield "chunk_cookies", t.chunk_round_trip_input(4, 0, 0, 0, ".2.abc")  # a token never starts with "."
+
+
 def range_seeds() -> Iterator[tuple[str, bytes]]:
     headers = (
         "bytes=0-99",
@@ -212,6 +253,7 @@ def seeds() -> Iterator[tuple[str, bytes]]:
     yield from django_seeds()
     yield from range_seeds()
     yield from encrypted_seeds()
+    yield from chunk_seeds()
 
 
 def main(names: list[str]) -> None:

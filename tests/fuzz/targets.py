@@ -21,13 +21,22 @@ import os
 import struct
 import time
 from base64 import b64encode
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import orjson
 
 from blake2sign_web import BadSignature, SerializerSigner, Signer, URLSigner, compression
+from blake2sign_web.chunks import (
+    CHUNK_LIMIT,
+    COOKIE_LIMIT,
+    TooManyChunks,
+    chunk_name,
+    join_chunks,
+    split_token,
+    stale_chunks,
+)
 from blake2sign_web.encoding import b64decode
 from blake2sign_web.files import ByteRange, RangeNotSatisfiable, requested_range
 from blake2sign_web.serializer import LAYOUTS, SESSION_ID_SIZE
@@ -549,6 +558,132 @@ def encrypted_plaintext_input(signer_index: int, plaintext: bytes, fix_up: int =
     return bytes([signer_index, fix_up]) + plaintext
 
 
+# 10. Sessions over 4 KB (chunked=True): join_chunks on any cookies, and split_token -> join_chunks on any token.
+
+#: The session cookie names the chunk target chooses from: the adapters' defaults, a prefixed one, one with a dot.
+CHUNK_NAMES: Final = ("session", "sessionid", "__Host-session", "s.1")
+#: The cookie size limits the round trip chooses from: the browser's, and smaller ones, so that short inputs
+#: already need several cookies.
+CHUNK_LIMITS: Final = (COOKIE_LIMIT, 512, 128, 48)
+CHUNK_ROUND_TRIP: Final = 1
+#: bytes.translate table that clears the top bit: the round trip's tokens are ASCII, as every token is.
+TO_ASCII: Final = bytes(byte & 0x7F for byte in range(256))
+
+
+class CountedCookies(Mapping[str, str]):
+    """The request's cookies by name, counting the lookups made, as ``request.COOKIES`` would be read."""
+
+    def __init__(self, cookies: dict[str, str]) -> None:
+        self._cookies = cookies
+        self.lookups = 0
+
+    def __getitem__(self, name: str) -> str:
+        self.lookups += 1
+        return self._cookies[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cookies)
+
+    def __len__(self) -> int:
+        return len(self._cookies)
+
+
+def joined_as_documented(name: str, cookies: Mapping[str, str], max_chunks: int) -> str | None:
+    """What ``join_chunks`` must return, written from its documented format; BadSignature where it must refuse."""
+    first = cookies.get(name)
+    if first is None:
+        return None
+    if not (len(first) >= 3 and first[0] == first[2] == "." and first[1] in "23456789"):
+        return first  # no chunk header: the token itself
+    count = int(first[1])
+    if count > max_chunks:
+        raise BadSignature("over max_chunks")
+    pieces = [first[3:]]
+    for index in range(1, count):
+        piece = cookies.get(f"{name}.{index}")
+        if piece is None:
+            raise BadSignature("a chunk is missing")
+        pieces.append(piece)
+    return "".join(pieces)
+
+
+def chunk_cookies(data: bytes) -> None:
+    """Layout: max_chunks (1 to 9), mode (bit 1: round trip; bits 2-3: name; bits 4-5: limit), attributes, text.
+
+    Join (bit 1 clear): the text is the request's cookies, ``name=value`` per line (latin-1, the last of a
+    name wins). Whatever they are, ``join_chunks`` gives None (no cookie of that name), the token its
+    documented format says, or BadSignature, and reads at most ``max_chunks`` cookies to decide.
+
+    Round trip (bit 1 set): the text is a token (ASCII, as tokens are). ``split_token`` gives at most
+    ``max_chunks`` cookies that each fit the limit with the attributes, and join back to the token exactly,
+    whatever stale chunks the browser still sends; or TooManyChunks past the cap; or ValueError for a token
+    that starts with "." or attributes that leave no room.
+    """
+    max_chunks = option(data, 0) % CHUNK_LIMIT + 1
+    mode = option(data, 1)
+    name = CHUNK_NAMES[(mode >> 1) % len(CHUNK_NAMES)]
+    if mode & CHUNK_ROUND_TRIP:
+        limit = CHUNK_LIMITS[(mode >> 3) % len(CHUNK_LIMITS)]
+        attributes = option(data, 2) * limit // 256
+        token = data[3:].translate(TO_ASCII).decode("ascii")
+        chunks_round_trip(name, token, attributes, limit, max_chunks)
+        return
+    jar: dict[str, str] = {}
+    for line in data[3:].decode("latin-1").split("\n"):
+        cookie, _, value = line.partition("=")
+        jar[cookie] = value
+    cookies = CountedCookies(jar)
+    rejected = False
+    try:
+        joined = join_chunks(name, cookies, max_chunks=max_chunks)
+    except BadSignature:  # only BadSignature (subclasses too) may escape; anything else is a crash
+        joined, rejected = None, True
+    if rejected:
+        assert name in jar, "join_chunks refused a request without the cookie"
+        assert refused(lambda: joined_as_documented(name, jar, max_chunks)) is None, "a documented token refused"
+    else:
+        assert joined == joined_as_documented(name, jar, max_chunks), "join_chunks read another token"
+    assert cookies.lookups <= max_chunks, f"join_chunks looked up {cookies.lookups} cookies, max_chunks={max_chunks}"
+    assert joined is None or len(joined) <= sum(map(len, jar.values())), "a token longer than the cookies"
+
+
+def chunks_round_trip(name: str, token: str, attributes: int, limit: int, max_chunks: int) -> None:
+    refusal: ValueError | None = None
+    try:
+        cookies = split_token(name, token, attributes_length=attributes, limit=limit, max_chunks=max_chunks)
+    except ValueError as error:  # TooManyChunks is one
+        refusal = error
+    if isinstance(refusal, TooManyChunks):
+        assert refusal.needed > max_chunks, f"TooManyChunks for {refusal.needed} cookies, max_chunks={max_chunks}"
+        return
+    if refusal is not None:
+        assert token.startswith(".") or "leaves no room" in str(refusal), f"split_token refused a token: {refusal}"
+        return
+    assert 1 <= len(cookies) <= max_chunks, f"{len(cookies)} cookies, max_chunks={max_chunks}"
+    assert [cookie for cookie, _ in cookies] == [chunk_name(name, index) for index in range(len(cookies))]
+    for cookie, value in cookies:
+        size = len(cookie.encode()) + 1 + len(value) + attributes
+        assert size <= limit, f"cookie {cookie!r} of {size} bytes, over {limit}"
+    jar = dict(cookies)
+    assert join_chunks(name, jar, max_chunks=max_chunks) == token, "the cookies joined back to another token"
+    # Chunks of an older, longer session the browser still holds are never read, and are named for deletion.
+    stale = {chunk_name(name, index): "stale" for index in range(len(cookies), len(cookies) + 2)}
+    assert join_chunks(name, {**jar, **stale}, max_chunks=max_chunks) == token, "a stale chunk was read"
+    assert stale_chunks(name, len(cookies), [*jar, *stale]) == list(stale)
+
+
+def chunk_cookies_input(max_chunks: int, name_index: int, cookies: list[tuple[str, str]]) -> bytes:
+    """A join seed: the cookies a request carries."""
+    text = "\n".join(f"{cookie}={value}" for cookie, value in cookies)
+    return bytes([max_chunks - 1, name_index << 1, 0]) + text.encode("latin-1")
+
+
+def chunk_round_trip_input(max_chunks: int, name_index: int, limit_index: int, attributes: int, token: str) -> bytes:
+    """A round-trip seed: a token to split, under one of CHUNK_LIMITS with ``attributes`` (0 to 255) of 256ths of it."""
+    mode = CHUNK_ROUND_TRIP | name_index << 1 | limit_index << 3
+    return bytes([max_chunks - 1, mode, attributes]) + token.encode("ascii")
+
+
 #: Each target's name, how to build it, and the longest input worth trying (libFuzzer's -max_len).
 BUILDERS: Final[dict[str, tuple[Callable[[], Target], int]]] = {
     "serializer_loads": (lambda: serializer_loads, 4200),
@@ -563,6 +698,7 @@ BUILDERS: Final[dict[str, tuple[Callable[[], Target], int]]] = {
     "byte_range": (lambda: byte_range, 200),
     "encrypted_loads": (build_encrypted_loads, 4200),
     "encrypted_plaintext": (build_encrypted_plaintext, 3000),
+    "chunk_cookies": (lambda: chunk_cookies, 4400),
 }
 
 

@@ -1,4 +1,4 @@
-"""docs/recipes/remember-me.md: its login view, through the real test client and middleware stack.
+"""docs/recipes/remember-me.md: its Django login view and its Starlette app, through the real test clients and stacks.
 
 The cookie's Max-Age/expires (or their absence) is what the browser acts on; the server-side ends are
 checked with sessions saved in the past (tokens issued through the core's ``clock=``, no clock patched).
@@ -16,10 +16,12 @@ from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.test import Client
 from django.urls import path
+from starlette.testclient import TestClient
 
+from blake2sign_web import SerializerSigner
 from blake2sign_web.django.sessions import SessionStore
 from tests.django_sessions.conftest import DJANGO_MIDDLEWARE, OUR_MIDDLEWARE, middleware_with, signer
-from tests.recipes.pages import run_page
+from tests.recipes.pages import DOCS_SECRET_KEY, run_page
 
 pytestmark = pytest.mark.django_db
 
@@ -106,3 +108,47 @@ def test_browser_session_still_ends_after_session_cookie_age(client: Client, hou
     cookie = log_in(client, remember=False)
     saved_ago(client, cookie, int(hours * HOUR), expires_in=None)
     assert client.get("/me/").content == (b"ada" if logged_in else b"")
+
+
+# The Starlette version: the page's ``remembering`` app.
+
+STARLETTE_PURPOSE = "starlette.sessions:session"
+
+
+def starlette_saved_ago(*, remember: bool, seconds: float) -> Any:
+    """Log in to the page's app, then send its cookie as if written ``seconds`` ago; the user it sees."""
+    client = TestClient(PAGE["remembering"], base_url="https://testserver")
+    assert client.post("/login", json={"remember_me": remember}).status_code == 200
+    loaded = SerializerSigner(DOCS_SECRET_KEY, purpose=STARLETTE_PURPOSE).load_token(client.cookies["session"])
+    expires_in = None if loaded.expires_at is None else loaded.expires_at - loaded.issued_at
+    at = time.time() - seconds
+    old = SerializerSigner(DOCS_SECRET_KEY, purpose=STARLETTE_PURPOSE, clock=lambda: at)
+    client.cookies.clear()
+    client.cookies["session"] = old.dumps(loaded.value, expires_in=expires_in)
+    return client.get("/me").json()["user_id"]
+
+
+def test_starlette_page_settings() -> None:
+    assert PAGE["REMEMBER_ME_FOR"] == 30 * DAY
+    [middleware] = PAGE["remembering"].user_middleware
+    assert middleware.kwargs["max_age"] == 12 * HOUR
+
+
+@pytest.mark.parametrize(("remember", "max_age"), [(True, 30 * DAY), (False, None)], ids=["ticked", "unticked"])
+def test_starlette_cookie_lifetime_follows_the_checkbox(remember: bool, max_age: int | None) -> None:
+    client = TestClient(PAGE["remembering"], base_url="https://testserver")
+    header = client.post("/login", json={"remember_me": remember}).headers["set-cookie"]
+    if max_age is None:
+        assert "max-age" not in header.lower()
+    else:
+        assert f"Max-Age={max_age};" in header
+
+
+@pytest.mark.parametrize(("days", "logged_in"), [(20, True), (29.9, True), (30.1, False)])
+def test_starlette_remembered_session_lasts_thirty_days_on_the_server(days: float, logged_in: bool) -> None:
+    assert starlette_saved_ago(remember=True, seconds=days * DAY) == (42 if logged_in else None)
+
+
+@pytest.mark.parametrize(("hours", "logged_in"), [(11.9, True), (12.1, False), (20 * 24, False)])
+def test_starlette_browser_session_still_ends_after_max_age(hours: float, logged_in: bool) -> None:
+    assert starlette_saved_ago(remember=False, seconds=hours * HOUR) == (42 if logged_in else None)

@@ -21,8 +21,9 @@ from starlette.testclient import TestClient
 from blake2sign_web import SerializerSigner
 from blake2sign_web.django.sessions import STARTED
 from blake2sign_web.starlette import SessionMiddleware
+from blake2sign_web.starlette.sessions import IDLE_REFRESH_FRACTION
 from tests.django_sessions.conftest import DJANGO_MIDDLEWARE, OUR_MIDDLEWARE, middleware_with, signer
-from tests.recipes.pages import DOCS_SECRET_KEY, page_module
+from tests.recipes.pages import DOCS_SECRET_KEY, RECIPES, page_module
 
 PAGE = page_module("session-timeouts.md")
 MINUTE = 60
@@ -64,6 +65,23 @@ def test_page_uses_owasp_limits() -> None:
     assert PAGE.BLAKE2SIGN_WEB["SESSIONS"] == {"IDLE_TIMEOUT": 15 * MINUTE, "ABSOLUTE_TIMEOUT": 8 * HOUR}
     assert PAGE.IDLE_TIMEOUT == 15 * MINUTE
     assert PAGE.ABSOLUTE_TIMEOUT == 8 * HOUR
+
+
+def test_page_leads_with_the_same_limits_as_one_line_options() -> None:
+    options = {"idle_timeout": 15 * MINUTE, "absolute_timeout": 8 * HOUR}
+    [middleware] = PAGE.middleware
+    assert middleware.cls is SessionMiddleware
+    assert options.items() <= middleware.kwargs.items()
+    [added] = PAGE.api.user_middleware
+    assert added.cls is SessionMiddleware
+    assert options.items() <= added.kwargs.items()
+
+
+def test_page_states_the_adapters_refresh_fraction() -> None:
+    assert IDLE_REFRESH_FRACTION == 0.25
+    text = (RECIPES / "session-timeouts.md").read_text(encoding="utf-8")
+    assert "`IDLE_REFRESH_FRACTION = 0.25`" in text
+    assert "3 minutes 45 seconds" in text  # a quarter of the page's 15 minutes
 
 
 def test_django_login_signs_the_start_into_the_cookie(django_client: Client) -> None:
@@ -116,15 +134,16 @@ def test_django_session_from_before_the_setting_counts_from_its_cookie(django_cl
     assert abs(signer().loads(token(django_client))[STARTED] - (time.time() - 10 * MINUTE)) < 5
 
 
-def starlette_cookie(data: dict[str, Any], *, issued_ago: int = 0) -> str:
+def starlette_cookie(data: Any, *, issued_ago: int = 0) -> str:
     """A cookie the page's SessionMiddleware would have issued ``issued_ago`` seconds ago."""
     keys = SessionMiddleware(PAGE.app, secret_key=DOCS_SECRET_KEY, max_age=PAGE.IDLE_TIMEOUT).signer
     issued = time.time() - issued_ago
     return SerializerSigner(DOCS_SECRET_KEY, purpose=keys.purpose, clock=lambda: issued).dumps(data)
 
 
-def starlette_user(data: dict[str, Any], *, issued_ago: int = 0) -> Any:
-    client = TestClient(PAGE.app, base_url="https://testserver")
+def starlette_user(data: Any, *, issued_ago: int = 0, app: Any = None) -> Any:
+    """The user the page's hand-made app (or ``app``) sees for ``data``, and the response's Set-Cookie."""
+    client = TestClient(PAGE.app if app is None else app, base_url="https://testserver")
     response = client.get("/me", headers={"cookie": "session=" + starlette_cookie(data, issued_ago=issued_ago)})
     return response.json()["user_id"], response.headers.get("set-cookie", "")
 
@@ -137,6 +156,31 @@ def test_starlette_idle_timeout(idle_minutes: int, user: int | None) -> None:
         token = set_cookie.removeprefix("session=").split(";")[0]
         keys = SessionMiddleware(PAGE.app, secret_key=DOCS_SECRET_KEY, max_age=PAGE.IDLE_TIMEOUT).signer
         assert abs(keys.load_token(token).issued_at - time.time()) < 5
+
+
+@pytest.mark.parametrize(
+    ("idle_minutes", "user", "reissued"), [(3, 42, False), (4, 42, True), (14, 42, True), (16, None, False)]
+)
+def test_starlette_idle_timeout_argument(idle_minutes: int, user: int | None, reissued: bool) -> None:
+    """The page's ``timed`` app: a read re-issues the cookie past a quarter of the 15 minutes, and not before."""
+    seen, set_cookie = starlette_user({"user_id": 42}, issued_ago=idle_minutes * MINUTE, app=PAGE.timed)
+    assert seen == user
+    if user is None:
+        assert set_cookie.startswith("session=null;")  # refused, and deleted
+    elif reissued:
+        token = set_cookie.removeprefix("session=").split(";")[0]
+        keys = SessionMiddleware(PAGE.app, secret_key=DOCS_SECRET_KEY).signer
+        assert abs(keys.load_token(token).issued_at - time.time()) < 5  # the idle timer restarts
+        assert "Max-Age=900;" in set_cookie
+    else:
+        assert set_cookie == ""
+
+
+@pytest.mark.parametrize(("hours_since_login", "user"), [(7.9, 42), (8.1, None)])
+def test_starlette_absolute_timeout_argument(hours_since_login: float, user: int | None) -> None:
+    login = int(time.time() - hours_since_login * HOUR)
+    seen, _ = starlette_user([{"user_id": 42}, {"c": login}], issued_ago=MINUTE, app=PAGE.timed)
+    assert seen == user
 
 
 @pytest.mark.parametrize(("hours_since_login", "user"), [(7.9, 42), (8.1, None)])

@@ -17,9 +17,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from blake2sign_web import SerializerSigner
-from blake2sign_web.starlette import SessionMiddleware
-from blake2sign_web.starlette.sessions import STARLETTE_MARKS_ACCESS
+from blake2sign_web import SerializerSigner, timeouts
+from blake2sign_web.starlette import SessionMiddleware, sessions
+from blake2sign_web.starlette.sessions import IDLE_REFRESH_FRACTION, STARLETTE_MARKS_ACCESS
 
 from .conftest import SECRET, AppFactory, cookie_value, set_cookie_headers
 
@@ -83,16 +83,22 @@ def test_idle_a_cookie_not_reissued_for_longer_is_refused_and_deleted(
     assert f"older than {IDLE} seconds" in caplog.text
 
 
-def test_idle_a_read_early_in_the_window_writes_nothing(client_for: AppFactory) -> None:
+def test_idle_the_refresh_fraction_is_the_cores_a_quarter_as_in_django() -> None:
+    assert sessions.IDLE_REFRESH_FRACTION is timeouts.IDLE_REFRESH_FRACTION
+    assert IDLE_REFRESH_FRACTION == 0.25
+    assert IDLE * IDLE_REFRESH_FRACTION == 225  # 3 minutes 45 seconds of the 15 minutes
+
+
+def test_idle_a_read_within_a_quarter_of_the_window_writes_nothing(client_for: AppFactory) -> None:
     client = client_for(idle_timeout=IDLE)
-    response = send(client, issued(IDLE * 0.4, {"user_id": 42}))
+    response = send(client, issued(IDLE * IDLE_REFRESH_FRACTION - 10, {"user_id": 42}))
     assert response.json() == {"user_id": 42}
     assert set_cookie_headers(response) == []
 
 
-def test_idle_a_read_past_half_the_window_reissues_the_cookie(client_for: AppFactory) -> None:
+def test_idle_a_read_past_a_quarter_of_the_window_reissues_the_cookie(client_for: AppFactory) -> None:
     client = client_for(idle_timeout=IDLE)
-    response = send(client, issued(IDLE * 0.6, {"user_id": 42}))
+    response = send(client, issued(IDLE * IDLE_REFRESH_FRACTION + 10, {"user_id": 42}))
     assert response.json() == {"user_id": 42}
     value, issued_at, _ = only_token(response)
     assert value == {"user_id": 42}
