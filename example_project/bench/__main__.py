@@ -122,7 +122,7 @@ def count_in_process(framework: str, services: set[str], engines: set[str] | Non
                 if (s.needs is None or s.needs in services)
                 and (
                     n == request_cost.DJANGO_BASELINE
-                    or (wanted is None and n not in request_cost.PROBES)
+                    or (wanted is None and n not in request_cost.NOT_ENGINES)
                     or (wanted and n in wanted)
                 )
             ]
@@ -131,7 +131,7 @@ def count_in_process(framework: str, services: set[str], engines: set[str] | Non
                 n
                 for n in request_cost.starlette_middlewares(services)
                 if n in (request_cost.STARLETTE_BASELINE, request_cost.STARLETTE_LOOP_BASELINE)
-                or (wanted is None and n not in request_cost.PROBES)
+                or (wanted is None and n not in request_cost.NOT_ENGINES)
                 or (wanted is not None and n in wanted)
             ]
             if request_cost.STARLETTE_LOOP_BASELINE in names and not any(
@@ -149,7 +149,7 @@ def http_engines(framework: str, services: set[str], engines: set[str] | None) -
     else:
         names = [n for n in request_cost.starlette_middlewares(services) if n != request_cost.STARLETTE_LOOP_BASELINE]
         baseline = request_cost.STARLETTE_BASELINE
-    names = [n for n in names if n not in request_cost.PROBES]
+    names = [n for n in names if n not in request_cost.NOT_ENGINES]
     return [n for n in names if n == baseline or engines is None or n in engines]
 
 

@@ -83,6 +83,7 @@ STARLETTE = [
     "blake2sign_web, compression=None",
     request_cost.STARLETTE_PASS_THROUGH,
     request_cost.STARLETTE_COOKIE_PROBE,
+    request_cost.STARLETTE_READY_VALUE,
 ]
 ENGINES = {"django": DJANGO, "starlette": STARLETTE}
 #: Counted on cold caches too, in process (read and read+write): the targets' engines and the baselines.

@@ -60,6 +60,12 @@ DJANGO_COOKIE_PROBE = "no sessions, a session-sized Cookie header sent"
 STARLETTE_COOKIE_PROBE = "no session middleware, a session-sized Cookie header sent"
 #: Probes run only when asked for by name (``engines``): they are the breakdown's floor, not engines.
 PROBES = {DJANGO_PASS_THROUGH, STARLETTE_PASS_THROUGH, DJANGO_COOKIE_PROBE, STARLETTE_COOKIE_PROBE}
+#: Our middleware with its cookie's value given, not verified (probes.ready_value_session_middleware): the
+#: deterministic breakdown subtracts it from ours. Served by the session routes, but no engine of its own.
+STARLETTE_READY_VALUE = "blake2sign_web SessionMiddleware, the cookie's value given, not verified"
+ABLATIONS = {STARLETTE_READY_VALUE}
+#: What the clock parts leave out unless named: the probes and the ablations.
+NOT_ENGINES = PROBES | ABLATIONS
 #: The cookie the Cookie-header probes send: as long as our login cookie's value (106 and 145 characters
 #: when this was written), base64url characters; nothing reads it but the framework's cookie parsing.
 PROBE_COOKIE_BYTES = {"django": 106, "starlette": 145}
@@ -363,7 +369,7 @@ def starlette_middlewares(services: set[str] = frozenset()) -> dict[str, list[An
     from blake2sign_web.starlette import SessionMiddleware
 
     from .per_request import StarletteSignerPerRequest
-    from .probes import PassThroughASGI
+    from .probes import PassThroughASGI, ready_value_session_middleware
 
     secret = STARLETTE_SECRET
     configs: dict[str, list[Any]] = {
@@ -374,6 +380,7 @@ def starlette_middlewares(services: set[str] = frozenset()) -> dict[str, list[An
         "blake2sign_web, compression=None": [Middleware(SessionMiddleware, secret_key=secret, compression=None)],
         "blake2sign_web, signer built per request": [Middleware(StarletteSignerPerRequest, secret_key=secret)],
         STARLETTE_PASS_THROUGH: [Middleware(PassThroughASGI)],
+        STARLETTE_READY_VALUE: [Middleware(ready_value_session_middleware, secret_key=secret)],
         STARLETTE_COOKIE_PROBE: [],
     }
     try:
@@ -521,7 +528,9 @@ def django_configs(
 ) -> tuple[dict[str, Callable[[], object]], dict[str, int | None]]:
     configs, sizes = {}, {}
     for name, spec in DJANGO_ENGINES.items():
-        wanted = name == DJANGO_BASELINE or (engines is None and name not in PROBES) or (engines and name in engines)
+        wanted = (
+            name == DJANGO_BASELINE or (engines is None and name not in NOT_ENGINES) or (engines and name in engines)
+        )
         if wanted and (spec.needs is None or spec.needs in services):
             configs[name], sizes[name] = django_request(spec, workload)
     return configs, sizes
@@ -532,7 +541,7 @@ def starlette_configs(
 ) -> tuple[dict[str, Callable[[], object]], dict[str, int | None]]:
     configs, sizes = {}, {}
     for name, middleware in starlette_middlewares(services).items():
-        wanted = (engines is None and name not in PROBES) or (engines is not None and name in engines)
+        wanted = (engines is None and name not in NOT_ENGINES) or (engines is not None and name in engines)
         if name in (STARLETTE_BASELINE, STARLETTE_LOOP_BASELINE) or wanted:
             configs[name], sizes[name] = starlette_request(name, middleware, workload)
     if STARLETTE_LOOP_BASELINE in configs and not any(

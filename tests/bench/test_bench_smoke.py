@@ -399,3 +399,29 @@ def test_the_revocation_scale_section_says_when_it_was_not_run() -> None:
     assert "Not run yet: `python -m example_project.bench revocation-scale`." in report.revocation_scale_section({})
     lines = report.revocation_scale_section({"error": "no redis-server found"})
     assert "Not run: no redis-server found" in lines
+
+
+def test_the_starlette_breakdown_parts_add_up_to_the_read() -> None:
+    from example_project.bench import report, request_cost
+
+    def counts(value: float) -> dict[str, list[float]]:
+        return {"Ir": [value, value + 10, value - 10]}
+
+    base, ours = request_cost.STARLETTE_BASELINE, STARLETTE_OURS
+    rows = {
+        "api": {base: counts(100_000), request_cost.STARLETTE_PASS_THROUGH: counts(106_000), ours: counts(111_000)},
+        "read": {
+            base: counts(90_000),
+            ours: counts(155_000),
+            request_cost.STARLETTE_READY_VALUE: counts(121_000),
+            STARLETTE_THEIRS: counts(250_000),
+        },
+        "write": {base: counts(97_000), ours: counts(218_000)},
+    }
+    table = report.starlette_ablation_table({"in_process": {"starlette": rows}})
+    parts = [line for line in table if line.startswith("| ") and "|---" not in line][1:6]
+    values = [float(line.rsplit("|", 2)[1].strip().removesuffix(" k")) for line in parts]
+    assert values == [6.0, 5.0, 20.0, 34.0, 56.0]
+    assert sum(values[:4]) == 65.0  # the read: 155 k - 90 k
+    assert any("**65.0 k**" in line for line in table)
+    assert report.starlette_ablation_table({"in_process": {"starlette": {"api": rows["api"]}}}) == []
