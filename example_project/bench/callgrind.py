@@ -84,6 +84,7 @@ STARLETTE = [
     request_cost.STARLETTE_PASS_THROUGH,
     request_cost.STARLETTE_COOKIE_PROBE,
     request_cost.STARLETTE_READY_VALUE,
+    request_cost.STARLETTE_ENCRYPTED,
 ]
 ENGINES = {"django": DJANGO, "starlette": STARLETTE}
 #: Counted on cold caches too, in process (read and read+write): the targets' engines and the baselines.

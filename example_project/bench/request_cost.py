@@ -64,6 +64,8 @@ PROBES = {DJANGO_PASS_THROUGH, STARLETTE_PASS_THROUGH, DJANGO_COOKIE_PROBE, STAR
 #: deterministic breakdown subtracts it from ours. Served by the session routes, but no engine of its own.
 STARLETTE_READY_VALUE = "blake2sign_web SessionMiddleware, the cookie's value given, not verified"
 ABLATIONS = {STARLETTE_READY_VALUE}
+#: Our Starlette middleware with encrypt=True: its cost beside the signed cookie's (needs cryptography).
+STARLETTE_ENCRYPTED = "blake2sign_web, encrypt=True"
 #: What the clock parts leave out unless named: the probes and the ablations.
 NOT_ENGINES = PROBES | ABLATIONS
 #: The cookie the Cookie-header probes send: as long as our login cookie's value (106 and 145 characters
@@ -378,6 +380,8 @@ def starlette_middlewares(services: set[str] = frozenset()) -> dict[str, list[An
         "blake2sign_web SessionMiddleware": [Middleware(SessionMiddleware, secret_key=secret)],
         # What compressing the cookie (half its size) costs per request: the same without it.
         "blake2sign_web, compression=None": [Middleware(SessionMiddleware, secret_key=secret, compression=None)],
+        # What encrypting the cookie (AES-256-GCM, issue 21) costs per request beside signing it.
+        STARLETTE_ENCRYPTED: [Middleware(SessionMiddleware, secret_key=secret, encrypt=True)],
         "blake2sign_web, signer built per request": [Middleware(StarletteSignerPerRequest, secret_key=secret)],
         STARLETTE_PASS_THROUGH: [Middleware(PassThroughASGI)],
         STARLETTE_READY_VALUE: [Middleware(ready_value_session_middleware, secret_key=secret)],
