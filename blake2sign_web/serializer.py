@@ -325,8 +325,9 @@ class SerializerSigner(Signer):
             flags |= _SESSION_ID
         if self._dictionary_id is not None:
             packed = compression.compress(payload, self._dictionary_id)
-            # Kept when the token gets shorter: base64url writes n bytes as (4n + 2) // 3 characters.
-            if ((len(header) + 1 + len(packed)) * 4 + 2) // 3 < ((len(header) + len(payload)) * 4 + 2) // 3:
+            # Kept when the token gets shorter. base64url writes n bytes as (4n + 2) // 3 characters, which grows
+            # with every byte, so that is when the frame and the dictionary's byte are fewer bytes than the JSON.
+            if len(packed) + 1 < len(payload):
                 header += self._dictionary_byte
                 payload, flags = packed, flags | _DICTIONARY
         elif self._compress and len(payload) >= self.compression_threshold:

@@ -279,18 +279,25 @@ class LazySession(Session):
                     return  # not there: an empty session
                 cookie = found
         if middleware._direct:
-            # The common configuration, kept short: a valid token holding a plain session is read straight in.
+            # The common configurations, kept short: a valid token holding a plain session is read straight in.
+            rewrite = False
             try:
-                value = middleware.signer.loads(cookie)
+                if middleware._needs_token:  # fallback secrets, encryption: the token says whether to re-issue it
+                    loaded = middleware.signer.load_token(cookie)
+                    value, rewrite = loaded.value, loaded.rewrite
+                else:
+                    value = middleware.signer.loads(cookie)
             except BadSignature:
                 value = None  # read again below, where the rejection is logged (or the token's own expiry kept)
             if type(value) is dict:
                 if value:
                     dict.update(self, value)
                     self.loaded_empty = False
+                if rewrite:
+                    self.modified = True  # re-sign it under the current secret, in the current form
                 return
             if value is not None:  # [session, meta] (set_expiry), or no session at all
-                LazySession._take(self, middleware._settled(middleware._session_of(value, None, False).session))
+                LazySession._take(self, middleware._settled(middleware._session_of(value, None, rewrite).session))
                 return
         started = perf_counter()
         text = cookie if isinstance(cookie, str) else cookie.decode("latin-1").strip()
@@ -499,9 +506,7 @@ class SessionMiddleware:
         #: Every cookie is read lazily (no cookie of Starlette's own middleware to re-issue at once).
         self._lazy_always = self._lazy and self.legacy is None
         #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
-        self._direct = not (
-            self._needs_token or self._timeouts or self._expire_every_cookie or self.legacy is not None or self._extras
-        )
+        self._direct = not (self._timeouts or self._expire_every_cookie or self.legacy is not None or self._extras)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
