@@ -73,6 +73,8 @@ DJANGO = [
     "Django signed_cookies",
     "ours + Django's middleware",
     "ours + our middleware",
+    request_cost.DJANGO_ENCRYPTED,
+    request_cost.DJANGO_ENCRYPTED_UNDER_DJANGO,
     request_cost.DJANGO_PASS_THROUGH,
     request_cost.DJANGO_COOKIE_PROBE,
 ]

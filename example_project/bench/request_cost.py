@@ -66,8 +66,11 @@ STARLETTE_READY_VALUE = "blake2sign_web SessionMiddleware, the cookie's value gi
 ABLATIONS = {STARLETTE_READY_VALUE}
 #: Our Starlette middleware with encrypt=True: its cost beside the signed cookie's (needs cryptography).
 STARLETTE_ENCRYPTED = "blake2sign_web, encrypt=True"
-#: What the clock parts leave out unless named: the probes and the ablations.
-NOT_ENGINES = PROBES | ABLATIONS
+#: Our Django engine with ENCRYPT, under our middleware and Django's: counted by callgrind only.
+DJANGO_ENCRYPTED = "ours + our middleware, ENCRYPT"
+DJANGO_ENCRYPTED_UNDER_DJANGO = "ours + Django's middleware, ENCRYPT"
+#: What the clock parts leave out unless named: the probes, the ablations, the rows only callgrind counts.
+NOT_ENGINES = PROBES | ABLATIONS | {DJANGO_ENCRYPTED, DJANGO_ENCRYPTED_UNDER_DJANGO}
 #: The cookie the Cookie-header probes send: as long as our login cookie's value (106 and 145 characters
 #: when this was written), base64url characters; nothing reads it but the framework's cookie parsing.
 PROBE_COOKIE_BYTES = {"django": 106, "starlette": 145}
@@ -96,6 +99,8 @@ class DjangoEngine:
     needs: str | None = None  # "redis" or "postgres": run only when that server answers
     #: A probe: no session engine, but the client sends a session-sized Cookie header (what parsing it costs).
     probe_cookie: bool = False
+    #: Our engine's BLAKE2SIGN_WEB["SESSIONS"] options for this row, as (name, value) pairs.
+    options: tuple[tuple[str, Any], ...] = ()
 
 
 DJANGO_ENGINES = {
@@ -115,6 +120,13 @@ DJANGO_ENGINES = {
     "ours + Django's middleware": DjangoEngine("blake2sign_web.django.sessions", DJANGO_SESSION_MIDDLEWARE),
     "ours + our middleware": DjangoEngine("blake2sign_web.django.sessions", OUR_DJANGO_MIDDLEWARE),
     "ours, signer built per request": DjangoEngine("blake2sign_web.django.sessions", OUR_DJANGO_PER_REQUEST),
+    # What encrypting the cookie (AES-256-GCM, issue 21) costs per request beside signing it (callgrind only).
+    DJANGO_ENCRYPTED: DjangoEngine(
+        "blake2sign_web.django.sessions", OUR_DJANGO_MIDDLEWARE, options=(("ENCRYPT", True),)
+    ),
+    DJANGO_ENCRYPTED_UNDER_DJANGO: DjangoEngine(
+        "blake2sign_web.django.sessions", DJANGO_SESSION_MIDDLEWARE, options=(("ENCRYPT", True),)
+    ),
     # A probe, not an engine: what a middleware that does nothing costs (run when asked for by name).
     DJANGO_PASS_THROUGH: DjangoEngine(None, "example_project.bench.probes.PassThroughMiddleware"),
     DJANGO_COOKIE_PROBE: DjangoEngine(None, None, probe_cookie=True),
@@ -319,12 +331,23 @@ def django_handler(spec: DjangoEngine) -> Any:
     return handler
 
 
+_options: tuple[tuple[str, Any], ...] = ()
+
+
 def use_stores(spec: DjangoEngine) -> None:
-    """Point the session cache and database at ``spec``'s (cheap: two assignments per request)."""
+    """Point the session cache and database at ``spec``'s, and our engine's options (cheap: two assignments and a
+    comparison per request; a change of options, between blocks, resolves our engine's configuration again)."""
     from django.conf import settings
 
+    global _options
     settings.SESSION_CACHE_ALIAS = spec.cache
     SessionDatabaseRouter.alias = spec.database
+    if spec.options != _options:
+        from blake2sign_web.django import conf
+
+        settings.BLAKE2SIGN_WEB = {"SESSIONS": dict(spec.options)}
+        conf.reset()
+        _options = spec.options
 
 
 def django_request(spec: DjangoEngine, workload: str) -> tuple[Callable[[], object], int | None]:
