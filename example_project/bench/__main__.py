@@ -188,7 +188,7 @@ def over_http(
             for framework, engine, workload in configs[shift:] + configs[:shift]:
                 bar.describe(f"over HTTP: round {round_index + 1}/{rounds}")
                 server = servers[framework, engine]
-                path = callgrind.http_path(framework, engine, workload)
+                path = request_cost.server_path(framework, engine, workload)
                 sample = http_load.measure(server, path, cookies[framework, engine], seconds, max_requests, client_cpu)
                 out[framework][workload]["samples"][engine].append(sample)
                 bar.tick()

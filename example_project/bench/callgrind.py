@@ -421,7 +421,7 @@ def serve(
         variants = [(engine, cookie)] + ([(probe, request_cost.probe_cookie(framework))] if probe else [])
         for workload in request_cost.WORKLOADS:
             for label, sent in variants:
-                path = http_path(framework, engine, workload)
+                path = request_cost.server_path(framework, engine, workload)
                 http_load.client(server.url(path), sent or "", 600, warmup)
                 for repeat in range(REPEATS):
                     http_load.client(server.url("/__bench_zero"), "", 600, 1)
@@ -441,14 +441,6 @@ def serve(
     names: dict[str, dict[str, str]] = {}
     dumps = [cgparse.parse(p, names) for p in dumps_of(out, server.worker)]
     return summarise(dumps, labels)
-
-
-def http_path(framework: str, engine: str, workload: str) -> str:
-    if framework == "django":
-        if engine == request_cost.DJANGO_BASELINE and workload != "api":
-            return "/plain/"
-        return f"/{workload}/"
-    return f"/{workload}"
 
 
 if __name__ == "__main__":

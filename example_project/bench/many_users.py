@@ -56,14 +56,6 @@ end
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def path_for(framework: str, engine: str, kind: str) -> str:
-    if framework == "django":
-        if engine == request_cost.DJANGO_BASELINE and kind != "api":
-            return "/plain/"
-        return f"/{kind}/"
-    return f"/{kind}"
-
-
 def mint(server: http_load.Server, users: int) -> list[str]:
     """One login per user over one connection (reopened when the server closes it): their Cookie values."""
     cookies = []
@@ -154,7 +146,7 @@ def run(
                     describe(f"many users: round {round_index + 1}/{rounds}")
                     server = servers[framework, engine, count]
                     before = server.cpu_seconds()
-                    url = server.url(path_for(framework, engine, kind))
+                    url = server.url(request_cost.server_path(framework, engine, kind))
                     result = wrk(url, script, cookie_files[framework, engine], seconds, connections)
                     result["cpu_per_request"] = (server.cpu_seconds() - before) / max(result["requests"], 1)
                     samples.setdefault((framework, count, kind, engine), []).append(result)

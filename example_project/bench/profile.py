@@ -153,7 +153,7 @@ def run(
                     for engine, server in servers.items():
                         describe(f"profile: {framework}, {kind}")
                         raw = Path(tmp) / f"{framework}-{kind}-{len(out)}-{engine[:8]}.txt"
-                        path = path_for(framework, engine, kind)
+                        path = request_cost.server_path(framework, engine, kind)
                         spy_command = [spy, "record", "--pid", str(server.worker), "--rate", str(rate)]
                         spy_command += [
                             "--duration",
@@ -198,11 +198,3 @@ def run(
                     k: row["us_per_request"].get(k, 0.0) - base_row.get(k, 0.0) for k in ORDER
                 }
     return out
-
-
-def path_for(framework: str, engine: str, kind: str) -> str:
-    if framework == "django":
-        if engine == request_cost.DJANGO_BASELINE and kind != "api":
-            return "/plain/"
-        return f"/{kind}/"
-    return f"/{kind}"

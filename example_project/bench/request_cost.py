@@ -84,6 +84,18 @@ def probe_cookie(framework: str) -> str:
 #: The three kinds of request: one that never touches the session (an API route behind the
 #: middleware), a read of the login-sized session, a read and a write of a counter.
 WORKLOADS = ("api", "read", "write")
+
+
+def server_path(framework: str, engine: str, workload: str) -> str:
+    """The URL path of ``workload`` on a benchmark server: the session-less Django app serves reads and writes at
+    /plain/ (the same dict work without a session); Django's paths end with a slash, Starlette's do not."""
+    if framework == "django":
+        if engine == DJANGO_BASELINE and workload != "api":
+            return "/plain/"
+        return f"/{workload}/"
+    return f"/{workload}"
+
+
 REDIS_URL = "redis://127.0.0.1:6379/15"
 POSTGRES = {"host": "127.0.0.1", "port": 5432, "dbname": "test", "user": "postgres"}
 
@@ -597,27 +609,22 @@ def main(argv: list[str] | None = None) -> int:
     pin_note = f", pinned to CPU {pinned}" if pinned is not None else ""
     out.append(f"{rounds} interleaved rounds of about {block * 1000:.0f} ms per configuration{pin_note}.")
     out.append("")
+    frameworks = {
+        "Django": (django_configs, DJANGO_BASELINE, DJANGO_TARGETS),
+        "Starlette": (starlette_configs, STARLETTE_BASELINE, STARLETTE_TARGETS),
+    }
     with tempfile.TemporaryDirectory() as directory:
-        if args.only != "starlette":
-            configure_django(Path(directory) / "sessions.sqlite3", services)
+        for title, (configs_for, baseline, targets) in frameworks.items():
+            if args.only not in (None, title.lower()):  # --only the other framework
+                continue
+            if title == "Django":
+                configure_django(Path(directory) / "sessions.sqlite3", services)
             for workload in ("read", "write"):
-                progress(f"Django, {workload}")
-                configs, sizes = django_configs(workload, services)
+                progress(f"{title}, {workload}")
+                configs, sizes = configs_for(workload, services)
                 results = run_rounds(configs, rounds=rounds, block=block)
                 label = "read-only" if workload == "read" else "read+write"
-                text, _ = report(
-                    f"Django, {label}, login-sized session", results, DJANGO_BASELINE, sizes, DJANGO_TARGETS
-                )
-                out.append(text)
-        if args.only != "django":
-            for workload in ("read", "write"):
-                progress(f"Starlette, {workload}")
-                configs, sizes = starlette_configs(workload, services)
-                results = run_rounds(configs, rounds=rounds, block=block)
-                label = "read-only" if workload == "read" else "read+write"
-                text, _ = report(
-                    f"Starlette, {label}, login-sized session", results, STARLETTE_BASELINE, sizes, STARLETTE_TARGETS
-                )
+                text, _ = report(f"{title}, {label}, login-sized session", results, baseline, sizes, targets)
                 out.append(text)
     print("\n".join(out))
     return 0
