@@ -291,6 +291,22 @@ def _entry(where: str, framework: str, workload: str, ours: str, theirs: str, ta
     }
 
 
+def _range_entry(
+    where: str, framework: str, workload: str, ours: str, theirs: str, target: float, values: list[float], quick: bool
+) -> dict[str, Any]:
+    """A deterministic instrument's target row: the ratio's repeats, their median and range, judged on every one."""
+    entry = _entry(where, framework, workload, ours, theirs, target)
+    entry.update(
+        median=statistics.median(values) if values else None,
+        low=min(values) if values else None,
+        high=max(values) if values else None,
+        spread="min-max",
+        rounds=len(values),
+        verdict=judge_range(values, target, quick),
+    )
+    return entry
+
+
 def _from_quartiles(entry: dict[str, Any], found: tuple[Quartiles, int] | None, quick: bool) -> dict[str, Any] | None:
     if found is None:
         return None
@@ -317,16 +333,7 @@ def all_targets(parts: dict[str, Any]) -> list[dict[str, Any]]:
                     continue
                 mine, other = added_ir(rows, ours, base), added_ir(rows, theirs, base)
                 values = [m / o for m, o in zip(mine, other, strict=False) if o > 0]
-                entry = _entry(where, framework, workload, ours, theirs, target)
-                entry.update(
-                    median=statistics.median(values) if values else None,
-                    low=min(values) if values else None,
-                    high=max(values) if values else None,
-                    spread="min-max",
-                    rounds=len(values),
-                    verdict=judge_range(values, target, quick),
-                )
-                out.append(entry)
+                out.append(_range_entry(where, framework, workload, ours, theirs, target, values, quick))
     cold = callgrind.get("in_process") or {}
     quick = bool(callgrind.get("settings", {}).get("quick"))
     for framework, ours, theirs, target in HTTP_TARGETS:
@@ -339,16 +346,7 @@ def all_targets(parts: dict[str, Any]) -> list[dict[str, Any]]:
             cycles = {n: callgrind_module.estimated_cycles(rows[n]) for n in (ours, theirs, base)}
             pairs = zip(cycles[ours], cycles[theirs], cycles[base], strict=False)
             values = [(o - b) / (t - b) for o, t, b in pairs if t > b]
-            entry = _entry(COLD_WHERE, framework, workload, ours, theirs, target)
-            entry.update(
-                median=statistics.median(values) if values else None,
-                low=min(values) if values else None,
-                high=max(values) if values else None,
-                spread="min-max",
-                rounds=len(values),
-                verdict=judge_range(values, target, quick),
-            )
-            out.append(entry)
+            out.append(_range_entry(COLD_WHERE, framework, workload, ours, theirs, target, values, quick))
     requests = parts.get("requests", {})
     quick = bool(requests.get("settings", {}).get("quick"))
     for where, data, key, spec in (
