@@ -27,6 +27,7 @@ from blake2sign_web import revocation
 from blake2sign_web.django import sign_url
 from blake2sign_web.django.revocation import RedisStoreCache, log_out_everywhere
 from blake2sign_web.starlette.revocation import RedisStore
+from tests.django_links import use_served_storage
 from tests.redis_server import PATIENT_TIMEOUT, LoopbackCluster
 
 from .single_use_apps import CONTENT, build_app, make_signer, write_files
@@ -264,10 +265,7 @@ def test_django_logout_and_log_out_everywhere_on_the_cluster(settings: Any, djan
 @pytest.mark.urls("tests.signed_urls.django_urls")
 def test_django_single_use_links_on_the_cluster(settings: Any, django_cluster: LoopbackCluster, tmp_path: Path) -> None:
     root = write_files(tmp_path / "served")
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "signed_test": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": root}},
-    }
+    use_served_storage(settings, root)
     links = [sign_url(reverse("sig-plain", args=[1]), expires_in=60, single_use=True) for _ in range(12)]
     client = Client()
     assert [client.get(link).status_code for link in links] == [200] * 12

@@ -20,7 +20,8 @@ from starlette.testclient import TestClient
 
 from blake2sign_web import revocation
 from blake2sign_web.django import sign_url
-from tests.redis_server import PATIENT_OPTIONS, RedisServer, patient_store
+from tests.django_links import use_served_storage, use_single_use_cache
+from tests.redis_server import RedisServer, patient_store
 
 from .single_use_apps import CONTENT, build_app, build_fastapi, make_signer, write_files
 
@@ -33,16 +34,8 @@ Send = Callable[..., Any]
 def django_app(settings: Any, redis_server: RedisServer, tmp_path: Path) -> tuple[Send, Callable[..., str]]:
     root = write_files(tmp_path / "served")
     settings.ROOT_URLCONF = "tests.signed_urls.django_urls"
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-        "links": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_server.url,
-                  "OPTIONS": PATIENT_OPTIONS},
-    }  # fmt: skip
-    settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "links"}}
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "signed_test": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": root}},
-    }
+    use_single_use_cache(settings, redis_server)
+    use_served_storage(settings, root)
     clients: dict[str, Client] = {}
 
     def send(method: str, link: str, agent: str = "downloader", **headers: str) -> Any:

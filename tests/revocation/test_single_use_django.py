@@ -15,38 +15,24 @@ from django.test import Client
 from django.urls import reverse
 
 from blake2sign_web.django import sign_url
-from tests.redis_server import FROZEN_OPTIONS, PATIENT_OPTIONS, RedisServer
+from tests.django_links import use_served_storage, use_single_use_cache
+from tests.redis_server import FROZEN_OPTIONS, RedisServer
 
 from .single_use_apps import CONTENT, write_files
 
 pytestmark = pytest.mark.urls("tests.signed_urls.django_urls")
 
 
-def use_cache(settings: Any, server: RedisServer, cache_options: Any = PATIENT_OPTIONS, **options: Any) -> None:
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-        "links": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": server.url,
-            "OPTIONS": cache_options,
-        },
-    }
-    settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "links", **options}}
-
-
 @pytest.fixture
 def redis_links(settings: Any, redis_server: RedisServer) -> RedisServer:
-    use_cache(settings, redis_server)
+    use_single_use_cache(settings, redis_server)
     return redis_server
 
 
 @pytest.fixture
 def files(settings: Any, tmp_path: Path) -> Path:
     root = write_files(tmp_path / "served")
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "signed_test": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": root}},
-    }
+    use_served_storage(settings, root)
     return root
 
 
@@ -89,7 +75,7 @@ def test_record_lives_as_long_as_the_link_and_the_clocks_margin(redis_links: Red
 
 
 def test_used_status_follows_expired_status(settings: Any, redis_server: RedisServer) -> None:
-    use_cache(settings, redis_server, EXPIRED_STATUS=403)
+    use_single_use_cache(settings, redis_server, EXPIRED_STATUS=403)
     link = once("sig-plain", 1)
     assert [Client().get(link).status_code for _ in range(2)] == [200, 403]
 
@@ -134,7 +120,7 @@ def test_single_use_link_without_cache_is_refused(
 
 
 def test_cache_down_fails_closed_then_recovers(settings: Any, own_redis_server: RedisServer) -> None:
-    use_cache(settings, own_redis_server)
+    use_single_use_cache(settings, own_redis_server)
     client = Client()
     assert client.get(once("sig-plain", 1)).status_code == 200
     own_redis_server.stop()
@@ -147,7 +133,7 @@ def test_cache_down_fails_closed_then_recovers(settings: Any, own_redis_server: 
 
 
 def test_hung_cache_fails_closed_within_its_socket_timeout(settings: Any, own_redis_server: RedisServer) -> None:
-    use_cache(settings, own_redis_server, FROZEN_OPTIONS)
+    use_single_use_cache(settings, own_redis_server, FROZEN_OPTIONS)
     client = Client()
     assert client.get(once("sig-plain", 1)).status_code == 200
     own_redis_server.pause()
@@ -161,7 +147,7 @@ def test_hung_cache_fails_closed_within_its_socket_timeout(settings: Any, own_re
 def test_cache_down_fails_open_when_asked(
     settings: Any, own_redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    use_cache(settings, own_redis_server, SINGLE_USE_UNAVAILABLE="open")
+    use_single_use_cache(settings, own_redis_server, SINGLE_USE_UNAVAILABLE="open")
     link = once("sig-plain", 1)
     own_redis_server.stop()
     with caplog.at_level(logging.ERROR, logger="blake2sign_web.signed_urls"):
@@ -174,7 +160,9 @@ def custom_client(request: Any) -> str:
 
 
 def test_client_function_from_settings(settings: Any, redis_server: RedisServer, files: Path) -> None:
-    use_cache(settings, redis_server, SINGLE_USE_CLIENT="tests.revocation.test_single_use_django.custom_client")
+    use_single_use_cache(
+        settings, redis_server, SINGLE_USE_CLIENT="tests.revocation.test_single_use_django.custom_client"
+    )
     link = once("sig-files", "report.bin")
     assert Client(HTTP_X_DEVICE="a").get(link).status_code == 200
     assert Client(HTTP_X_DEVICE="a", HTTP_USER_AGENT="changed").head(link).status_code == 200

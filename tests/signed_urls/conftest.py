@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from blake2sign_web import files
+from tests.django_links import use_served_storage
 
 CONTENT = bytes(range(256)) * 40  # 10240 bytes, every offset distinguishable
 
@@ -61,11 +62,7 @@ def served_root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def file_storage(served_root: Path, settings: Any) -> Path:
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "signed_test": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": served_root}},
-    }
-    return served_root
+    return use_served_storage(settings, served_root)
 
 
 def swap_directory_after_check(monkeypatch: pytest.MonkeyPatch, directory: Path, outside: Path) -> None:

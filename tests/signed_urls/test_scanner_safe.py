@@ -25,7 +25,8 @@ from starlette.testclient import TestClient
 
 from blake2sign_web import URLSigner
 from blake2sign_web.django import sign_url
-from tests.redis_server import PATIENT_OPTIONS, RedisServer, patient_store, redis_server_fixture
+from tests.django_links import use_served_storage, use_single_use_cache
+from tests.redis_server import RedisServer, patient_store, redis_server_fixture
 from tests.servers import free_port, running_server
 
 from .confirm_apps import CONTENT, CUSTOM_PAGE, build_fastapi, build_starlette, make_signer, write_files
@@ -180,16 +181,8 @@ pytest_django_urls = pytest.mark.urls("tests.signed_urls.confirm_urls")
 @pytest.fixture
 def django_links(settings: Any, redis_server: RedisServer, tmp_path: Path) -> Path:
     root = write_files(tmp_path / "served")
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-        "links": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_server.url,
-                  "OPTIONS": PATIENT_OPTIONS},
-    }  # fmt: skip
-    settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "links"}}
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "signed_test": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": root}},
-    }
+    use_single_use_cache(settings, redis_server)
+    use_served_storage(settings, root)
     return root
 
 
