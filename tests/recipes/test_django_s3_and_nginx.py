@@ -18,6 +18,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,14 +56,25 @@ def required(what: str, hint: str) -> None:
 def s3_endpoint() -> Iterator[str]:
     """moto's S3 server on a free 127.0.0.1 port, with the page's bucket holding one invoice."""
     try:
-        import boto3  # type: ignore[import-untyped]
+        import boto3  # type: ignore[import-untyped]  # noqa: F401
         import storages  # type: ignore[import-untyped]  # noqa: F401  # django-storages, named by the settings
-        from moto.server import ThreadedMotoServer
+        from moto.server import ThreadedMotoServer  # noqa: F401
     except ImportError:
         required(
             "moto's S3 server, boto3 and django-storages",
             'pip install "moto[s3]" flask flask-cors "django-storages[s3]"',
         )
+    with moto_bucket(INVOICE, INVOICE_BYTES, ContentType="application/pdf") as endpoint:
+        yield endpoint
+
+
+@contextmanager
+def moto_bucket(key: str, body: bytes, **put: Any) -> Iterator[str]:
+    """moto's S3 server on a free 127.0.0.1 port, BUCKET holding ``key`` (``put``: more put_object arguments):
+    its endpoint. The caller has checked that moto and boto3 import."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -70,7 +82,7 @@ def s3_endpoint() -> Iterator[str]:
     try:
         client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **dummy_credentials())
         client.create_bucket(Bucket=BUCKET)
-        client.put_object(Bucket=BUCKET, Key=INVOICE, Body=INVOICE_BYTES, ContentType="application/pdf")
+        client.put_object(Bucket=BUCKET, Key=key, Body=body, **put)
         yield endpoint
     finally:
         server.stop()

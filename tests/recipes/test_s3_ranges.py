@@ -21,7 +21,7 @@ import pytest
 from blake2sign_web import URLSigner
 from tests.servers import free_port, logged_server
 
-from .test_django_s3_and_nginx import BUCKET, dummy_credentials, required
+from .test_django_s3_and_nginx import BUCKET, moto_bucket, required
 
 BIN = Path(sys.executable).parent
 MIB = 1024 * 1024
@@ -41,22 +41,13 @@ def content() -> bytes:
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, bytes]]:
     try:
-        import boto3  # type: ignore[import-untyped]
-        from moto.server import ThreadedMotoServer
+        import boto3  # type: ignore[import-untyped]  # noqa: F401
+        from moto.server import ThreadedMotoServer  # noqa: F401
     except ImportError:
         required("moto's S3 server and boto3", 'pip install "moto[s3]" flask flask-cors "django-storages[s3]"')
     data = content()
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **dummy_credentials())
-        client.create_bucket(Bucket=BUCKET)
-        client.put_object(Bucket=BUCKET, Key=NAME, Body=data)
+    with moto_bucket(NAME, data) as endpoint:
         yield endpoint, data
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
