@@ -211,11 +211,23 @@ class RedisStore:
         """At most ``timeout`` seconds; any failure of the store becomes StoreUnavailable."""
         from redis.exceptions import RedisClusterException, RedisError
 
+        deadline: anyio.CancelScope | None = None
         try:
-            with anyio.fail_after(self.timeout):
+            with anyio.fail_after(self.timeout) as deadline:
                 yield
         except (RedisError, RedisClusterException, OSError) as error:  # OSError: TimeoutError from fail_after
             raise StoreUnavailable(f"Redis failed to {action}: {type(error).__name__}") from None
+        except anyio.get_cancelled_exc_class():
+            # Python before 3.11: redis-py can raise a new CancelledError while the deadline cancels it (awaiting
+            # in an error handler), which fail_after does not recognise as its own. It is the deadline's when it
+            # fired and no enclosing scope is cancelled or past its own deadline (anyio re-delivers theirs).
+            if (
+                deadline is not None
+                and deadline.cancel_called
+                and anyio.current_effective_deadline() > anyio.current_time()
+            ):
+                raise StoreUnavailable(f"Redis failed to {action}: TimeoutError") from None
+            raise
 
     async def aclose(self) -> None:
         await self.client.aclose()
