@@ -25,8 +25,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from blake2sign_web.starlette.revocation import RedisStore
 
 from .servers import free_port, stop_process
@@ -63,6 +61,8 @@ def find_redis_server() -> str | None:
 
 def require_redis_server() -> str:
     """The binary; pytest.skip outside CI, pytest.fail in CI, when there is none."""
+    import pytest  # here, not at the top: the benchmark (pip's bench group, no pytest) starts servers with this module
+
     binary = find_redis_server()
     if binary is None:
         if os.environ.get("CI"):
@@ -199,6 +199,8 @@ def require_redis_cli() -> str:
         sibling = os.path.join(os.path.dirname(server), "redis-cli") if server else ""
         binary = sibling if sibling and os.path.exists(sibling) else None
     if binary is None:
+        import pytest
+
         hint = "no redis-cli found: install one (Debian/Ubuntu: apt-get install redis-tools, which redis-server brings)"
         if os.environ.get("CI"):
             pytest.fail(f"{hint} (CI must run the cluster tests, never skip them)", pytrace=False)

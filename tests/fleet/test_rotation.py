@@ -122,7 +122,7 @@ def link_verifies(signer: URLSigner, link: str) -> bool:
 
 
 def starlette_units() -> list[Unit]:
-    worker = ("--worker-class", "uvicorn.workers.UvicornWorker")
+    worker = ("--worker-class", "uvicorn_worker.UvicornWorker")
     return [
         Unit("gunicorn-uvicorn", lambda port: gunicorn("tests.fleet.starlette_site:app()", port, 2, *worker), 2, {}),
         Unit("uvicorn", lambda port: uvicorn("tests.fleet.starlette_site:app", port), 1, {}),
