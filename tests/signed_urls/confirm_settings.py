@@ -2,15 +2,11 @@
 
 import os
 
+from tests.django_links import single_use_caches
 from tests.signed_urls.server_settings import *  # noqa: F403
 
 ROOT_URLCONF = "tests.signed_urls.confirm_urls"
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "links": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": os.environ.get("BLAKE2SIGN_REDIS_URL", "redis://127.0.0.1:1/0"),
-        "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
-    },
-}
+CACHES = single_use_caches(
+    os.environ.get("BLAKE2SIGN_REDIS_URL", "redis://127.0.0.1:1/0"), {"socket_timeout": 2, "socket_connect_timeout": 2}
+)
 BLAKE2SIGN_WEB = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "links"}}

@@ -1,17 +1,20 @@
-"""Shared fixtures: a directory of files to serve, with a secret just outside it."""
+"""Shared fixtures: a directory of files to serve, with a secret just outside it, and real servers serving it."""
 
 from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from blake2sign_web import files
+from blake2sign_web import URLSigner, files
 from tests.django_links import use_served_storage
+from tests.servers import free_port, running_server
 
+BIN = Path(sys.executable).parent
 CONTENT = bytes(range(256)) * 40  # 10240 bytes, every offset distinguishable
 
 #: Range header -> status, Content-Range and body; both adapters are held to this one table.
@@ -76,3 +79,32 @@ def swap_directory_after_check(monkeypatch: pytest.MonkeyPatch, directory: Path,
         return checked
 
     monkeypatch.setattr(files, "resolve_under", check_then_swap)
+
+
+@pytest.fixture
+def gunicorn(served_root: Path) -> Iterator[str]:
+    """gunicorn (one sync worker) serving tests.signed_urls' Django site from ``served_root``: its base URL."""
+    port = free_port()
+    command = [str(BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "1", "tests.signed_urls.wsgi"]
+    env = {"DJANGO_SETTINGS_MODULE": "tests.signed_urls.server_settings", "BLAKE2SIGN_SERVED_ROOT": str(served_root)}
+    with running_server(command, port, **env) as base:
+        yield base
+
+
+@pytest.fixture
+def uvicorn(served_root: Path) -> Iterator[str]:
+    """uvicorn serving tests.signed_urls' Starlette application from ``served_root``: its base URL."""
+    port = free_port()
+    command = [
+        str(BIN / "uvicorn"), "--factory", "tests.signed_urls.starlette_app:app_from_env",
+        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
+    ]  # fmt: skip
+    with running_server(command, port, BLAKE2SIGN_SERVED_ROOT=str(served_root)) as base:
+        yield base
+
+
+def django_signer() -> URLSigner:
+    """The Django site's link signer, as its settings configure it."""
+    from blake2sign_web.django.signed_urls import get_signer
+
+    return get_signer()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -22,12 +21,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.testclient import TestClient
 
-from blake2sign_web import URLSigner
 from blake2sign_web.django import sign_url
 from blake2sign_web.starlette import require_signature, sign_url_for, signed_file_response
-from tests.servers import free_port, running_server
 
-from .conftest import CONTENT
+from .conftest import CONTENT, django_signer
 from .starlette_app import build_starlette, make_signer
 
 BIN = Path(sys.executable).parent
@@ -139,32 +136,6 @@ def test_fastapi_dependency_and_signed_file_response(served_root: Path) -> None:
 
 
 # Real servers.
-
-
-@pytest.fixture
-def gunicorn(served_root: Path) -> Iterator[str]:
-    port = free_port()
-    command = [str(BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "1", "tests.signed_urls.wsgi"]
-    env = {"DJANGO_SETTINGS_MODULE": "tests.signed_urls.server_settings", "BLAKE2SIGN_SERVED_ROOT": str(served_root)}
-    with running_server(command, port, **env) as base:
-        yield base
-
-
-@pytest.fixture
-def uvicorn(served_root: Path) -> Iterator[str]:
-    port = free_port()
-    command = [
-        str(BIN / "uvicorn"), "--factory", "tests.signed_urls.starlette_app:app_from_env",
-        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-    ]  # fmt: skip
-    with running_server(command, port, BLAKE2SIGN_SERVED_ROOT=str(served_root)) as base:
-        yield base
-
-
-def django_signer() -> URLSigner:
-    from blake2sign_web.django.signed_urls import get_signer
-
-    return get_signer()
 
 
 @pytest.mark.server

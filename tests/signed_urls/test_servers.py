@@ -15,39 +15,11 @@ import pytest
 from blake2sign_web import URLSigner
 
 from ..servers import free_port, running_server
-from .conftest import CONTENT
+from .conftest import CONTENT, django_signer
 from .starlette_app import make_signer
 
 BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.server
-
-
-def serve(command: list[str], port: int, served_root: Path, **env: str) -> Iterator[str]:
-    with running_server(command, port, BLAKE2SIGN_SERVED_ROOT=str(served_root), **env) as url:
-        yield url
-
-
-@pytest.fixture
-def gunicorn(served_root: Path) -> Iterator[str]:
-    port = free_port()
-    command = [str(BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "1", "tests.signed_urls.wsgi"]
-    yield from serve(command, port, served_root, DJANGO_SETTINGS_MODULE="tests.signed_urls.server_settings")
-
-
-@pytest.fixture
-def uvicorn(served_root: Path) -> Iterator[str]:
-    port = free_port()
-    command = [
-        str(BIN / "uvicorn"), "--factory", "tests.signed_urls.starlette_app:app_from_env",
-        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-    ]  # fmt: skip
-    yield from serve(command, port, served_root)
-
-
-def django_signer() -> URLSigner:
-    from blake2sign_web.django.signed_urls import get_signer
-
-    return get_signer()
 
 
 def check_downloads(base: str, signer: URLSigner) -> None:
@@ -116,7 +88,9 @@ def wsgiref(served_root: Path) -> Iterator[str]:
         f"make_server('127.0.0.1', {port}, application).serve_forever()"
     )
     command = [sys.executable, "-c", serve_forever]
-    yield from serve(command, port, served_root, DJANGO_SETTINGS_MODULE="tests.signed_urls.server_settings")
+    env = {"DJANGO_SETTINGS_MODULE": "tests.signed_urls.server_settings", "BLAKE2SIGN_SERVED_ROOT": str(served_root)}
+    with running_server(command, port, **env) as base:
+        yield base
 
 
 def test_wsgi_verifies_the_query_the_view_reads(wsgiref: str, gunicorn: str) -> None:
