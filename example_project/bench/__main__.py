@@ -8,6 +8,9 @@ Parts (default: all, in this order):
   many-users  10,000 logged-in users' cookies rotated by wrk; 1 and 4 workers; api, read and read+write requests
   profile     py-spy on the server worker under load: where the time goes, by kind of work
   downloads   signed downloads from 1 B to 1 GiB: time to first byte, total time, the server's memory
+  revocation-cost
+              what revocation and single-use links add to one request, Django and Starlette, against the
+              stateless path (a redis-server started on loopback, or --redis URL)
   revocation-scale
               revocation checks per second from 1, 2, 4 processes on one Redis and on a Redis Cluster
               (started on loopback), the latency a check adds, and what WAIT adds to a write
@@ -30,11 +33,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import callgrind, cluster_scale, http_load, report, request_cost, timing
+from . import callgrind, cluster_scale, http_load, report, request_cost, revocation_cost, timing
 from .interleaved import run_rounds
 
 ROOT = Path(__file__).resolve().parents[2]
-PARTS = ("core", "requests", "callgrind", "many-users", "profile", "downloads", "revocation-scale")
+PARTS = (
+    "core",
+    "requests",
+    "callgrind",
+    "many-users",
+    "profile",
+    "downloads",
+    "revocation-cost",
+    "revocation-scale",
+)
 #: The single-connection HTTP part and the clock in process time these two kinds; the API kind is timed
 #: for the targets' engines only (the many-user workload times all three kinds).
 WORKLOADS = ("read", "write")
@@ -234,6 +246,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     group.add_argument("--profile-rate", type=int, default=400, help="py-spy samples per second (default 400)")
     group = parser.add_argument_group("downloads")
     group.add_argument("--max-size", default="1G", help="largest file (default 1G)")
+    group = parser.add_argument_group("revocation-cost")
+    group.add_argument(
+        "--cost-rounds", type=int, default=revocation_cost.ROUNDS, help="interleaved rounds (default %(default)s)"
+    )
+    group.add_argument(
+        "--cost-block",
+        type=float,
+        default=revocation_cost.BLOCK,
+        help="seconds per configuration per round (default %(default)s)",
+    )
+    group.add_argument("--redis", metavar="URL", help="a Redis to use (default: start a redis-server on loopback)")
     group = parser.add_argument_group("revocation-scale")
     group.add_argument(
         "--scale-processes", type=process_counts, default=None, help="application process counts (default 1,2,4)"
@@ -252,6 +275,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.users, args.mu_rounds, args.mu_seconds = 200, 1, 1.0
         args.profile_seconds, args.profile_rate = 1.0, 200
         args.max_size = "1M"
+        args.cost_rounds, args.cost_block = revocation_cost.QUICK_ROUNDS, revocation_cost.QUICK_BLOCK
         args.scale_seconds, args.scale_samples = 1.0, 300
         if args.scale_processes is None:
             args.scale_processes = cluster_scale.QUICK_PROCESSES
@@ -311,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         "profile": (len(kinds) if args.quick else len(profile.KINDS))
         * sum(len(profile.ENGINES[f]) for f in frameworks),
         "downloads": 2,
+        "revocation-cost": revocation_cost.steps(args.cost_rounds),
         "revocation-scale": cluster_scale.steps(args.scale_processes),
     }
     bar = Progress(sum(steps[p] for p in args.parts))
@@ -463,6 +488,18 @@ def main(argv: list[str] | None = None) -> int:
                         }
                     elif part == "downloads":
                         parts["downloads"] = downloads_part(args.max_size, bar)
+                    elif part == "revocation-cost":
+                        why = revocation_cost.supported(args.redis)
+                        if why is not None:
+                            parts["revocation_cost"] = {"error": why}
+                        else:
+                            parts["revocation_cost"] = revocation_cost.run(
+                                rounds=args.cost_rounds,
+                                block=args.cost_block,
+                                redis=args.redis,
+                                tick=bar.tick,
+                                describe=bar.describe,
+                            )
                     elif part == "revocation-scale":
                         why = cluster_scale.supported()
                         if why is not None:

@@ -23,6 +23,15 @@ JSON (docs/benchmarks/results.json), schema 2::
         "profile": {"results": {framework: {kind: {engine: {"cpu_us_per_request", "samples": {kind of work: n},
                      "us_per_request": {...}, "added_us_per_request": {...}}}}}},
         "downloads": {"sizes": [...], "results": {"Django" | "Starlette": {size: {"ttfb", "total", "growth"}}}},
+        "revocation_cost": {          # in process, against a redis-server on loopback (or --redis URL)
+          "settings": {"rounds", "block_s", "redis", "cores",
+                       "versions": {"python", "Django", "starlette", "redis-py", "redis-server"}},
+          "results": {"django" | "starlette": {"sessions" | "links": {"request", "setting",
+                      "stateless_us_median", "with_redis_us_median", "added_us_median", "added_us_q1",
+                      "added_us_q3", "rounds_us": {"stateless": [...], "with_redis": [...]}}}},
+          "reference": {"mget_sync" | "mget_async" | "django_get_many" | "redis_client":
+                        {"median_us", "q1_us", "q3_us"}}}
+                                      # or {"error": why} when there is no redis-server and no --redis
         "revocation_scale": {         # Starlette's RedisStore on one Redis (+ a replica) and on a 3+3 cluster
           "settings": {"processes": [n, ...], "concurrency", "seconds", "samples", "write_samples", "users",
                        "cores", "versions": {"python", "redis-py", "redis-server"}},
@@ -450,6 +459,7 @@ pip install -e '.[bench]'   # and Debian's wrk and valgrind (apt-get install wrk
 python -m example_project.bench                      # everything: about 15 minutes on 2 cores
 python -m example_project.bench --quick              # a smoke run of every part, under a minute: no verdicts
 python -m example_project.bench callgrind requests   # some parts only; the others keep their last results
+python -m example_project.bench revocation-cost      # what revocation adds to a request: needs redis-server
 python -m example_project.bench revocation-scale     # Redis and Redis Cluster: needs redis-server, redis-cli
 python -m example_project.bench.report               # this page and the charts again, from the JSON
 ```
@@ -458,12 +468,14 @@ Parts: `core` (the signer against the libraries people use today), `requests` (w
 one request, on the clock: in process, and over HTTP on one connection), `callgrind` (instructions and
 simulated cache misses per request: a deterministic instrument), `many-users` (10,000 logged-in users,
 keep-alive, 1 and 4 workers), `profile` (py-spy on the server worker: where the time goes), `downloads`
-(signed downloads up to 1 GiB), `revocation-scale` (revocation checks per second from 1, 2 and 4
-processes against one Redis and a Redis Cluster it starts on loopback, and what `WAIT` costs).
+(signed downloads up to 1 GiB), `revocation-cost` (what revocation and single-use links add to one
+request, against a redis-server it starts on loopback), `revocation-scale` (revocation checks per second
+from 1, 2 and 4 processes against one Redis and a Redis Cluster it starts on loopback, and what `WAIT` costs).
 Options: `--framework django|starlette`, `--engines NAME ...` (the baselines always run), `--no-http`,
 `--rounds`, `--block`, `--http-rounds`, `--http-seconds`,
 `--cg-requests`, `--cg-server-requests`, `--cg-no-server`, `--users`, `--mu-rounds`, `--mu-seconds`,
-`--connections`, `--profile-seconds`, `--profile-rate`, `--max-size`, `--scale-processes`,
+`--connections`, `--profile-seconds`, `--profile-rate`, `--max-size`, `--cost-rounds`, `--cost-block`,
+`--redis URL`, `--scale-processes`,
 `--scale-concurrency`, `--scale-seconds`, `--scale-samples`, `--out DIR`, `--no-pin`
 (`--help` says what each does). Rows needing Redis (127.0.0.1:6379) or PostgreSQL (127.0.0.1:5432,
 database `test`, user `postgres`) run when those answer. It writes this page,
@@ -1034,6 +1046,87 @@ def downloads_section(part: dict[str, Any]) -> list[str]:
     return lines
 
 
+COST_FRAMEWORKS = {"django": "Django", "starlette": "Starlette"}
+#: What one added cost is "noisy" at: quartiles that reach zero, or span more than this fraction of the median.
+COST_NOISE = 0.5
+
+
+def cost_noisy(row: dict[str, Any]) -> bool:
+    q1, median, q3 = float(row["added_us_q1"]), float(row["added_us_median"]), float(row["added_us_q3"])
+    return q1 <= 0 or median <= 0 or q3 - q1 > COST_NOISE * median
+
+
+def revocation_cost_section(part: dict[str, Any]) -> list[str]:
+    lines = ["## Revocation: what one request adds", ""]
+    if not part:
+        return [*lines, "Not run yet: `python -m example_project.bench revocation-cost`.", ""]
+    if "error" in part:
+        return [*lines, f"Not run: {part['error']}", ""]
+    s = part.get("settings", {})
+    v = s.get("versions", {})
+    given = str(s.get("redis", "")).startswith("given")
+    lines += [
+        f"{where_note(part)}; Django {v.get('Django', '?')}, Starlette {v.get('starlette', '?')}, redis-py "
+        f"{v.get('redis-py', '?')}, Redis {v.get('redis-server', '?')}. What the optional revocation store and "
+        "single-use links add to one request, against the same request without them (see "
+        "[Revocation: Cost](revocation.md#cost)), in process, "
+        + (
+            "against the Redis given with `--redis`"
+            if given
+            else "against a redis-server the benchmark started on 127.0.0.1"
+        )
+        + f": {s.get('rounds')} interleaved rounds of about {s.get('block_s', 0) * 1000:.0f} ms per configuration; "
+        "what Redis adds is taken per round, against the stateless twin in the same round, and summarised by its "
+        "median and quartiles. *Sessions*: a read-only request on a logged-in session, the stateless "
+        "engine/middleware, then revocation on (one `get_many` / `MGET` of the session's and its user's records). "
+        "*Links*: a fresh signed link per request, ordinary, then single-use (one `SET NX`); both sign the link, so "
+        "what is added is the nonce and the store. Django: its handler with our middleware and `RequestFactory` "
+        "requests, the store Django's `RedisCache`. Starlette: the whole application awaited on one asyncio event "
+        "loop (`redis.asyncio`), the stateless requests on the same loop.",
+        "",
+        f"**On this {s.get('cores')}-core machine the client and the redis-server share the cores**: each round "
+        "trip waits for a server that runs beside the client, so these figures are not those of a Redis with "
+        "cores of its own (shorter) or across a network (plus its latency).",
+        "",
+        "| request | stateless | with Redis | added (median) | added (q1-q3) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    noisy = False
+    for framework, title in COST_FRAMEWORKS.items():
+        for row in (part.get("results") or {}).get(framework, {}).values():
+            spread = f"{us(row['added_us_q1'])} - {us(row['added_us_q3'])}"
+            if cost_noisy(row):
+                noisy = True
+                spread += " (noisy)"
+            lines.append(
+                f"| {title}, {row['request']}; {row['setting']} | {us(row['stateless_us_median'])} | "
+                f"{us(row['with_redis_us_median'])} | {us(row['added_us_median'])} | {spread} |"
+            )
+    lines.append("")
+    if noisy:
+        lines += [
+            f"*Noisy*: the run's quartiles of what Redis adds reach zero or span more than {COST_NOISE:.0%} of its "
+            "median; that figure is not settled by this run (rerun the part on a quieter machine).",
+            "",
+        ]
+    ref = part.get("reference") or {}
+    if all(key in ref for key in ("mget_sync", "mget_async", "django_get_many", "redis_client")):
+        client = ref["redis_client"]["median_us"]
+        get_many = ref["django_get_many"]["median_us"]
+        lines += [
+            "One raw round trip in the same run (median): redis-py `MGET` of two keys "
+            f"{us(ref['mget_sync']['median_us'])} (sync), {us(ref['mget_async']['median_us'])} (`redis.asyncio`, "
+            "one `run_until_complete` each). What "
+            "Redis adds to a request is that one round trip plus the client's work around it. Django's `RedisCache` "
+            f"takes {us(get_many)} for `get_many` of the same two keys: it builds a `redis.Redis` client over its "
+            f"connection pool on every call, and building one took {us(client)} in this run (about "
+            f"{client / get_many:.0%} of its `get_many`), which is Django's and redis-py's work, not this project's. "
+            "Requests without a valid session cookie (anonymous visitors, bots) and ordinary links pay none of this.",
+            "",
+        ]
+    return lines
+
+
 SCALE_LABELS = {
     "one Redis": "one Redis (one `MGET`)",
     "cluster": "cluster (one `MGET` per slot, two nodes at once)",
@@ -1183,6 +1276,7 @@ def markdown(data: dict[str, Any]) -> str:
     else:
         lines += ["Not run yet: `python -m example_project.bench core`.", ""]
     lines += downloads_section(parts.get("downloads", {}))
+    lines += revocation_cost_section(parts.get("revocation_cost", {}))
     lines += revocation_scale_section(parts.get("revocation_scale", {}))
     return "\n".join(lines)
 

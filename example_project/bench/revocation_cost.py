@@ -1,40 +1,90 @@
 """What revocation and single-use links add to one request, against the stateless path: real Redis on loopback.
 
-    python -m example_project.bench.revocation_cost [--rounds 21] [--block 0.05] [--quick] [--redis URL]
+The ``revocation-cost`` part of ``python -m example_project.bench`` (results under ``revocation_cost`` in
+docs/benchmarks/results.json, the "Revocation: what one request adds" section of docs/performance.md)::
 
-Without ``--redis`` a redis-server is started on a free 127.0.0.1 port (as the tests do).
+    python -m example_project.bench revocation-cost [--cost-rounds 21] [--cost-block 0.05] [--redis URL] [--quick]
+
+Without ``--redis`` a redis-server is started on a free 127.0.0.1 port (as the tests do, tests/redis_server.py).
+``python -m example_project.bench.revocation_cost [options]`` is the same command.
 
 - **Sessions, read-only**, on a logged-in session: the stateless engine/middleware, then
   the same with revocation on (one ``get_many`` / ``MGET`` per request).
 - **Signed links**: a fresh ordinary link per request, then a fresh single-use link per
   request (one ``SET NX`` per request); both include signing the link, so the difference
   is the nonce and the store.
+- **For reference**, in the same run: one raw round trip (redis-py's ``MGET`` of two keys, sync and
+  ``redis.asyncio``), Django's ``RedisCache.get_many`` of the same keys, and building the ``redis.Redis``
+  client that ``RedisCache`` builds on every call.
 
 Django: Django's handler with a real middleware chain and RequestFactory requests, the
 cache is Django's RedisCache. Starlette: the whole application awaited on one asyncio
 event loop (``loop.run_until_complete``) so that redis.asyncio can do its I/O; the
 baselines run the same way. Every configuration runs once per round, rounds interleaved;
 what each adds over its stateless baseline is taken per round and summarised by median
-and quartiles (see ``interleaved``).
+and quartiles (see ``interleaved``). Client and redis-server share this machine's cores.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import os
+import platform
 import statistics
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .asgi_driver import Driver
 from .interleaved import Quartiles, added, run_rounds
 from .request_cost import DJANGO_LOGIN, STARLETTE_LOGIN
-from .timing import format_time, machine, progress
 
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "benchmark-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
 OUR_DJANGO_MIDDLEWARE = "blake2sign_web.django.middleware.SessionMiddleware"
+ROUNDS, BLOCK = 21, 0.05
+QUICK_ROUNDS, QUICK_BLOCK = 5, 0.01
+FRAMEWORKS = ("django", "starlette")
+#: The keys of the reference timings, in the order they run.
+REFERENCE = ("mget_sync", "mget_async", "django_get_many", "redis_client")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A request measured twice: stateless, then with Redis (both configurations' names in one round)."""
+
+    key: str
+    request: str
+    setting: str
+    stateless: str
+    with_redis: str
+
+
+PAIRS = (
+    Pair("sessions", "read a logged-in session", "revocation on", "sessions: stateless", "sessions: revocation on"),
+    Pair("links", "a fresh signed link", "single-use", "links: ordinary", "links: single-use"),
+)
+
+
+def steps(rounds: int) -> int:
+    """Progress steps of ``run``: the server, then one per configuration per round (Django, reference, Starlette)."""
+    return 1 + rounds * (2 * len(PAIRS) + len(REFERENCE) + 2 * len(PAIRS))
+
+
+def supported(url: str | None = None) -> str | None:
+    """Why the part cannot run here (no redis-server and no ``--redis URL``), or None."""
+    if url:
+        return None
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.redis_server import find_redis_server
+
+    if find_redis_server() is None:
+        return "no redis-server found (apt-get install redis-server), and no --redis URL given"
+    return None
 
 
 @contextmanager
@@ -42,11 +92,13 @@ def redis_url(given: str | None) -> Iterator[str]:
     if given:
         yield given
         return
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     from tests.redis_server import RedisServer, find_redis_server
 
     binary = find_redis_server()
     if binary is None:
-        raise SystemExit("no redis-server found: pass --redis URL or install one (apt-get install redis-server)")
+        raise RuntimeError(supported() or "no redis-server")
     server = RedisServer(binary)
     server.start()
     try:
@@ -70,9 +122,12 @@ def link_view(request):  # type: ignore[no-untyped-def]
     return HttpResponse("linked")
 
 
-def configure_django(url: str) -> None:
+@contextmanager
+def django_settings(url: str) -> Iterator[None]:
+    """This part's Django settings, over the harness's (or configured here when nothing configured Django)."""
     import django
     from django.conf import settings
+    from django.test import override_settings
     from django.urls import path
 
     from blake2sign_web.django import signed_url_required
@@ -82,26 +137,36 @@ def configure_django(url: str) -> None:
         path("read/", read_view),
         path("link/", signed_url_required(link_view)),
     ]
+    if not settings.configured:
+        settings.configure(
+            DEBUG=False,
+            SECRET_KEY=SECRET,
+            USE_TZ=True,
+            INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "blake2sign_web.django"],
+            DATABASES={},
+        )
+        django.setup()
     redis_cache = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": url,
         "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
     }
-    settings.configure(
-        DEBUG=False,
+    with override_settings(
         SECRET_KEY=SECRET,
         ALLOWED_HOSTS=["testserver"],
-        USE_TZ=True,
         ROOT_URLCONF=__name__,
-        INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "blake2sign_web.django"],
-        DATABASES={},
         CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}, "redis": redis_cache},
         SESSION_ENGINE="blake2sign_web.django.sessions",
         SESSION_COOKIE_SECURE=True,
         MIDDLEWARE=[OUR_DJANGO_MIDDLEWARE],
         BLAKE2SIGN_WEB={"SIGNED_URLS": {"SINGLE_USE_CACHE": "redis"}},
-    )
-    django.setup()
+    ):
+        try:
+            yield
+        finally:
+            from django.core.cache import caches
+
+            caches.close_all()
 
 
 def django_handler() -> Any:
@@ -158,10 +223,20 @@ def django_link_request(single_use: bool) -> Callable[[], object]:
     return request
 
 
+def django_configs() -> dict[str, Callable[[], object]]:
+    sessions, links = PAIRS
+    return {
+        sessions.stateless: django_session_request(False),
+        sessions.with_redis: django_session_request(True),
+        links.stateless: django_link_request(False),
+        links.with_redis: django_link_request(True),
+    }
+
+
 # --- Starlette ------------------------------------------------------------------------------------
 
 
-def starlette_drivers(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, Callable[[], object]]:
+def starlette_drivers(store: Any, loop: asyncio.AbstractEventLoop) -> dict[str, Callable[[], object]]:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.requests import Request
@@ -170,9 +245,7 @@ def starlette_drivers(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, Ca
 
     from blake2sign_web import URLSigner
     from blake2sign_web.starlette import SessionMiddleware, signed_url_required
-    from blake2sign_web.starlette.revocation import RedisStore
 
-    store = RedisStore(url)
     signer = URLSigner(SECRET, purpose="downloads")
 
     async def login(request: Request) -> PlainTextResponse:
@@ -185,10 +258,10 @@ def starlette_drivers(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, Ca
     async def link(request: Request) -> PlainTextResponse:
         return PlainTextResponse("linked")
 
-    def session_driver(revocation: RedisStore | None) -> Callable[[], object]:
-        options: dict[str, Any] = {"secret_key": SECRET} if revocation is None else {
-            "secret_key": SECRET, "revocation": revocation
-        }  # fmt: skip
+    def session_driver(revocation: Any) -> Callable[[], object]:
+        options: dict[str, Any] = {"secret_key": SECRET}
+        if revocation is not None:
+            options["revocation"] = revocation
         app = Starlette(
             routes=[Route("/login", login), Route("/", read)], middleware=[Middleware(SessionMiddleware, **options)]
         )
@@ -208,116 +281,140 @@ def starlette_drivers(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, Ca
 
         return run
 
+    sessions, links = PAIRS
     return {
-        "sessions: stateless": session_driver(None),
-        "sessions: revocation on": session_driver(store),
-        "links: ordinary": link_driver(False),
-        "links: single-use": link_driver(True),
+        sessions.stateless: session_driver(None),
+        sessions.with_redis: session_driver(store),
+        links.stateless: link_driver(False),
+        links.with_redis: link_driver(True),
     }
 
 
-# --- Report ---------------------------------------------------------------------------------------
+# --- the part -------------------------------------------------------------------------------------
 
 
-def table(results: dict[str, list[float]], pairs: list[tuple[str, str]]) -> str:
-    lines = [
-        "| configuration | per request (median) | added over baseline (median) | added (q1-q3) |",
-        "|---|---:|---:|---:|",
-    ]
-    for baseline, name in pairs:
-        lines.append(f"| {baseline} | {format_time(statistics.median(results[baseline]))} | baseline | |")
-        q = Quartiles.of(added(results, name, baseline))
-        lines.append(
-            f"| {name} | {format_time(statistics.median(results[name]))} | {format_time(q.median)} | "
-            f"{format_time(q.q1)} - {format_time(q.q3)} |"
+def summarise(times: dict[str, list[float]]) -> dict[str, Any]:
+    """Each pair: both medians, and what Redis adds per round (median and quartiles), in microseconds."""
+    rows = {}
+    for pair in PAIRS:
+        q = Quartiles.of(added(times, pair.with_redis, pair.stateless))
+        rows[pair.key] = {
+            "request": pair.request,
+            "setting": pair.setting,
+            "stateless_us_median": statistics.median(times[pair.stateless]) * 1e6,
+            "with_redis_us_median": statistics.median(times[pair.with_redis]) * 1e6,
+            "added_us_median": q.median * 1e6,
+            "added_us_q1": q.q1 * 1e6,
+            "added_us_q3": q.q3 * 1e6,
+            "rounds_us": {
+                "stateless": [t * 1e6 for t in times[pair.stateless]],
+                "with_redis": [t * 1e6 for t in times[pair.with_redis]],
+            },
+        }
+    return rows
+
+
+def quartiles_us(times: list[float]) -> dict[str, float]:
+    q = Quartiles.of(times)
+    return {"median_us": q.median * 1e6, "q1_us": q.q1 * 1e6, "q3_us": q.q3 * 1e6}
+
+
+def reference(url: str, rounds: int, block: float, tick: Callable[[], None]) -> dict[str, dict[str, float]]:
+    """One raw round trip (sync and async), Django's ``get_many`` of the same keys, and the client it builds."""
+    import redis
+    import redis.asyncio
+    from django.core.cache import caches
+
+    keys = ["blake2sign-bench:a", "blake2sign-bench:b"]
+    client = redis.Redis.from_url(url)
+    pool = client.connection_pool
+    cache = caches["redis"]
+    loop = asyncio.new_event_loop()
+    async_client = redis.asyncio.Redis.from_url(url)
+    try:
+        times = run_rounds(
+            {
+                "mget_sync": lambda: client.mget(keys),
+                "mget_async": lambda: loop.run_until_complete(async_client.mget(keys)),
+                "django_get_many": lambda: cache.get_many(keys),
+                "redis_client": lambda: redis.Redis(connection_pool=pool),
+            },
+            rounds=rounds,
+            block=block,
+            tick=tick,
         )
-    return "\n".join(lines)
+        loop.run_until_complete(async_client.aclose())
+    finally:
+        loop.close()
+        client.close()
+    return {name: quartiles_us(times[name]) for name in REFERENCE}
+
+
+def server_version(url: str) -> str:
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        return str(client.info("server").get("redis_version", "?"))
+
+
+def run(
+    *,
+    rounds: int = ROUNDS,
+    block: float = BLOCK,
+    redis: str | None = None,
+    tick: Callable[[], None] = lambda: None,
+    describe: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """The part's results (docs/benchmarks/results.json, ``revocation_cost``): see report.py's schema."""
+    import django
+    import redis as redis_py
+    import starlette
+
+    from blake2sign_web.starlette.revocation import RedisStore
+
+    describe("revocation-cost: starting redis-server" if redis is None else "revocation-cost: connecting to Redis")
+    with redis_url(redis) as url:
+        result: dict[str, Any] = {
+            "settings": {
+                "rounds": rounds,
+                "block_s": block,
+                "redis": "given (--redis)" if redis else "started on 127.0.0.1",
+                "cores": os.cpu_count(),
+                "versions": {
+                    "python": platform.python_version(),
+                    "Django": django.get_version(),
+                    "starlette": starlette.__version__,
+                    "redis-py": redis_py.__version__,
+                    "redis-server": server_version(url),
+                },
+            },
+            "results": {},
+        }
+        tick()
+        with django_settings(url):
+            describe("revocation-cost: Django")
+            result["results"]["django"] = summarise(run_rounds(django_configs(), rounds=rounds, block=block, tick=tick))
+            describe("revocation-cost: one raw round trip, for reference")
+            result["reference"] = reference(url, rounds, block, tick)
+        describe("revocation-cost: Starlette")
+        loop = asyncio.new_event_loop()
+        try:
+            store = RedisStore(url)
+            try:
+                times = run_rounds(starlette_drivers(store, loop), rounds=rounds, block=block, tick=tick)
+            finally:
+                loop.run_until_complete(store.aclose())
+        finally:
+            loop.close()
+        result["results"]["starlette"] = summarise(times)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds (default 21)")
-    parser.add_argument("--block", type=float, default=0.05, help="seconds per configuration per round")
-    parser.add_argument("--quick", action="store_true", help="5 rounds of 0.01 s: a smoke run")
-    parser.add_argument("--redis", help="redis:// URL of a server to use (default: start one)")
-    args = parser.parse_args(argv)
-    rounds, block = (5, 0.01) if args.quick else (args.rounds, args.block)
+    """``python -m example_project.bench revocation-cost`` (the harness's options)."""
+    from .__main__ import main as harness
 
-    import django
-    import redis
-    import redis.asyncio
-    import starlette
-
-    out = [
-        f"Machine: {machine()}; Django {django.get_version()}, Starlette {starlette.__version__}, "
-        f"redis-py {redis.__version__}.",
-        "",
-        f"{rounds} interleaved rounds of about {block * 1000:.0f} ms per configuration; Redis on 127.0.0.1.",
-        "",
-    ]
-    with redis_url(args.redis) as url:
-        progress("Django")
-        configure_django(url)
-        configs = {
-            "Django sessions: stateless": django_session_request(False),
-            "Django sessions: revocation on": django_session_request(True),
-            "Django links: ordinary": django_link_request(False),
-            "Django links: single-use": django_link_request(True),
-        }
-        results = run_rounds(configs, rounds=rounds, block=block)
-        out += [
-            "#### Django (read-only logged-in request; a fresh signed link per request)",
-            "",
-            table(
-                results,
-                [
-                    ("Django sessions: stateless", "Django sessions: revocation on"),
-                    ("Django links: ordinary", "Django links: single-use"),
-                ],
-            ),
-            "",
-        ]
-        progress("One raw round trip, for reference")
-        client = redis.Redis.from_url(url)
-        loop = asyncio.new_event_loop()
-        async_client = redis.asyncio.Redis.from_url(url)
-        try:
-            raw = run_rounds(
-                {
-                    "redis-py MGET (sync)": lambda: client.mget(["a", "b"]),
-                    "redis.asyncio MGET": lambda: loop.run_until_complete(async_client.mget(["a", "b"])),
-                },
-                rounds=rounds,
-                block=block,
-            )
-            loop.run_until_complete(async_client.aclose())
-        finally:
-            loop.close()
-            client.close()
-        out += [
-            "One raw round trip (median): "
-            + ", ".join(f"{name} {format_time(statistics.median(times))}" for name, times in raw.items())
-            + ".",
-            "",
-        ]
-        progress("Starlette")
-        loop = asyncio.new_event_loop()
-        try:
-            configs = starlette_drivers(url, loop)
-            results = run_rounds(configs, rounds=rounds, block=block)
-        finally:
-            loop.close()
-        out += [
-            "#### Starlette (read-only logged-in request; a fresh signed link per request)",
-            "",
-            table(
-                results,
-                [("sessions: stateless", "sessions: revocation on"), ("links: ordinary", "links: single-use")],
-            ),
-            "",
-        ]
-    print("\n".join(out))
-    return 0
+    return harness(["revocation-cost", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

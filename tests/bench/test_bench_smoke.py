@@ -333,6 +333,92 @@ def test_every_in_process_starlette_configuration_serves_every_workload(workload
             assert size, name  # a cookie was issued at login
 
 
+# --- revocation: what one request adds ---------------------------------------------------------------------------
+
+
+def test_the_revocation_cost_part_measures_what_redis_adds_to_a_request(tmp_path: Path) -> None:
+    """``revocation-cost --quick``: a redis-server started and stopped, every row present, other parts kept."""
+    pytest.importorskip("matplotlib", reason="the charts need matplotlib (the bench extra)")
+    from example_project.bench import revocation_cost
+
+    why = revocation_cost.supported()
+    if why is not None:
+        required("redis-server", why)
+    earlier = {
+        "machine": "elsewhere",
+        "date": "2000-01-01",
+        "settings": {"max_size": 1, "repeat": 5, "quick": False, "elapsed_s": 1.0},
+        "sizes": [1],
+        "results": {"Django": {"1": {"ttfb": 0.001, "total": 0.002, "growth": 0}}},
+    }
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "results.json").write_text(
+        json.dumps({"schema": 2, "parts": {"downloads": earlier}, "targets": []})
+    )
+    command = [sys.executable, "-m", "example_project.bench", "revocation-cost", "--quick", "--out", str(tmp_path)]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
+    assert data["run"]["parts_run"] == ["revocation-cost"]
+    assert "errors" not in data["run"], data["run"]
+    assert data["parts"]["downloads"] == earlier  # a part not run keeps its results
+    part = data["parts"]["revocation_cost"]
+    settings = part["settings"]
+    assert settings["quick"] is True
+    assert (settings["rounds"], settings["block_s"]) == (revocation_cost.QUICK_ROUNDS, revocation_cost.QUICK_BLOCK)
+    assert set(settings["versions"]) >= {"python", "Django", "starlette", "redis-py", "redis-server"}
+    assert settings["versions"]["redis-server"] != "?"
+    assert set(part["results"]) == set(revocation_cost.FRAMEWORKS)
+    for by_pair in part["results"].values():
+        assert set(by_pair) == {pair.key for pair in revocation_cost.PAIRS}
+        for row in by_pair.values():
+            assert row["stateless_us_median"] > 0
+            assert row["with_redis_us_median"] > 0
+            assert row["added_us_q1"] <= row["added_us_median"] <= row["added_us_q3"]
+            assert len(row["rounds_us"]["stateless"]) == len(row["rounds_us"]["with_redis"]) == settings["rounds"]
+    assert set(part["reference"]) == set(revocation_cost.REFERENCE)
+    for row in part["reference"].values():
+        assert 0 < row["q1_us"] <= row["median_us"] <= row["q3_us"]
+    page = (tmp_path / "performance.md").read_text()
+    section = page[page.index("## Revocation: what one request adds") : page.index("## Revocation at scale")]
+    assert "quick smoke run" in section
+    assert "client and the redis-server share the cores" in section
+    assert "| request | stateless | with Redis | added (median) | added (q1-q3) |" in section
+    for title in ("Django", "Starlette"):
+        assert f"| {title}, read a logged-in session; revocation on |" in section
+        assert f"| {title}, a fresh signed link; single-use |" in section
+    assert "One raw round trip in the same run" in section
+
+
+def test_the_revocation_cost_section_says_when_it_was_not_run_and_when_it_is_noisy() -> None:
+    from example_project.bench import report
+
+    assert "Not run yet: `python -m example_project.bench revocation-cost`." in report.revocation_cost_section({})
+    assert "Not run: no redis-server found" in report.revocation_cost_section({"error": "no redis-server found"})
+    row = {
+        "request": "read a logged-in session",
+        "setting": "revocation on",
+        "stateless_us_median": 50.0,
+        "with_redis_us_median": 300.0,
+        "added_us_median": 250.0,
+        "added_us_q1": 240.0,
+        "added_us_q3": 260.0,
+    }
+    overlapping = {**row, "request": "a fresh signed link", "setting": "single-use", "added_us_q1": -10.0}
+    part = {"settings": {"rounds": 5, "block_s": 0.01, "cores": 2}, "results": {"django": {"a": row, "b": overlapping}}}
+    lines = report.revocation_cost_section(part)
+    assert (
+        "| Django, read a logged-in session; revocation on | 50.0 us | 300.0 us | 250.0 us | 240.0 us - 260.0 us |"
+        in lines
+    )
+    assert (
+        "| Django, a fresh signed link; single-use | 50.0 us | 300.0 us | 250.0 us | -10.0 us - 260.0 us (noisy) |"
+        in lines
+    )
+    assert any(line.startswith("*Noisy*") for line in lines)
+    assert not any(line.startswith("One raw round trip") for line in lines)  # not measured: not said
+
+
 # --- revocation at scale: one Redis and a cluster -----------------------------------------------------------------
 
 
