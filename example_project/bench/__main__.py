@@ -234,7 +234,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     group.add_argument("--no-http", action="store_true", help="in process only")
     group = parser.add_argument_group("callgrind")
     group.add_argument("--cg-requests", type=int, default=50, help="requests per counted block (default 50)")
-    group.add_argument("--cg-server-requests", type=int, default=30, help="on a server (default 30)")
+    group.add_argument("--cg-server-requests", type=int, default=200, help="on a server (default 200)")
     group.add_argument("--cg-no-server", action="store_true", help="in process only (no server under valgrind)")
     group = parser.add_argument_group("many-users")
     group.add_argument("--users", type=int, default=many_users_default(), help="distinct users (default 10000)")
@@ -374,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
                 "settings": {
                     "requests": args.cg_requests,
                     "server_requests": None if args.cg_no_server else args.cg_server_requests,
+                    "server_warmup": None if args.cg_no_server else callgrind.SERVER_WARMUP,
                     "repeats": callgrind.REPEATS,
                     "caches": callgrind.CACHES,
                 },
@@ -384,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.cg_no_server:
                 bar.describe("callgrind: on servers")
                 result["server"] = callgrind.on_server(
-                    frameworks, database, services, args.cg_server_requests, 5, 300, bar.tick
+                    frameworks, database, services, args.cg_server_requests, callgrind.SERVER_WARMUP, 300, bar.tick
                 )
             parts["callgrind"] = result
             elapsed["callgrind"] = time.time() - begun

@@ -47,6 +47,13 @@ SERVER_ENGINES = request_cost.SERVER_ENGINES
 ROOT = Path(__file__).resolve().parents[2]
 #: Blocks per configuration: their median is quoted, their range is the spread.
 REPEATS = 3
+#: Requests a server worker serves before its first counted block. CPython 3.11+ specializes its bytecode
+#: as it runs, and re-specializes a site with backoff: after 5 requests a block still paid for some of it.
+#: A block also holds the end of the marker request that zeroed the counters and the start of the one that
+#: dumps them (about 0.4 M instructions on gunicorn), so blocks are long too (``--cg-server-requests``, 200):
+#: at 30 requests per block after 5, that fixed part added up to 15 k instructions to every request, more
+#: to some engines than to others (measured 2026-11-25).
+SERVER_WARMUP = 50
 EVENTS = ("Ir", "D1mr", "DLmr", "D1mw", "DLmw", "I1mr", "ILmr")
 
 

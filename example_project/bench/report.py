@@ -456,7 +456,7 @@ def decoding_added(rows: dict[str, Any], engine: str, base: str) -> dict[str, fl
 
 HOW_TO = """```
 pip install -e '.[bench]'   # and Debian's wrk and valgrind (apt-get install wrk valgrind), py-spy from PyPI
-python -m example_project.bench                      # everything: about 15 minutes on 2 cores
+python -m example_project.bench                      # everything: about 20 minutes on 2 cores
 python -m example_project.bench --quick              # a smoke run of every part, under a minute: no verdicts
 python -m example_project.bench callgrind requests   # some parts only; the others keep their last results
 python -m example_project.bench revocation-cost      # what revocation adds to a request: needs redis-server
@@ -569,7 +569,12 @@ def callgrind_section(part: dict[str, Any]) -> list[str]:
     s = part.get("settings", {})
     lines += [
         f"{where_note(part)}. Blocks of {s.get('requests')} requests in process"
-        + (f", {s.get('server_requests')} on a server" if s.get("server_requests") else ", no server run")
+        + (
+            f", {s.get('server_requests')} on a server"
+            + (f" after {s['server_warmup']} uncounted ones" if s.get("server_warmup") else "")
+            if s.get("server_requests")
+            else ", no server run"
+        )
         + f", {s.get('repeats')} repeats each; caches {' '.join(s.get('caches', []))}. Added over the "
         "session-less baseline, per request: instructions (Ir), L1 data-cache read misses (D1mr), "
         "last-level data misses (DLmr + DLmw), and callgrind's usual estimate of cycles (Ir + 10 x L1 misses + "
