@@ -36,7 +36,7 @@ from .servers import MIB, Shop
 
 pytestmark = pytest.mark.server
 
-SOAK_SECONDS = max(1, round(seconds(26, 300)))
+SOAK_SECONDS = max(1, round(seconds(16, 300)))
 #: Load before the first memory sample: imports, caches and allocator pools fill up here, not in the run.
 WARM_UP_SECONDS = 2
 CONNECTIONS = 8
