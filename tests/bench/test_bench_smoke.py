@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -336,6 +337,32 @@ def test_every_in_process_starlette_configuration_serves_every_workload(workload
 # --- revocation: what one request adds ---------------------------------------------------------------------------
 
 
+def run_quick_part(part: str, out: Path, timeout: float) -> dict[str, Any]:
+    """``python -m example_project.bench PART --quick --out OUT`` beside an earlier part's results: the new JSON.
+
+    Asserts what every part owes the harness: a clean exit, no error recorded, and the other part's results kept.
+    """
+    earlier = {
+        "machine": "elsewhere",
+        "date": "2000-01-01",
+        "settings": {"max_size": 1, "repeat": 5, "quick": False, "elapsed_s": 1.0},
+        "sizes": [1],
+        "results": {"Django": {"1": {"ttfb": 0.001, "total": 0.002, "growth": 0}}},
+    }
+    (out / "benchmarks").mkdir()
+    (out / "benchmarks" / "results.json").write_text(
+        json.dumps({"schema": 2, "parts": {"downloads": earlier}, "targets": []})
+    )
+    command = [sys.executable, "-m", "example_project.bench", part, "--quick", "--out", str(out)]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stderr[-3000:]
+    data: dict[str, Any] = json.loads((out / "benchmarks" / "results.json").read_text())
+    assert data["run"]["parts_run"] == [part]
+    assert "errors" not in data["run"], data["run"]
+    assert data["parts"]["downloads"] == earlier  # a part not run keeps its results
+    return data
+
+
 def test_the_revocation_cost_part_measures_what_redis_adds_to_a_request(tmp_path: Path) -> None:
     """``revocation-cost --quick``: a redis-server started and stopped, every row present, other parts kept."""
     pytest.importorskip("matplotlib", reason="the charts need matplotlib (the bench extra)")
@@ -344,24 +371,7 @@ def test_the_revocation_cost_part_measures_what_redis_adds_to_a_request(tmp_path
     why = revocation_cost.supported()
     if why is not None:
         required("redis-server", why)
-    earlier = {
-        "machine": "elsewhere",
-        "date": "2000-01-01",
-        "settings": {"max_size": 1, "repeat": 5, "quick": False, "elapsed_s": 1.0},
-        "sizes": [1],
-        "results": {"Django": {"1": {"ttfb": 0.001, "total": 0.002, "growth": 0}}},
-    }
-    (tmp_path / "benchmarks").mkdir()
-    (tmp_path / "benchmarks" / "results.json").write_text(
-        json.dumps({"schema": 2, "parts": {"downloads": earlier}, "targets": []})
-    )
-    command = [sys.executable, "-m", "example_project.bench", "revocation-cost", "--quick", "--out", str(tmp_path)]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    data = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
-    assert data["run"]["parts_run"] == ["revocation-cost"]
-    assert "errors" not in data["run"], data["run"]
-    assert data["parts"]["downloads"] == earlier  # a part not run keeps its results
+    data = run_quick_part("revocation-cost", tmp_path, timeout=120)
     part = data["parts"]["revocation_cost"]
     settings = part["settings"]
     assert settings["quick"] is True
@@ -430,24 +440,7 @@ def test_the_revocation_scale_part_measures_one_redis_and_a_cluster(tmp_path: Pa
     why = cluster_scale.supported()
     if why is not None:
         required("redis-server and redis-cli", why)
-    earlier = {
-        "machine": "elsewhere",
-        "date": "2000-01-01",
-        "settings": {"max_size": 1, "repeat": 5, "quick": False, "elapsed_s": 1.0},
-        "sizes": [1],
-        "results": {"Django": {"1": {"ttfb": 0.001, "total": 0.002, "growth": 0}}},
-    }
-    (tmp_path / "benchmarks").mkdir()
-    (tmp_path / "benchmarks" / "results.json").write_text(
-        json.dumps({"schema": 2, "parts": {"downloads": earlier}, "targets": []})
-    )
-    command = [sys.executable, "-m", "example_project.bench", "revocation-scale", "--quick", "--out", str(tmp_path)]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    data = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
-    assert data["run"]["parts_run"] == ["revocation-scale"]
-    assert "errors" not in data["run"], data["run"]
-    assert data["parts"]["downloads"] == earlier  # a part not run keeps its results
+    data = run_quick_part("revocation-scale", tmp_path, timeout=300)
     part = data["parts"]["revocation_scale"]
     assert part["settings"]["quick"] is True
     assert part["settings"]["processes"] == list(cluster_scale.QUICK_PROCESSES)
