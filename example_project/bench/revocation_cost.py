@@ -186,7 +186,7 @@ def django_session_request(revocation: bool) -> Callable[[], object]:
 
     options: dict[str, Any] = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "redis"}}
     if revocation:
-        options["SESSIONS"] = {"REVOCATION_CACHE": "redis"}
+        options["SESSIONS"] = {"REVOCATION_CACHE": "redis", "REVOCATION_KEY_PREFIX": "bench"}
     with override_settings(BLAKE2SIGN_WEB=options):
         config = conf.session_config()
         store = SessionStore()
