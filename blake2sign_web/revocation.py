@@ -279,7 +279,11 @@ def user_key(user_id: object, prefix: str = "") -> str:
 
 
 def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
-    """The names a session's record is read under: its own, then the one of releases before key prefixes."""
+    """The names a session's record is read under: its own, then (with a prefix) the one without it.
+
+    Releases before this one wrote records without a prefix (it was optional); an application
+    that now has one still reads its own earlier records, so an upgrade brings no ended session back.
+    """
     keys = [session_key(session_id, prefix)]
     if prefix:
         keys.append(session_key(session_id))
@@ -287,16 +291,20 @@ def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
 
 
 def user_keys(user_id: object, prefix: str = "") -> list[str]:
-    """The names a user's not-before record is read under: its own, then the earlier name if it differs.
+    """The names a user's record is read under: its own, then the earlier names that differ from it.
 
-    Before key prefixes, hashed ids were ``h`` and 32 hex digits, which a plain id could also
-    be. Records under an earlier name count only with a value in the earlier format, which
-    only that code wrote: a plain user named ``h...`` cannot end another user's sessions.
+    With a prefix, second: the name without it, which releases with an optional prefix wrote
+    (cut-off records, ``<seconds>:<kept id>``). Last: the name of releases before key prefixes,
+    where hashed ids were ``h`` and 32 hex digits, which a plain id could also be; a record there
+    counts only in that code's format (Unix seconds alone), so a plain user named ``h...`` cannot
+    end another user's sessions (``is_revoked``, ``prefixed``).
     """
     keys = [user_key(user_id, prefix)]
+    if prefix:
+        keys.append(user_key(user_id))
     text = str(user_id)
     legacy = f"{KEY_PREFIX}user:{text if _PLAIN_ID.fullmatch(text) else 'h' + _id_digest(text)}"
-    if legacy != keys[0]:
+    if legacy not in keys:
         keys.append(legacy)
     return keys
 
@@ -397,9 +405,14 @@ def new_generation() -> str:
     return secrets.token_hex(GENERATION_BYTES)
 
 
-def generation_record(generation: str) -> str:
-    """The ``user:`` record of a generation: ``g:<hex>``."""
-    return GENERATION_PREFIX + generation
+def generation_record(generation: str, now: float) -> str:
+    """The ``user:`` record of a generation written at ``now``: ``g:<hex>:<Unix seconds>``.
+
+    The time is for cookies that cannot carry a generation: another engine's, accepted during a
+    migration (and written by servers still running it), are refused if signed by then (plus the
+    clocks' allowance), as before generations.
+    """
+    return f"{GENERATION_PREFIX}{generation}:{int(now)}"
 
 
 def recorded_generation(record: str | bytes | int | None) -> str:
@@ -410,7 +423,7 @@ def recorded_generation(record: str | bytes | int | None) -> str:
     if record is None or isinstance(record, int):
         return ""
     text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
-    return text[len(GENERATION_PREFIX) :] if text.startswith(GENERATION_PREFIX) else ""
+    return text[len(GENERATION_PREFIX) :].partition(":")[0] if text.startswith(GENERATION_PREFIX) else ""
 
 
 def parse_not_before(value: str | bytes | int) -> tuple[int, bytes | None] | None:
@@ -440,14 +453,19 @@ def is_revoked(
     session_records: Sequence[object | None] = (),
     user_records: Sequence[str | bytes | int | None] = (),
     skew: float = DEFAULT_CLOCK_SKEW,
+    prefixed: bool = False,
 ) -> bool:
     """Whether a verified session must be refused, given its records as read (``session_keys``, ``user_keys``).
 
     A session is refused if it was ended by its id, or if its user has a generation record
-    (``g:<hex>``, "log out everywhere") and the session carries another generation
-    (``generation``: what it was stamped with at login; None or "" for none). The first record
-    of each list is under the current name; the others, under earlier names, count only in the
-    earlier formats. A cut-off record of an earlier release keeps its rule until it expires:
+    (``g:<hex>:<seconds>``, "log out everywhere") and the session carries another generation
+    (``generation``: what it was stamped with at login, "" for none). ``generation=None``: a
+    cookie of another engine being migrated, which cannot carry one, is refused if it was signed
+    by the record's time plus ``skew`` (a server still running that engine can log the user in
+    after it: its clock decides, as before generations). The first record
+    of each list is under the current name; the others, under earlier names (``session_keys``,
+    ``user_keys``, read with a key prefix when ``prefixed``), count only in the formats earlier
+    releases wrote there. A cut-off record of an earlier release keeps its rule until it expires:
     sessions issued at or before the cut-off plus ``skew`` are refused, but the one it kept.
     """
     if session_records and (
@@ -455,13 +473,15 @@ def is_revoked(
     ):
         return True
     for position, record in enumerate(user_records):
-        if record is None or (position and not _earlier_not_before(record)):
+        if record is None or (position and not _earlier_not_before(record, previous=prefixed and position == 1)):
             continue
         text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
         if text.startswith(GENERATION_PREFIX):
-            current = text[len(GENERATION_PREFIX) :].encode("ascii", "replace")
-            carried = (generation or "").encode("ascii", "replace")
-            if not hmac.compare_digest(current, carried):
+            current, _, written = text[len(GENERATION_PREFIX) :].partition(":")
+            if generation is None:  # a migrated cookie: by the clock
+                if not written.isascii() or not written.isdigit() or issued_at <= int(written) + skew:
+                    return True
+            elif not hmac.compare_digest(current.encode("ascii", "replace"), generation.encode("ascii", "replace")):
                 return True
             continue
         cut_off = parse_not_before(text)
@@ -476,15 +496,22 @@ def is_revoked(
 
 
 def _earlier_session_record(value: object | None) -> bool:
-    return value in (1, b"1", "1")
+    """A ``sid:`` record under the name without a prefix: ``1`` (before key prefixes) or ``ended`` (after)."""
+    return value in (1, b"1", "1", SESSION_ENDED, SESSION_ENDED.encode())
 
 
-def _earlier_not_before(value: str | bytes | int) -> bool:
-    """Whether a not-before record is in the format of the code before key prefixes: Unix seconds alone."""
+def _earlier_not_before(value: str | bytes | int, *, previous: bool) -> bool:
+    """Whether a ``user:`` record under an earlier name is in a format the code that used that name wrote.
+
+    Unix seconds alone, before key prefixes; ``previous``: the name without a prefix, where the
+    releases whose prefix was optional also wrote ``<seconds>:<kept session id or nothing>``.
+    """
     if isinstance(value, int):
         return True
     text = value.decode("ascii", "replace") if isinstance(value, bytes) else value
-    return text.isascii() and text.isdigit()
+    if text.isascii() and text.isdigit():
+        return True
+    return previous and not text.startswith(GENERATION_PREFIX) and parse_not_before(text) is not None
 
 
 def check_policy(value: object, name: str) -> Policy:

@@ -127,7 +127,7 @@ def is_session_revoked(
     issued_at: int,
     skew: float = revocation.DEFAULT_CLOCK_SKEW,
     prefix: str = "",
-    generation: str | None = None,
+    generation: str | None = "",
 ) -> bool:
     """Whether a verified session was ended: one round trip (``get_many`` of its records)."""
     session_keys = [] if session_id is None else revocation.session_keys(session_id, prefix)
@@ -143,6 +143,7 @@ def is_session_revoked(
         session_records=[found.get(key) for key in session_keys],
         user_records=[found.get(key) for key in user_keys],
         skew=skew,
+        prefixed=bool(prefix),
     )
 
 
@@ -168,7 +169,7 @@ def record_generation(
     prefix: str = "",
 ) -> None:
     """Give ``user_id`` a new session generation: every session stamped with another one is refused."""
-    value = revocation.generation_record(generation)
+    value = revocation.generation_record(generation, time.time())
     with _unavailable_on_error("log a user out everywhere"):
         cache.set(revocation.user_key(user_id, prefix), value, timeout=revocation.record_ttl(lifetime, skew))
 

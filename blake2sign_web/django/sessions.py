@@ -167,7 +167,7 @@ class SessionStore(SessionBase):
             self._remember_client_session(client.session_id, client.ends)
             generation = client.value.pop(GENERATION_KEY, None)  # the engine's, never the application's
             generation = generation if type(generation) is str else ""
-            if not self._still_valid(config, config.revocation_cache, client, generation):
+            if not self._still_valid(config, config.revocation_cache, client, None if client.migrated else generation):
                 return {}
             user = client.value.get(AUTH_USER_ID)
             self._generation_user = None if user is None else str(user)
@@ -226,7 +226,7 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie, generation: str) -> bool:
+    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie, generation: str | None) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
             cache = revocation.get_cache(alias)

@@ -148,7 +148,7 @@ class RedisStore:
         generation = revocation.new_generation()
         ttl = revocation.record_ttl(lifetime, self.clock_skew)
         key = revocation.user_key(user_id, self.key_prefix)
-        value = revocation.generation_record(generation)
+        value = revocation.generation_record(generation, self._clock())
         async with self._bounded("log a user out everywhere"):
             _, acknowledged = await self._write(key, ("SET", key, value, "EX", ttl))
         if acknowledged < self.wait_replicas:
@@ -163,14 +163,15 @@ class RedisStore:
         return revocation.recorded_generation(values[0])
 
     async def is_revoked(
-        self, session_id: bytes | None, user_id: object | None, issued_at: int, generation: str | None = None
+        self, session_id: bytes | None, user_id: object | None, issued_at: int, generation: str | None = ""
     ) -> bool:
         """Whether a verified session was ended: one round trip.
 
         One server: one ``MGET`` of its records. A cluster: the records are in different slots (a
         session's and its user's), so one ``MGET`` per slot, sent together in one pipeline to the
         nodes serving them: each node gets one request, all at once, and the check waits for the
-        slowest answer. ``generation``: the one the session carries (``revocation.GENERATION_KEY``).
+        slowest answer. ``generation``: the one the session carries (``revocation.GENERATION_KEY``), "" for
+        none, None for a migrated cookie of another engine (``revocation.is_revoked``).
         """
         session_keys = [] if session_id is None else revocation.session_keys(session_id, self.key_prefix)
         user_keys = [] if user_id is None else revocation.user_keys(user_id, self.key_prefix)
@@ -189,6 +190,7 @@ class RedisStore:
             session_records=values[: len(session_keys)],
             user_records=values[len(session_keys) :],
             skew=self.clock_skew,
+            prefixed=bool(self.key_prefix),
         )
 
     async def _write(self, key: str, command: tuple[Any, ...]) -> tuple[Any, int]:

@@ -860,8 +860,9 @@ class SessionMiddleware:
         if type(generation) is not str:
             generation = ""
         fresh = SessionToken(store, session_id, ends, self._lifetime, self.user_key, user, generation)
+        migrated = loaded.token is None  # Starlette's own cookie: it cannot carry a generation
         try:
-            revoked = await store.is_revoked(session_id, user, issued_at, generation)
+            revoked = await store.is_revoked(session_id, user, issued_at, None if migrated else generation)
         except StoreUnavailable as error:
             if store.fails_open:
                 revocation_logger.error("Session accepted unchecked (on_unavailable='open'): %s", error)

@@ -399,7 +399,7 @@ def run(
         describe("revocation-cost: Starlette")
         loop = asyncio.new_event_loop()
         try:
-            store = RedisStore(url)
+            store = RedisStore(url, key_prefix="bench")
             try:
                 times = run_rounds(starlette_drivers(store, loop), rounds=rounds, block=block, tick=tick)
             finally:

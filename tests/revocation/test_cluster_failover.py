@@ -229,7 +229,7 @@ def test_the_policies_during_the_election(
     (replica,) = redis_cluster.replicas_of(victim)
     survivor = next(node for node in redis_cluster.primaries() if node is not victim)
     # Starlette: sessions and single-use links on one store.
-    store = RedisStore(redis_cluster.url, timeout=TIMEOUT, on_unavailable=policy)  # type: ignore[arg-type]
+    store = RedisStore(redis_cluster.url, timeout=TIMEOUT, on_unavailable=policy, key_prefix="tests")  # type: ignore[arg-type]
     root = write_files(tmp_path / "served")
     links = [make_signer().sign("/action", expires_in=60, single_use=True) for _ in range(3)]
     app = build(store)
