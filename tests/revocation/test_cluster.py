@@ -147,7 +147,8 @@ def test_starlette_check_is_one_request_per_node(redis_cluster: LoopbackCluster)
     [
         ("blake2sign_web:user:42", "{old}", 42, True),  # before key prefixes, Unix seconds alone
         ("blake2sign_web:sid:" + SOME_SESSION.hex(), "1", None, True),
-        ("blake2sign_web:user:42", "{old}:", 42, False),  # the same name written by an application without prefix
+        ("blake2sign_web:user:42", "{old}:", 42, True),  # a release whose prefix was optional, before this one took it
+        ("blake2sign_web:user:42", "g:" + "ab" * 16 + ":{old}", 42, False),  # no release wrote a generation there
         ("blake2sign_web:shop:sid:" + SOME_SESSION.hex(), "ended", None, True),  # this release's own
     ],
 )
