@@ -12,12 +12,17 @@ small, optional exception. Four kinds of record, each with a TTL so the store ne
   download resumes, a download manager fetches in pieces, and a used link never yields the
   file again whole nor more than once more in pieces (see ``continuation_cost``). Kept as its
   ``once``, and in its cluster slot (``budget_key``).
-- ``sid:<session id>``: a session was ended (logout, flush). Kept until that session's
-  token would have expired anyway, plus the same margin.
-- ``user:<user id>``: the user logged out everywhere at the cut-off stored, keeping at most
-  one session (the one that asked): every other session of that user issued at or before
-  the cut-off, plus a clock-skew allowance, is refused. One key per user, kept for the
-  longest lifetime a session can have.
+- ``sid:<session id>``: a session was ended (logout, flush). Every token of a session keeps its
+  id, however often it is re-signed, and none is signed once the record exists; so the record is
+  kept for the longest any token of a session can live (``record_ttl``), from the moment it is
+  written, plus the clocks' margins: a copy re-signed just before the logout cannot outlive it.
+- ``user:<user id>``: the user's session generation, ``g:<random hex>``, written by "log out
+  everywhere". Each session of a logged-in user carries the generation its user had when it
+  logged in (read at login); a session whose generation is not the one recorded is refused. A
+  new login reads the new generation, so it works at once, and every session that existed before
+  is refused, however often re-signed: no clock is compared. Kept as long as a ``sid:`` record:
+  by then every session of an earlier generation has ended. (Records of earlier releases hold a
+  cut-off time, ``<seconds>:<kept session>``, and keep their rule until they expire.)
 
 Session and user keys carry an application's prefix when it has one
 (``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or
@@ -33,6 +38,7 @@ import hashlib
 import hmac
 import math
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
@@ -63,6 +69,12 @@ _APP_PREFIX: Final = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 #: The value of a ``sid:`` record. Any value at a record's own name ends the session; under an
 #: earlier name only the earlier value (1) counts, which only the code before key prefixes wrote.
 SESSION_ENDED: Final = "ended"
+#: The value of a ``user:`` record starts so: ``g:`` and the user's session generation, in hex.
+GENERATION_PREFIX: Final = "g:"
+GENERATION_BYTES: Final = 16
+#: The session data's key for the generation its user had at login (with revocation on, a logged-in
+#: session only): written by the adapters when they sign, taken out when they read (never the application's).
+GENERATION_KEY: Final = "_b2sw_generation"
 
 
 #: The most replicas a write may be made to wait for (``wait_replicas``): more is a configuration mistake.
@@ -267,7 +279,11 @@ def user_key(user_id: object, prefix: str = "") -> str:
 
 
 def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
-    """The names a session's record is read under: its own, then the one of releases before key prefixes."""
+    """The names a session's record is read under: its own, then (with a prefix) the one without it.
+
+    Releases before this one wrote records without a prefix (it was optional); an application
+    that now has one still reads its own earlier records, so an upgrade brings no ended session back.
+    """
     keys = [session_key(session_id, prefix)]
     if prefix:
         keys.append(session_key(session_id))
@@ -275,16 +291,20 @@ def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
 
 
 def user_keys(user_id: object, prefix: str = "") -> list[str]:
-    """The names a user's not-before record is read under: its own, then the earlier name if it differs.
+    """The names a user's record is read under: its own, then the earlier names that differ from it.
 
-    Before key prefixes, hashed ids were ``h`` and 32 hex digits, which a plain id could also
-    be. Records under an earlier name count only with a value in the earlier format, which
-    only that code wrote: a plain user named ``h...`` cannot end another user's sessions.
+    With a prefix, second: the name without it, which releases with an optional prefix wrote
+    (cut-off records, ``<seconds>:<kept id>``). Last: the name of releases before key prefixes,
+    where hashed ids were ``h`` and 32 hex digits, which a plain id could also be; a record there
+    counts only in that code's format (Unix seconds alone), so a plain user named ``h...`` cannot
+    end another user's sessions (``is_revoked``, ``prefixed``).
     """
     keys = [user_key(user_id, prefix)]
+    if prefix:
+        keys.append(user_key(user_id))
     text = str(user_id)
     legacy = f"{KEY_PREFIX}user:{text if _PLAIN_ID.fullmatch(text) else 'h' + _id_digest(text)}"
-    if legacy != keys[0]:
+    if legacy not in keys:
         keys.append(legacy)
     return keys
 
@@ -322,9 +342,32 @@ def single_use_ttl(expires_at: float, now: float, skew: float = RECORD_MARGIN) -
     return ttl_until(expires_at, now) + math.ceil(max(skew, RECORD_MARGIN))
 
 
-def session_record_ttl(expires_at: float, now: float, skew: float = RECORD_MARGIN) -> int:
-    """Seconds to keep an ended session's record: until its token ends, by any clock up to ``skew`` behind ours."""
-    return ttl_until(expires_at, now) + math.ceil(max(skew, RECORD_MARGIN))
+def record_ttl(lifetime: int, skew: float = RECORD_MARGIN) -> int:
+    """Seconds to keep a ``sid:`` or ``user:`` record, from when it is written: until every token it refuses has ended.
+
+    Once the record exists, every check refuses those tokens, so none is re-signed: the last was
+    signed at most now, by a clock up to ``skew`` ahead of ours (dated that much later), and lives
+    at most ``lifetime`` seconds (with revocation on, the adapters refuse a ``set_expiry()`` longer
+    than their lifetime, see ``check_expiry_within``); a server whose clock is up to ``skew`` (never
+    less than ``RECORD_MARGIN``) behind ours accepts it that much longer. The presented cookie's
+    own end is no bound: a copy of it may have been re-signed since, with a later one.
+    """
+    return max(1, lifetime) + math.ceil(skew) + math.ceil(max(skew, RECORD_MARGIN))
+
+
+def check_expiry_within(seconds: float, lifetime: int, setting: str) -> None:
+    """ValueError for a ``set_expiry()`` that would outlive ``lifetime``, the longest a record is kept.
+
+    ``seconds``: how long the expiry asked for lasts from now. With revocation on, an ended
+    session's record lives ``lifetime`` (``record_ttl``): a token that lived longer would come
+    back after it. ``setting``: the lifetime's name in the user's framework.
+    """
+    if seconds > lifetime:
+        raise ValueError(
+            f"set_expiry() of {math.ceil(seconds)} seconds is longer than {setting} ({lifetime} seconds), the "
+            f"longest a session lives with revocation on (an ended session's record is kept that long): raise "
+            f"{setting}, or choose a shorter expiry"
+        )
 
 
 def client_digest(client: str) -> str:
@@ -357,26 +400,34 @@ def continuation_cost(method: str, requested: ByteRange | None, size: int) -> in
     return requested.length
 
 
-def not_before_value(now: float, kept: bytes | None = None) -> str:
-    """The record "log out everywhere" writes: the cut-off second, and the id of the session it keeps, if any.
+def new_generation() -> str:
+    """A user's new session generation ("log out everywhere"): random, so no session can carry it beforehand."""
+    return secrets.token_hex(GENERATION_BYTES)
 
-    ``"<Unix seconds>:"`` or ``"<Unix seconds>:<session id, hex>"``. Every session of the
-    user whose token was issued at or before the cut-off (plus the clock-skew allowance)
-    is refused, except the one session ``kept``: the session that asked for it, re-signed
-    under this new id that no other session has.
+
+def generation_record(generation: str, now: float) -> str:
+    """The ``user:`` record of a generation written at ``now``: ``g:<hex>:<Unix seconds>``.
+
+    The time is for cookies that cannot carry a generation: another engine's, accepted during a
+    migration (and written by servers still running it), are refused if signed by then (plus the
+    clocks' allowance), as before generations.
     """
-    cutoff = int(now)  # tokens carry whole seconds, rounded down: one issued by now carries at most this
-    return f"{cutoff}:" if kept is None else f"{cutoff}:{kept.hex()}"  # always a ":": never the earlier format
+    return f"{GENERATION_PREFIX}{generation}:{int(now)}"
 
 
-def not_before_ttl(lifetime: int, skew: float) -> int:
-    """Seconds to keep a not-before record: a session issued up to ``skew`` after the cut-off lives ``lifetime``,
-    by any clock up to ``RECORD_MARGIN`` (or ``skew``) behind ours."""
-    return max(1, lifetime) + math.ceil(skew) + math.ceil(max(skew, RECORD_MARGIN))
+def recorded_generation(record: str | bytes | int | None) -> str:
+    """The generation a login stamps on its session, from its user's record as read: "" if there is none.
+
+    A record of an earlier release (a cut-off time) also gives "": that record keeps its own rule.
+    """
+    if record is None or isinstance(record, int):
+        return ""
+    text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
+    return text[len(GENERATION_PREFIX) :].partition(":")[0] if text.startswith(GENERATION_PREFIX) else ""
 
 
 def parse_not_before(value: str | bytes | int) -> tuple[int, bytes | None] | None:
-    """The cut-off and the kept session id of a not-before record; None if it is not one of ours."""
+    """A cut-off record of an earlier release: its second and kept session id; None if it is not one."""
     if isinstance(value, bytes):
         value = value.decode("ascii", "replace")
     text = str(value)
@@ -398,29 +449,45 @@ def is_revoked(
     issued_at: int,
     *,
     session_id: bytes | None = None,
+    generation: str | None = None,
     session_records: Sequence[object | None] = (),
     user_records: Sequence[str | bytes | int | None] = (),
     skew: float = DEFAULT_CLOCK_SKEW,
+    prefixed: bool = False,
 ) -> bool:
     """Whether a verified session must be refused, given its records as read (``session_keys``, ``user_keys``).
 
-    A session is refused if it was ended by its id, or if its user was logged out
-    everywhere and its token was issued at or before the cut-off plus ``skew`` seconds
-    (another server's clock may be ahead of the one that wrote the cut-off), unless it is
-    the session the cut-off keeps. The first record of each list is under the current
-    name; the others, under earlier names, count only in the earlier format.
+    A session is refused if it was ended by its id, or if its user has a generation record
+    (``g:<hex>:<seconds>``, "log out everywhere") and the session carries another generation
+    (``generation``: what it was stamped with at login, "" for none). ``generation=None``: a
+    cookie of another engine being migrated, which cannot carry one, is refused if it was signed
+    by the record's time plus ``skew`` (a server still running that engine can log the user in
+    after it: its clock decides, as before generations). The first record
+    of each list is under the current name; the others, under earlier names (``session_keys``,
+    ``user_keys``, read with a key prefix when ``prefixed``), count only in the formats earlier
+    releases wrote there. A cut-off record of an earlier release keeps its rule until it expires:
+    sessions issued at or before the cut-off plus ``skew`` are refused, but the one it kept.
     """
     if session_records and (
         session_records[0] is not None or any(_earlier_session_record(r) for r in session_records[1:])
     ):
         return True
-    for position, not_before in enumerate(user_records):
-        if not_before is None or (position and not _earlier_not_before(not_before)):
+    for position, record in enumerate(user_records):
+        if record is None or (position and not _earlier_not_before(record, previous=prefixed and position == 1)):
             continue
-        record = parse_not_before(not_before)
-        if record is None:  # not written by us: refuse rather than guess
+        text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
+        if text.startswith(GENERATION_PREFIX):
+            current, _, written = text[len(GENERATION_PREFIX) :].partition(":")
+            if generation is None:  # a migrated cookie: by the clock
+                if not written.isascii() or not written.isdigit() or issued_at <= int(written) + skew:
+                    return True
+            elif not hmac.compare_digest(current.encode("ascii", "replace"), generation.encode("ascii", "replace")):
+                return True
+            continue
+        cut_off = parse_not_before(text)
+        if cut_off is None:  # not written by us: refuse rather than guess
             return True
-        cutoff, kept = record
+        cutoff, kept = cut_off
         if kept is not None and session_id == kept:
             continue
         if issued_at <= cutoff + skew:
@@ -429,15 +496,22 @@ def is_revoked(
 
 
 def _earlier_session_record(value: object | None) -> bool:
-    return value in (1, b"1", "1")
+    """A ``sid:`` record under the name without a prefix: ``1`` (before key prefixes) or ``ended`` (after)."""
+    return value in (1, b"1", "1", SESSION_ENDED, SESSION_ENDED.encode())
 
 
-def _earlier_not_before(value: str | bytes | int) -> bool:
-    """Whether a not-before record is in the format of the code before key prefixes: Unix seconds alone."""
+def _earlier_not_before(value: str | bytes | int, *, previous: bool) -> bool:
+    """Whether a ``user:`` record under an earlier name is in a format the code that used that name wrote.
+
+    Unix seconds alone, before key prefixes; ``previous``: the name without a prefix, where the
+    releases whose prefix was optional also wrote ``<seconds>:<kept session id or nothing>``.
+    """
     if isinstance(value, int):
         return True
     text = value.decode("ascii", "replace") if isinstance(value, bytes) else value
-    return text.isascii() and text.isdigit()
+    if text.isascii() and text.isdigit():
+        return True
+    return previous and not text.startswith(GENERATION_PREFIX) and parse_not_before(text) is not None
 
 
 def check_policy(value: object, name: str) -> Policy:

@@ -187,8 +187,8 @@ def redis_server_fixture() -> Iterator[RedisServer]:
 
 
 def patient_store(server: RedisServer, **options: Any) -> RedisStore:
-    """The Starlette store on ``server``, with ``PATIENT_TIMEOUT``."""
-    return RedisStore(server.url, timeout=PATIENT_TIMEOUT, **options)
+    """The Starlette store on ``server``, with ``PATIENT_TIMEOUT`` (and the key prefix ``tests``, unless given)."""
+    return RedisStore(server.url, timeout=PATIENT_TIMEOUT, **{"key_prefix": "tests", **options})
 
 
 def require_redis_cli() -> str:

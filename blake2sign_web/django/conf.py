@@ -326,6 +326,24 @@ def revocation_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
         check_key_prefix(options["REVOCATION_KEY_PREFIX"], f"{name}['REVOCATION_KEY_PREFIX']")
     except ValueError as error:
         problems.append(("REVOCATION_KEY_PREFIX", f"{error}."))
+    else:
+        caches = getattr(settings, "CACHES", {})
+        if (
+            isinstance(alias, str)
+            and alias in caches
+            and not options["REVOCATION_KEY_PREFIX"]
+            and not caches[alias].get("KEY_PREFIX")
+        ):
+            # A user id of one site is a user id of another: their records would overwrite each other's.
+            problems.append(
+                (
+                    "REVOCATION_KEY_PREFIX",
+                    f"{name}['REVOCATION_KEY_PREFIX'] must name this site (e.g. 'shop') when CACHES[{alias!r}] has "
+                    "no KEY_PREFIX: sites sharing a Redis would otherwise overwrite each other's revocation records "
+                    "and a session one of them ended would come back. Choose a name no other site on that Redis "
+                    "uses, and keep it.",
+                )
+            )
     if alias is not None and options["FORMAT"] == 1:
         problems.append(
             (

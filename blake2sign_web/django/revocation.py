@@ -36,7 +36,6 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.core.cache import BaseCache, caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.exceptions import ImproperlyConfigured
@@ -128,6 +127,7 @@ def is_session_revoked(
     issued_at: int,
     skew: float = revocation.DEFAULT_CLOCK_SKEW,
     prefix: str = "",
+    generation: str | None = "",
 ) -> bool:
     """Whether a verified session was ended: one round trip (``get_many`` of its records)."""
     session_keys = [] if session_id is None else revocation.session_keys(session_id, prefix)
@@ -139,32 +139,45 @@ def is_session_revoked(
     return revocation.is_revoked(
         issued_at,
         session_id=session_id,
+        generation=generation,
         session_records=[found.get(key) for key in session_keys],
         user_records=[found.get(key) for key in user_keys],
         skew=skew,
+        prefixed=bool(prefix),
     )
 
 
-def revoke_session(cache: BaseCache, session_id: bytes, expires_at: float, prefix: str = "") -> None:
-    """End one session (by its id) until ``expires_at``, when its token ends anyway (plus the clocks' margin)."""
+def revoke_session(
+    cache: BaseCache, session_id: bytes, lifetime: int, prefix: str = "", skew: float = revocation.RECORD_MARGIN
+) -> None:
+    """End one session (by its id); ``lifetime``: the longest any token of it lives (SESSION_COOKIE_AGE).
+
+    Kept that long from now, plus the clocks' margins (``revocation.record_ttl``): every copy
+    of the session's cookie, however often re-signed before, has ended by then.
+    """
     key = revocation.session_key(session_id, prefix)
-    ttl = revocation.session_record_ttl(expires_at, time.time())
     with _unavailable_on_error("revoke a session"):
-        cache.set(key, revocation.SESSION_ENDED, timeout=ttl)
+        cache.set(key, revocation.SESSION_ENDED, timeout=revocation.record_ttl(lifetime, skew))
 
 
-def record_not_before(
+def record_generation(
     cache: BaseCache,
     user_id: object,
+    generation: str,
     lifetime: int,
-    kept: bytes | None = None,
     skew: float = revocation.DEFAULT_CLOCK_SKEW,
     prefix: str = "",
 ) -> None:
-    """End every session of ``user_id`` issued until now but the one with id ``kept``; kept ``lifetime`` + skew."""
-    value = revocation.not_before_value(time.time(), kept)
+    """Give ``user_id`` a new session generation: every session stamped with another one is refused."""
+    value = revocation.generation_record(generation, time.time())
     with _unavailable_on_error("log a user out everywhere"):
-        cache.set(revocation.user_key(user_id, prefix), value, timeout=revocation.not_before_ttl(lifetime, skew))
+        cache.set(revocation.user_key(user_id, prefix), value, timeout=revocation.record_ttl(lifetime, skew))
+
+
+def user_generation(cache: BaseCache, user_id: object, prefix: str = "") -> str:
+    """The generation a session logging in as ``user_id`` carries: its user's record's, "" if none."""
+    with _unavailable_on_error("read a user's generation"):
+        return revocation.recorded_generation(cache.get(revocation.user_key(user_id, prefix)))
 
 
 def new_session_id() -> bytes:
@@ -172,15 +185,15 @@ def new_session_id() -> bytes:
 
 
 def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
-    """End every session of ``user`` issued until now, on every server (REVOCATION_CACHE must be set).
+    """End every session of ``user`` that exists now, on every server (REVOCATION_CACHE must be set).
 
-    Refused from now on: every session of the user whose token was issued at or before
-    now plus ``REVOCATION_CLOCK_SKEW``, however often it is re-signed, copies included.
-    With ``keep_current`` (the default) the session of the request being served is kept
-    when it is that user's, or anonymous (a password reset that logs the user in): it is
-    given a new session id, which the cut-off exempts, and re-signed at the response
-    (``login()`` and ``update_session_auth_hash()`` keep that id). Called outside a
-    request (a management command, a task), no session is kept.
+    The user gets a new session generation: every session of the user stamped with another
+    (every session that exists now, however often it is re-signed, copies included) is refused,
+    and every login from now on reads the new one, so it works at once. With ``keep_current``
+    (the default) the session of the request being served is kept when it is that user's, or
+    anonymous (a password reset that logs the user in): it is re-signed at the response with
+    the new generation and a new session id. Called outside a request (a management command,
+    a task), no session is kept.
 
     Raises StoreUnavailable if the cache cannot be reached: a logout that did not happen
     is never reported as done.
@@ -192,14 +205,16 @@ def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
     if config.revocation_cache is None:
         raise ImproperlyConfigured(
             f"log_out_everywhere() needs {SETTING}['SESSIONS']['REVOCATION_CACHE']: the alias of a cache shared "
-            "by every process (RedisCache) where the cut-off is kept."
+            "by every process (RedisCache) where the user's session generation is kept."
         )
     user_id = user._meta.pk.value_to_string(user)  # as django.contrib.auth.login() stores it
+    generation = revocation.new_generation()
     current = current_session() if keep_current else None
-    kept = None if current is None else current.keep_through_cut_off(user_id)
+    if current is not None:
+        current.keep_through_log_out(user_id, generation)
     cache = get_cache(config.revocation_cache)
-    record_not_before(
-        cache, user_id, settings.SESSION_COOKIE_AGE, kept, config.revocation_clock_skew, config.revocation_key_prefix
+    record_generation(
+        cache, user_id, generation, config.cookie_age, config.revocation_clock_skew, config.revocation_key_prefix
     )
 
 

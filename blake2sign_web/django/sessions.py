@@ -49,7 +49,7 @@ from django.utils.module_loading import import_string
 
 from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, SignatureExpired
-from ..revocation import StoreUnavailable, derived_session_id
+from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from . import revocation
 from .conf import SessionConfig, session_config
@@ -110,8 +110,12 @@ class SessionStore(SessionBase):
     #: With revocation: (id, end) of the session the client's cookie holds, once read; None if it has none.
     _client_session: tuple[bytes, float] | None = None
     _client_session_read = False
-    #: With revocation: the id the user's "log out everywhere" exempts, for this session's next token.
+    #: With revocation: the new id "log out everywhere" gives the session it keeps, for its next token.
     _kept_session_id: bytes | None = None
+    #: With revocation: the user the session was read with, and the generation it carried then (or, after
+    #: "log out everywhere" kept it, the new one); a session saved for another user reads that user's.
+    _generation_user: str | None = None
+    _generation = ""
     #: Read as empty because the revocation cache was down ("closed"): never saved over the client's cookie.
     _unchecked = False
     #: True after save() left the client's cookie as it was (a session read while the cache was down).
@@ -161,8 +165,13 @@ class SessionStore(SessionBase):
             return {}
         if config.revocation_cache is not None:
             self._remember_client_session(client.session_id, client.ends)
-            if not self._still_valid(config, config.revocation_cache, client):
+            generation = client.value.pop(GENERATION_KEY, None)  # the engine's, never the application's
+            generation = generation if type(generation) is str else ""
+            if not self._still_valid(config, config.revocation_cache, client, None if client.migrated else generation):
                 return {}
+            user = client.value.get(AUTH_USER_ID)
+            self._generation_user = None if user is None else str(user)
+            self._generation = generation
         self._started_at = client.started
         client.value.pop(STARTED, None)  # the engine's, not the application's: kept out of the session's data
         if client.migrated:
@@ -217,7 +226,7 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie) -> bool:
+    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie, generation: str | None) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
             cache = revocation.get_cache(alias)
@@ -229,6 +238,7 @@ class SessionStore(SessionBase):
                 client.issued_at,
                 config.revocation_clock_skew,
                 config.revocation_key_prefix,
+                generation,
             )
         except StoreUnavailable as error:
             if config.revocation_fails_open:
@@ -266,25 +276,40 @@ class SessionStore(SessionBase):
                     self._session_id = client.session_id
         return self._client_session
 
-    def keep_through_cut_off(self, user_id: str) -> bytes | None:
-        """Before ``log_out_everywhere(user)`` writes its cut-off: the new session id it exempts, or None.
+    def keep_through_log_out(self, user_id: str, generation: str) -> None:
+        """Before ``log_out_everywhere(user)`` writes the user's new generation: keep this session through it.
 
-        Kept: this session if it is that user's (it is re-signed under the new id at the
-        response), or an anonymous one (a login later in the request, as after a password
-        reset, takes the id). Another user's session is left alone. The session is read
-        (and checked) first, while the cut-off does not exist yet.
+        Kept: this session if it is that user's (re-signed at the response with the new
+        generation and a new id), or an anonymous one (a login later in the request, as after a
+        password reset, gets the new generation). Another user's session is left alone. The
+        session is read (and checked) first, while the new generation does not exist yet.
         """
         if session_config().revocation_cache is None:
-            return None
+            return
         if not hasattr(self, "_session_cache"):
             self._session_cache = self.load()
         owner = self._session_cache.get(AUTH_USER_ID)
         if owner is not None and str(owner) != user_id:
-            return None
+            return
         self._kept_session_id = revocation.new_session_id()
+        self._generation_user, self._generation = user_id, generation
         if owner is not None:
             self.modified = True
-        return self._kept_session_id
+
+    def _generation_for(self, config: SessionConfig, user: object) -> str:
+        """The generation to sign into a session of ``user``: as read, unless it logged in during the request.
+
+        If the cache cannot say, none: the session is then refused once its user has a
+        generation, never kept wrongly.
+        """
+        if self._generation_user != str(user):
+            self._generation_user, self._generation = str(user), ""
+            try:
+                cache = revocation.get_cache(config.revocation_cache)  # type: ignore[arg-type]
+                self._generation = revocation.user_generation(cache, user, config.revocation_key_prefix)
+            except StoreUnavailable as error:
+                revocation.logger.error("Session's generation could not be read, none is signed: %s.", error)
+        return self._generation
 
     def revoke(self, *, raise_errors: bool = True) -> None:
         """End the session of the client's cookie on every server (with revocation on); the next one gets a new id.
@@ -301,7 +326,9 @@ class SessionStore(SessionBase):
             return
         try:
             cache = revocation.get_cache(config.revocation_cache)
-            revocation.revoke_session(cache, *client_session, config.revocation_key_prefix)
+            revocation.revoke_session(
+                cache, client_session[0], config.cookie_age, config.revocation_key_prefix, config.revocation_clock_skew
+            )
         except StoreUnavailable as error:
             if raise_errors:
                 raise
@@ -380,6 +407,9 @@ class SessionStore(SessionBase):
                 elif self._session_id is None:
                     self._read_client_session()
                     self._session_id = self._session_id or revocation.new_session_id()
+                user = data.get(AUTH_USER_ID)
+                if user is not None and (generation := self._generation_for(config, user)):
+                    data = {**data, GENERATION_KEY: generation}
                 token = config.writer.dumps(data, expires_in=expires_in, session_id=self._session_id)
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
             self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
@@ -477,6 +507,7 @@ class SessionStore(SessionBase):
         if session_config().revocation_cache is not None:
             self._read_client_session()  # before the key is gone
         self._kept_session_id = None
+        self._generation_user, self._generation = None, ""
         self._unchecked = False
         self._started_at = None
         self._session_key = ""
@@ -552,6 +583,9 @@ def check_expiry(value: Any) -> None:
             f"Session expiry {value!r} is past {LAST_EXPIRY:%Y-%m-%d %H:%M:%S} UTC, the last second a session "
             "token can carry: choose an earlier expiry, or set_expiry(None) for SESSION_COOKIE_AGE."
         )
+    config = session_config()
+    if config.revocation_cache is not None:
+        check_expiry_within(ends - time.time(), config.cookie_age, "SESSION_COOKIE_AGE")
 
 
 def _started(value: dict[str, Any], issued_at: int) -> int:

@@ -126,35 +126,52 @@ class RedisStore:
                 raise self._not_replicated("use a single-use link", acknowledged)
         return bool(outcome)
 
-    async def revoke_session(self, session_id: bytes, expires_at: float) -> None:
-        """End one session (by its id) until ``expires_at``, when its token ends anyway."""
-        ttl = revocation.session_record_ttl(expires_at, self._clock(), self.clock_skew)
+    async def revoke_session(self, session_id: bytes, lifetime: int) -> None:
+        """End one session (by its id); ``lifetime``: the longest any token of it lives (the middleware's max_age).
+
+        The record is kept that long from now, plus the clocks' margins (``revocation.record_ttl``):
+        every copy of the session's cookie, however often re-signed before, has ended by then.
+        """
+        ttl = revocation.record_ttl(lifetime, self.clock_skew)
         key = revocation.session_key(session_id, self.key_prefix)
         async with self._bounded("revoke a session"):
             _, acknowledged = await self._write(key, ("SET", key, revocation.SESSION_ENDED, "EX", ttl))
         if acknowledged < self.wait_replicas:
             raise self._not_replicated("revoke a session", acknowledged)
 
-    async def log_out_everywhere(self, user_id: object, lifetime: int, *, keep: bytes | None = None) -> None:
-        """End every session of ``user_id`` issued until now, but the one with session id ``keep``.
+    async def log_out_everywhere(self, user_id: object, lifetime: int) -> str:
+        """End every session of ``user_id`` that exists now: a new generation, which only later logins get.
 
-        The record lasts ``lifetime`` seconds (the longest a session lives) plus the clock-skew allowance.
+        Returns it, for a session to keep (``SessionToken.generation``). The record is kept
+        ``lifetime`` seconds (the longest a session lives) plus the clocks' margins.
         """
-        value = revocation.not_before_value(self._clock(), keep)
-        ttl = revocation.not_before_ttl(lifetime, self.clock_skew)
+        generation = revocation.new_generation()
+        ttl = revocation.record_ttl(lifetime, self.clock_skew)
         key = revocation.user_key(user_id, self.key_prefix)
+        value = revocation.generation_record(generation, self._clock())
         async with self._bounded("log a user out everywhere"):
             _, acknowledged = await self._write(key, ("SET", key, value, "EX", ttl))
         if acknowledged < self.wait_replicas:
             raise self._not_replicated("log a user out everywhere", acknowledged)
+        return generation
 
-    async def is_revoked(self, session_id: bytes | None, user_id: object | None, issued_at: int) -> bool:
+    async def user_generation(self, user_id: object) -> str:
+        """The generation a session logging in as ``user_id`` carries: its user's record's, "" if none."""
+        key = revocation.user_key(user_id, self.key_prefix)
+        async with self._bounded("read a user's generation"):
+            values = await self._run(key, ("GET", key))
+        return revocation.recorded_generation(values[0])
+
+    async def is_revoked(
+        self, session_id: bytes | None, user_id: object | None, issued_at: int, generation: str | None = ""
+    ) -> bool:
         """Whether a verified session was ended: one round trip.
 
         One server: one ``MGET`` of its records. A cluster: the records are in different slots (a
         session's and its user's), so one ``MGET`` per slot, sent together in one pipeline to the
         nodes serving them: each node gets one request, all at once, and the check waits for the
-        slowest answer.
+        slowest answer. ``generation``: the one the session carries (``revocation.GENERATION_KEY``), "" for
+        none, None for a migrated cookie of another engine (``revocation.is_revoked``).
         """
         session_keys = [] if session_id is None else revocation.session_keys(session_id, self.key_prefix)
         user_keys = [] if user_id is None else revocation.user_keys(user_id, self.key_prefix)
@@ -169,9 +186,11 @@ class RedisStore:
         return revocation.is_revoked(
             issued_at,
             session_id=session_id,
+            generation=generation,
             session_records=values[: len(session_keys)],
             user_records=values[len(session_keys) :],
             skew=self.clock_skew,
+            prefixed=bool(self.key_prefix),
         )
 
     async def _write(self, key: str, command: tuple[Any, ...]) -> tuple[Any, int]:
@@ -382,24 +401,52 @@ SCOPE_KEY: Final = "blake2sign_web.session"
 class SessionToken:
     """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope)."""
 
-    __slots__ = ("expires_at", "lifetime", "revoke_on_clear", "session_id", "store", "unchecked", "user_key")
+    __slots__ = (
+        "expires_at",
+        "generation",
+        "lifetime",
+        "revoke_on_clear",
+        "session_id",
+        "store",
+        "unchecked",
+        "user",
+        "user_key",
+    )
 
     def __init__(
-        self, store: RedisStore, session_id: bytes, expires_at: float | None, lifetime: int, user_key: str
+        self,
+        store: RedisStore,
+        session_id: bytes,
+        expires_at: float | None,
+        lifetime: int,
+        user_key: str,
+        user: object | None = None,
+        generation: str = "",
     ) -> None:
         self.store = store
         #: The id written into the next cookie; a new one after the session is revoked.
         self.session_id = session_id
         #: When the client's cookie stops being accepted anyway (None: no valid cookie came).
         self.expires_at = expires_at
-        #: The middleware's max_age: how long any session can live, so how long a not-before record lasts.
+        #: The middleware's max_age: how long any session can live, so how long its records last.
         self.lifetime = lifetime
         self.user_key = user_key
+        #: The user the session was read with (None: anonymous), and the generation it carried then: a
+        #: session written for another user logged in during the request, and reads its user's generation.
+        self.user = user
+        self.generation = generation
         #: Whether the cookie that came is still to be revoked when the session is emptied.
         self.revoke_on_clear = expires_at is not None
         #: The client's session was read as empty because the store was down ("closed"): its cookie must
         #: stay as it is (the session comes back with the store), unless the request clears the session.
         self.unchecked = False
+
+    async def generation_for(self, user: object) -> str:
+        """The generation to sign into the session of ``user``: as read, unless it logged in during the request."""
+        if self.user is not None and str(self.user) == str(user):
+            return self.generation
+        self.user, self.generation = user, await self.store.user_generation(user)
+        return self.generation
 
 
 def _token(scope_owner: Any) -> SessionToken:
@@ -422,20 +469,20 @@ async def revoke_session(request: Any) -> None:
     """
     token = _token(request)
     if token.revoke_on_clear and token.expires_at is not None:
-        await token.store.revoke_session(token.session_id, token.expires_at)
+        await token.store.revoke_session(token.session_id, token.lifetime)
     token.revoke_on_clear = False
     token.session_id = new_session_id()
     request.session.clear()
 
 
 async def log_out_everywhere(request: Any, user_id: object | None = None, *, keep_current: bool = False) -> None:
-    """End every session of ``user_id`` (default: the request's ``session[user_key]``) issued until now.
+    """End every session of ``user_id`` (default: the request's ``session[user_key]``) that exists now.
 
     ``keep_current=True`` keeps the request's own session when it is one of that user's
-    ("log out my other devices", a password change): it is re-signed under a new session
-    id, which the cut-off exempts; every other session of the user is refused, including
-    copies of this one's cookie and sessions re-signed by requests still running. Otherwise
-    the request's session ends too.
+    ("log out my other devices", a password change): it is re-signed at the response with the
+    user's new generation (and a new session id); every other session of the user is refused,
+    including copies of this one's cookie and sessions re-signed by requests still running, and
+    a login after this call is not. Otherwise the request's session ends too.
     """
     token = _token(request)
     session_user = request.session.get(token.user_key)
@@ -444,11 +491,11 @@ async def log_out_everywhere(request: Any, user_id: object | None = None, *, kee
         if user_id is None:
             raise ValueError(f"no user id in request.session[{token.user_key!r}]: pass user_id")
     own = session_user is not None and str(session_user) == str(user_id)
-    kept = new_session_id() if keep_current and own else None
-    await token.store.log_out_everywhere(user_id, token.lifetime, keep=kept)
-    if kept is not None:
-        token.session_id = kept
-        request.session.mark_modified()  # re-signed at the response under the id the cut-off keeps
+    generation = await token.store.log_out_everywhere(user_id, token.lifetime)
+    if keep_current and own:
+        token.session_id = new_session_id()
+        token.user, token.generation = session_user, generation
+        request.session.mark_modified()  # re-signed at the response with the new generation
     elif not keep_current:
         await revoke_session(request)
 

@@ -40,7 +40,7 @@ from ..chunks import CHUNK_LIMIT, MAX_CHUNKS, TooManyChunks, join_chunks, split_
 from ..cookies import prefix_problem
 from ..exceptions import BadSignature, SignatureExpired
 from ..keys import to_bytes
-from ..revocation import StoreUnavailable, derived_session_id
+from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
 from ..serializer import _TIMESTAMP_LIMIT, MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
@@ -92,6 +92,8 @@ class Session(dict[str, Any]):
     modified: bool = False
     #: The middleware's max_age: what ``get_expiry_age`` gives without ``set_expiry`` (set per middleware).
     default_age: int | None = 14 * 24 * 60 * 60
+    #: With revocation: max_age, the longest set_expiry() may ask for (an ended session's record lives that long).
+    longest_expiry: int | None = None
     #: ``set_expiry``'s value as kept: None (the middleware's max_age), seconds (0: until the browser
     #: closes) or the Unix second a fixed expiry (a datetime or timedelta) ends. Carried in the token.
     _expiry: int | float | None = None
@@ -154,6 +156,8 @@ class Session(dict[str, Any]):
             seconds, fixed = value.timestamp(), True
         if seconds is not None and (seconds if fixed else time.time() + seconds) >= _TIMESTAMP_LIMIT:
             raise ValueError(f"set_expiry({value!r}) ends after 2106-02-07, the last second a session token can carry")
+        if seconds is not None and self.longest_expiry is not None:
+            check_expiry_within(seconds - time.time() if fixed else seconds, self.longest_expiry, "max_age")
         self._expiry, self._expiry_fixed = seconds, fixed
         self.accessed = self.modified = True
 
@@ -425,7 +429,12 @@ class SessionMiddleware:
         self._session_class: type[Session] = type(
             SESSION_CLASS.__name__,
             (SESSION_CLASS,),
-            {"default_age": max_age, "__module__": __name__, "__reduce_ex__": _reduce_as_base},
+            {
+                "default_age": max_age,
+                "longest_expiry": max_age if revocation is not None else None,
+                "__module__": __name__,
+                "__reduce_ex__": _reduce_as_base,
+            },
         )
         self.session_cookie = session_cookie
         self.max_age = max_age
@@ -595,6 +604,8 @@ class SessionMiddleware:
                     session.modified = False
                 if token is not None and (session.cleared or (session.modified and not dict.__len__(session))):
                     await _end_client_session(token)
+                if token is not None and session.modified and dict.__len__(session):
+                    await _stamp_generation(session, token)
                 self._finish(session, message, token, load_ms if timing else None, sent_chunks)
             await send(message)
 
@@ -844,9 +855,14 @@ class SessionMiddleware:
             session_id = derived_session_id(cookie)
         else:
             return session, SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), False
-        fresh = SessionToken(store, session_id, ends, self._lifetime, self.user_key)
+        user = dict.get(session, self.user_key)
+        generation = dict.pop(session, GENERATION_KEY, None)  # the middleware's, never the application's
+        if type(generation) is not str:
+            generation = ""
+        fresh = SessionToken(store, session_id, ends, self._lifetime, self.user_key, user, generation)
+        migrated = loaded.token is None  # Starlette's own cookie: it cannot carry a generation
         try:
-            revoked = await store.is_revoked(session_id, dict.get(session, self.user_key), issued_at)
+            revoked = await store.is_revoked(session_id, user, issued_at, None if migrated else generation)
         except StoreUnavailable as error:
             if store.fails_open:
                 revocation_logger.error("Session accepted unchecked (on_unavailable='open'): %s", error)
@@ -1011,11 +1027,30 @@ async def _end_client_session(token: SessionToken) -> None:
 
     if token.revoke_on_clear and token.expires_at is not None:
         try:
-            await token.store.revoke_session(token.session_id, token.expires_at)
+            await token.store.revoke_session(token.session_id, token.lifetime)
         except StoreUnavailable as error:  # the response is under way: log it, the cookie is deleted anyway
             revocation_logger.error("Session could not be revoked: %s", error)
     token.revoke_on_clear = False
     token.session_id = new_session_id()
+    token.user, token.generation = None, ""
+
+
+async def _stamp_generation(session: Session, token: SessionToken) -> None:
+    """Sign into a logged-in session its user's generation (read from Redis if it logged in during the request).
+
+    If Redis cannot say, none: the session is then refused once its user has a generation, never kept wrongly.
+    """
+    user = dict.get(session, token.user_key)
+    if user is None:
+        return
+    try:
+        generation = await token.generation_for(user)
+    except StoreUnavailable as error:
+        revocation_logger.error("Session's generation could not be read, none is signed: %s", error)
+        token.user, token.generation = user, ""
+        generation = ""
+    if generation:
+        dict.__setitem__(session, GENERATION_KEY, generation)
 
 
 def _check_revocation(store: object, max_age: int | None, format: int) -> None:
@@ -1028,6 +1063,13 @@ def _check_revocation(store: object, max_age: int | None, format: int) -> None:
         )
     if format != 2:
         raise ValueError("SessionMiddleware revocation needs format=2: only format 2 tokens carry a session id")
+    if not getattr(store, "key_prefix", ""):
+        raise ValueError(
+            "SessionMiddleware revocation needs RedisStore(..., key_prefix='<this application>'): without one, "
+            "applications sharing the Redis overwrite each other's records (a user id of one is a user id of "
+            "the other), and a session one of them ended comes back. Choose a name that no other application "
+            "on that Redis uses, and keep it: records under another name are not read"
+        )
 
 
 def server_timing_header(load_ms: float, save_started: float) -> bytes:

@@ -140,7 +140,7 @@ async def populate(url: str) -> None:
     for user in range(0, USERS, 50):
         await store.log_out_everywhere(user, 3600)
     for _ in range(USERS // 50):
-        await store.revoke_session(secrets.token_bytes(8), time.time() + 3600)
+        await store.revoke_session(secrets.token_bytes(8), 3600)
     await store.aclose()
 
 
@@ -224,7 +224,7 @@ async def writes(url: str, count: int) -> dict[str, dict[str, list[float]]]:
         for key in order:
             store = stores[key]
             started = time.perf_counter()
-            await store.revoke_session(secrets.token_bytes(8), time.time() + 60)
+            await store.revoke_session(secrets.token_bytes(8), 60)
             revoked = time.perf_counter()
             await store.consume_link(secrets.token_urlsafe(16), int(time.time()) + 60, "client")
             used = time.perf_counter()

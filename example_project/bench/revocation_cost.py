@@ -186,7 +186,7 @@ def django_session_request(revocation: bool) -> Callable[[], object]:
 
     options: dict[str, Any] = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "redis"}}
     if revocation:
-        options["SESSIONS"] = {"REVOCATION_CACHE": "redis"}
+        options["SESSIONS"] = {"REVOCATION_CACHE": "redis", "REVOCATION_KEY_PREFIX": "bench"}
     with override_settings(BLAKE2SIGN_WEB=options):
         config = conf.session_config()
         store = SessionStore()
@@ -399,7 +399,7 @@ def run(
         describe("revocation-cost: Starlette")
         loop = asyncio.new_event_loop()
         try:
-            store = RedisStore(url)
+            store = RedisStore(url, key_prefix="bench")
             try:
                 times = run_rounds(starlette_drivers(store, loop), rounds=rounds, block=block, tick=tick)
             finally:

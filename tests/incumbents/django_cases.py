@@ -63,7 +63,7 @@ REDIS_URL = os.environ["BLAKE2SIGN_INCUMBENT_REDIS"]
             "OPTIONS": {"socket_timeout": 10, "socket_connect_timeout": 10},
         },
     },
-    BLAKE2SIGN_WEB={"SESSIONS": {"REVOCATION_CACHE": "revocation"}},
+    BLAKE2SIGN_WEB={"SESSIONS": {"REVOCATION_CACHE": "revocation", "REVOCATION_KEY_PREFIX": "tests"}},
 )
 class RevocableSessionStoreContractTests(SessionStoreContractTests):
     """The same contract with revocation on: each token carries a session id checked in a real Redis."""

@@ -88,7 +88,7 @@ async def write_until(store: RedisStore, traffic: Traffic, stop: anyio.Event, st
         session, nonce, user = secrets.token_bytes(8), secrets.token_urlsafe(16), count
         try:
             if count % 3 == 0:
-                await store.revoke_session(session, time.time() + 120)
+                await store.revoke_session(session, 120)
                 traffic.sessions.append(session)
             elif count % 3 == 1:
                 assert await store.consume_link(nonce, int(time.time()) + 120, "me")
@@ -171,10 +171,10 @@ def test_without_wait_replicas_a_write_the_replica_never_got_is_lost(redis_clust
         with redis_cluster.client(victim) as primary:  # ...once its link is cut (as a partition cuts it)
             primary.client_kill_filter(_type="replica")
         outcomes = []
-        await fast.revoke_session(lost_session, time.time() + 120)  # acknowledged by the primary alone
+        await fast.revoke_session(lost_session, 120)  # acknowledged by the primary alone
         assert await fast.consume_link(lost_nonce, int(time.time()) + 120, "me")
         for write in (
-            durable.revoke_session(durable_session, time.time() + 120),
+            durable.revoke_session(durable_session, 120),
             durable.consume_link(durable_nonce, int(time.time()) + 120, "me"),
         ):
             try:
@@ -229,7 +229,7 @@ def test_the_policies_during_the_election(
     (replica,) = redis_cluster.replicas_of(victim)
     survivor = next(node for node in redis_cluster.primaries() if node is not victim)
     # Starlette: sessions and single-use links on one store.
-    store = RedisStore(redis_cluster.url, timeout=TIMEOUT, on_unavailable=policy)  # type: ignore[arg-type]
+    store = RedisStore(redis_cluster.url, timeout=TIMEOUT, on_unavailable=policy, key_prefix="tests")  # type: ignore[arg-type]
     root = write_files(tmp_path / "served")
     links = [make_signer().sign("/action", expires_in=60, single_use=True) for _ in range(3)]
     app = build(store)
@@ -244,7 +244,7 @@ def test_the_policies_during_the_election(
         },
     }
     settings.BLAKE2SIGN_WEB = {
-        "SESSIONS": {"REVOCATION_CACHE": "shared", "REVOCATION_UNAVAILABLE": policy},
+        "SESSIONS": {"REVOCATION_CACHE": "shared", "REVOCATION_KEY_PREFIX": "tests", "REVOCATION_UNAVAILABLE": policy},
         "SIGNED_URLS": {"SINGLE_USE_CACHE": "shared", "SINGLE_USE_UNAVAILABLE": policy},
     }
     settings.ROOT_URLCONF = "tests.signed_urls.django_urls"

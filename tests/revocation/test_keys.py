@@ -66,7 +66,7 @@ def test_applications_with_their_own_key_prefix_keep_their_records_apart(redis_s
         blog = patient_store(redis_server, key_prefix="blog", clock_skew=0)
         session = secrets.token_bytes(8)
         await shop.log_out_everywhere(42, 3600)
-        await shop.revoke_session(session, time.time() + 3600)
+        await shop.revoke_session(session, 3600)
         seen = [
             await shop.is_revoked(SOME_SESSION, 42, thirty_seconds_ago()),
             await blog.is_revoked(SOME_SESSION, 42, thirty_seconds_ago()),  # the blog's user 42 is someone else
@@ -90,13 +90,18 @@ def test_applications_with_their_own_key_prefix_keep_their_records_apart(redis_s
         ("blake2sign_web:user:" + SPELLED, "{old}", NOT_PLAIN, "", True),
         ("blake2sign_web:user:42", "{old}", 42, "shop", True),
         ("blake2sign_web:sid:" + SOME_SESSION.hex(), "1", None, "shop", True),
-        # The same names written by this code for someone else: they do not.
+        # Records of releases whose prefix was optional, written before this application took one: they count
+        # (else an upgrade, which now needs a prefix, would bring the sessions they ended back).
+        ("blake2sign_web:user:42", "{old}:", 42, "shop", True),
+        ("blake2sign_web:user:" + revocation.user_key(NOT_PLAIN).rpartition(":")[2], "{old}:", NOT_PLAIN, "shop", True),
+        ("blake2sign_web:sid:" + SOME_SESSION.hex(), "ended", None, "shop", True),  # revocation.SESSION_ENDED
+        # Names another user's records can have: only the format of the code that used them for this user counts.
         ("blake2sign_web:user:" + SPELLED, "{old}:", NOT_PLAIN, "", False),  # the plain user SPELLED, logged out
-        ("blake2sign_web:user:42", "{old}:", 42, "shop", False),  # an application without a prefix
-        ("blake2sign_web:sid:" + SOME_SESSION.hex(), "ended", None, "shop", False),  # revocation.SESSION_ENDED
+        ("blake2sign_web:user:" + SPELLED, "{old}:", NOT_PLAIN, "shop", False),
+        ("blake2sign_web:user:42", "g:" + "ab" * 16 + ":{old}", 42, "shop", False),  # no release wrote it there
     ],
 )
-def test_records_under_earlier_names_count_only_in_the_earlier_format(
+def test_records_under_earlier_names_count_only_in_the_formats_written_there(
     redis_server: RedisServer, key: str, value: str, user: object, prefix: str, revoked: bool
 ) -> None:
     redis.Redis.from_url(redis_server.url).set(key, value.format(old=int(time.time())), ex=60)

@@ -34,7 +34,9 @@ def use_revocation(settings: Any, server: RedisServer, *, options: Any = PATIENT
             "OPTIONS": options,
         },
     }
-    settings.BLAKE2SIGN_WEB = {"SESSIONS": {"REVOCATION_CACHE": "sessions", **sessions}}
+    settings.BLAKE2SIGN_WEB = {
+        "SESSIONS": {"REVOCATION_CACHE": "sessions", "REVOCATION_KEY_PREFIX": "tests", **sessions}
+    }
 
 
 @pytest.fixture(params=["django-middleware", "our-middleware"])
@@ -143,28 +145,43 @@ def test_log_out_everywhere(revocable: RedisServer, user: Any) -> None:
     assert [whoami(phone), whoami(laptop), whoami(bob)] == ["ada", "ada", "bob"]
     log_out_everywhere(user)
     assert [whoami(phone), whoami(laptop), whoami(bob)] == ["anonymous", "anonymous", "bob"]
-    later = Client()
-    old_cookie(later, user, age=-(revocation.DEFAULT_CLOCK_SKEW + 1))  # issued after the cut-off and its allowance
-    assert whoami(later) == "ada"  # not affected
+    later = log_in()  # a login after it
+    assert [whoami(later), whoami(later)] == ["ada", "ada"]  # not affected
 
 
-def test_log_out_everywhere_refuses_sessions_issued_within_the_clock_skew_allowance(
-    revocable: RedisServer, user: Any
-) -> None:
-    """Another server's clock may be ahead: a token it issued "after" the cut-off may predate it."""
+def test_log_out_everywhere_is_exact_whatever_the_clocks(revocable: RedisServer, user: Any) -> None:
+    """No clock decides: a session dated after the cut-off by a clock ahead of ours is refused, and a login right
+    after "log out everywhere" (a password change by an administrator, changepassword) sticks at once."""
+    browser = log_in()
+    ahead = Client()  # a session signed by a server whose clock runs a minute ahead
+    old_cookie(ahead, user, age=-60)
     log_out_everywhere(user)
-    ahead = Client()
-    old_cookie(ahead, user, age=-(revocation.DEFAULT_CLOCK_SKEW - 1))
-    assert whoami(ahead) == "anonymous"
-    assert whoami(log_in()) == "anonymous"  # a new login on another device too, until the allowance has passed
+    assert [whoami(browser), whoami(ahead)] == ["anonymous", "anonymous"]
+    again = log_in()
+    assert [whoami(again), whoami(again), whoami(again)] == ["ada", "ada", "ada"]  # was anonymous for ~5 s
+    log_out_everywhere(user)  # and a second time ends that one too, however it was re-signed
+    assert whoami(again) == "anonymous"
+
+
+def test_a_login_during_log_out_everywhere_sticks_with_its_generation(revocable: RedisServer, user: Any) -> None:
+    """The generation is read when the login's session is first signed; re-signing keeps it."""
+    log_out_everywhere(user)
+    browser = log_in()
+    token = browser.cookies[settings.SESSION_COOKIE_NAME].value
+    data = conf.session_config().signer.loads(token)
+    cache = caches["sessions"]
+    record = cache.get(revocation.user_key(str(user.pk), "tests"))
+    assert record.startswith("g:" + data[revocation.GENERATION_KEY] + ":")
+    assert revocation.GENERATION_KEY not in session_data(browser)  # the engine's own key: never the view's
 
 
 def test_log_out_everywhere_record_lives_as_long_as_a_session(revocable: RedisServer, user: Any) -> None:
     log_out_everywhere(user)
     cache = caches["sessions"]
-    key = cache.make_and_validate_key(revocation.user_key(str(user.pk)))
+    key = cache.make_and_validate_key(revocation.user_key(str(user.pk), "tests"))
     ttl = cache._cache.get_client(key).ttl(key)  # type: ignore[attr-defined]
-    # A session issued at the allowance's end lives SESSION_COOKIE_AGE, by clocks up to RECORD_MARGIN behind.
+    # The last session of an earlier generation, signed now by a clock up to the skew ahead, lives
+    # SESSION_COOKIE_AGE, by clocks up to RECORD_MARGIN behind.
     longest = settings.SESSION_COOKIE_AGE + revocation.DEFAULT_CLOCK_SKEW + revocation.RECORD_MARGIN
     assert longest - 5 <= ttl <= longest
 
@@ -175,8 +192,10 @@ def test_an_ended_session_record_outlives_the_token_by_the_clocks_margin(revocab
     cache = caches["sessions"]
     client = cache._cache.get_client(None)  # type: ignore[attr-defined]
     (key,) = client.keys("*:sid:*")
-    age = settings.SESSION_COOKIE_AGE
-    assert age + revocation.RECORD_MARGIN - 5 <= client.ttl(key) <= age + revocation.RECORD_MARGIN
+    # Every copy of the cookie, re-signed up to now, lives SESSION_COOKIE_AGE at most: the record outlives them.
+    longest = revocation.record_ttl(settings.SESSION_COOKIE_AGE, revocation.DEFAULT_CLOCK_SKEW)
+    assert longest == settings.SESSION_COOKIE_AGE + revocation.DEFAULT_CLOCK_SKEW + revocation.RECORD_MARGIN
+    assert longest - 5 <= client.ttl(key) <= longest
 
 
 def test_password_change_logs_out_everywhere_but_keeps_this_session(revocable: RedisServer, user: Any) -> None:
@@ -249,7 +268,7 @@ def test_log_out_everywhere_outside_a_request_keeps_no_session(revocable: RedisS
 def test_a_record_not_written_by_us_refuses_the_users_sessions(revocable: RedisServer, user: Any) -> None:
     browser = log_in()
     cache = caches["sessions"]
-    cache.set(revocation.user_key(str(user.pk)), "not a cut-off")
+    cache.set(revocation.user_key(str(user.pk), "tests"), "not a cut-off")
     assert whoami(browser) == "anonymous"
 
 
@@ -339,6 +358,7 @@ def test_log_out_everywhere_without_revocation_is_a_configuration_error(user: An
         ("redis", {"FORMAT": 1}, "blake2sign_web.E013", "needs FORMAT 2"),
         ("redis", {"REVOCATION_CLOCK_SKEW": -1}, "blake2sign_web.E013", "REVOCATION_CLOCK_SKEW'] must be a number"),
         ("redis", {"REVOCATION_CLOCK_SKEW": "5"}, "blake2sign_web.E013", "REVOCATION_CLOCK_SKEW'] must be a number"),
+        ("redis", {"REVOCATION_KEY_PREFIX": ""}, "blake2sign_web.E013", "REVOCATION_KEY_PREFIX'] must name this site"),
         ("locmem", {}, "blake2sign_web.W005", "per process"),
         ("redis-no-timeout", {}, "blake2sign_web.W005", "socket_timeout"),
     ],
@@ -354,7 +374,9 @@ def test_system_checks(
         "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     }  # fmt: skip
     settings.CACHES = {"default": backends["locmem"], **({"sessions": backends[caches]} if caches else {})}
-    settings.BLAKE2SIGN_WEB = {"SESSIONS": {"REVOCATION_CACHE": "sessions", **sessions}}
+    settings.BLAKE2SIGN_WEB = {
+        "SESSIONS": {"REVOCATION_CACHE": "sessions", "REVOCATION_KEY_PREFIX": "tests", **sessions}
+    }
     found = [m for m in run_checks() if m.id == check_id]
     assert len(found) == 1, run_checks()
     assert message in found[0].msg
@@ -437,3 +459,44 @@ def test_logging_in_while_redis_is_down_starts_a_new_session(
     assert browser.post("/login/", {"username": "bob"}).content == b"in"
     own_redis_server.start()
     assert whoami(browser) == "bob"
+
+
+def test_an_empty_key_prefix_is_fine_when_the_cache_has_its_own(settings: Any) -> None:
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "sessions": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+            "OPTIONS": PATIENT_OPTIONS,
+            "KEY_PREFIX": "shop",
+        },
+    }
+    settings.BLAKE2SIGN_WEB = {"SESSIONS": {"REVOCATION_CACHE": "sessions"}}
+    assert [m.id for m in run_checks() if m.id == "blake2sign_web.E013"] == []
+
+
+def test_a_copy_re_signed_before_logout_never_outlives_the_record(revocable: RedisServer, user: Any) -> None:
+    """Review 4: the record was kept for the presented cookie's remaining life, and a thief's copy that kept
+    being re-signed ended later: once the record expired, the copy read as the victim again."""
+    age = settings.SESSION_COOKIE_AGE
+    victim = Client()
+    old_cookie(victim, user, age=age - 100)  # 100 s left
+    thief = copy_of(victim)
+    ops = json.dumps({"ops": [["__setitem__", "cart", 1]]})
+    thief.post("/ops/", ops, content_type="application/json")  # re-signed now: ends SESSION_COOKIE_AGE from now
+    copy = conf.session_config().signer.load_token(thief.cookies[settings.SESSION_COOKIE_NAME].value)
+    assert victim.post("/logout/").content == b"out"
+    client = caches["sessions"]._cache.get_client(None)  # type: ignore[attr-defined]
+    (key,) = client.keys("*:sid:*")
+    copy_left = copy.issued_at + age - time.time()
+    assert client.pttl(key) / 1000 >= copy_left + revocation.DEFAULT_CLOCK_SKEW  # was 100 + 60 s
+    assert whoami(thief) == "anonymous"
+
+
+def test_set_expiry_longer_than_the_cookie_age_is_refused_with_revocation(revocable: RedisServer) -> None:
+    from blake2sign_web.django.sessions import SessionStore
+
+    session = SessionStore()
+    with pytest.raises(ValueError, match=r"longer than SESSION_COOKIE_AGE \(1209600 seconds\)"):
+        session.set_expiry(settings.SESSION_COOKIE_AGE + 60)
+    session.set_expiry(settings.SESSION_COOKIE_AGE)  # as long as a session lives: fine

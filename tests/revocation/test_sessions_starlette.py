@@ -156,7 +156,9 @@ def test_login_after_clear_gets_a_new_session_id(devices: Devices) -> None:
 
 def test_session_id_survives_resaves() -> None:
     signer = SerializerSigner(SECRET, purpose="starlette.sessions:session")
-    with TestClient(build(RedisStore("redis://127.0.0.1:1/0"))) as client:  # nothing to check: no cookie yet
+    with TestClient(
+        build(RedisStore("redis://127.0.0.1:1/0", key_prefix="tests"))
+    ) as client:  # nothing to check: no cookie yet
         client.get("/login", params={"user": 7})
         first = signer.load_token(client.cookies["session"]).session_id
     assert first is not None
@@ -195,7 +197,7 @@ def test_log_out_another_user_everywhere(devices: Devices, redis_server: RedisSe
     response = devices.get("admin", "/ban", user=42)
     assert "set-cookie" not in response.headers  # the administrator's own session is left as it was
     assert [devices.who("victim"), devices.who("admin")] == ["anonymous", "1"]
-    ttl = redis.Redis.from_url(redis_server.url).ttl(revocation.user_key(42))
+    ttl = redis.Redis.from_url(redis_server.url).ttl(revocation.user_key(42, "tests"))
     longest = MAX_AGE + revocation.DEFAULT_CLOCK_SKEW + revocation.RECORD_MARGIN
     assert longest - 5 <= ttl <= longest  # type: ignore[operator]
 
@@ -207,7 +209,8 @@ def test_an_ended_session_record_outlives_the_token_by_the_clocks_margin(
     devices.get("browser", "/logout")
     client = redis.Redis.from_url(redis_server.url)
     (key,) = client.keys("*:sid:*")
-    assert MAX_AGE + 60 - 5 <= client.ttl(key) <= MAX_AGE + 60  # type: ignore[operator]  # RECORD_MARGIN
+    longest = MAX_AGE + revocation.DEFAULT_CLOCK_SKEW + revocation.RECORD_MARGIN  # every re-signed copy ends by then
+    assert longest - 5 <= client.ttl(key) <= longest  # type: ignore[operator]
 
 
 def test_user_key_is_configurable(store: RedisStore) -> None:
@@ -259,7 +262,7 @@ def test_redis_down_reads_an_empty_session_and_keeps_the_cookie(
 
 
 def test_hung_redis_reads_an_empty_session(own_redis_server: RedisServer) -> None:
-    app = build(RedisStore(own_redis_server.url, timeout=FROZEN_TIMEOUT))
+    app = build(RedisStore(own_redis_server.url, timeout=FROZEN_TIMEOUT, key_prefix="tests"))
     with TestClient(app) as browser:
         browser.get("/login", params={"user": 7})
         own_redis_server.pause()
@@ -348,3 +351,68 @@ def test_logging_in_while_redis_is_down_starts_a_new_session(own_redis_server: R
         devices.get("browser", "/login", user=8)  # clear(), then the new user: a session of its own
         own_redis_server.start()
         assert devices.who("browser") == "8"
+
+
+def _remaining(redis_server: RedisServer, pattern: str) -> float:
+    client = redis.Redis.from_url(redis_server.url)
+    (key,) = client.keys(pattern)
+    return client.pttl(key) / 1000  # type: ignore[operator, no-any-return]
+
+
+def test_a_copy_re_signed_before_logout_never_outlives_the_record(devices: Devices, redis_server: RedisServer) -> None:
+    """Review 4: the record was kept for the presented cookie's remaining life, and a thief's copy that kept
+    sliding ended later: once the record expired, the copy read as the victim again."""
+    devices.set("victim", old_cookie(7, age=MAX_AGE - 100))  # a cookie with 100 s left
+    devices.jars["thief"] = devices.jars["victim"]
+    assert devices.get("thief", "/slide").text == "7"  # re-signed now: this copy ends MAX_AGE from now
+    thief_ends = SerializerSigner(SECRET, purpose="starlette.sessions:session").load_token(devices.jars["thief"])
+    assert devices.get("victim", "/logout").text == "out"
+    left = _remaining(redis_server, "*:sid:*")
+    copy_left = (thief_ends.issued_at + MAX_AGE) - time.time()
+    assert left >= copy_left + revocation.DEFAULT_CLOCK_SKEW  # was about 100 + 60 s against the copy's 3,600
+    assert devices.who("thief") == "anonymous"
+
+
+def test_a_login_right_after_log_out_everywhere_sticks(devices: Devices) -> None:
+    """Review 4: sessions issued up to the cut-off plus the clock skew were refused, new logins included."""
+    devices.get("laptop", "/login", user=42)
+    devices.set("ahead", old_cookie(42, age=-60))  # signed by a server whose clock runs a minute ahead
+    devices.get("admin", "/login", user=1)
+    assert devices.get("admin", "/ban", user=42).text == "banned"
+    assert [devices.who("laptop"), devices.who("ahead")] == ["anonymous", "anonymous"]
+    devices.get("phone", "/login", user=42)
+    assert [devices.who("phone"), devices.who("phone")] == ["42", "42"]  # was anonymous for the skew's 5 s
+    assert devices.get("phone", "/slide").text == "42"  # re-signed, still this generation
+    devices.get("admin", "/ban", user=42)
+    assert devices.who("phone") == "anonymous"
+
+
+def test_the_generation_is_the_middlewares_own_key(devices: Devices, redis_server: RedisServer) -> None:
+    async def keys(request: Request) -> Response:
+        return PlainTextResponse(",".join(sorted(request.session)))
+
+    devices.get("admin", "/login", user=1)
+    devices.get("admin", "/ban", user=42)
+    devices.get("phone", "/login", user=42)
+    app = devices.client.app
+    app.router.routes.append(Route("/keys", keys))  # type: ignore[attr-defined]
+    assert devices.get("phone", "/keys").text == "user_id"
+    token = SerializerSigner(SECRET, purpose="starlette.sessions:session").loads(devices.jars["phone"])
+    record = redis.Redis.from_url(redis_server.url).get(revocation.user_key(42, "tests"))
+    assert record.startswith(b"g:" + token[revocation.GENERATION_KEY].encode() + b":")  # type: ignore[union-attr]
+
+
+def test_set_expiry_longer_than_max_age_is_refused_with_revocation(store: RedisStore) -> None:
+    async def long(request: Request) -> Response:
+        request.session.set_expiry(MAX_AGE + 1)
+        return PlainTextResponse("long")
+
+    app = build(store)
+    app.router.routes.append(Route("/long", long))
+    with TestClient(app) as client, pytest.raises(ValueError, match=r"longer than max_age \(3600 seconds\)"):
+        client.get("/long")
+
+
+def test_revocation_needs_a_key_prefix() -> None:
+    with pytest.raises(ValueError, match=r"revocation needs RedisStore\(\.\.\., key_prefix="):
+        SessionMiddleware(build(None), secret_key=SECRET, revocation=RedisStore("redis://127.0.0.1:1/0"))

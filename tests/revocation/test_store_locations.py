@@ -122,8 +122,8 @@ def test_switching_an_alias_to_the_store_cache_keeps_every_record(settings: Any,
     two_backends(settings, redis_server)
     before, after = caches["django"], caches["ours"]
     session, other = secrets.token_bytes(8), secrets.token_bytes(8)
-    django_revocation.revoke_session(before, session, time.time() + 60, "shop")
-    django_revocation.record_not_before(before, 42, 60, prefix="shop")
+    django_revocation.revoke_session(before, session, 60, "shop")
+    django_revocation.record_generation(before, 42, revocation.new_generation(), 60, prefix="shop")
     before.set(revocation.session_key(other), 1, 60)  # as the release before key prefixes wrote it
     nonce = secrets.token_urlsafe(16)
     expires = int(time.time()) + 60
@@ -137,7 +137,7 @@ def test_switching_an_alias_to_the_store_cache_keeps_every_record(settings: Any,
     assert not django_revocation.consume_link(after, nonce, expires, "me", file_size=10, continuation=1)  # spent
     # ...and back: what the store cache writes, RedisCache reads.
     third = secrets.token_bytes(8)
-    django_revocation.revoke_session(after, third, time.time() + 60, "shop")
+    django_revocation.revoke_session(after, third, 60, "shop")
     assert django_revocation.is_session_revoked(before, third, None, int(time.time()) - 30, prefix="shop")
 
 
@@ -180,7 +180,7 @@ def test_starlette_a_revocation_that_no_replica_has_is_kept_and_reported(redis_s
         durable = RedisStore(redis_server.url, timeout=NO_REPLICA_TIMEOUT, wait_replicas=1)
         problems = []
         for write in (
-            durable.revoke_session(b"\x03" * 8, time.time() + 60),
+            durable.revoke_session(b"\x03" * 8, 60),
             durable.log_out_everywhere(42, 60),
         ):
             with pytest.raises(NotReplicated) as raised:
@@ -204,4 +204,4 @@ def test_django_a_first_use_that_no_replica_has_is_undone_and_refused(settings: 
     settings.BLAKE2SIGN_WEB = {"SIGNED_URLS": {"SINGLE_USE_CACHE": "django"}}
     assert Client().get(link).status_code == 200
     with pytest.raises(StoreUnavailable, match="NotReplicated"):
-        django_revocation.revoke_session(caches["ours"], b"\x04" * 8, time.time() + 60)
+        django_revocation.revoke_session(caches["ours"], b"\x04" * 8, 60)
