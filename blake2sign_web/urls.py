@@ -49,17 +49,23 @@ nonce they are ordinary signed parameters; ``verify_link`` checks and returns th
 ``filename`` without ``disposition`` is an application's own parameter, as before this
 option existed, and is neither checked nor used.
 
+Those parameters are the signer's own: ``sign`` writes them only from its keywords and refuses
+(ValueError) a URL that already has one, where it would have dropped, replaced or signed it into a
+link that never verifies (``expires_at=`` gives an expiry as a time rather than a lifetime).
+
 The MAC itself is ``Signer``'s: same key derivation (with its own ``domain``),
 fallback secrets for rotation, constant-time comparison, length checked first.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, NamedTuple
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
@@ -92,6 +98,8 @@ _NONCE: Final = re.compile(r"[A-Za-z0-9_-]{16,64}")
 DISPOSITIONS: Final = ("attachment", "inline")
 #: When a single-use link is used up: by its first request ("get", the default), or only by a POST ("post").
 CONSUME_ON: Final = ("get", "post")
+#: Latest expiry a link can carry: ``verify`` reads at most 10 digits.
+MAX_EXPIRES_AT: Final = 9_999_999_999
 #: Longest signed download name, in characters (file systems allow 255 bytes or characters).
 MAX_FILENAME_LENGTH: Final = 255
 
@@ -200,18 +208,24 @@ class URLSigner(Signer):
         consume_on: ConsumeOn | None = None,
         filename: str | None = None,
         disposition: Disposition | None = None,
+        expires_at: int | datetime | None = None,
     ) -> str:
-        """Return ``url`` with ``expires`` (when ``expires_in`` is given) and ``signature`` added.
+        """Return ``url`` with ``expires`` (when asked for) and ``signature`` added.
 
-        A signature already in ``url`` is replaced; so is its expiry when ``expires_in``
-        is given (otherwise it is kept, so re-signing an old link keeps its lifetime, and
-        its nonce). ``single_use=True`` adds a fresh random nonce (``once=``) for the adapters to
-        consume; it needs an expiry, since the store keeps the nonce's record until then.
-        ``consume_on="post"`` (single-use links only) adds ``consume=post``: GET and HEAD then
-        only show a confirmation page, whose POST uses the link up (mail scanners only GET).
-        ``filename`` and ``disposition`` (``"attachment"``, the default with a filename, or
-        ``"inline"``) say how the download helpers name the file; a name with a path separator,
-        a control or line-separator character, or none at all is refused (ValueError).
+        The expiry is ``expires_in`` from now, or ``expires_at`` (Unix seconds or an aware datetime; a
+        time already past makes a link that is already expired). ``single_use=True`` adds a fresh random
+        nonce (``once=``) for the adapters to consume; it needs an expiry, since the store keeps the nonce's
+        record until then. ``consume_on="post"`` (single-use links only) adds ``consume=post``: GET and HEAD
+        then only show a confirmation page, whose POST uses the link up (mail scanners only GET).
+        ``filename`` and ``disposition`` (``"attachment"``, the default with a filename, or ``"inline"``)
+        say how the download helpers name the file; a name with a path separator, a control or
+        line-separator character, or none at all is refused (ValueError).
+
+        The parameters this signer writes are set only through these keywords: a ``url`` whose query
+        already has one (``signature``, ``expires``, ``once``, ``consume``, ``disposition``, and
+        ``filename`` when the link names its download) is refused (ValueError naming it), since it would
+        be dropped, replaced or signed into a link that never verifies. A ``filename`` of the
+        application's own is kept when the link does not name its download.
         """
         if isinstance(url, bytes):
             url = url.decode("ascii")
@@ -225,22 +239,21 @@ class URLSigner(Signer):
                 f"cannot sign {url[:40]!r}: a path starting with '//' is read as a host by browsers; "
                 "write the second slash as %2F (as Django's reverse() does) or sign an absolute URL"
             )
-        pairs = [(k, v) for k, v in _parse_query(query) if k != self.signature_param]
-        if expires_in is not None:
-            expires_at = int(self._clock()) + to_seconds(expires_in, "expires_in")
-            pairs = [(k, v) for k, v in pairs if k != self.expires_param] + [(self.expires_param, str(expires_at))]
+        pairs = _parse_query(query)
+        self._refuse_reserved(url, pairs, names_download=filename is not None or disposition is not None)
+        expires = self._expiry(expires_in, expires_at)
+        if expires is not None:
+            pairs.append((self.expires_param, str(expires)))
         if single_use:
-            if not any(k == self.expires_param for k, _ in pairs):
+            if expires is None:
                 raise ValueError(
-                    "a single-use link needs an expiry: pass expires_in (its record stays in the store until then, "
-                    "so a link that never expires could never be cleaned up)"
+                    "a single-use link needs an expiry: pass expires_in or expires_at (its record stays in the "
+                    "store until then, so a link that never expires could never be cleaned up)"
                 )
-            nonce = secrets.token_urlsafe(NONCE_BYTES)
-            pairs = [(k, v) for k, v in pairs if k != self.nonce_param] + [(self.nonce_param, nonce)]
+            pairs.append((self.nonce_param, secrets.token_urlsafe(NONCE_BYTES)))
         if consume_on is not None:
             if consume_on not in CONSUME_ON:
                 raise ValueError(f"consume_on must be 'get' or 'post'; got {consume_on!r}")
-            pairs = [(k, v) for k, v in pairs if k != self.consume_param]
             if consume_on == "post":
                 if not single_use:
                     raise ValueError("consume_on='post' is for single-use links: pass single_use=True")
@@ -254,11 +267,10 @@ class URLSigner(Signer):
                 problem = filename_problem(filename)
                 if problem is not None:
                     raise ValueError(f"cannot sign filename {filename[:40]!r}: {problem}")
-            replaced = (self.disposition_param, self.filename_param)
-            pairs = [(k, v) for k, v in pairs if k not in replaced] + [(self.disposition_param, disposition)]
+            pairs.append((self.disposition_param, disposition))
             if filename is not None:
                 pairs.append((self.filename_param, filename))
-        try:  # what the URL already carried is kept: it must be what verify accepts
+        try:  # what is about to be signed must be what verify accepts
             self._link_options(pairs, has_nonce=any(k == self.nonce_param for k, _ in pairs))
         except BadSignature as error:
             raise ValueError(f"cannot sign {url[:40]!r}: {error}") from None
@@ -374,7 +386,8 @@ class URLSigner(Signer):
         consumes = [v for k, v in pairs if k == self.consume_param]
         dispositions = [v for k, v in pairs if k == self.disposition_param]
         filenames = [v for k, v in pairs if k == self.filename_param]
-        if len(consumes) > 1 or len(dispositions) > 1 or len(filenames) > 1:
+        if len(consumes) > 1 or len(dispositions) > 1 or (dispositions and len(filenames) > 1):
+            # (A filename without a disposition is the application's own parameter, which it may repeat.)
             raise BadSignature("URL repeats a consume, disposition or filename parameter")
         consume_on: ConsumeOn = "get"
         if consumes:
@@ -397,6 +410,46 @@ class URLSigner(Signer):
         if filename is not None and filename_problem(filename) is not None:
             raise BadSignature("malformed filename")
         return consume_on, checked, filename
+
+    def _refuse_reserved(self, url: str, pairs: list[tuple[str, str]], *, names_download: bool) -> None:
+        """ValueError when ``url`` already has a parameter that only ``sign``'s own keywords may write."""
+        reserved = {
+            self.signature_param: ("signature_param", "the signature: sign the URL without it"),
+            self.expires_param: ("expires_param", "the expiry: pass expires_in= or expires_at= instead"),
+            self.nonce_param: ("nonce_param", "the single-use nonce: pass single_use=True instead"),
+            self.consume_param: ("consume_param", "pass consume_on='post' instead"),
+            self.disposition_param: ("disposition_param", "pass disposition= instead"),
+        }
+        if names_download:
+            reserved[self.filename_param] = (
+                "filename_param",
+                "the download name: pass filename= (sign_url_for: download_as=) only",
+            )
+        for name, _ in pairs:
+            if name in reserved:
+                option, fix = reserved[name]
+                raise ValueError(
+                    f"cannot sign {url[:40]!r}: its query already has {name!r}, a parameter this signer writes "
+                    f"itself ({fix}); if it is the application's own, rename it or the signer's ({option}=)"
+                )
+
+    def _expiry(self, expires_in: Seconds | None, expires_at: int | datetime | None) -> int | None:
+        """The link's expiry in Unix seconds, from ``expires_in`` or ``expires_at`` (at most one), or None."""
+        if expires_in is not None and expires_at is not None:
+            raise ValueError("pass expires_in or expires_at, not both")
+        if expires_in is not None:
+            return int(self._clock()) + to_seconds(expires_in, "expires_in")
+        if expires_at is None:
+            return None
+        if isinstance(expires_at, datetime):
+            if expires_at.tzinfo is None or expires_at.utcoffset() is None:
+                raise ValueError("expires_at must be an aware datetime (with tzinfo), or Unix seconds")
+            expires_at = math.ceil(expires_at.timestamp())
+        elif not is_count(expires_at):
+            raise TypeError(f"expires_at must be Unix seconds (an int) or an aware datetime; got {expires_at!r}")
+        if not 0 <= expires_at <= MAX_EXPIRES_AT:
+            raise ValueError(f"expires_at must be Unix seconds from 0 to {MAX_EXPIRES_AT}; got {expires_at!r}")
+        return expires_at
 
     def _ignored(self, name: str) -> bool:
         return any(fnmatchcase(name, pattern) for pattern in self.ignore)

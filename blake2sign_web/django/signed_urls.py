@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final, TypeVar, overload
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
@@ -207,13 +207,16 @@ def sign_url(
     consume_on: ConsumeOn | None = None,
     filename: str | None = None,
     disposition: Disposition | None = None,
+    expires_at: int | datetime | None = None,
 ) -> str:
     """Sign a path (``reverse(...)``) or absolute URL; with ``request``, a path becomes absolute first.
 
     With ``BIND_HOST`` a path needs ``request`` (or an absolute URL) to know the host.
     ``single_use=True`` needs ``expires_in`` and ``SINGLE_USE_CACHE``; ``consume_on="post"`` makes
     GET and HEAD show a confirmation page and only its POST use the link up. ``filename`` and
-    ``disposition`` name the download of ``SignedFileView`` (see ``URLSigner.sign``).
+    ``disposition`` name the download of ``SignedFileView``; ``expires_at`` is the expiry as a time
+    (see ``URLSigner.sign``, which refuses a URL that already has one of the link's own parameters).
+    With ``request``, the host is ``request.get_host()``, which Django checks against ``ALLOWED_HOSTS``.
     """
     signer = get_signer()
     if single_use and _single_use_cache is None:
@@ -226,6 +229,7 @@ def sign_url(
     return signer.sign(
         url_or_path,
         expires_in=expires_in,
+        expires_at=expires_at,
         bind=bind,
         single_use=single_use,
         consume_on=consume_on,

@@ -1,6 +1,7 @@
 """Signed links in Starlette and FastAPI.
 
-- ``sign_url_for(request, signer, "route", expires_in=..., **path_params)``;
+- ``sign_url_for(request, signer, "route", expires_in=..., **path_params)``: a relative link, or
+  one on ``base_url=`` (your public URL) for e-mails: never the ``Host`` a client sent unless asked;
 - ``require_signature(signer)``: a FastAPI dependency (``Depends(...)``) and the check
   behind ``signed_url_required(signer)``, a decorator for plain Starlette endpoints;
 - ``signed_file_response(request, root, name)`` and ``SignedFiles(signer, root)``: a
@@ -35,11 +36,12 @@ import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 from urllib.parse import quote
 
 import anyio.to_thread
+from starlette.datastructures import URL, URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
@@ -106,7 +108,9 @@ def sign_url_for(
     name: str,
     /,
     *,
+    base_url: str | URL | None = None,
     expires_in: int | float | timedelta | None = None,
+    expires_at: int | datetime | None = None,
     bind: Bound | None = None,
     single_use: bool = False,
     consume_on: ConsumeOn | None = None,
@@ -114,21 +118,61 @@ def sign_url_for(
     disposition: Disposition | None = None,
     **path_params: Any,
 ) -> str:
-    """Sign ``request.url_for(name, **path_params)`` (an absolute URL; the host is signed only with bind_host).
+    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url``.
+
+    The client chooses the ``Host`` header, so the request's host goes into a link only when asked:
+
+    - ``base_url=None``: the path (with the app's ``root_path``) and query; it leads back to the site
+      that served the page, for links shown there.
+    - ``base_url="https://example.com"`` (your public URL, with any prefix the proxy adds): for links
+      that leave the request, such as e-mails; a forged ``Host`` cannot get into them.
+    - ``base_url=request.base_url``: the host the client sent, only for links shown to that client.
 
     ``consume_on``, ``disposition`` and ``download_as`` (the signed ``filename``; not named ``filename``
     so that a route's own ``filename`` path parameter still reaches ``url_for``): see ``URLSigner.sign``.
     """
-    url = str(request.url_for(name, **path_params))
+    if base_url is None:
+        if signer.bind_host:
+            raise ValueError(
+                "this URLSigner binds the host (bind_host=True): pass sign_url_for(..., base_url=...), your public "
+                "URL for links that leave the request, or request.base_url for links shown to this client"
+            )
+        absolute = request.url_for(name, **path_params)
+        url = str(absolute).removeprefix(f"{absolute.scheme}://{absolute.netloc}")
+    else:
+        url = str(_url_path_for(request, name, path_params).make_absolute_url(_public_base(base_url)))
     return signer.sign(
         url,
         expires_in=expires_in,
+        expires_at=expires_at,
         bind=bind,
         single_use=single_use,
         consume_on=consume_on,
         filename=download_as,
         disposition=disposition,
     )
+
+
+def _url_path_for(request: Request, name: str, path_params: dict[str, Any]) -> URLPath:
+    """The route's path as ``request.url_for`` finds it, before it adds the request's base URL."""
+    provider = request.scope.get("router") or request.scope.get("app")
+    if provider is None:
+        raise RuntimeError("sign_url_for can only be used inside a Starlette application or with a router")
+    path: URLPath = provider.url_path_for(name, **path_params)
+    return path
+
+
+def _public_base(base_url: str | URL) -> URL:
+    """``base_url`` as a URL, checked: http or https, a host, no query or fragment."""
+    if not isinstance(base_url, (str, URL)):
+        raise TypeError(f"base_url must be a str such as 'https://example.com' or a URL, not {type(base_url).__name__}")
+    url = URL(str(base_url))
+    if url.scheme not in ("http", "https") or not url.hostname or url.query or url.fragment or "@" in url.netloc:
+        raise ValueError(
+            f"base_url must be the site's public URL, http(s)://host[:port][/prefix], such as "
+            f"'https://example.com'; got {str(base_url)[:80]!r}"
+        )
+    return url
 
 
 def default_client(request: Request) -> str:

@@ -307,8 +307,8 @@ def url_verify_input(signer_index: int, binding: int, url: str) -> bytes:
 def url_sign_verify(data: bytes) -> None:
     """Layout: URL signer, binding, expiry/single-use bits, URL.
 
-    A link ``sign`` returns verifies (unless the input carried its own expiry or nonce,
-    which sign keeps as given), under its binding only, and a path stays a path.
+    A link ``sign`` returns verifies, under its binding only, and a path stays a path (``sign``
+    refuses, ValueError, an input that carries the signer's own expiry, nonce or signature).
     """
     signer = URL_SIGNERS[option(data, 0) % len(URL_SIGNERS)]
     binding = option(data, 1) % len(BINDINGS)
@@ -326,12 +326,10 @@ def url_sign_verify(data: bytes) -> None:
         assert not parts.netloc, f"sign() turned a path into a link to {parts.netloc!r}"
         assert not link.startswith(("//", "/\\", "\\")), "sign() returned a link a browser reads as a host"
     given = {name for name, _ in parse_query(query)}
-    if given & {signer.expires_param, signer.nonce_param}:
-        refused(lambda: signer.verify_link(link, bind=BINDINGS[binding]))  # an old or malformed expiry may fail
-    else:
-        verified = signer.verify_link(link, bind=BINDINGS[binding])
-        assert verified.expires_at == (NOW + 3600 if expires_in else None)
-        assert (verified.nonce is not None) == bool(kind & 2 and expires_in)
+    assert not given & {signer.signature_param, signer.expires_param, signer.nonce_param}, "signed its own parameter"
+    verified = signer.verify_link(link, bind=BINDINGS[binding])
+    assert verified.expires_at == (NOW + 3600 if expires_in else None)
+    assert (verified.nonce is not None) == bool(kind & 2 and expires_in)
     other = BINDINGS[(binding + 1) % len(BINDINGS)]
     assert refused(lambda: signer.verify_link(link, bind=other)) is None, "a link verified under another binding"
 

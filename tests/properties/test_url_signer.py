@@ -62,7 +62,10 @@ def test_any_path_and_query_round_trips(
     expires_in, single_use = lifetime
     assert link == VerifiedLink(False, None if expires_in is None else NOW + expires_in, link.nonce)
     assert (link.nonce is not None) == single_use
-    assert SIGNER.sign(signed) == signed  # signing again changes nothing: links can be cached
+    if not single_use:  # the same input, the same link: links can be cached
+        assert sign(url, lifetime) == signed
+    with pytest.raises(ValueError, match="its query already has"):  # a signed link is not signed again
+        SIGNER.sign(signed)
 
 
 @settings(max_examples=examples(2000), deadline=None)
@@ -143,3 +146,69 @@ def test_a_host_bound_link_verifies_on_its_host_only(scheme: str, host: str, pat
             HOST_SIGNER.verify(moved)
     with pytest.raises(BadSignature):
         HOST_SIGNER.verify(signed.partition("://")[2].partition("/")[1] + signed.partition("://")[2].partition("/")[2])
+
+
+#: What a caller may put into a URL to sign: any name, the link format's own among them, and values shaped like
+#: theirs (a nonce, an expiry, a disposition) or like nothing.
+caller_names = st.sampled_from(OWN_PARAMS) | query_text
+caller_values = st.sampled_from(["", "post", "get", "attachment", "inline", "a.pdf", "a/b", "A" * 22, str(NOW + 60)])
+caller_queries = st.lists(st.tuples(caller_names, caller_values | query_text), max_size=4)
+#: sign()'s keywords, each present or not: valid values and the ones it documents refusing.
+sign_keywords = st.fixed_dictionaries(
+    {},
+    optional={
+        "expires_in": st.sampled_from([60, 3600]),
+        "expires_at": st.just(NOW + 600),
+        "single_use": st.booleans(),
+        "consume_on": st.sampled_from(["get", "post"]),
+        "filename": st.sampled_from(["a.pdf", "Facture été.pdf", "a/b", ".."]),
+        "disposition": st.sampled_from(["attachment", "inline"]),
+    },
+)
+
+
+def refused_at_signing(pairs: list[tuple[str, str]], keywords: dict[str, object]) -> bool:
+    """Whether docs/signed-urls.md says ``sign()`` refuses this URL and these keywords (ValueError)."""
+    names = {name for name, _ in pairs}
+    names_download = "filename" in keywords or "disposition" in keywords
+    expiry = "expires_in" in keywords or "expires_at" in keywords
+    return bool(
+        names & {"signature", "expires", "once", "consume", "disposition"}
+        or ("filename" in names and names_download)
+        or ("expires_in" in keywords and "expires_at" in keywords)
+        or (keywords.get("single_use") and not expiry)
+        or (keywords.get("consume_on") == "post" and not keywords.get("single_use"))
+        or keywords.get("filename") in ("a/b", "..")
+    )
+
+
+@settings(max_examples=examples(3000), deadline=None)
+@given(paths, caller_queries, sign_keywords)
+@example("/a", [("once", "")], {"expires_in": 60})
+@example("/a", [("once", "A" * 22)], {})
+@example("/a", [("expires", "1"), ("x", "1")], {"expires_in": 60})
+@example("/a", [("filename", "evil.html")], {"disposition": "inline"})
+@example("/a", [("filename", "a/b")], {"expires_in": 60})
+def test_signing_any_url_raises_at_signing_or_round_trips(
+    path: str, pairs: list[tuple[str, str]], keywords: dict[str, object]
+) -> None:
+    """What ``sign()`` accepts, ``verify_link()`` accepts, saying what the keywords asked for; nothing else signs."""
+    url = url_from(path, pairs)
+    try:
+        signed = SIGNER.sign(url, **keywords)  # type: ignore[arg-type]
+    except ValueError:
+        assert refused_at_signing(pairs, keywords), f"refused {url!r} with {keywords}"
+        return
+    assert not refused_at_signing(pairs, keywords), f"signed {url!r} with {keywords}: {signed!r}"
+    link = SIGNER.verify_link(signed)
+    expires_in = keywords.get("expires_in")
+    expires_at = NOW + expires_in if isinstance(expires_in, int) else keywords.get("expires_at")
+    assert link.expires_at == expires_at
+    assert (link.nonce is not None) == bool(keywords.get("single_use"))
+    assert link.consume_on == keywords.get("consume_on", "get")
+    names_download = "filename" in keywords or "disposition" in keywords
+    assert link.disposition == (keywords.get("disposition", "attachment") if names_download else None)
+    assert link.filename == keywords.get("filename")
+    # The application's own parameters are all there, as they were; the signer added only its own.
+    written = ("signature", "expires", "once", "consume", "disposition") + (("filename",) if names_download else ())
+    assert url_meaning(signed, ignored=written) == url_meaning(url, ignored=())

@@ -53,7 +53,16 @@ def build_starlette(root: str | os.PathLike[str], store: RedisStore | None) -> S
 
     async def share_link(request: Request) -> Response:
         single_use = request.query_params.get("once") == "1"
-        link = sign_url_for(request, signer, "files", expires_in=600, single_use=single_use, name="report.bin")
+        # Shown to the client that asked: its own host (checked by nginx, which passes on only its own).
+        link = sign_url_for(
+            request,
+            signer,
+            "files",
+            base_url=request.base_url,
+            expires_in=600,
+            single_use=single_use,
+            name="report.bin",
+        )
         return PlainTextResponse(link)
 
     return Starlette(

@@ -15,6 +15,8 @@ from blake2sign_web import URLSigner
 from blake2sign_web.starlette import SignedFiles, require_signature, sign_url_for, signed_url_required
 
 SECRET = "starlette-tests-secret-0123456789"
+#: The site's public URL, as an application configures it for the links it mails.
+PUBLIC_URL = "https://files.example.com"
 
 
 def make_signer(**options: object) -> URLSigner:
@@ -39,11 +41,26 @@ def build_starlette(root: str | os.PathLike[str], signer: URLSigner | None = Non
     async def link(request: Request) -> Response:
         return PlainTextResponse(sign_url_for(request, signer, "files", expires_in=60, name=request.query_params["n"]))
 
+    async def mail_link(request: Request) -> Response:
+        # What an endpoint that e-mails a link would put into the message.
+        name = request.query_params["n"]
+        link = sign_url_for(request, signer, "files", base_url=PUBLIC_URL, expires_in=60, name=name)
+        return PlainTextResponse(link)
+
+    async def own_host_link(request: Request) -> Response:
+        # A link shown to the client itself, on the host it asked for.
+        link = sign_url_for(
+            request, signer, "files", base_url=request.base_url, expires_in=60, name=request.query_params["n"]
+        )
+        return PlainTextResponse(link)
+
     return Starlette(
         routes=[
             Route("/hello/{who}", hello, name="hello"),
             Route("/bound", bound),
             Route("/link", link),
+            Route("/mail-link", mail_link),
+            Route("/own-host-link", own_host_link),
             Route("/echo", echo),
             Route("/files/{name:path}", SignedFiles(signer, root), name="files"),
             Route("/inline/{name:path}", SignedFiles(signer, root, as_attachment=False)),

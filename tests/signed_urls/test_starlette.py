@@ -74,7 +74,7 @@ def test_host_binding(served_root: Path) -> None:
 
 def test_sign_url_for_makes_a_working_link(client: TestClient) -> None:
     link = client.get("/link", params={"n": "sub/caf\u00e9 menu.txt"}).text
-    assert link.startswith("http://testserver/files/sub/caf%C3%A9%20menu.txt?expires=")
+    assert link.startswith("/files/sub/caf%C3%A9%20menu.txt?expires=")  # relative: no host a client could choose
     assert client.get(link).content == b"menu"
 
 
