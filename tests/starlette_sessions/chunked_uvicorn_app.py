@@ -9,4 +9,6 @@ from blake2sign_web.starlette import SessionMiddleware
 
 from .conftest import ROUTES, SECRET
 
-app = Starlette(routes=ROUTES, middleware=[Middleware(SessionMiddleware, secret_key=SECRET, chunked=True)])
+app = Starlette(
+    routes=ROUTES, middleware=[Middleware(SessionMiddleware, secret_key=SECRET, chunked=True, max_chunks=4)]
+)
