@@ -28,9 +28,9 @@ A stale ``name.N`` would only be a risk if the pieces were read until one is mis
 
 A set of chunks the client sent only in part (a piece missing, the first cookie missing while its chunks
 came, or more pieces than ``max_chunks``) is ``IncompleteChunks``: one rule for every adapter, an empty
-session, a warning, and every cookie of the set deleted (``IncompleteChunks.sent``). Clients drop cookies
+session, a warning, and every cookie of the set deleted (``IncompleteChunks.cookies``). Clients drop cookies
 silently: curl 7.88 stops adding cookies once its request head nears 8 KB, and sends the longest names
-first, so it is the first cookie, ``name``, that goes missing.
+first, so it is the first cookie, ``name``, that goes missing (and is deleted too: the client still has it).
 
 Servers and clients bound the request's Cookie header, not only browsers each cookie: nginx reads a header
 line into one ``large_client_header_buffers`` buffer (8 KB by default: "400 Request Header Or Cookie Too
@@ -83,13 +83,14 @@ class IncompleteChunks(BadSignature):
     """The client sent a chunked token only in part, or in more pieces than allowed: read as no cookie.
 
     Raised before anything is verified. The adapters give an empty session, log the message, and delete
-    every cookie in ``sent`` (the response writes them again if it writes a session).
+    every cookie in ``cookies`` (the response writes them again if it writes a session).
     """
 
-    def __init__(self, message: str, *, sent: list[str]) -> None:
+    def __init__(self, message: str, *, cookies: list[str]) -> None:
         super().__init__(message)
-        #: The cookies of the set the client sent, ``name`` (if sent) first, then ``name.N`` in order.
-        self.sent = sent
+        #: The cookies of the set, to delete: ``name`` first (sent or not: a client that dropped it from its
+        #: Cookie header still holds it), then each ``name.N`` the client sent, in order.
+        self.cookies = cookies
 
 
 def max_chunks_problem(value: object, option: str) -> str | None:
@@ -178,12 +179,12 @@ def join_chunks(name: str, cookies: Mapping[str, str], *, max_chunks: int = MAX_
     _check_cap(max_chunks)
     first = cookies.get(name)
     if first is None:
-        orphans = stale_chunks(name, 0, cookies)
-        if orphans:
-            raise IncompleteChunks(
-                f"cookie {name!r} is missing and {_names(orphans)} of it came without it (a client that caps "
-                "its Cookie header, such as curl at about 8 KB, drops cookies)",
-                sent=orphans,
+        if chunks := stale_chunks(name, 0, cookies):
+            raise _incomplete(
+                name,
+                cookies,
+                f"cookie {name!r} is missing and {', '.join(map(repr, chunks))} of it came without it (a client "
+                "that caps its Cookie header, such as curl at about 8 KB, drops cookies)",
             )
         return None
     header = _HEADER.match(first)
@@ -191,29 +192,21 @@ def join_chunks(name: str, cookies: Mapping[str, str], *, max_chunks: int = MAX_
         return first
     count = int(header.group(1))
     if count > max_chunks:
-        raise IncompleteChunks(
-            f"cookie {name!r} is in {count} chunks, more than the {max_chunks} allowed", sent=sent_chunks(name, cookies)
-        )
+        raise _incomplete(name, cookies, f"cookie {name!r} is in {count} chunks, more than the {max_chunks} allowed")
     pieces = [first[3:]]
     for index in range(1, count):
         piece = cookies.get(chunk_name(name, index))
         if piece is None:
-            raise IncompleteChunks(
-                f"cookie {name!r} is in {count} chunks and {chunk_name(name, index)!r} is missing",
-                sent=sent_chunks(name, cookies),
+            raise _incomplete(
+                name, cookies, f"cookie {name!r} is in {count} chunks and {chunk_name(name, index)!r} is missing"
             )
         pieces.append(piece)
     return "".join(pieces)
 
 
-def sent_chunks(name: str, cookie_names: Iterable[str]) -> list[str]:
-    """Every cookie of ``name``'s set the client sent: ``name`` if sent, then each ``name.N`` in order."""
-    names = list(cookie_names)
-    return ([name] if name in names else []) + stale_chunks(name, 0, names)
-
-
-def _names(cookies: list[str]) -> str:
-    return ", ".join(map(repr, cookies))
+def _incomplete(name: str, cookies: Iterable[str], message: str) -> IncompleteChunks:
+    """The error for an incomplete set: every cookie of it to delete, ``name`` whether sent or not."""
+    return IncompleteChunks(message, cookies=[name, *stale_chunks(name, 0, cookies)])
 
 
 def stale_chunks(name: str, written: int, cookie_names: Iterable[str]) -> list[str]:

@@ -234,10 +234,11 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         cookie = cookie_settings()
         if cookie.server_timing:
             started = time.perf_counter()
-        incomplete: list[str] = getattr(request, INCOMPLETE_CHUNKS, [])
+        # An incomplete set of chunks (IncompleteChunks.cookies): the session cookie and every chunk sent, the
+        # session cookie even when the client left it out of its Cookie header (it still holds it).
+        incomplete = getattr(request, INCOMPLETE_CHUNKS, None)
         if empty and (cookie.name in request.COOKIES or incomplete):
-            if cookie.name in request.COOKIES:
-                response.delete_cookie(cookie.name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
+            response.delete_cookie(cookie.name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
             if cookie.max_chunks:
                 self._delete_stale_chunks(request, response, cookie, 0)
             need_vary_cookie = True
@@ -334,5 +335,5 @@ def _joined_token(request: HttpRequest, cookie: CookieSettings) -> str | None:
         return join_chunks(cookie.name, request.COOKIES, max_chunks=cookie.max_chunks)
     except IncompleteChunks as error:
         suspicious_logger.warning("Session cookie rejected: %s.", str(error).rstrip("."))
-        setattr(request, INCOMPLETE_CHUNKS, error.sent)
+        setattr(request, INCOMPLETE_CHUNKS, error.cookies)
         return None

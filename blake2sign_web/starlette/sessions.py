@@ -667,7 +667,7 @@ class SessionMiddleware:
             return join_chunks(self.session_cookie, cookies, max_chunks=self.max_chunks)
         except IncompleteChunks as error:
             logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-            incomplete.extend(error.sent)
+            incomplete.extend(error.cookies)
             return None
 
     def _chunked_headers(self, session: Session, session_id: bytes | None, sent_chunks: list[str]) -> list[bytes]:
