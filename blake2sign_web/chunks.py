@@ -18,7 +18,7 @@ The token is one MAC (or one AES-GCM tag): its pieces carry no MAC of their own,
 in the first cookie makes the reassembly unambiguous: the pieces are read in order, exactly ``count`` of
 them. Then:
 
-- a missing piece is ``BadSignature`` here, before anything is verified;
+- a missing piece is ``IncompleteChunks`` (a ``BadSignature``) here, before anything is verified;
 - a piece from another token (a stale ``name.1`` the browser kept from an older session, pieces swapped or
   altered) makes a text no key signed: the signer's ``BadSignature``, never another session;
 - cookies past the count (``name.3`` of an older, longer session when the count is 3) are never read, so
@@ -26,10 +26,19 @@ them. Then:
 
 A stale ``name.N`` would only be a risk if the pieces were read until one is missing; they are not.
 
-Servers bound the request's Cookie header, not only browsers: nginx reads a header line into one
-``large_client_header_buffers`` buffer (8 KB by default, so two full chunks already fail with "400 Request
-Header Or Cookie Too Large"), gunicorn's ``limit_request_field_size`` is 8190 bytes. More than two chunks need
-those raised. ``MAX_CHUNKS`` (4) is the default cap; past it, ``split_token`` raises ``TooManyChunks``.
+A set of chunks the client sent only in part (a piece missing, the first cookie missing while its chunks
+came, or more pieces than ``max_chunks``) is ``IncompleteChunks``: one rule for every adapter, an empty
+session, a warning, and every cookie of the set deleted (``IncompleteChunks.cookies``). Clients drop cookies
+silently: curl 7.88 stops adding cookies once its request head nears 8 KB, and sends the longest names
+first, so it is the first cookie, ``name``, that goes missing (and is deleted too: the client still has it).
+
+Servers and clients bound the request's Cookie header, not only browsers each cookie: nginx reads a header
+line into one ``large_client_header_buffers`` buffer (8 KB by default: "400 Request Header Or Cookie Too
+Large" past it), gunicorn's ``limit_request_field_size`` is 8190 bytes, curl caps its request head near
+8 KB. Two chunks of at most 4096 bytes each fit nginx and gunicorn, and curl unless the request line and
+other headers take more than about 100 bytes; three fit none of them. So ``MAX_CHUNKS`` (2) is the default
+cap, and more needs every bound on the way raised (docs/deploy.md, "Cookie header limits"). Past the cap,
+``split_token`` raises ``TooManyChunks``.
 """
 
 from __future__ import annotations
@@ -42,8 +51,10 @@ from .exceptions import BadSignature
 
 #: Most bytes of one cookie, counting its name, "=", its value and its attributes.
 COOKIE_LIMIT: Final = 4096
-#: Default cap on the cookies of one token.
-MAX_CHUNKS: Final = 4
+#: Default cap on the cookies of one token: two fit the 8 KB Cookie header of nginx, gunicorn and curl.
+MAX_CHUNKS: Final = 2
+#: Fewest cookies a cap may allow: a cap of one would be no chunking at all.
+MIN_CHUNKS: Final = 2
 #: Most cookies of one token the format allows: the count is one digit.
 CHUNK_LIMIT: Final = 9
 
@@ -53,10 +64,42 @@ _HEADER: Final = re.compile(r"\.([2-9])\.")
 class TooManyChunks(ValueError):
     """A token needs more cookies than ``max_chunks``: store less, or raise the cap."""
 
-    def __init__(self, message: str, *, needed: int) -> None:
-        super().__init__(message)
+    def __init__(self, *, needed: int, max_chunks: int, limit: int) -> None:
         #: Cookies the token would need (at least ``max_chunks + 1``).
         self.needed = needed
+        self.max_chunks = max_chunks
+        self.limit = limit
+        super().__init__(f"a token {self.problem('max_chunks')}")
+
+    def problem(self, option: str) -> str:
+        """What is wrong, naming the cap as the user sets it (``max_chunks``, ``BLAKE2SIGN_WEB[...]``).
+
+        One wording for every adapter: "would take 5 cookies of at most 4096 bytes; max_chunks allows 4".
+        """
+        return f"would take {self.needed} cookies of at most {self.limit} bytes; {option} allows {self.max_chunks}"
+
+
+class IncompleteChunks(BadSignature):
+    """The client sent a chunked token only in part, or in more pieces than allowed: read as no cookie.
+
+    Raised before anything is verified. The adapters give an empty session, log the message, and delete
+    every cookie in ``cookies`` (the response writes them again if it writes a session).
+    """
+
+    def __init__(self, message: str, *, cookies: list[str]) -> None:
+        super().__init__(message)
+        #: The cookies of the set, to delete: ``name`` first (sent or not: a client that dropped it from its
+        #: Cookie header still holds it), then each ``name.N`` the client sent, in order.
+        self.cookies = cookies
+
+
+def max_chunks_problem(value: object, option: str) -> str | None:
+    """What is wrong with ``value`` as a cap on the cookies of one token, or None; ``option`` names it as the
+    user sets it (``SessionMiddleware max_chunks``, ``BLAKE2SIGN_WEB['SESSIONS']['MAX_CHUNKS']``).
+    """
+    if type(value) is int and MIN_CHUNKS <= value <= CHUNK_LIMIT:
+        return None
+    return f"{option} must be an int from {MIN_CHUNKS} to {CHUNK_LIMIT} (cookies of one session); got {value!r}"
 
 
 def chunk_name(name: str, index: int) -> str:
@@ -65,8 +108,8 @@ def chunk_name(name: str, index: int) -> str:
 
 
 def _check_cap(max_chunks: int) -> None:
-    if not isinstance(max_chunks, int) or isinstance(max_chunks, bool) or not 1 <= max_chunks <= CHUNK_LIMIT:
-        raise ValueError(f"max_chunks must be an int from 1 to {CHUNK_LIMIT}; got {max_chunks!r}")
+    if problem := max_chunks_problem(max_chunks, "max_chunks"):
+        raise ValueError(problem)
 
 
 def _room(name: str, index: int, count: int, attributes_length: int, limit: int) -> int:
@@ -115,12 +158,7 @@ def split_token(
             break
         count += 1
     if count > max_chunks:
-        raise TooManyChunks(
-            f"a token of {len(token)} characters needs {count} cookies of at most {limit} bytes (name, value and "
-            f"attributes), more than max_chunks={max_chunks}: store less in it, or raise max_chunks (servers "
-            "bound the Cookie header too: nginx 8 KB per header line by default)",
-            needed=count,
-        )
+        raise TooManyChunks(needed=count, max_chunks=max_chunks, limit=limit)
     cookies, start = [], 0
     for index, room in enumerate(rooms):
         piece = token[start : start + room]
@@ -130,29 +168,45 @@ def split_token(
 
 
 def join_chunks(name: str, cookies: Mapping[str, str], *, max_chunks: int = MAX_CHUNKS) -> str | None:
-    """The token the request's cookies carry under ``name``, to verify as any token; None without a cookie ``name``.
+    """The token the request's cookies carry under ``name``, to verify as any token; None when they carry none.
 
     ``cookies`` are the request's cookies by name (Django's ``request.COOKIES``, Starlette's
-    ``request.cookies``). A first cookie without a chunk header is the token itself. ``BadSignature`` when a
-    chunk is missing or the count is over ``max_chunks``: the session is then empty, as for any bad cookie.
+    ``request.cookies``). A first cookie without a chunk header is the token itself. ``IncompleteChunks``
+    (a ``BadSignature``) when the set is incomplete: a chunk missing, the first cookie missing while chunks
+    of it came, or a count over ``max_chunks``; the session is then empty, as for any bad cookie, and the
+    response deletes every cookie the error names.
     """
     _check_cap(max_chunks)
     first = cookies.get(name)
     if first is None:
+        if chunks := stale_chunks(name, 0, cookies):
+            raise _incomplete(
+                name,
+                cookies,
+                f"cookie {name!r} is missing and {', '.join(map(repr, chunks))} of it came without it (a client "
+                "that caps its Cookie header, such as curl at about 8 KB, drops cookies)",
+            )
         return None
     header = _HEADER.match(first)
     if header is None:
         return first
     count = int(header.group(1))
     if count > max_chunks:
-        raise BadSignature(f"cookie {name!r} is in {count} chunks, more than max_chunks={max_chunks}")
+        raise _incomplete(name, cookies, f"cookie {name!r} is in {count} chunks, more than the {max_chunks} allowed")
     pieces = [first[3:]]
     for index in range(1, count):
         piece = cookies.get(chunk_name(name, index))
         if piece is None:
-            raise BadSignature(f"cookie {name!r} is in {count} chunks and {chunk_name(name, index)!r} is missing")
+            raise _incomplete(
+                name, cookies, f"cookie {name!r} is in {count} chunks and {chunk_name(name, index)!r} is missing"
+            )
         pieces.append(piece)
     return "".join(pieces)
+
+
+def _incomplete(name: str, cookies: Iterable[str], message: str) -> IncompleteChunks:
+    """The error for an incomplete set: every cookie of it to delete, ``name`` whether sent or not."""
+    return IncompleteChunks(message, cookies=[name, *stale_chunks(name, 0, cookies)])
 
 
 def stale_chunks(name: str, written: int, cookie_names: Iterable[str]) -> list[str]:

@@ -25,7 +25,7 @@ belongs to the signed-URL integration and is left alone here::
             "DECRYPT": False,                  # True: read encrypted sessions, still write signed ones (roll-out)
             "COMPRESS_ENCRYPTED": False,       # True: compress before encrypting (the length then tells more)
             "CHUNKED": False,                  # True: a session over one cookie goes in name, name.1, name.2...
-            "MAX_CHUNKS": 4,                   # with CHUNKED: most cookies of one session (2 to 9)
+            "MAX_CHUNKS": 2,                   # with CHUNKED: most cookies of one session (2 to 9)
             "IDLE_TIMEOUT": None,              # seconds without a request that reads the session: it ends
             "ABSOLUTE_TIMEOUT": None,          # seconds after the session began (login): it ends, however active
         },
@@ -245,15 +245,8 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
             )
     if not isinstance(options["CHUNKED"], bool):
         problems.append(("CHUNKED", f"{name}['CHUNKED'] must be True or False; got {options['CHUNKED']!r}."))
-    max_chunks = options["MAX_CHUNKS"]
-    if not is_count(max_chunks) or not 2 <= max_chunks <= chunks.CHUNK_LIMIT:
-        problems.append(
-            (
-                "MAX_CHUNKS",
-                f"{name}['MAX_CHUNKS'] must be an int from 2 to {chunks.CHUNK_LIMIT} (cookies of one session); "
-                f"got {max_chunks!r}.",
-            )
-        )
+    if problem := chunks.max_chunks_problem(options["MAX_CHUNKS"], f"{name}['MAX_CHUNKS']"):
+        problems.append(("MAX_CHUNKS", f"{problem}."))
     return problems
 
 

@@ -42,8 +42,7 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
-from ..chunks import join_chunks, stale_chunks
-from ..exceptions import BadSignature
+from ..chunks import IncompleteChunks, join_chunks, stale_chunks
 from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
@@ -235,7 +234,10 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         cookie = cookie_settings()
         if cookie.server_timing:
             started = time.perf_counter()
-        if empty and cookie.name in request.COOKIES:
+        # An incomplete set of chunks (IncompleteChunks.cookies): the session cookie and every chunk sent, the
+        # session cookie even when the client left it out of its Cookie header (it still holds it).
+        incomplete = getattr(request, INCOMPLETE_CHUNKS, None)
+        if empty and (cookie.name in request.COOKIES or incomplete):
             response.delete_cookie(cookie.name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
             if cookie.max_chunks:
                 self._delete_stale_chunks(request, response, cookie, 0)
@@ -319,10 +321,19 @@ def _attributes(cookie: CookieSettings, session: Any) -> dict[str, Any]:
 suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession")
 
 
+#: The request attribute naming the cookies of an incomplete set of chunks, which the response deletes.
+INCOMPLETE_CHUNKS: Final = "_blake2sign_web_incomplete_chunks"
+
+
 def _joined_token(request: HttpRequest, cookie: CookieSettings) -> str | None:
-    """CHUNKED: the token the request's cookies carry together; None (an empty session) when a chunk is missing."""
+    """CHUNKED: the token the request's cookies carry together; None (an empty session) for an incomplete set.
+
+    An incomplete set (a chunk missing, the first cookie missing, more than MAX_CHUNKS) is logged as any bad
+    cookie, and its cookies are noted on the request for the response to delete.
+    """
     try:
         return join_chunks(cookie.name, request.COOKIES, max_chunks=cookie.max_chunks)
-    except BadSignature as error:
+    except IncompleteChunks as error:
         suspicious_logger.warning("Session cookie rejected: %s.", str(error).rstrip("."))
+        setattr(request, INCOMPLETE_CHUNKS, error.cookies)
         return None

@@ -52,7 +52,7 @@ from ..exceptions import BadSignature, SignatureExpired
 from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from . import revocation
-from .conf import SessionConfig, session_config
+from .conf import SETTING, SessionConfig, session_config
 
 __all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
 
@@ -424,11 +424,7 @@ class SessionStore(SessionBase):
                     max_chunks=config.max_chunks,
                 )
             except TooManyChunks as error:
-                self._too_large(
-                    f"would take {error.needed} cookies, over MAX_CHUNKS={config.max_chunks} cookies of "
-                    f"{config.cookie_size_limit} bytes",
-                    limit=False,
-                )
+                self._too_large(error.problem(f"{SETTING}['SESSIONS']['MAX_CHUNKS']"), limit=False)
                 return
         else:
             size = len(config.cookie_name) + len(token) + config.cookie_overhead

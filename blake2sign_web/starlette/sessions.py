@@ -36,7 +36,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries
 from ..cache import get_signer
-from ..chunks import CHUNK_LIMIT, MAX_CHUNKS, TooManyChunks, join_chunks, split_token, stale_chunks
+from ..chunks import (
+    MAX_CHUNKS,
+    IncompleteChunks,
+    TooManyChunks,
+    join_chunks,
+    max_chunks_problem,
+    split_token,
+    stale_chunks,
+)
 from ..cookies import prefix_problem
 from ..exceptions import BadSignature, SignatureExpired
 from ..keys import to_bytes
@@ -565,8 +573,10 @@ class SessionMiddleware:
         timing = self.server_timing
         started = perf_counter()
         sent_chunks: list[str] = []
+        #: An incomplete set of chunks: the cookies to delete unless the response writes the session.
+        incomplete: list[str] = []
         if self.chunked:
-            cookie = self._read_chunks(scope["headers"], sent_chunks)
+            cookie = self._read_chunks(scope["headers"], sent_chunks, incomplete)
         else:
             cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
@@ -606,7 +616,7 @@ class SessionMiddleware:
                     await _end_client_session(token)
                 if token is not None and session.modified and dict.__len__(session):
                     await _stamp_generation(session, token)
-                self._finish(session, message, token, load_ms if timing else None, sent_chunks)
+                self._finish(session, message, token, load_ms if timing else None, sent_chunks, incomplete)
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
@@ -618,12 +628,13 @@ class SessionMiddleware:
         token: SessionToken | None,
         load_ms: float | None = None,
         sent_chunks: list[str] | None = None,
+        incomplete: list[str] | None = None,
     ) -> None:
         """Add to the response's start message what the session needs: Vary, Set-Cookie, Server-Timing."""
         if self._resign_unread and type(session) is LazySession:
             # Fallback secrets: a session verified by one is re-signed, whether or not it was used.
             session.load()
-        if not (session.accessed or session.modified or load_ms is not None):
+        if not (session.accessed or session.modified or load_ms is not None or incomplete):
             return
         started = perf_counter()
         # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
@@ -631,9 +642,12 @@ class SessionMiddleware:
             _with_vary_cookie(message.get("headers", ())) if session.accessed else list(message.get("headers", ()))
         )
         if sent_chunks is not None and self.chunked:
+            written: list[bytes] = []
             if session.modified and (dict.__len__(session) or not session.loaded_empty):
                 written = self._chunked_headers(session, None if token is None else token.session_id, sent_chunks)
                 headers.extend((b"set-cookie", header) for header in written)
+            if incomplete and not written:  # the client's part of a set: deleted, whether or not it was used
+                headers.extend((b"set-cookie", self._delete_named(name)) for name in incomplete)
         elif session.modified and dict.__len__(session):
             header = self._cookie_header(session, None if token is None else token.session_id)
             if header is not None:
@@ -644,12 +658,15 @@ class SessionMiddleware:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
 
-    def _read_chunks(self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str]) -> str | None:
+    def _read_chunks(
+        self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str], incomplete: list[str]
+    ) -> str | None:
         """With ``chunked``: the token the request's cookies carry, joined from ``name``, ``name.1``, ...
 
         Every cookie of every Cookie header, parsed as Starlette parses one (the last of a name wins);
         ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete those no longer
-        used. A missing chunk is a bad cookie: logged, and an empty session.
+        used. An incomplete set (``IncompleteChunks``: a chunk missing, the first cookie missing, too many) is
+        a bad cookie: logged, an empty session, and ``incomplete`` gets every cookie of it, to delete.
         """
         cookies: dict[str, str] = {}
         for name, raw in headers:
@@ -659,8 +676,9 @@ class SessionMiddleware:
         sent_chunks.extend(name for name in cookies if name.startswith(prefix))
         try:
             return join_chunks(self.session_cookie, cookies, max_chunks=self.max_chunks)
-        except BadSignature as error:
+        except IncompleteChunks as error:
             logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
+            incomplete.extend(error.cookies)
             return None
 
     def _chunked_headers(self, session: Session, session_id: bytes | None, sent_chunks: list[str]) -> list[bytes]:
@@ -683,7 +701,7 @@ class SessionMiddleware:
                     self.session_cookie, token, attributes_length=len(suffix), max_chunks=self.max_chunks
                 )
             except TooManyChunks as error:
-                self._oversize(f"would need {error.needed} cookies, more than max_chunks={self.max_chunks},")
+                self._oversize(error.problem("max_chunks"), limit=False)
                 return []
             except ValueError:  # its JSON is over the size the signer would read back
                 self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
@@ -963,10 +981,12 @@ class SessionMiddleware:
             return None
         return header.encode("latin-1")
 
-    def _oversize(self, problem: str) -> None:
+    def _oversize(self, problem: str, *, limit: bool = True) -> None:
+        """SessionCookieTooLarge, or (on_oversize="log") an error logged; ``limit``: name the browser's limit."""
+        over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes" if limit else ""
         message = (
-            f"Session cookie {self.session_cookie!r} {problem}, over the browser limit of {BROWSER_COOKIE_LIMIT} "
-            "bytes: store less in request.session (keep an id and load the rest server-side)."
+            f"Session cookie {self.session_cookie!r} {problem}{over}: "
+            "store less in request.session (keep an id and load the rest server-side)."
         )
         if self.on_oversize == "raise":
             raise SessionCookieTooLarge(message)
@@ -976,8 +996,8 @@ class SessionMiddleware:
 def _check_chunks(chunked: object, max_chunks: object) -> None:
     if type(chunked) is not bool:
         raise TypeError(f"SessionMiddleware chunked must be True or False; got {chunked!r}")
-    if type(max_chunks) is not int or not 1 <= max_chunks <= CHUNK_LIMIT:
-        raise ValueError(f"SessionMiddleware max_chunks must be an int from 1 to {CHUNK_LIMIT}; got {max_chunks!r}")
+    if problem := max_chunks_problem(max_chunks, "SessionMiddleware max_chunks"):
+        raise ValueError(problem)
     if max_chunks != MAX_CHUNKS and not chunked:
         raise ValueError("SessionMiddleware max_chunks applies to chunked cookies: pass chunked=True too")
 

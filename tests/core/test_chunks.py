@@ -13,9 +13,12 @@ from blake2sign_web.chunks import (
     CHUNK_LIMIT,
     COOKIE_LIMIT,
     MAX_CHUNKS,
+    MIN_CHUNKS,
+    IncompleteChunks,
     TooManyChunks,
     chunk_name,
     join_chunks,
+    max_chunks_problem,
     split_token,
     stale_chunks,
 )
@@ -23,6 +26,8 @@ from blake2sign_web.chunks import (
 SECRET = "a secret for the chunking tests 0123456789"
 ATTRIBUTES = "; Path=/; Max-Age=1209600; Secure; HttpOnly; SameSite=Lax"
 NOW = 1_790_000_000
+#: A cap over the default (2), for the tests of sessions in three and four cookies.
+FOUR = 4
 
 
 def signer(**options: Any) -> SerializerSigner:
@@ -57,12 +62,12 @@ def test_the_largest_token_that_fits_one_cookie() -> None:
 def test_every_chunk_fits_and_the_chunks_join_back(size: int, name: str) -> None:
     value = session(size)
     token = signer().dumps(value)
-    cookies = split_token(name, token, attributes_length=len(ATTRIBUTES))
+    cookies = split_token(name, token, attributes_length=len(ATTRIBUTES), max_chunks=FOUR)
     assert len(cookies) >= 2
     assert [cookie for cookie, _ in cookies] == [chunk_name(name, i) for i in range(len(cookies))]
     assert all(cookie_size(cookie, piece) <= COOKIE_LIMIT for cookie, piece in cookies)
     assert cookies[0][1].startswith(f".{len(cookies)}.")
-    joined = join_chunks(name, dict(cookies))
+    joined = join_chunks(name, dict(cookies), max_chunks=FOUR)
     assert joined == token
     assert signer().loads(joined) == value
     # Fewest cookies: one fewer would not hold it.
@@ -75,24 +80,37 @@ def test_every_chunk_is_filled_before_the_next() -> None:
     assert [len(piece) for _, piece in cookies] == [COOKIE_LIMIT - 2, 5000 - (COOKIE_LIMIT - 5)]
 
 
-def test_past_the_cap_the_error_says_how_many_and_what_to_do() -> None:
-    with pytest.raises(TooManyChunks, match=r"needs 5 cookies .* more than max_chunks=4") as raised:
-        split_token("session", "A" * 17000, attributes_length=len(ATTRIBUTES))
+def test_past_the_cap_the_error_says_how_many() -> None:
+    with pytest.raises(TooManyChunks) as raised:
+        split_token("session", "A" * 17000, attributes_length=len(ATTRIBUTES), max_chunks=FOUR)
     assert raised.value.needed == 5
     assert isinstance(raised.value, ValueError)
-    assert "store less" in str(raised.value)
+    assert str(raised.value) == "a token would take 5 cookies of at most 4096 bytes; max_chunks allows 4"
     assert len(split_token("session", "A" * 17000, attributes_length=len(ATTRIBUTES), max_chunks=5)) == 5
-    with pytest.raises(TooManyChunks, match="needs 2 cookies"):
-        split_token("session", "A" * 5000, attributes_length=0, max_chunks=1)
+    with pytest.raises(TooManyChunks, match="would take 3 cookies"):
+        split_token("session", "A" * 9000, attributes_length=0)  # the default cap: two
 
 
-@pytest.mark.parametrize("max_chunks", [0, 10, -1, True, 2.0])
-def test_the_cap_is_one_digit(max_chunks: Any) -> None:
-    with pytest.raises(ValueError, match="max_chunks"):
+def test_the_message_names_the_cap_as_each_framework_sets_it() -> None:
+    # Issue 27 item 6: Starlette said "more than max_chunks=4,, over the browser limit...".
+    with pytest.raises(TooManyChunks) as raised:
+        split_token("session", "A" * 9000, attributes_length=0, limit=4000)
+    assert raised.value.problem("max_chunks") == "would take 3 cookies of at most 4000 bytes; max_chunks allows 2"
+    assert raised.value.problem("MAX_CHUNKS") == "would take 3 cookies of at most 4000 bytes; MAX_CHUNKS allows 2"
+
+
+@pytest.mark.parametrize("max_chunks", [0, 1, 10, -1, True, 2.0, "4", None])
+def test_the_cap_is_2_to_9_everywhere(max_chunks: Any) -> None:
+    message = f"max_chunks must be an int from 2 to 9 (cookies of one session); got {max_chunks!r}"
+    with pytest.raises(ValueError, match="must be an int from 2 to 9") as split:
         split_token("s", "A", attributes_length=0, max_chunks=max_chunks)
-    with pytest.raises(ValueError, match="max_chunks"):
+    assert str(split.value) == message
+    with pytest.raises(ValueError, match="must be an int from 2 to 9") as joined:
         join_chunks("s", {"s": "A"}, max_chunks=max_chunks)
-    assert CHUNK_LIMIT == 9
+    assert str(joined.value) == message
+    assert max_chunks_problem(max_chunks, "SessionMiddleware max_chunks") == f"SessionMiddleware {message}"
+    assert (MIN_CHUNKS, CHUNK_LIMIT) == (2, 9)
+    assert [max_chunks_problem(cap, "x") for cap in range(2, 10)] == [None] * 8
 
 
 def test_attributes_that_leave_no_room_are_a_clear_error() -> None:
@@ -115,21 +133,38 @@ def test_the_size_counts_bytes_of_the_name() -> None:
 
 
 def chunked(value: Any, name: str = "session") -> dict[str, str]:
-    return dict(split_token(name, signer().dumps(value), attributes_length=len(ATTRIBUTES)))
+    return dict(split_token(name, signer().dumps(value), attributes_length=len(ATTRIBUTES), max_chunks=FOUR))
 
 
 def test_no_cookie_is_no_token() -> None:
     assert join_chunks("session", {}) is None
-    assert join_chunks("session", {"session.1": "abc", "other": "x"}) is None
+    assert join_chunks("session", {"other": "x", "session.x": "y", "sessionid.1": "z"}) is None
 
 
 @pytest.mark.parametrize("missing", [1, 2])
-def test_a_missing_chunk_is_a_bad_signature(missing: int) -> None:
+def test_a_missing_chunk_is_incomplete_and_names_every_cookie_sent(missing: int) -> None:
     cookies = chunked(session(10000))
     assert len(cookies) == 3
     del cookies[chunk_name("session", missing)]
-    with pytest.raises(BadSignature, match=f"'session.{missing}' is missing"):
-        join_chunks("session", cookies)
+    with pytest.raises(IncompleteChunks, match=f"'session.{missing}' is missing") as raised:
+        join_chunks("session", {**cookies, "session.7": "stale", "other": "x"}, max_chunks=FOUR)
+    assert isinstance(raised.value, BadSignature)
+    assert raised.value.cookies == ["session", *(f"session.{n}" for n in (1, 2) if n != missing), "session.7"]
+
+
+def test_chunks_without_their_first_cookie_are_incomplete_not_no_cookie() -> None:
+    # Issue 27 item 5: curl (7.88) caps its Cookie header near 8 KB and sends the longest names first, so
+    # it dropped "session" and sent "session.1" and "session.2": read as no cookie, silently, and never deleted.
+    cookies = chunked(session(10000))
+    del cookies["session"]
+    with pytest.raises(IncompleteChunks) as raised:
+        join_chunks("session", {**cookies, "other": "x"}, max_chunks=FOUR)
+    # "session" too: the client dropped it from its Cookie header, and still holds it.
+    assert raised.value.cookies == ["session", "session.1", "session.2"]
+    assert str(raised.value) == (
+        "cookie 'session' is missing and 'session.1', 'session.2' of it came without it (a client that caps its "
+        "Cookie header, such as curl at about 8 KB, drops cookies)"
+    )
 
 
 def test_chunks_past_the_count_are_never_read() -> None:
@@ -137,6 +172,7 @@ def test_chunks_past_the_count_are_never_read() -> None:
     assert len(cookies) == 2
     with_stale = {**cookies, "session.2": "stale piece of a longer session", "session.3": "x"}
     assert signer().loads(join_chunks("session", with_stale)) == session(6000)  # type: ignore[arg-type]
+    assert join_chunks("session", {"session": "a whole token", "session.1": "stale"}) == "a whole token"
 
 
 def test_any_mix_of_two_sessions_chunks_is_a_bad_signature_never_the_other_session() -> None:
@@ -147,7 +183,7 @@ def test_any_mix_of_two_sessions_chunks_is_a_bad_signature_never_the_other_sessi
     names = list(old)
     for picks in itertools.product((old, new), repeat=3):
         cookies = {cookie: pick[cookie] for cookie, pick in zip(names, picks, strict=True)}
-        token = join_chunks("session", cookies)
+        token = join_chunks("session", cookies, max_chunks=FOUR)
         assert token is not None
         if all(pick is old for pick in picks):
             assert signer().loads(token) == session(11000, seed=1)
@@ -163,14 +199,14 @@ def test_a_shorter_older_session_mixed_in_is_a_bad_signature() -> None:
     older, now = chunked(session(6000, seed=1)), chunked(session(11000, seed=2))
     for cookie in older:
         with pytest.raises(BadSignature):
-            signer().loads(join_chunks("session", {**now, cookie: older[cookie]}))  # type: ignore[arg-type]
+            signer().loads(join_chunks("session", {**now, cookie: older[cookie]}, max_chunks=FOUR))  # type: ignore[arg-type]
 
 
 def test_swapped_chunks_are_a_bad_signature() -> None:
     cookies = chunked(session(11000))
     cookies["session.1"], cookies["session.2"] = cookies["session.2"], cookies["session.1"]
     with pytest.raises(BadSignature):
-        signer().loads(join_chunks("session", cookies))  # type: ignore[arg-type]
+        signer().loads(join_chunks("session", cookies, max_chunks=FOUR))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("count", [2, 3, 9])
@@ -188,10 +224,11 @@ def test_a_client_that_cuts_its_own_token_anywhere_gets_that_token_and_nothing_e
             signer().loads(join_chunks("session", cookies, max_chunks=9))  # type: ignore[arg-type]
 
 
-def test_more_chunks_than_the_reader_allows_is_a_bad_signature() -> None:
+def test_more_chunks_than_the_reader_allows_is_incomplete() -> None:
     cookies = dict(split_token("s", "A" * 9000, attributes_length=0, max_chunks=3))
-    with pytest.raises(BadSignature, match="more than max_chunks=2"):
+    with pytest.raises(IncompleteChunks, match="'s' is in 3 chunks, more than the 2 allowed") as raised:
         join_chunks("s", cookies, max_chunks=2)
+    assert raised.value.cookies == ["s", "s.1", "s.2"]
 
 
 @pytest.mark.parametrize("value", [".eJxVj0EKwjAQRe9_SpTrbr", ".x.abc", ".1.abc", ".0.abc", ".10.abc", "..abc", "."])
@@ -205,8 +242,8 @@ def test_every_token_kind_chunks(options: dict[str, Any]) -> None:
     value = session(9000)
     token = signer(**options).dumps(value)
     assert not token.startswith(".")
-    cookies = dict(split_token("session", token, attributes_length=len(ATTRIBUTES)))
-    assert signer(**options).loads(join_chunks("session", cookies)) == value  # type: ignore[arg-type]
+    cookies = dict(split_token("session", token, attributes_length=len(ATTRIBUTES), max_chunks=FOUR))
+    assert signer(**options).loads(join_chunks("session", cookies, max_chunks=FOUR)) == value  # type: ignore[arg-type]
 
 
 # Which cookies to delete.
@@ -240,5 +277,5 @@ def test_stale_chunks_ignore_names_no_writer_makes() -> None:
 
 
 def test_the_defaults() -> None:
-    assert MAX_CHUNKS == 4
+    assert MAX_CHUNKS == 2  # two fit nginx's and gunicorn's 8 KB Cookie header line, and curl's cap
     assert COOKIE_LIMIT == 4096

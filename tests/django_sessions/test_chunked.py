@@ -27,11 +27,15 @@ pytestmark = pytest.mark.urls("tests.django_sessions.urls")
 NAME = "sessionid"
 
 
+#: MAX_CHUNKS over the default (2), for sessions of three and four cookies.
+FOUR = {"SESSIONS": {"CHUNKED": True, "MAX_CHUNKS": 4}}
+
+
 @pytest.fixture(autouse=True)
 def chunked(settings: Any) -> None:
-    """This project's middleware, CHUNKED with the default MAX_CHUNKS (4)."""
+    """This project's middleware, CHUNKED with MAX_CHUNKS 4 (tests of the default, 2, say so)."""
     settings.MIDDLEWARE = middleware_with(OUR_MIDDLEWARE)
-    settings.BLAKE2SIGN_WEB = {"SESSIONS": {"CHUNKED": True}}
+    settings.BLAKE2SIGN_WEB = FOUR
 
 
 def blob(characters: int) -> str:
@@ -114,6 +118,48 @@ def test_a_missing_chunk_is_an_empty_session_a_warning_and_the_chunks_deleted(
     assert sorted(deleted(response)) == [NAME, f"{NAME}.2"]
 
 
+def test_chunks_without_their_first_cookie_are_an_empty_session_a_warning_and_deleted(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 27 item 5: curl dropped "sessionid" (the shortest name, sent last) from a Cookie header near 8 KB.
+
+    The rest read as no cookie: no warning, and "sessionid.1", "sessionid.2" were never deleted.
+    """
+    run(client, ["__setitem__", "blob", blob(10_000)])
+    del client.cookies[NAME]
+    with caplog.at_level(logging.WARNING, logger=SUSPICIOUS):
+        response = client.get("/untouched/")  # a view that never reads the session: deleted all the same
+    assert [r.getMessage() for r in caplog.records if r.name == SUSPICIOUS] == [
+        "Session cookie rejected: cookie 'sessionid' is missing and 'sessionid.1', 'sessionid.2' of it came without "
+        "it (a client that caps its Cookie header, such as curl at about 8 KB, drops cookies)."
+    ]
+    # "sessionid" too: the client dropped it from its Cookie header, and still holds it.
+    assert sorted(deleted(response)) == [NAME, f"{NAME}.1", f"{NAME}.2"]
+    assert written(response) == []
+    assert session_of(run(client)) == {}
+
+
+def test_a_session_written_over_an_incomplete_set_replaces_it(client: Client) -> None:
+    run(client, ["__setitem__", "blob", blob(10_000)])
+    del client.cookies[NAME]
+    response = run(client, ["__setitem__", "a", 1])
+    assert written(response) == [NAME]
+    assert sorted(deleted(response)) == [f"{NAME}.1", f"{NAME}.2"]
+    assert session_of(run(client)) == {"a": 1}
+
+
+def test_more_chunks_than_max_chunks_are_an_empty_session_a_warning_and_deleted(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The default MAX_CHUNKS went from 4 to 2: a three-cookie session of before reads as empty and is deleted.
+    run(client, ["__setitem__", "blob", blob(10_000)])
+    with override_settings(BLAKE2SIGN_WEB={"SESSIONS": {"CHUNKED": True}}), caplog.at_level(logging.WARNING):
+        response = run(client, ["get", "blob"])
+    assert session_of(response) == {}
+    assert "cookie 'sessionid' is in 3 chunks, more than the 2 allowed" in caplog.text
+    assert sorted(deleted(response)) == [NAME, f"{NAME}.1", f"{NAME}.2"]
+
+
 def test_a_chunk_of_another_session_fails_the_signature(client: Client, caplog: pytest.LogCaptureFixture) -> None:
     run(client, ["__setitem__", "blob", blob(10_000)])
     other = Client()
@@ -135,7 +181,18 @@ def test_chunks_past_the_count_are_never_read_and_are_deleted_on_the_next_write(
 
 
 def test_over_max_chunks_is_the_oversize_policy(client: Client) -> None:
-    with pytest.raises(SessionTooLarge, match=r"would take 5 cookies, over MAX_CHUNKS=4 cookies of 4096 bytes"):
+    # Issue 27 item 6: one message for both frameworks, naming the setting as the user writes it.
+    with (
+        override_settings(BLAKE2SIGN_WEB={"SESSIONS": {"CHUNKED": True}}),
+        pytest.raises(SessionTooLarge) as raised,
+    ):
+        run(client, ["__setitem__", "blob", blob(10_000)])
+    assert str(raised.value) == (
+        "Session cookie 'sessionid' would take 3 cookies of at most 4096 bytes; "
+        "BLAKE2SIGN_WEB['SESSIONS']['MAX_CHUNKS'] allows 2: store less in the session (keep large data "
+        "server-side, keyed by the user)."
+    )
+    with pytest.raises(SessionTooLarge, match=r"would take 5 cookies of at most 4096 bytes; .* allows 4:"):
         run(client, ["__setitem__", "blob", blob(4 * 4000)])
     with override_settings(BLAKE2SIGN_WEB={"SESSIONS": {"CHUNKED": True, "MAX_CHUNKS": 5}}):
         assert len(written(run(client, ["__setitem__", "blob", blob(4 * 4000)]))) == 5
@@ -145,12 +202,14 @@ def test_over_max_chunks_with_oversize_log_keeps_the_clients_cookies(
     client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     data = blob(6_000)
-    with override_settings(BLAKE2SIGN_WEB={"SESSIONS": {"CHUNKED": True, "OVERSIZE": "log"}}):
+    with override_settings(BLAKE2SIGN_WEB={"SESSIONS": {"CHUNKED": True, "MAX_CHUNKS": 4, "OVERSIZE": "log"}}):
         run(client, ["__setitem__", "blob", data])
         with caplog.at_level(logging.ERROR, logger="blake2sign_web.django.sessions"):
             response = run(client, ["__setitem__", "blob", blob(5 * 4000)])
         assert not response.cookies  # nothing set, nothing deleted
-        assert "would take 6 cookies, over MAX_CHUNKS=4" in caplog.text
+        assert "would take 6 cookies of at most 4096 bytes; BLAKE2SIGN_WEB['SESSIONS']['MAX_CHUNKS'] allows 4" in (
+            caplog.text
+        )
         assert session_of(run(client))["blob"] == data
 
 
@@ -161,7 +220,7 @@ def test_a_session_cookie_written_before_chunking_still_loads(client: Client) ->
 
 def test_chunks_of_an_encrypted_session(client: Client) -> None:
     data = blob(4_000)  # not compressed when encrypted: about 5,400 characters of token
-    with override_settings(BLAKE2SIGN_WEB={"SESSIONS": {"CHUNKED": True, "ENCRYPT": True}}):
+    with override_settings(BLAKE2SIGN_WEB={"SESSIONS": {"CHUNKED": True, "ENCRYPT": True}}):  # two: the default
         response = run(client, ["__setitem__", "blob", data])
         assert written(response) == [NAME, f"{NAME}.1"]
         assert response.cookies[NAME].value.startswith(".2.x")
@@ -221,5 +280,12 @@ def test_chunked_with_djangos_middleware_is_e022_and_stops_the_engine() -> None:
 )
 def test_bad_chunk_settings_are_e021_and_stop_the_engine_and_the_middleware(sessions: dict[str, Any]) -> None:
     assert check_ids(BLAKE2SIGN_WEB={"SESSIONS": sessions}) == {"blake2sign_web.E021"}
+    if "MAX_CHUNKS" in sessions:  # one range and one wording with Starlette's, from the core
+        with override_settings(BLAKE2SIGN_WEB={"SESSIONS": sessions}):
+            [message] = [m.msg for m in run_checks() if m.id == "blake2sign_web.E021"]
+        assert message == (
+            "BLAKE2SIGN_WEB['SESSIONS']['MAX_CHUNKS'] must be an int from 2 to 9 (cookies of one session); "
+            f"got {sessions['MAX_CHUNKS']!r}."
+        )
     with override_settings(BLAKE2SIGN_WEB={"SESSIONS": sessions}), pytest.raises(ImproperlyConfigured, match="CHUNK"):
         Client().get("/untouched/")  # the middleware refuses to start: nothing reads the session here

@@ -261,3 +261,76 @@ def test_uvicorn_reads_four_chunks_and_bounds_a_head_that_arrives_in_parts(optio
         assert status_of_a_request_sent_in_two_parts(port, cookie, 16_000) == b"HTTP/1.1 200 OK"
         in_parts = status_of_a_request_sent_in_two_parts(port, cookie, 16_500)
         assert in_parts == (b"HTTP/1.1 200 OK" if options == "documented" else b"HTTP/1.1 400 Bad Request")
+
+
+# curl, and the default MAX_CHUNKS -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gunicorn_default_cap() -> Iterator[str]:
+    """gunicorn's defaults, and CHUNKED with the default MAX_CHUNKS (2)."""
+    port = free_port()
+    with running_server(gunicorn(port), port, DJANGO_SETTINGS_MODULE=DEFAULT_CAP_SETTINGS) as url:
+        yield url
+
+
+DEFAULT_CAP_SETTINGS = "tests.django_sessions.chunked_default_settings"
+
+
+def test_curl_drops_the_first_of_three_chunks_and_the_set_is_deleted(gunicorn_raised: str, tmp_path: Path) -> None:
+    """Issue 27 item 5: curl 7.88 sends the longest names first and leaves "sessionid" out past its cap.
+
+    The set used to read as no cookie: no warning, and the chunks kept for good.
+    """
+    from tests.starlette_sessions.test_chunked_clients import curl, jar_cookies
+
+    jar = tmp_path / "jar"
+    assert curl(f"{gunicorn_raised}/blob/{THREE_CHUNKS}/", jar).status == 200
+    assert jar_cookies(jar) == ["sessionid", "sessionid.1", "sessionid.2"]
+    read = curl(f"{gunicorn_raised}/blob/", jar)
+    assert read.notes.count("* Restricted outgoing cookies due to header size, 'sessionid' not sent") == 1
+    assert (read.status, read.body) == (200, "0")
+    deleted = sorted(line.split("=", 1)[0] for line in read.set_cookies if "Max-Age=0" in line)
+    assert deleted == ["sessionid", "sessionid.1", "sessionid.2"]
+
+
+def largest_default_session(url: str, jar: Path) -> int:
+    """The longest blob the default MAX_CHUNKS writes, by bisection; its cookies are left in ``jar``.
+
+    The blob is random: each probe keeps its own cookies, so the answer is the cookies actually written.
+    """
+    from tests.starlette_sessions.test_chunked_clients import curl
+
+    fits, too_large = 4_000, TWO_CHUNKS + 2_000
+    assert curl(f"{url}/blob/{fits}/", jar).status == 200
+    while too_large - fits > 1:
+        size = (fits + too_large) // 2
+        probe = jar.with_suffix(".probe")
+        if curl(f"{url}/blob/{size}/", probe).status == 200:
+            fits = size
+            probe.replace(jar)
+        else:  # SessionTooLarge: a 500
+            too_large = size
+    return fits
+
+
+def test_the_largest_session_of_the_default_cap_passes_curl_gunicorn_and_nginx_defaults(
+    gunicorn_default_cap: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Two full chunks: under curl's cap, gunicorn's 8190-byte field and nginx's 8 KB header buffer.
+
+    Written straight to gunicorn: behind a default nginx a response with a cookie near 4 KB is a 502, chunked
+    or not (proxy_buffer_size, above).
+    """
+    from tests.starlette_sessions.test_chunked_clients import curl, jar_cookies
+
+    jar = tmp_path / "jar"
+    size = largest_default_session(gunicorn_default_cap, jar)
+    assert jar_cookies(jar) == ["sessionid", "sessionid.1"]
+    read = curl(f"{gunicorn_default_cap}/blob/", jar)
+    assert len(read.cookie_header) > 7_800  # two nearly full cookies (the attributes take ~100 bytes of each)
+    assert not [note for note in read.notes if "Restricted" in note]
+    assert (read.status, read.body) == (200, str(size))
+    for url, _ in nginx(tmp_path_factory, gunicorn_default_cap, ""):
+        through_nginx = curl(f"{url}/blob/", jar)
+        assert (through_nginx.status, through_nginx.body) == (200, str(size))

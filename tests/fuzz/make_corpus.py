@@ -209,8 +209,10 @@ def chunk_seeds() -> Iterator[tuple[str, bytes]]:
     for count in range(2, t.CHUNK_LIMIT + 1):
         cookies = by_count[count]
         yield "chunk_cookies", t.chunk_cookies_input(t.CHUNK_LIMIT, 0, cookies)
-        yield "chunk_cookies", t.chunk_cookies_input(count - 1, 0, cookies)  # over the reader's cap
+        if count > t.MIN_CHUNKS:
+            yield "chunk_cookies", t.chunk_cookies_input(count - 1, 0, cookies)  # over the reader's cap
         yield "chunk_cookies", t.chunk_cookies_input(t.CHUNK_LIMIT, 0, cookies[:-1])  # the last chunk lost
+        yield "chunk_cookies", t.chunk_cookies_input(t.CHUNK_LIMIT, 0, cookies[1:])  # the first lost (curl)
     for header in ("", ".", ".2.", ".2.abc", ".1.abc", ".0.x", ".x.abc", ".10.abc", "..abc", ".9.a"):
         yield "chunk_cookies", t.chunk_cookies_input(4, 0, [(name, header), (f"{name}.1", "piece")])
     yield "chunk_cookies", t.chunk_cookies_input(4, 0, [(f"{name}.1", "a chunk without its first cookie")])

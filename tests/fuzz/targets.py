@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import struct
 import time
 from base64 import b64encode
@@ -31,6 +32,7 @@ from blake2sign_web import BadSignature, SerializerSigner, Signer, URLSigner, co
 from blake2sign_web.chunks import (
     CHUNK_LIMIT,
     COOKIE_LIMIT,
+    MIN_CHUNKS,
     TooManyChunks,
     chunk_name,
     join_chunks,
@@ -586,10 +588,18 @@ class CountedCookies(Mapping[str, str]):
         return len(self._cookies)
 
 
+def documented_chunk(name: str) -> Callable[[str], bool]:
+    """Whether a cookie name is ``name.N``, N from 1 to 999 without leading zeros (the chunks a writer makes)."""
+    pattern = re.compile(re.escape(name) + r"\.[1-9][0-9]{0,2}")
+    return lambda cookie: pattern.fullmatch(cookie) is not None
+
+
 def joined_as_documented(name: str, cookies: Mapping[str, str], max_chunks: int) -> str | None:
     """What ``join_chunks`` must return, written from its documented format; BadSignature where it must refuse."""
     first = cookies.get(name)
     if first is None:
+        if any(map(documented_chunk(name), cookies)):
+            raise BadSignature("chunks without their first cookie")
         return None
     if not (len(first) >= 3 and first[0] == first[2] == "." and first[1] in "23456789"):
         return first  # no chunk header: the token itself
@@ -606,7 +616,8 @@ def joined_as_documented(name: str, cookies: Mapping[str, str], max_chunks: int)
 
 
 def chunk_cookies(data: bytes) -> None:
-    """Layout: max_chunks (1 to 9), mode (bit 1: round trip; bits 2-3: name; bits 4-5: limit), attributes, text.
+    """Layout: max_chunks (2 to 9: the byte plus one, at least 2), mode (bit 1: round trip; bits 2-3: name;
+    bits 4-5: limit), attributes, text.
 
     Join (bit 1 clear): the text is the request's cookies, ``name=value`` per line (latin-1, the last of a
     name wins). Whatever they are, ``join_chunks`` gives None (no cookie of that name), the token its
@@ -617,7 +628,7 @@ def chunk_cookies(data: bytes) -> None:
     whatever stale chunks the browser still sends; or TooManyChunks past the cap; or ValueError for a token
     that starts with "." or attributes that leave no room.
     """
-    max_chunks = option(data, 0) % CHUNK_LIMIT + 1
+    max_chunks = max(option(data, 0) % CHUNK_LIMIT + 1, MIN_CHUNKS)  # the seeds' byte is max_chunks - 1
     mode = option(data, 1)
     name = CHUNK_NAMES[(mode >> 1) % len(CHUNK_NAMES)]
     if mode & CHUNK_ROUND_TRIP:
@@ -637,7 +648,7 @@ def chunk_cookies(data: bytes) -> None:
     except BadSignature:  # only BadSignature (subclasses too) may escape; anything else is a crash
         joined, rejected = None, True
     if rejected:
-        assert name in jar, "join_chunks refused a request without the cookie"
+        assert name in jar or any(map(documented_chunk(name), jar)), "join_chunks refused a request without a cookie"
         assert refused(lambda: joined_as_documented(name, jar, max_chunks)) is None, "a documented token refused"
     else:
         assert joined == joined_as_documented(name, jar, max_chunks), "join_chunks read another token"

@@ -36,10 +36,11 @@ def names(response: Any) -> list[str]:
     ("options", "error", "message"),
     [
         ({"chunked": 1}, TypeError, "chunked must be True or False"),
-        ({"chunked": True, "max_chunks": 0}, ValueError, "max_chunks must be an int from 1 to 9"),
-        ({"chunked": True, "max_chunks": 10}, ValueError, "max_chunks must be an int from 1 to 9"),
-        ({"chunked": True, "max_chunks": True}, ValueError, "max_chunks must be an int from 1 to 9"),
-        ({"max_chunks": 2}, ValueError, "pass chunked=True"),
+        ({"chunked": True, "max_chunks": 0}, ValueError, "max_chunks must be an int from 2 to 9"),
+        ({"chunked": True, "max_chunks": 1}, ValueError, "max_chunks must be an int from 2 to 9"),
+        ({"chunked": True, "max_chunks": 10}, ValueError, "max_chunks must be an int from 2 to 9"),
+        ({"chunked": True, "max_chunks": True}, ValueError, "max_chunks must be an int from 2 to 9"),
+        ({"max_chunks": 3}, ValueError, "pass chunked=True"),
     ],
 )
 def test_configuration(options: dict[str, Any], error: type[Exception], message: str) -> None:
@@ -55,7 +56,7 @@ def test_a_small_session_is_one_cookie_as_before(client_for: AppFactory) -> None
 
 
 def test_a_large_session_is_split_read_back_shrunk_and_deleted(client_for: AppFactory) -> None:
-    client = client_for(chunked=True)
+    client = client_for(chunked=True, max_chunks=3)
     big = {"blob": noise(9000)}
     response = client.post("/write", json=big)
     assert names(response) == ["session", "session.1", "session.2"]
@@ -89,8 +90,64 @@ def test_a_missing_chunk_is_a_bad_cookie(client_for: AppFactory, caplog: pytest.
     client.post("/write", json={"blob": noise(6000)})
     del client.cookies["session.1"]
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        assert client.get("/read").json() == {}
+        response = client.get("/read")
+    assert response.json() == {}
     assert "'session.1' is missing" in caplog.text
+    # Deleted, as every incomplete set is (the cookie was kept before: the same warning on every request).
+    assert set_cookie_headers(response) == [
+        "session=null; path=/; expires=Thu, 01 Jan 1970 00:00:00 GMT; httponly; samesite=lax"
+    ]
+
+
+def test_chunks_without_their_first_cookie_are_a_bad_cookie_and_deleted(
+    client_for: AppFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 27 item 5: curl dropped "session" (the shortest name, sent last) from a Cookie header near 8 KB.
+
+    The rest read as no cookie: no warning, and "session.1", "session.2" were never deleted.
+    """
+    client = client_for(chunked=True, max_chunks=3)
+    client.post("/write", json={"blob": noise(9000)})
+    assert sorted(client.cookies) == ["session", "session.1", "session.2"]
+    del client.cookies["session"]
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        response = client.get("/plain")  # a request that never uses the session: deleted all the same
+    assert caplog.messages == [
+        "Rejected session cookie 'session': cookie 'session' is missing and 'session.1', 'session.2' of it came "
+        "without it (a client that caps its Cookie header, such as curl at about 8 KB, drops cookies)"
+    ]
+    # "session" too: the client dropped it from its Cookie header, and still holds it.
+    assert names(response) == ["session", "session.1", "session.2"]
+    assert all("=null; path=/; expires=Thu, 01 Jan 1970" in header for header in set_cookie_headers(response))
+    assert not client.cookies
+    assert client.get("/read").json() == {}
+
+
+def test_a_session_written_over_an_incomplete_set_replaces_it(client_for: AppFactory) -> None:
+    client = client_for(chunked=True, max_chunks=3)
+    client.post("/write", json={"blob": noise(9000)})
+    del client.cookies["session"]
+    response = client.post("/write", json={"a": 1})  # a login, say: one cookie, the chunks deleted
+    assert names(response) == ["session", "session.1", "session.2"]
+    assert "=null;" not in set_cookie_headers(response)[0]
+    assert dict(client.cookies) == {"session": client.cookies["session"]}
+    assert client.get("/read").json() == {"a": 1}
+
+
+def test_more_chunks_than_max_chunks_are_a_bad_cookie_and_deleted(
+    client_for: AppFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The default cap went from 4 to 2: a three-cookie session of before reads as empty and is deleted.
+    three = client_for(chunked=True, max_chunks=3)
+    three.post("/write", json={"blob": noise(9000)})
+    client = client_for(chunked=True)
+    client.cookies = three.cookies
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        response = client.get("/read")
+    assert response.json() == {}
+    assert "cookie 'session' is in 3 chunks, more than the 2 allowed" in caplog.text
+    assert names(response) == ["session", "session.1", "session.2"]
+    assert not client.cookies
 
 
 def test_a_chunk_from_another_session_is_a_bad_cookie(client_for: AppFactory) -> None:
@@ -104,13 +161,19 @@ def test_a_chunk_from_another_session_is_a_bad_cookie(client_for: AppFactory) ->
 
 
 def test_past_max_chunks_the_size_policy_applies(client_for: AppFactory, caplog: pytest.LogCaptureFixture) -> None:
-    with pytest.raises(SessionCookieTooLarge, match="max_chunks=2"):
-        client_for(chunked=True, max_chunks=2).post("/write", json={"blob": noise(9000)})
-    client = client_for(chunked=True, max_chunks=2, on_oversize="log")
+    # Issue 27 item 6: the message read "would need 3 cookies, more than max_chunks=2,, over the browser limit".
+    expected = (
+        "Session cookie 'session' would take 3 cookies of at most 4096 bytes; max_chunks allows 2: store less in "
+        "request.session (keep an id and load the rest server-side)."
+    )
+    with pytest.raises(SessionCookieTooLarge) as raised:
+        client_for(chunked=True).post("/write", json={"blob": noise(9000)})
+    assert str(raised.value) == expected
+    client = client_for(chunked=True, on_oversize="log")
     with caplog.at_level(logging.ERROR, logger=LOGGER):
         response = client.post("/write", json={"blob": noise(9000)})
     assert set_cookie_headers(response) == []
-    assert "would need 3 cookies, more than max_chunks=2" in caplog.text
+    assert caplog.messages == [f"{expected} The response keeps the client's previous session cookie."]
 
 
 def test_without_chunked_a_large_session_is_refused_as_before(client_for: AppFactory) -> None:
