@@ -39,6 +39,7 @@ from ..cache import get_signer
 from ..chunks import CHUNK_LIMIT, MAX_CHUNKS, TooManyChunks, join_chunks, split_token, stale_chunks
 from ..cookies import prefix_problem
 from ..exceptions import BadSignature, SignatureExpired
+from ..expiry import SessionEnd, session_end
 from ..keys import to_bytes
 from ..revocation import StoreUnavailable, derived_session_id
 from ..serializer import _TIMESTAMP_LIMIT, MAX_DECOMPRESSED_SIZE
@@ -92,6 +93,9 @@ class Session(dict[str, Any]):
     modified: bool = False
     #: The middleware's max_age: what ``get_expiry_age`` gives without ``set_expiry`` (set per middleware).
     default_age: int | None = 14 * 24 * 60 * 60
+    #: The middleware's idle_timeout and absolute_timeout, which bound the expiry accessors (set per middleware).
+    idle_timeout: int | None = None
+    absolute_timeout: int | None = None
     #: ``set_expiry``'s value as kept: None (the middleware's max_age), seconds (0: until the browser
     #: closes) or the Unix second a fixed expiry (a datetime or timedelta) ends. Carried in the token.
     _expiry: int | float | None = None
@@ -158,27 +162,25 @@ class Session(dict[str, Any]):
         self.accessed = self.modified = True
 
     def get_expiry_age(self) -> int | None:
-        """Django's ``get_expiry_age``: seconds the session lasts from now if written now.
+        """Django's ``get_expiry_age``: seconds the session lasts from now if written now; the cookie's Max-Age.
 
-        ``set_expiry``'s seconds as given (for 0, as for None: the middleware's ``max_age``, which is
-        None when it has none); for a fixed expiry, the seconds left until it.
+        The earliest of ``set_expiry``'s end (else ``max_age``), ``idle_timeout`` and what is left of
+        ``absolute_timeout`` (``blake2sign_web.expiry``). For a browser-session cookie (``set_expiry(0)``,
+        ``max_age=None``), which has no Max-Age, the server's limit; None when there is none.
         """
-        if self._expiry_fixed:
-            return int(self._expiry or 0) - int(time.time())
-        return self._expiry or self.default_age  # type: ignore[return-value]  # an int from set_expiry
+        return self._end().age
 
     def get_expiry_date(self) -> datetime | None:
-        """Django's ``get_expiry_date``: when the session ends if written now (aware, UTC); None without an age."""
-        if self._expiry_fixed:
-            return datetime.fromtimestamp(self._expiry or 0, timezone.utc)
-        age = self.get_expiry_age()
-        return None if age is None else datetime.now(timezone.utc) + timedelta(seconds=age)
+        """Django's ``get_expiry_date``: when the session ends if written now (aware, UTC); None without a limit."""
+        at = self._end().at
+        return None if at is None else datetime.fromtimestamp(at, timezone.utc)
 
     def get_expire_at_browser_close(self) -> bool:
-        """Django's: whether the cookie ends when the browser closes (``set_expiry(0)``, or no ``max_age``)."""
-        if self._expiry is None:
-            return self.default_age is None
-        return self._expiry == 0 and not self._expiry_fixed
+        """Django's: whether the cookie has no Max-Age (``set_expiry(0)``, or ``max_age=None`` without an expiry)."""
+        return self._end().browser_session
+
+    def _end(self) -> SessionEnd:
+        return _session_end(self, time.time(), self.default_age, self.idle_timeout, self.absolute_timeout)
 
     def pop(self, key: str, *args: Any) -> Any:
         if dict.__contains__(self, key):
@@ -425,7 +427,13 @@ class SessionMiddleware:
         self._session_class: type[Session] = type(
             SESSION_CLASS.__name__,
             (SESSION_CLASS,),
-            {"default_age": max_age, "__module__": __name__, "__reduce_ex__": _reduce_as_base},
+            {
+                "default_age": max_age,
+                "idle_timeout": idle_timeout,
+                "absolute_timeout": absolute_timeout,
+                "__module__": __name__,
+                "__reduce_ex__": _reduce_as_base,
+            },
         )
         self.session_cookie = session_cookie
         self.max_age = max_age
@@ -492,8 +500,6 @@ class SessionMiddleware:
         self.absolute_timeout = absolute_timeout
         #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
         self._refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
-        #: The cookie's Max-Age without set_expiry(): the browser drops it when the server would refuse it.
-        self._cookie_age = max_age if self._expire_every_cookie else _shortest(max_age, idle_timeout)
         self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
         self._cookie_name = session_cookie.encode("latin-1")
         #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
@@ -889,7 +895,6 @@ class SessionMiddleware:
         now = time.time()
         meta: dict[str, int | float] = {}
         ends: float | None = None  # the Unix time the token ends, beyond max_age's limit from its issue
-        cookie_age = self._cookie_age
         expiry = session._expiry
         if expiry is not None:
             if session._expiry_fixed:
@@ -899,14 +904,9 @@ class SessionMiddleware:
                 meta["e"] = expiry
                 if expiry:
                     ends = now + expiry
-                else:
-                    cookie_age = None  # until the browser closes; the token keeps max_age's limit
         if self.absolute_timeout is not None:
             # From the session's first write with data; a session emptied during this request starts afresh.
-            created = session._created_at
-            if created is None or session.cleared:
-                created = int(now)
-            meta["c"] = created
+            meta["c"] = created = _started(session, now)
             limit = created + self.absolute_timeout
             ends = limit if ends is None else min(ends, limit)
         expires_in = None
@@ -914,10 +914,8 @@ class SessionMiddleware:
             if ends <= now:
                 return None  # set_expiry() in the past, or absolute_timeout reached: the session has ended
             expires_in = math.ceil(ends - now)
-            if expiry:  # set_expiry()'s own end replaces max_age, for the cookie as for the token
-                cookie_age = _shortest(expires_in, self.idle_timeout)
-            elif cookie_age is not None:  # a browser-session cookie stays one
-                cookie_age = min(cookie_age, expires_in)
+        # The cookie ends when the server would refuse it, as the expiry accessors say (blake2sign_web.expiry).
+        cookie_age = _session_end(session, now, self.max_age, self.idle_timeout, self.absolute_timeout).max_age
         max_age_attribute = f"Max-Age={cookie_age}; " if cookie_age is not None else ""
         value = [session, meta] if meta else session
         return value, expires_in, f"{self._path_attribute}{max_age_attribute}{self.security_flags}"
@@ -993,6 +991,30 @@ def _shortest(seconds: int | None, limit: int | None) -> int | None:
 def _check_timeout(name: str, value: object) -> None:
     if value is not None and (type(value) is not int or value <= 0):
         raise ValueError(f"SessionMiddleware {name} must be seconds (an int > 0) or None (off); got {value!r}")
+
+
+def _started(session: Session, now: float) -> int:
+    """When ``session`` began, for absolute_timeout: its first write with data (now, for a new or emptied one)."""
+    created = session._created_at
+    return int(now) if created is None or session.cleared else created
+
+
+def _session_end(
+    session: Session, now: float, max_age: int | None, idle_timeout: int | None, absolute_timeout: int | None
+) -> SessionEnd:
+    """When ``session`` ends if written at ``now`` under these options: its accessors' answer and its Max-Age."""
+    fixed = session._expiry_fixed
+    expiry = session._expiry
+    return session_end(
+        now,
+        default_age=max_age,
+        browser_session_default=max_age is None,
+        expiry=None if fixed else expiry,
+        expiry_at=int(expiry) if fixed and expiry is not None else None,  # the token carries whole seconds
+        idle_timeout=idle_timeout,
+        absolute_timeout=absolute_timeout,
+        started=None if absolute_timeout is None else _started(session, now),
+    )
 
 
 def _restore(session: Session, meta: dict[str, Any]) -> None:
