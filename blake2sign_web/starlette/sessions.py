@@ -37,8 +37,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import dictionaries
 from ..cache import get_signer
 from ..chunks import CHUNK_LIMIT, MAX_CHUNKS, TooManyChunks, join_chunks, split_token, stale_chunks
-from ..cookies import prefix_problem
-from ..exceptions import BadSignature, SignatureExpired
+from ..cookies import CookieSettings, prefix_problem
+from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import SessionEnd, session_end
 from ..keys import to_bytes
 from ..revocation import StoreUnavailable, derived_session_id
@@ -64,6 +64,10 @@ _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 _VARY_COOKIE: Final = (b"vary", b"Cookie")
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
+#: The middleware's arguments behind the cookie's attributes, as a configuration error names them (always HttpOnly).
+_COOKIE_SETTINGS: Final = CookieSettings(
+    name="session_cookie", secure="https_only=True", path="path='/'", domain="domain=None", http_only=""
+)
 #: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
 _NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
 
@@ -414,7 +418,9 @@ class SessionMiddleware:
                 "that are not Secure, so no session would last"
             )
         # A browser silently drops a __Host-/__Secure- cookie whose attributes break its prefix's rules.
-        if problem := prefix_problem(session_cookie, secure=https_only, path=path, domain=domain, http_only=True):
+        if problem := prefix_problem(
+            session_cookie, secure=https_only, path=path, domain=domain, http_only=True, settings=_COOKIE_SETTINGS
+        ):
             raise ValueError(f"SessionMiddleware session_cookie: {problem}")
         if on_oversize not in ("raise", "log"):
             raise ValueError(f"SessionMiddleware on_oversize must be 'raise' or 'log'; got {on_oversize!r}")
@@ -673,7 +679,7 @@ class SessionMiddleware:
                     return [self._delete_cookie, *map(self._delete_named, sent_chunks)]
                 value, expires_in, suffix = timed
             try:
-                token = self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
+                token = self._sign(value, expires_in, session_id)
                 cookies = split_token(
                     self.session_cookie, token, attributes_length=len(suffix), max_chunks=self.max_chunks
                 )
@@ -935,7 +941,7 @@ class SessionMiddleware:
                 return self._delete_cookie
             value, expires_in, suffix = timed
         try:
-            token = self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
+            token = self._sign(value, expires_in, session_id)
         except ValueError:  # its JSON is over the size the signer would read back
             self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
             return None
@@ -944,6 +950,14 @@ class SessionMiddleware:
             self._oversize(f"would take {len(header)} bytes")
             return None
         return header.encode("latin-1")
+
+    def _sign(self, value: Any, expires_in: int | None, session_id: bytes | None) -> str:
+        """The session's token; a value the token cannot hold raises NotJSON naming this middleware's typed option."""
+        try:
+            return self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
+        except NotJSON as error:
+            error.name_option("SessionMiddleware(..., typed=True)")
+            raise
 
     def _oversize(self, problem: str) -> None:
         message = (
