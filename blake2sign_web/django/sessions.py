@@ -48,12 +48,12 @@ from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
 from ..chunks import TooManyChunks, split_token
-from ..exceptions import BadSignature, SignatureExpired
+from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import SessionEnd, session_end
 from ..revocation import StoreUnavailable, derived_session_id
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from . import revocation
-from .conf import SessionConfig, session_config
+from .conf import SETTING, SessionConfig, session_config
 
 __all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
 
@@ -382,6 +382,9 @@ class SessionStore(SessionBase):
                     self._read_client_session()
                     self._session_id = self._session_id or revocation.new_session_id()
                 token = config.writer.dumps(data, expires_in=expires_in, session_id=self._session_id)
+        except NotJSON as error:  # a datetime, a UUID...: name the setting that stores it as itself
+            error.name_option(f"{SETTING}['SESSIONS']['TYPED'] = True")
+            raise
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
             self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
             return
