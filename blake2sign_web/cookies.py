@@ -24,7 +24,36 @@ and ``prefix_problem`` asks for the canonical spelling, which every browser reco
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
+
+
+class CookieSettings(NamedTuple):
+    """How the user's framework spells the settings behind a cookie's attributes: the fix a message names.
+
+    Each is written as the user would write the fix (``https_only=True``, ``SESSION_COOKIE_SECURE = True``),
+    so that a configuration error names the setting in the user's own framework, not the core's idea of it.
+    """
+
+    #: The setting that names the cookie.
+    name: str
+    #: The setting, with its value, that makes the cookie ``Secure``.
+    secure: str
+    #: ... that gives it ``Path=/``.
+    path: str
+    #: ... that writes no ``Domain`` attribute.
+    domain: str
+    #: ... that makes it ``HttpOnly``.
+    http_only: str
+
+
+#: The attributes themselves, for code that is no framework (the core's own callers).
+ATTRIBUTES: Final = CookieSettings(
+    name="name",
+    secure="the Secure attribute",
+    path="Path=/",
+    domain="no Domain attribute",
+    http_only="the HttpOnly attribute",
+)
 
 #: Each prefix in its canonical spelling, longest first (``__Host-Http-`` before ``__Host-``).
 PREFIXES: Final = ("__Host-Http-", "__Secure-", "__Host-", "__Http-")
@@ -40,14 +69,21 @@ def cookie_prefix(name: str) -> str | None:
 
 
 def prefix_problem(
-    name: str, *, secure: bool, path: str | None, domain: str | None, http_only: bool | None = None
+    name: str,
+    *,
+    secure: bool,
+    path: str | None,
+    domain: str | None,
+    http_only: bool | None = None,
+    settings: CookieSettings = ATTRIBUTES,
 ) -> str | None:
     """None when a cookie called ``name`` with these attributes satisfies its name's prefix; else what to fix.
 
     ``path`` and ``domain`` are the attributes as they will be written (None or ``""``: not written).
     ``http_only`` is checked only when given (the ``__Http-`` prefixes need it). A name without a prefix
-    has no rule: None. The message names the cookie, the attribute and the setting to change, for an
-    ``ImproperlyConfigured`` or a ``ValueError`` at start-up.
+    has no rule: None. The message names the cookie, the attribute and the setting to change, as
+    ``settings`` spells it in the caller's framework, for an ``ImproperlyConfigured`` or a ``ValueError``
+    at start-up.
     """
     prefix = cookie_prefix(name)
     if prefix is None:
@@ -59,18 +95,21 @@ def prefix_problem(
             "enforce its rules, others treat the cookie as unprefixed"
         )
     if not secure:
-        problems.append("it must be Secure (set the cookie's secure option; served over HTTPS)")
+        problems.append(f"it must be Secure: set {settings.secure} (and serve the site over HTTPS)")
     if prefix.startswith("__Host-"):
         if path != "/":
-            problems.append(f"its Path must be exactly '/', not {path!r}")
+            problems.append(f"its Path must be exactly '/', not {path!r}: set {settings.path}")
         if domain:
-            problems.append(f"it must have no Domain attribute, not {domain!r} (the cookie is for this host only)")
+            problems.append(
+                f"it must have no Domain attribute, not {domain!r} (the cookie is for this host only): "
+                f"set {settings.domain}"
+            )
     if prefix in ("__Http-", "__Host-Http-") and http_only is False:
-        problems.append("it must be HttpOnly")
+        problems.append(f"it must be HttpOnly: set {settings.http_only}")
     if not problems:
         return None
     return (
         f"cookie name {name!r} starts with the prefix {prefix!r}, and browsers drop such a cookie unless its "
-        f"attributes follow the prefix's rules: {'; '.join(problems)}. Fix the attributes, or choose a name "
-        "without the prefix."
+        f"attributes follow the prefix's rules: {'; '.join(problems)}. Fix the attributes, or choose a "
+        f"{settings.name} without the prefix."
     )

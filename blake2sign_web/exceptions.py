@@ -43,8 +43,27 @@ class NotJSON(TypeError):
     #: What cannot hold the value.
     holder = "JSON"
 
-    def __init__(self, kind: str, path: str = "") -> None:
+    def __init__(self, kind: str, path: str = "", typed_option: str | None = None) -> None:
         self.kind = kind
         self.path = path
-        where = f"value at {path}" if path else "value"
-        super().__init__(f"{where} is {kind}, which {self.holder} cannot hold: {self.advice}")
+        #: The option that stores such a value as itself (typed tokens), as the user's framework spells it;
+        #: None when no option would (the value is no type typed tokens hold, or they are already on).
+        self.typed_option = typed_option
+        super().__init__(self._message())
+
+    def name_option(self, typed_option: str) -> None:
+        """Name the typed option as the caller's framework spells it (``typed=True``), if the message names one.
+
+        The core names ``SerializerSigner(typed=True)``; an adapter that catches this error calls this with its
+        own spelling before re-raising it, so that the message points at the setting the user can change.
+        """
+        if self.typed_option is not None:
+            self.typed_option = typed_option
+            self.args = (self._message(),)
+
+    def _message(self) -> str:
+        where = f"value at {self.path}" if self.path else "value"
+        message = f"{where} is {self.kind}, which {self.holder} cannot hold: {self.advice}"
+        if self.typed_option is not None:
+            message += f"; or keep it as a {self.kind} with typed tokens: {self.typed_option}"
+        return message

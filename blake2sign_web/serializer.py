@@ -476,8 +476,19 @@ def _locate(value: Any, path: tuple[object, ...]) -> NotJSON:
         elif isinstance(item, (list, tuple)):
             stack.extend((child, (*where, index)) for index, child in reversed(list(enumerate(item))))
         elif not isinstance(item, (str, int, float)):
-            return NotJSON(type(item).__qualname__, "".join(f"[{key!r}]" for key in where))
-    return NotJSON(type(value).__qualname__)
+            return NotJSON(type(item).__qualname__, "".join(f"[{key!r}]" for key in where), _typed_option(item))
+    return NotJSON(type(value).__qualname__, "", _typed_option(value))
+
+
+#: What names typed tokens for the core's own callers: adapters rename it (``NotJSON.name_option``).
+TYPED_OPTION: Final = "SerializerSigner(typed=True)"
+
+
+def _typed_option(value: Any) -> str | None:
+    """``TYPED_OPTION`` when a typed token would keep ``value`` as itself (a datetime, a UUID...), else None."""
+    from .typed import HOLDS  # only on this slow path, once a value was refused
+
+    return TYPED_OPTION if isinstance(value, HOLDS) else None
 
 
 def _python_json(obj: Any) -> bytes:

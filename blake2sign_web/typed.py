@@ -53,6 +53,10 @@ TUPLE, SET, FROZENSET, BYTES, UUID_TAG, DECIMAL = " t", " s", " f", " b", " u", 
 DATETIME, DATE, TIME, TIMEDELTA, ESCAPE = " dt", " d", " tm", " td", " e"
 
 
+#: The types a typed token keeps beyond JSON's (and their subclasses, written as them).
+HOLDS: Final = (tuple, set, frozenset, bytes, datetime, date, time, timedelta, UUID, Decimal)
+
+
 class TypedNotJSON(NotJSON):
     """A value a typed token cannot hold, and where it is."""
 

@@ -51,7 +51,7 @@ from django.core.signals import setting_changed
 
 from .. import chunks, dictionaries
 from ..cache import clear_signer_cache, get_signer
-from ..cookies import cookie_prefix, prefix_problem
+from ..cookies import CookieSettings, cookie_prefix, prefix_problem
 from ..encryption import load_cryptography
 from ..keys import HASHERS, TAG_SIZES
 from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix
@@ -465,6 +465,13 @@ def prefix_problems(kind: str = "SESSION") -> list[tuple[str, str]]:
         path=getattr(settings, f"{kind}_COOKIE_PATH"),
         domain=getattr(settings, f"{kind}_COOKIE_DOMAIN"),
         http_only=bool(getattr(settings, f"{kind}_COOKIE_HTTPONLY")),
+        settings=CookieSettings(
+            name=f"{kind}_COOKIE_NAME",
+            secure=f"{kind}_COOKIE_SECURE = True",
+            path=f'{kind}_COOKIE_PATH = "/"',
+            domain=f"{kind}_COOKIE_DOMAIN = None",
+            http_only=f"{kind}_COOKIE_HTTPONLY = True",
+        ),
     )
     return [] if problem is None else [(PREFIX_CHECK_ID, f"{kind}_COOKIE_NAME: {problem}")]
 

@@ -48,7 +48,8 @@ from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
 from ..chunks import TooManyChunks, split_token
-from ..exceptions import BadSignature, SignatureExpired
+from ..exceptions import BadSignature, NotJSON, SignatureExpired
+from ..expiry import SessionEnd, session_end
 from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from . import revocation
@@ -411,6 +412,9 @@ class SessionStore(SessionBase):
                 if user is not None and (generation := self._generation_for(config, user)):
                     data = {**data, GENERATION_KEY: generation}
                 token = config.writer.dumps(data, expires_in=expires_in, session_id=self._session_id)
+        except NotJSON as error:  # a datetime, a UUID...: name the setting that stores it as itself
+            error.name_option(f"{SETTING}['SESSIONS']['TYPED'] = True")
+            raise
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
             self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
             return
@@ -442,16 +446,64 @@ class SessionStore(SessionBase):
     def get_expiry_age(self, **kwargs: Any) -> int:
         """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age.
 
-        The browser then forgets the cookie when the server would refuse it.
+        The browser then forgets the cookie when the server would refuse it. Rounded up, as the token's
+        own expiry is; for a browser-close cookie, the server's limit (as Django's). ``modification``
+        and ``expiry`` are Django's keyword arguments.
         """
-        age: int = super().get_expiry_age(**kwargs)
+        return self._end(**kwargs).age or 0  # never None: SESSION_COOKIE_AGE is an int
+
+    def get_expiry_date(self, **kwargs: Any) -> datetime:
+        """Django's, with the same caps as ``get_expiry_age``: when the server refuses the session if saved now."""
+        modification = kwargs.get("modification") or timezone.now()
+        end = self._end(**{**kwargs, "modification": modification})
+        expiry = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
+        if isinstance(expiry, str):
+            expiry = datetime.fromisoformat(expiry)
+        if isinstance(expiry, datetime) and end.at == expiry.timestamp():
+            return expiry  # a set_expiry() date that no timeout cuts short: as given, as Django returns it
+        return modification + timedelta(seconds=(end.at or 0) - modification.timestamp())
+
+    def get_expire_at_browser_close(self, **kwargs: Any) -> bool:
+        """Django's: whether the cookie has no Max-Age (``set_expiry(0)``, or SESSION_EXPIRE_AT_BROWSER_CLOSE)."""
+        return self._end(**kwargs).browser_session
+
+    async def aget_expiry_age(self, **kwargs: Any) -> int:
+        if "expiry" not in kwargs:
+            kwargs["expiry"] = await self.aget("_session_expiry")  # loads it, as Django's does
+        return self.get_expiry_age(**kwargs)
+
+    async def aget_expiry_date(self, **kwargs: Any) -> datetime:
+        if "expiry" not in kwargs:
+            kwargs["expiry"] = await self.aget("_session_expiry")
+        return self.get_expiry_date(**kwargs)
+
+    async def aget_expire_at_browser_close(self) -> bool:
+        return self.get_expire_at_browser_close(expiry=await self.aget("_session_expiry"))
+
+    def _end(self, **kwargs: Any) -> SessionEnd:
+        """When this session ends if saved now, and whether its cookie is a browser-close one (``..expiry``)."""
         config = session_config()
-        if config.idle_timeout is not None:
-            age = min(age, config.idle_timeout)
-        if config.absolute_timeout is not None:
-            started = self._started_at if self._started_at is not None else time.time()
-            age = min(age, max(0, int(started + config.absolute_timeout - time.time())))
-        return age
+        modification = kwargs.get("modification")
+        now = time.time() if modification is None else modification.timestamp()
+        expiry = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
+        if isinstance(expiry, str):
+            expiry = datetime.fromisoformat(expiry)
+        seconds: float | None = None
+        at: float | None = None
+        if isinstance(expiry, datetime):
+            at = expiry.timestamp()  # a naive one is local time, as timezone.now() is with USE_TZ = False
+        else:
+            seconds = expiry  # None: SESSION_COOKIE_AGE; 0: a browser-close cookie
+        return session_end(
+            now,
+            default_age=self.get_session_cookie_age(),
+            browser_session_default=settings.SESSION_EXPIRE_AT_BROWSER_CLOSE,
+            expiry=seconds,
+            expiry_at=at,
+            idle_timeout=config.idle_timeout,
+            absolute_timeout=config.absolute_timeout,
+            started=self._started_at,
+        )
 
     def _expires_in(self) -> float | None:
         """Seconds left by set_expiry() (<= 0 once past); None for the global policy and browser-close."""

@@ -45,8 +45,9 @@ from ..chunks import (
     split_token,
     stale_chunks,
 )
-from ..cookies import prefix_problem
-from ..exceptions import BadSignature, SignatureExpired
+from ..cookies import CookieSettings, prefix_problem
+from ..exceptions import BadSignature, NotJSON, SignatureExpired
+from ..expiry import SessionEnd, session_end
 from ..keys import to_bytes
 from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
 from ..serializer import _TIMESTAMP_LIMIT, MAX_DECOMPRESSED_SIZE
@@ -71,6 +72,10 @@ _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 _VARY_COOKIE: Final = (b"vary", b"Cookie")
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
+#: The middleware's arguments behind the cookie's attributes, as a configuration error names them (always HttpOnly).
+_COOKIE_SETTINGS: Final = CookieSettings(
+    name="session_cookie", secure="https_only=True", path="path='/'", domain="domain=None", http_only=""
+)
 #: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
 _NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
 
@@ -102,6 +107,9 @@ class Session(dict[str, Any]):
     default_age: int | None = 14 * 24 * 60 * 60
     #: With revocation: max_age, the longest set_expiry() may ask for (an ended session's record lives that long).
     longest_expiry: int | None = None
+    #: The middleware's idle_timeout and absolute_timeout, which bound the expiry accessors (set per middleware).
+    idle_timeout: int | None = None
+    absolute_timeout: int | None = None
     #: ``set_expiry``'s value as kept: None (the middleware's max_age), seconds (0: until the browser
     #: closes) or the Unix second a fixed expiry (a datetime or timedelta) ends. Carried in the token.
     _expiry: int | float | None = None
@@ -170,27 +178,25 @@ class Session(dict[str, Any]):
         self.accessed = self.modified = True
 
     def get_expiry_age(self) -> int | None:
-        """Django's ``get_expiry_age``: seconds the session lasts from now if written now.
+        """Django's ``get_expiry_age``: seconds the session lasts from now if written now; the cookie's Max-Age.
 
-        ``set_expiry``'s seconds as given (for 0, as for None: the middleware's ``max_age``, which is
-        None when it has none); for a fixed expiry, the seconds left until it.
+        The earliest of ``set_expiry``'s end (else ``max_age``), ``idle_timeout`` and what is left of
+        ``absolute_timeout`` (``blake2sign_web.expiry``). For a browser-session cookie (``set_expiry(0)``,
+        ``max_age=None``), which has no Max-Age, the server's limit; None when there is none.
         """
-        if self._expiry_fixed:
-            return int(self._expiry or 0) - int(time.time())
-        return self._expiry or self.default_age  # type: ignore[return-value]  # an int from set_expiry
+        return self._end().age
 
     def get_expiry_date(self) -> datetime | None:
-        """Django's ``get_expiry_date``: when the session ends if written now (aware, UTC); None without an age."""
-        if self._expiry_fixed:
-            return datetime.fromtimestamp(self._expiry or 0, timezone.utc)
-        age = self.get_expiry_age()
-        return None if age is None else datetime.now(timezone.utc) + timedelta(seconds=age)
+        """Django's ``get_expiry_date``: when the session ends if written now (aware, UTC); None without a limit."""
+        at = self._end().at
+        return None if at is None else datetime.fromtimestamp(at, timezone.utc)
 
     def get_expire_at_browser_close(self) -> bool:
-        """Django's: whether the cookie ends when the browser closes (``set_expiry(0)``, or no ``max_age``)."""
-        if self._expiry is None:
-            return self.default_age is None
-        return self._expiry == 0 and not self._expiry_fixed
+        """Django's: whether the cookie has no Max-Age (``set_expiry(0)``, or ``max_age=None`` without an expiry)."""
+        return self._end().browser_session
+
+    def _end(self) -> SessionEnd:
+        return _session_end(self, time.time(), self.default_age, self.idle_timeout, self.absolute_timeout)
 
     def pop(self, key: str, *args: Any) -> Any:
         if dict.__contains__(self, key):
@@ -424,7 +430,9 @@ class SessionMiddleware:
                 "that are not Secure, so no session would last"
             )
         # A browser silently drops a __Host-/__Secure- cookie whose attributes break its prefix's rules.
-        if problem := prefix_problem(session_cookie, secure=https_only, path=path, domain=domain, http_only=True):
+        if problem := prefix_problem(
+            session_cookie, secure=https_only, path=path, domain=domain, http_only=True, settings=_COOKIE_SETTINGS
+        ):
             raise ValueError(f"SessionMiddleware session_cookie: {problem}")
         if on_oversize not in ("raise", "log"):
             raise ValueError(f"SessionMiddleware on_oversize must be 'raise' or 'log'; got {on_oversize!r}")
@@ -440,6 +448,8 @@ class SessionMiddleware:
             {
                 "default_age": max_age,
                 "longest_expiry": max_age if revocation is not None else None,
+                "idle_timeout": idle_timeout,
+                "absolute_timeout": absolute_timeout,
                 "__module__": __name__,
                 "__reduce_ex__": _reduce_as_base,
             },
@@ -509,8 +519,6 @@ class SessionMiddleware:
         self.absolute_timeout = absolute_timeout
         #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
         self._refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
-        #: The cookie's Max-Age without set_expiry(): the browser drops it when the server would refuse it.
-        self._cookie_age = max_age if self._expire_every_cookie else _shortest(max_age, idle_timeout)
         self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
         self._cookie_name = session_cookie.encode("latin-1")
         #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
@@ -696,7 +704,7 @@ class SessionMiddleware:
                     return [self._delete_cookie, *map(self._delete_named, sent_chunks)]
                 value, expires_in, suffix = timed
             try:
-                token = self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
+                token = self._sign(value, expires_in, session_id)
                 cookies = split_token(
                     self.session_cookie, token, attributes_length=len(suffix), max_chunks=self.max_chunks
                 )
@@ -923,7 +931,6 @@ class SessionMiddleware:
         now = time.time()
         meta: dict[str, int | float] = {}
         ends: float | None = None  # the Unix time the token ends, beyond max_age's limit from its issue
-        cookie_age = self._cookie_age
         expiry = session._expiry
         if expiry is not None:
             if session._expiry_fixed:
@@ -933,14 +940,9 @@ class SessionMiddleware:
                 meta["e"] = expiry
                 if expiry:
                     ends = now + expiry
-                else:
-                    cookie_age = None  # until the browser closes; the token keeps max_age's limit
         if self.absolute_timeout is not None:
             # From the session's first write with data; a session emptied during this request starts afresh.
-            created = session._created_at
-            if created is None or session.cleared:
-                created = int(now)
-            meta["c"] = created
+            meta["c"] = created = _started(session, now)
             limit = created + self.absolute_timeout
             ends = limit if ends is None else min(ends, limit)
         expires_in = None
@@ -948,10 +950,8 @@ class SessionMiddleware:
             if ends <= now:
                 return None  # set_expiry() in the past, or absolute_timeout reached: the session has ended
             expires_in = math.ceil(ends - now)
-            if expiry:  # set_expiry()'s own end replaces max_age, for the cookie as for the token
-                cookie_age = _shortest(expires_in, self.idle_timeout)
-            elif cookie_age is not None:  # a browser-session cookie stays one
-                cookie_age = min(cookie_age, expires_in)
+        # The cookie ends when the server would refuse it, as the expiry accessors say (blake2sign_web.expiry).
+        cookie_age = _session_end(session, now, self.max_age, self.idle_timeout, self.absolute_timeout).max_age
         max_age_attribute = f"Max-Age={cookie_age}; " if cookie_age is not None else ""
         value = [session, meta] if meta else session
         return value, expires_in, f"{self._path_attribute}{max_age_attribute}{self.security_flags}"
@@ -971,7 +971,7 @@ class SessionMiddleware:
                 return self._delete_cookie
             value, expires_in, suffix = timed
         try:
-            token = self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
+            token = self._sign(value, expires_in, session_id)
         except ValueError:  # its JSON is over the size the signer would read back
             self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
             return None
@@ -980,6 +980,14 @@ class SessionMiddleware:
             self._oversize(f"would take {len(header)} bytes")
             return None
         return header.encode("latin-1")
+
+    def _sign(self, value: Any, expires_in: int | None, session_id: bytes | None) -> str:
+        """The session's token; a value the token cannot hold raises NotJSON naming this middleware's typed option."""
+        try:
+            return self._writer.dumps(value, expires_in=expires_in, session_id=session_id)
+        except NotJSON as error:
+            error.name_option("SessionMiddleware(..., typed=True)")
+            raise
 
     def _oversize(self, problem: str, *, limit: bool = True) -> None:
         """SessionCookieTooLarge, or (on_oversize="log") an error logged; ``limit``: name the browser's limit."""
@@ -1029,6 +1037,30 @@ def _shortest(seconds: int | None, limit: int | None) -> int | None:
 def _check_timeout(name: str, value: object) -> None:
     if value is not None and (type(value) is not int or value <= 0):
         raise ValueError(f"SessionMiddleware {name} must be seconds (an int > 0) or None (off); got {value!r}")
+
+
+def _started(session: Session, now: float) -> int:
+    """When ``session`` began, for absolute_timeout: its first write with data (now, for a new or emptied one)."""
+    created = session._created_at
+    return int(now) if created is None or session.cleared else created
+
+
+def _session_end(
+    session: Session, now: float, max_age: int | None, idle_timeout: int | None, absolute_timeout: int | None
+) -> SessionEnd:
+    """When ``session`` ends if written at ``now`` under these options: its accessors' answer and its Max-Age."""
+    fixed = session._expiry_fixed
+    expiry = session._expiry
+    return session_end(
+        now,
+        default_age=max_age,
+        browser_session_default=max_age is None,
+        expiry=None if fixed else expiry,
+        expiry_at=int(expiry) if fixed and expiry is not None else None,  # the token carries whole seconds
+        idle_timeout=idle_timeout,
+        absolute_timeout=absolute_timeout,
+        started=None if absolute_timeout is None else _started(session, now),
+    )
 
 
 def _restore(session: Session, meta: dict[str, Any]) -> None:
