@@ -81,6 +81,23 @@ def page_headers() -> dict[str, str]:
     return {"Content-Type": "text/html; charset=utf-8", **SAFETY_HEADERS, "Content-Security-Policy": PAGE_POLICY}
 
 
+#: ``Sec-Fetch-Site`` of the page's own POST: the form posts to the document's URL.
+SAME_ORIGIN: Final = "same-origin"
+
+
+def cross_site_post(headers: Mapping[str, str]) -> bool:
+    """Whether a browser says this confirmation POST came from another page than the link's own.
+
+    For frameworks without a CSRF check of their own (Starlette): a link someone got for himself,
+    posted from another person's browser by a page of his, would act with her cookies (log her into
+    his account). Browsers (Chromium 76+, Firefox 90+, Safari 16.4+) send ``Sec-Fetch-Site``, which
+    pages cannot set; the page's own form sends ``same-origin``. A request without it (an older
+    browser, or a client that is not a browser and so carries no one's cookies) is let through.
+    """
+    site = headers.get("sec-fetch-site")
+    return site is not None and site.strip().lower() != SAME_ORIGIN
+
+
 class Headers(Protocol):
     """A response's case-insensitive headers: Django's ``response.headers``, Starlette's ``MutableHeaders``."""
 

@@ -328,6 +328,25 @@ def test_starlette_own_page_is_made_unframeable(starlette_client: TestClient) ->
     assert starlette_client.post(link).status_code == 410
 
 
+@pytest.mark.parametrize(
+    ("framework", "path"), [("starlette", "/magic"), ("starlette", "/files/report.bin"), ("fastapi", "/magic")]
+)
+def test_starlette_refuses_a_cross_site_post_of_the_link(
+    framework: str, path: str, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Starlette has no CSRF check: the browser's Sec-Fetch-Site says whether the page itself posted."""
+    store = patient_store(redis_server)
+    build = build_starlette if framework == "starlette" else build_fastapi
+    link = make_signer().sign(path, expires_in=600, single_use=True, consume_on="post")
+    with TestClient(build(write_files(tmp_path / "served"), store)) as client:
+        for site in ("cross-site", "same-site", "none"):  # another site's (or subdomain's) form, or no page at all
+            assert client.post(link, headers={"Sec-Fetch-Site": site}).status_code == 403
+        assert keys_in(redis_server) == 0  # nothing used up
+        assert client.post(link, headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200  # the page's form
+        assert client.post(link, headers={"Sec-Fetch-Site": "same-origin"}).status_code == 410
+        client.portal.call(store.aclose)
+
+
 def test_fastapi_without_the_handler_fails_closed(redis_server: RedisServer, tmp_path: Path) -> None:
     """Forgetting confirmation_handler is a 500, never a GET that uses the link up."""
     store = patient_store(redis_server)
