@@ -44,8 +44,16 @@ def protected(request: HttpRequest) -> HttpResponse:
     return HttpResponse("protected")
 
 
+@csrf_exempt
+@signed_url_required
+async def magic_async(request: HttpRequest) -> HttpResponse:
+    """An async view: the CSRF check runs in the thread that uses the link up."""
+    return HttpResponse(f"signed in by async {request.method}")
+
+
 urlpatterns = [
     path("magic", magic, name="magic"),
+    path("magic-async", magic_async, name="magic-async"),
     path("own-page", own_page, name="own-page"),
     path("protected", protected, name="protected"),
     path("files/<path:name>", SignedFileView.as_view(storage="signed_test"), name="files"),

@@ -274,7 +274,7 @@ def test_a_csrf_protected_view_gets_the_built_in_pages_post(django_links: Path, 
 
 
 @pytest_django_urls
-@pytest.mark.parametrize("target", ["magic", "files"])
+@pytest.mark.parametrize("target", ["magic", "magic-async", "files"])
 def test_a_forged_cross_site_post_never_uses_a_link_even_in_a_csrf_exempt_view(
     target: str, django_links: Path, redis_server: RedisServer
 ) -> None:
@@ -284,7 +284,7 @@ def test_a_forged_cross_site_post_never_uses_a_link_even_in_a_csrf_exempt_view(
     the view still make Django's CSRF check before the link is used up. The victim's browser has
     its own CSRF cookie; the forged form has no token, or the attacker's own.
     """
-    path = reverse("magic") if target == "magic" else reverse("files", args=["report.bin"])
+    path = reverse("files", args=["report.bin"]) if target == "files" else reverse(target)
     link = sign_url(path, expires_in=600, single_use=True, consume_on="post")
     victim = Client(enforce_csrf_checks=True)
     victim.get(reverse("protected"))  # an earlier visit: the victim has a CSRF cookie of her own
