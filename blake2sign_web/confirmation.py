@@ -6,23 +6,30 @@ dead on arrival. A ``consume=post`` link is never used up by GET or HEAD: both a
 them with this page (or the application's own), whose button POSTs to the very URL the browser
 shows, and only that POST uses the link up.
 
-The page needs no session and no cookie, and holds no token of its own: the link's MAC is the
-credential, and the POST carries it in its URL. It must not be framed (a page that frames it
-could trick the person into pressing the button): ``X-Frame-Options: DENY`` and
-``Content-Security-Policy: frame-ancestors 'none'``. It is never cached (``no-store``), never
-indexed, and sends no ``Referer`` (the URL holds the signature).
+The link's MAC is the credential, and the POST carries it in its URL. Where the framework checks
+cross-site requests (Django's CSRF), the POST must still pass that check: a link someone got for
+himself, posted from another person's browser by a page of his, would act with that person's
+cookies (log her into his account). So the page posts with the referrer policy ``strict-origin``
+(browsers send the real ``Origin``, where ``no-referrer`` makes them send ``Origin: null``, which
+origin checks refuse, and ``Referer`` is the origin alone: never the path or query, where the
+signature is), and its form can carry the framework's token (``page(fields)``). It must not be
+framed (a page that frames it could trick the person into pressing the button):
+``X-Frame-Options: DENY`` and ``Content-Security-Policy: frame-ancestors 'none'``. It is never
+cached (``no-store``: it may hold a per-client token) and never indexed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from html import escape
 from typing import Any, Final, Protocol
 
 #: What the page needs to be safe, set on the built-in page and on the application's own.
 SAFETY_HEADERS: Final[Mapping[str, str]] = {
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: a form POST from such a page carries "Origin: null", which Django's CSRF check refuses.
+    "Referrer-Policy": "strict-origin",
     "X-Robots-Tag": "noindex, nofollow",
     "X-Content-Type-Options": "nosniff",
 }
@@ -34,13 +41,14 @@ FRAME_POLICY: Final = "frame-ancestors 'none'"
 
 #: The built-in page. The form has no ``action``: it POSTs to the document's URL, which is the link itself
 #: as the browser sees it (behind any proxy or path prefix), so nothing from the request is written into it.
-PAGE: Final = """<!DOCTYPE html>
+#: ``{fields}``: the hidden inputs of ``page()``.
+TEMPLATE: Final = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="strict-origin">
 <title>Continue</title>
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;line-height:1.5}
 button{font-size:1.1rem;padding:.6rem 1.4rem}</style>
@@ -49,16 +57,45 @@ button{font-size:1.1rem;padding:.6rem 1.4rem}</style>
 <main>
 <h1>This link works once</h1>
 <p>Press the button to use it.</p>
-<form method="post"><button type="submit">Continue</button></form>
+<form method="post">{fields}<button type="submit">Continue</button></form>
 </main>
 </body>
 </html>
 """
 
 
+def page(fields: Mapping[str, str] | None = None) -> str:
+    """The built-in page, its form carrying ``fields`` as hidden inputs (Django's CSRF token), HTML-escaped."""
+    hidden = "".join(
+        f'<input type="hidden" name="{escape(name)}" value="{escape(value)}">' for name, value in (fields or {}).items()
+    )
+    return TEMPLATE.replace("{fields}", hidden)
+
+
+#: The page without hidden fields (Starlette's: it has no CSRF check of its own).
+PAGE: Final = page()
+
+
 def page_headers() -> dict[str, str]:
     """The headers of the built-in page (Content-Type included)."""
     return {"Content-Type": "text/html; charset=utf-8", **SAFETY_HEADERS, "Content-Security-Policy": PAGE_POLICY}
+
+
+#: ``Sec-Fetch-Site`` of the page's own POST: the form posts to the document's URL.
+SAME_ORIGIN: Final = "same-origin"
+
+
+def cross_site_post(headers: Mapping[str, str]) -> bool:
+    """Whether a browser says this confirmation POST came from another page than the link's own.
+
+    For frameworks without a CSRF check of their own (Starlette): a link someone got for himself,
+    posted from another person's browser by a page of his, would act with her cookies (log her into
+    his account). Browsers (Chromium 76+, Firefox 90+, Safari 16.4+) send ``Sec-Fetch-Site``, which
+    pages cannot set; the page's own form sends ``same-origin``. A request without it (an older
+    browser, or a client that is not a browser and so carries no one's cookies) is let through.
+    """
+    site = headers.get("sec-fetch-site")
+    return site is not None and site.strip().lower() != SAME_ORIGIN
 
 
 class Headers(Protocol):

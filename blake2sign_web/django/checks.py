@@ -39,15 +39,20 @@ Only when this project's engine or middleware handles sessions:
   cookie per session: chunks need this project's middleware.
 - ``blake2sign_web.E023``: ``IDLE_TIMEOUT`` or ``ABSOLUTE_TIMEOUT`` is neither None nor a positive int of seconds.
 
-Deployment warnings (``manage.py check --deploy`` only, as Django's own security warnings):
+Warnings add to Django's own checks, never repeat them. Django's ``check --deploy`` reports
+``SESSION_COOKIE_SECURE`` and ``SESSION_COOKIE_HTTPONLY`` (security.W010 to W015) only when
+``django.contrib.sessions`` is in INSTALLED_APPS or its SessionMiddleware in MIDDLEWARE; this
+project's engine and middleware need neither, so:
 
-- ``blake2sign_web.W004``: ``SECRET_KEY`` (or a fallback) still has ``startproject``'s
-  ``django-insecure-`` prefix.
-- ``blake2sign_web.W002``: ``SESSION_COOKIE_SECURE`` is off with this project's engine.
+- ``blake2sign_web.W001``: ``SESSION_COOKIE_HTTPONLY`` is off, this project's engine or middleware
+  handles sessions, and Django's own check cannot see it.
+- ``blake2sign_web.W002`` (``check --deploy`` only, as Django's security.W012): ``SESSION_COOKIE_SECURE``
+  is off, likewise.
+- (``blake2sign_web.W004``, a ``django-insecure-`` key, is retired: Django's security.W009 and
+  security.W025, in every supported Django, report the key and each fallback.)
 
 Only when ``SESSION_ENGINE`` is this project's:
 
-- ``blake2sign_web.W001``: ``SESSION_COOKIE_HTTPONLY`` is off: scripts can read the session.
 - ``blake2sign_web.W003``: ``SESSION_SERIALIZER`` is not JSON: the engine always uses JSON.
 
 Whenever a revocation or single-use cache is configured:
@@ -217,20 +222,6 @@ def check_secrets(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any)
     return [Error(problem, hint=KEYS_HINT, id=check_id) for check_id, problem in conf.secret_problems()]
 
 
-@register(Tags.security, "blake2sign_web", deploy=True)
-def check_deployment_secrets(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
-    """``check --deploy`` only, like Django's own security.W009: a new project's test run keeps its dev key quietly."""
-    return [
-        Warning(
-            f"{name} starts with {conf.INSECURE_PREFIX!r}: it is the development key startproject wrote into "
-            "settings.py, so anyone who has seen the code can sign sessions and links with it.",
-            hint=f"Read SECRET_KEY from the environment in production; see {DOCS}django/#keys-and-rotation",
-            id="blake2sign_web.W004",
-        )
-        for name in conf.insecure_secret_names()
-    ]
-
-
 @register(Tags.security, "blake2sign_web")
 def check_cookie_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
     """SESSION_COOKIE_* values that browsers drop or that would forge cookie attributes."""
@@ -254,21 +245,35 @@ def check_cookie_prefixes(app_configs: Sequence[AppConfig] | None = None, **kwar
     ]
 
 
+def _django_checks_session_cookie() -> bool:
+    """Whether Django's own ``check --deploy`` reports the session cookie's Secure and HttpOnly settings.
+
+    Its security.W010 to W015 look for ``django.contrib.sessions`` in INSTALLED_APPS or its
+    SessionMiddleware in MIDDLEWARE; this project's engine and middleware need neither.
+    """
+    return "django.contrib.sessions" in settings.INSTALLED_APPS or DJANGO_SESSION_MIDDLEWARE in settings.MIDDLEWARE
+
+
+def _sessions_are_ours() -> bool:
+    """Whether this project's engine or middleware writes the session cookie."""
+    return settings.SESSION_ENGINE == conf.ENGINE or conf.MIDDLEWARE in settings.MIDDLEWARE
+
+
 @register(Tags.security, "blake2sign_web")
 def check_session_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
-    """The engine's cookies should be HttpOnly and, in production, Secure."""
-    if settings.SESSION_ENGINE != conf.ENGINE:
-        return []
+    """The session cookie should be HttpOnly (where Django's own check cannot see it); the engine stores JSON."""
     messages: list[CheckMessage] = []
-    if not settings.SESSION_COOKIE_HTTPONLY:
+    if not settings.SESSION_COOKIE_HTTPONLY and _sessions_are_ours() and not _django_checks_session_cookie():
         messages.append(
             Warning(
-                "SESSION_COOKIE_HTTPONLY is False: any script on your pages can read the signed session cookie.",
+                "SESSION_COOKIE_HTTPONLY is False: any script on your pages can read the signed session cookie. "
+                "(Django's security.W013 to W015 cannot see it: neither django.contrib.sessions nor its "
+                "SessionMiddleware is installed.)",
                 hint="Set SESSION_COOKIE_HTTPONLY = True (Django's default).",
                 id="blake2sign_web.W001",
             )
         )
-    if settings.SESSION_SERIALIZER not in JSON_SERIALIZERS:
+    if settings.SESSION_ENGINE == conf.ENGINE and settings.SESSION_SERIALIZER not in JSON_SERIALIZERS:
         messages.append(
             Warning(
                 f"SESSION_SERIALIZER is {settings.SESSION_SERIALIZER!r}; this engine always stores JSON "
@@ -282,12 +287,14 @@ def check_session_settings(app_configs: Sequence[AppConfig] | None = None, **kwa
 
 @register(Tags.security, "blake2sign_web", deploy=True)
 def check_deployment_cookie(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
-    """``check --deploy`` only, like Django's own security.W010: tests and local runs are plain HTTP."""
-    if settings.SESSION_ENGINE != conf.ENGINE or settings.SESSION_COOKIE_SECURE:
+    """``check --deploy`` only, like Django's own security.W012 (tests and local runs are plain HTTP), and only
+    where Django's own check cannot see the setting."""
+    if settings.SESSION_COOKIE_SECURE or not _sessions_are_ours() or _django_checks_session_cookie():
         return []
     return [
         Warning(
-            "SESSION_COOKIE_SECURE is False: the session cookie travels over plain HTTP.",
+            "SESSION_COOKIE_SECURE is False: the session cookie travels over plain HTTP. (Django's security.W010 "
+            "to W012 cannot see it: neither django.contrib.sessions nor its SessionMiddleware is installed.)",
             hint="Set SESSION_COOKIE_SECURE = True for sites served over HTTPS.",
             id="blake2sign_web.W002",
         )

@@ -124,8 +124,6 @@ MAX_TIMEOUT: Final = 2**32
 MIN_COOKIE_SIZE_LIMIT: Final = 256
 #: Shorter secrets can be guessed; the core refuses them too.
 MIN_SECRET_LENGTH: Final = 16
-#: The prefix ``startproject`` gives the SECRET_KEY it writes into settings.py (and so into the repository).
-INSECURE_PREFIX: Final = "django-insecure-"
 #: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
 COOKIE_NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
 
@@ -387,19 +385,6 @@ def secret_problems() -> list[tuple[str, str]]:
                 )
             )
     return problems
-
-
-def insecure_secret_names() -> list[str]:
-    """The secrets that still carry the prefix ``startproject`` writes: published with the code they came with."""
-    try:
-        secret = settings.SECRET_KEY
-    except ImproperlyConfigured:
-        return []
-    fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
-    candidates = [("SECRET_KEY", secret)]
-    if isinstance(fallbacks, (list, tuple)):
-        candidates += [(f"SECRET_KEY_FALLBACKS[{i}]", f) for i, f in enumerate(fallbacks)]
-    return [name for name, value in candidates if isinstance(value, str) and value.startswith(INSECURE_PREFIX)]
 
 
 def cookie_problems() -> list[tuple[str, str]]:

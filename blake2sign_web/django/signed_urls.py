@@ -20,7 +20,8 @@ own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]``:
 
 A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
 confirmation page (``blake2sign_web.confirmation``; ``confirm=`` renders your own) whose POST uses
-it up, then reaches the view. Mail scanners that fetch every link of a message only GET.
+it up, then reaches the view. Mail scanners that fetch every link of a message only GET. That POST
+must pass Django's CSRF check (the built-in page carries the token), even in a csrf_exempt view.
 
 The verified link is ``request.signed_link`` (a ``VerifiedLink``: its expiry, nonce, disposition
 and filename) in the view.
@@ -47,7 +48,7 @@ from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
-from django.middleware.csrf import CsrfViewMiddleware
+from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.urls import get_script_prefix
 from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
@@ -286,40 +287,61 @@ def admit(
 def confirmation_response(
     request: HttpRequest, link: VerifiedLink, confirm: ConfirmFunction | None = None
 ) -> HttpResponse:
-    """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable."""
+    """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable.
+
+    The built-in page's form carries Django's CSRF token when CsrfViewMiddleware is installed: its POST
+    passes the CSRF check like any form of the site (``csrf_refusal``). Your own page puts
+    ``{% csrf_token %}`` in its form.
+    """
     if confirm is not None:
         response = confirm(request, link)
         confirmation.secure(response.headers)
         return response
-    if _csrf_would_refuse(request):
-        logger.error(
-            "the confirmation page of a single-use link to %r posts to a view CsrfViewMiddleware protects: "
-            "its POST will be refused (403). Decorate the view with csrf_exempt (the link's MAC is the credential).",
-            request.path[:LOGGED_PATH_LENGTH],
-        )
-    response = HttpResponse(confirmation.PAGE, headers=confirmation.page_headers())
+    fields = {} if _csrf_middleware(_middleware()) is None else {"csrfmiddlewaretoken": get_token(request)}
+    response = HttpResponse(confirmation.page(fields), headers=confirmation.page_headers())
     response.headers["Content-Length"] = str(len(response.content))
     return response
 
 
-def _csrf_would_refuse(request: HttpRequest) -> bool:
-    """Whether CsrfViewMiddleware is active and the view this request resolved to is not exempt from it."""
-    match = getattr(request, "resolver_match", None)
-    if match is None or getattr(match.func, "csrf_exempt", False):
-        return False
-    return _csrf_middleware(tuple(getattr(settings, "MIDDLEWARE", None) or ()))
+def csrf_refusal(request: HttpRequest) -> HttpResponse | None:
+    """Django's CSRF check of a confirmation's POST, even in a ``csrf_exempt`` view: None, or the 403 to send.
+
+    The link's MAC says the link is genuine, not who posts it: a link someone got for himself (a
+    sign-in link to his own account), posted from another person's browser by a page of his, would
+    act with her cookies (log her into his account). The check is CsrfViewMiddleware's own (the
+    installed class), so CSRF_TRUSTED_ORIGINS and the test client's exemption apply; a no-op when
+    the middleware already accepted the request, or is not installed.
+    """
+    middleware = _csrf_middleware(_middleware())
+    if middleware is None:
+        return None
+    return middleware(_unused_response).process_view(request, _confirmation_post, (), {})
+
+
+def _middleware() -> tuple[str, ...]:
+    return tuple(getattr(settings, "MIDDLEWARE", None) or ())
+
+
+def _unused_response(request: HttpRequest) -> HttpResponse:
+    raise AssertionError("only process_view is called")  # pragma: no cover
+
+
+def _confirmation_post(request: HttpRequest) -> HttpResponse:
+    """What ``csrf_refusal`` checks for: a view that is not exempt."""
+    raise AssertionError("only checked, never called")  # pragma: no cover
 
 
 @functools.lru_cache(maxsize=8)
-def _csrf_middleware(middleware: tuple[str, ...]) -> bool:
+def _csrf_middleware(middleware: tuple[str, ...]) -> type[CsrfViewMiddleware] | None:
+    """The installed CsrfViewMiddleware (or subclass), or None."""
     for dotted in middleware:
         try:
             found = import_string(dotted)
         except ImportError:
             continue
         if isinstance(found, type) and issubclass(found, CsrfViewMiddleware):
-            return True
-    return False
+            return found
+    return None
 
 
 def consume_single_use(
@@ -333,6 +355,10 @@ def consume_single_use(
     """
     if link.nonce is None or link.expires_at is None:
         return None
+    if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
+        refused = csrf_refusal(request)
+        if refused is not None:
+            return refused
     logged_path = request.path[:LOGGED_PATH_LENGTH]
     if _single_use_cache is None:
         logger.error("refused single-use URL for %r: SINGLE_USE_CACHE is not configured", logged_path)
@@ -450,8 +476,8 @@ def signed_url_required(
     on class-based views. 403 for a bad signature, 410 (EXPIRED_STATUS) for an expired one.
     ``confirm``: (request, link) -> the page shown for GET and HEAD of a ``consume_on="post"``
     link (default: a built-in page); it must POST to the same URL, which the view then gets,
-    after the link was used up. Such a view must accept that POST without a CSRF token
-    (``@csrf_exempt`` outermost): the link's MAC is the credential.
+    after the link was used up. That POST passes Django's CSRF check, also in a ``csrf_exempt`` view
+    (``csrf_refusal``): the built-in page carries the token; your own page needs ``{% csrf_token %}``.
     """
 
     def decorate(view: V) -> V:

@@ -50,8 +50,9 @@ logger = logging.getLogger("blake2sign_web.signed_urls")
 RANGE_FALLBACKS = ("redirect", "seek")
 
 
-# POST is answered only for a link signed with consume_on="post", whose MAC is the credential; any other
-# link's POST is 405. The confirmation page posts without a CSRF token (it needs no session or cookie).
+# POST is answered only for a link signed with consume_on="post"; any other link's POST is 405, after the
+# signature check. That one POST is CSRF-checked before it uses the link up (signed_urls.csrf_refusal), as
+# the confirmation page's form carries the token.
 @method_decorator(csrf_exempt, name="dispatch")
 class SignedFileView(View):
     """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature.

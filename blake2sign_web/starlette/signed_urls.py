@@ -261,6 +261,10 @@ async def consume_single_use(
     if link.nonce is None or link.expires_at is None:
         return
     logged_path = _full_path(request.scope)[:LOGGED_PATH_LENGTH]
+    if link.consume_on == "post" and confirmation.cross_site_post(request.headers):
+        # Starlette has no CSRF check: another site's form must not use the link up with this browser's cookies.
+        logger.warning("refused a cross-site POST of the single-use URL for %r", logged_path)
+        raise HTTPException(403, "This link must be confirmed from its own page.")
     if store is None:
         logger.error("refused single-use URL for %r: no single_use store configured for this endpoint", logged_path)
         raise HTTPException(403, "This link is not valid.")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.checks import run_checks
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
@@ -133,14 +135,17 @@ def test_secrets_are_counted_in_utf8_bytes_as_the_core_counts_them() -> None:
 
 
 INSECURE = "django-insecure-" + "k" * 50
+SECRET_WARNINGS = ("security.W009", "security.W025")
 
 
-def test_startproject_key_is_a_deployment_warning_that_does_not_stop_the_engine(session_middleware: str) -> None:
-    assert ids(SECRET_KEY=INSECURE, deploy=True) == {"blake2sign_web.W004"}
-    assert ids(SECRET_KEY_FALLBACKS=[INSECURE], deploy=True) == {"blake2sign_web.W004"}
-    # A new project's `manage.py test` (DEBUG off, startproject's key) reports nothing.
-    assert ids(SECRET_KEY=INSECURE) == set()
-    assert ids(SECRET_KEY_FALLBACKS=[INSECURE]) == set()
+def test_startproject_key_is_left_to_djangos_own_deployment_warnings(session_middleware: str) -> None:
+    """Django's security.W009 and W025 name the key and each fallback: a warning of ours would say it twice."""
+    assert ids(SECRET_KEY=INSECURE, deploy=True) == set()
+    assert ids(SECRET_KEY_FALLBACKS=[INSECURE], deploy=True) == set()
+    with override_settings(SECRET_KEY=INSECURE, SECRET_KEY_FALLBACKS=[GOOD_OLD_KEY, INSECURE]):
+        djangos = [(m.id, m.msg) for m in run_checks(include_deployment_checks=True) if m.id in SECRET_WARNINGS]
+    assert [check_id for check_id, _ in djangos] == ["security.W009", "security.W025"]
+    assert "SECRET_KEY_FALLBACKS[1]" in djangos[1][1]
     with override_settings(SECRET_KEY=INSECURE):  # manage.py test runs with DEBUG off: it must keep working
         assert session_of(run(Client(), ["__setitem__", "a", 1])) == {"a": 1}
 
@@ -192,19 +197,74 @@ def test_our_middleware_refuses_bad_cookie_settings_with_any_engine() -> None:
             run(Client(), ["__setitem__", "a", 1])
 
 
-def test_cookie_warnings() -> None:
-    """Warnings do not stop the engine."""
-    assert ids(SESSION_COOKIE_HTTPONLY=False) == {"blake2sign_web.W001"}
-    assert ids(SESSION_COOKIE_SECURE=False, deploy=True) == {"blake2sign_web.W002"}
-    assert ids(SESSION_COOKIE_SECURE=True, deploy=True) == set()
-    assert ids(SESSION_COOKIE_SECURE=False) == set()  # a test run or runserver: plain HTTP is expected
+#: What this project's engine and middleware need: no django.contrib.sessions, no Django SessionMiddleware.
+WITHOUT_DJANGO_SESSIONS: dict[str, Any] = {
+    "INSTALLED_APPS": [app for app in settings.INSTALLED_APPS if app != "django.contrib.sessions"],
+    "MIDDLEWARE": middleware_with(OUR_MIDDLEWARE),
+}
+
+
+def test_cookie_warnings_where_djangos_own_checks_cannot_see() -> None:
+    """Warnings do not stop the engine. Django's security.W010 to W015 look only for its own app or middleware."""
+    alone = WITHOUT_DJANGO_SESSIONS
+    assert ids(SESSION_COOKIE_HTTPONLY=False, **alone) == {"blake2sign_web.W001"}
+    assert ids(SESSION_COOKIE_SECURE=False, deploy=True, **alone) == {"blake2sign_web.W002"}
+    assert ids(SESSION_COOKIE_SECURE=True, deploy=True, **alone) == set()
+    assert ids(SESSION_COOKIE_SECURE=False, **alone) == set()  # a test run or runserver: plain HTTP is expected
+    # This project's middleware writes the cookie whatever the engine.
+    engine = "django.contrib.sessions.backends.signed_cookies"
+    assert ids(SESSION_ENGINE=engine, SESSION_COOKIE_SECURE=False, deploy=True, **alone) == {"blake2sign_web.W002"}
+    # Where Django's own app or middleware is installed, its security.W010 to W015 say it.
+    assert ids(SESSION_COOKIE_HTTPONLY=False, SESSION_COOKIE_SECURE=False, deploy=True) == set()
     assert ids(SESSION_SERIALIZER="myapp.serializers.Pickle") == {"blake2sign_web.W003"}
 
 
-def test_warnings_only_for_this_engine() -> None:
+def test_warnings_only_for_this_engine_or_middleware() -> None:
     engine = "django.contrib.sessions.backends.signed_cookies"
-    assert ids(SESSION_ENGINE=engine, SESSION_COOKIE_HTTPONLY=False, SESSION_COOKIE_SECURE=False) == set()
-    assert ids(SESSION_ENGINE=engine, SESSION_COOKIE_SECURE=False, deploy=True) == set()
+    apps = WITHOUT_DJANGO_SESSIONS["INSTALLED_APPS"]
+    assert ids(SESSION_ENGINE=engine, SESSION_COOKIE_HTTPONLY=False, INSTALLED_APPS=apps) == set()
+    assert ids(SESSION_ENGINE=engine, SESSION_COOKIE_SECURE=False, INSTALLED_APPS=apps, deploy=True) == set()
+
+
+def check_deploy(**overrides: Any) -> list[str]:
+    """The warnings ``manage.py check --deploy`` prints with these settings, one line each (hints apart)."""
+    output = io.StringIO()
+    with override_settings(**overrides):
+        call_command("check", deploy=True, stdout=output, stderr=output)
+    return [line for line in output.getvalue().splitlines() if line.startswith("?: (")]
+
+
+def naming(warnings: list[str], said: str) -> list[str]:
+    return [warning for warning in warnings if said in warning]
+
+
+@pytest.mark.parametrize(
+    "installed",
+    [
+        {},  # the test settings: django.contrib.sessions and Django's SessionMiddleware, this project's engine
+        {"MIDDLEWARE": middleware_with(OUR_MIDDLEWARE)},  # the app, this project's middleware
+        {"INSTALLED_APPS": WITHOUT_DJANGO_SESSIONS["INSTALLED_APPS"]},  # Django's middleware, no app
+    ],
+    ids=["app-and-django-middleware", "app-and-our-middleware", "django-middleware-only"],
+)
+def test_check_deploy_says_each_thing_once(installed: dict[str, Any]) -> None:
+    """manage.py check --deploy: where Django's own warning names a setting, ours stays silent (issue 27, item 12)."""
+    insecure = {"SECRET_KEY": INSECURE, "SECRET_KEY_FALLBACKS": [INSECURE]}
+    warnings = check_deploy(SESSION_COOKIE_SECURE=False, SESSION_COOKIE_HTTPONLY=False, **insecure, **installed)
+    assert naming(warnings, "blake2sign_web.") == []
+    for said in ("SESSION_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY", "Your SECRET_KEY ", "SECRET_KEY_FALLBACKS[0]"):
+        assert len(naming(warnings, said)) == 1, (said, warnings)
+
+
+def test_check_deploy_without_djangos_session_app_or_middleware_names_the_cookie_settings_once() -> None:
+    warnings = check_deploy(SESSION_COOKIE_SECURE=False, SESSION_COOKIE_HTTPONLY=False, **WITHOUT_DJANGO_SESSIONS)
+    assert naming(warnings, "SESSION_COOKIE_HTTPONLY") == [
+        "?: (blake2sign_web.W001) SESSION_COOKIE_HTTPONLY is False: any script on your pages can read the signed "
+        "session cookie. (Django's security.W013 to W015 cannot see it: neither django.contrib.sessions nor its "
+        "SessionMiddleware is installed.)"
+    ]
+    [secure] = naming(warnings, "SESSION_COOKIE_SECURE")
+    assert secure.startswith("?: (blake2sign_web.W002) SESSION_COOKIE_SECURE is False")
 
 
 def test_two_session_middlewares_are_an_error() -> None:
