@@ -139,7 +139,11 @@ def main() -> None:
         if not args.django:
             port = args.starlette_port
             app = "example_project.fastapi_site.app:app"
-            processes.append(start([str(PYTHON), "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)]))
+            processes.append(
+                start(
+                    [str(PYTHON), "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port), "--lifespan", "on"]
+                )
+            )
             sites.append(f"FastAPI app:   http://127.0.0.1:{port}/")
         print("\n".join(["", *sites, "Log in as demo / demo. Ctrl+C stops everything.", ""]), flush=True)
         while all(process.poll() is None for process in processes):

@@ -1,6 +1,6 @@
 """The example FastAPI app: the Django site's tea shop, on Starlette's and starsessions' sessions and ours.
 
-uvicorn example_project.fastapi_site.app:app --port 8001
+uvicorn example_project.fastapi_site.app:app --port 8001 --lifespan on
 """
 
 from __future__ import annotations

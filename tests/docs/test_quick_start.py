@@ -4,7 +4,9 @@ The wheel is built once (``pip wheel --no-deps``, as a release would build it). 
 gets what the quick start's ``pip install`` line says, with the wheel in place of the name on the package index
 (only ``[django]``, or ``[fastapi]`` and uvicorn): nothing from this checkout, no test tools. The quick start's
 files are written as the README shows them into an empty directory, its run command starts the server (on a
-free port), and three requests with one cookie jar count 1, 2, 3: the session works.
+free port), and three requests with one cookie jar count 1, 2, 3: the session works. The FastAPI quick start's
+run command, given the quick start's app with a bad argument, must stop at start-up with the argument's message
+(uvicorn's default ``--lifespan auto`` would serve and answer every request with 500).
 
 A package index that cannot be reached skips these tests, except under CI, where it fails them.
 """
@@ -23,13 +25,14 @@ import time
 import urllib.request
 import venv
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from .readme import ROOT, Block, commands, file_name, sections
+from .run_commands import start_up_failure
 
 pytestmark = pytest.mark.server
 
@@ -127,38 +130,64 @@ class QuickStart:
     python: Path  #: the fresh venv's interpreter
 
 
+@dataclass(frozen=True)
+class Installed:
+    """A framework's quick start: its fresh venv, with what its ``pip install`` line says, and its blocks."""
+
+    folder: Path
+    bin_dir: Path
+    files: dict[str, str]  #: the files the reader writes, by name, as the README shows them
+    run: Block  #: the run command's block
+
+
+@pytest.fixture(scope="module")
+def install(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Installed]:
+    """``install("fastapi")``: the framework's venv, made once per module and shared by its tests."""
+    made: dict[str, Installed] = {}
+
+    def make(framework: str) -> Installed:
+        if framework not in made:
+            install, *files, run = sections()[QUICK_STARTS[framework]]
+            folder = tmp_path_factory.mktemp(f"quick-start-{framework}")
+            environment = folder / "venv"
+            venv.EnvBuilder(with_pip=True).create(environment)
+            bin_dir = environment / ("Scripts" if os.name == "nt" else "bin")
+            run_pip(install_command(install, wheel, bin_dir / "python"), folder)
+            named = {file_name(block): block.text for block in files}
+            assert None not in named
+            made[framework] = Installed(folder, bin_dir, {str(name): text for name, text in named.items()}, run)
+        return made[framework]
+
+    return make
+
+
+def write_project(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module", params=list(QUICK_STARTS))
-def quick_start(
-    request: pytest.FixtureRequest, wheel: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[QuickStart]:
+def quick_start(request: pytest.FixtureRequest, install: Callable[[str], Installed]) -> Iterator[QuickStart]:
     """The quick start of one framework, installed in a fresh venv and running."""
     framework: str = request.param
-    install, *files, run = sections()[QUICK_STARTS[framework]]
-    folder = tmp_path_factory.mktemp(f"quick-start-{framework}")
-    environment = folder / "venv"
-    venv.EnvBuilder(with_pip=True).create(environment)
-    bin_dir = environment / ("Scripts" if os.name == "nt" else "bin")
-    run_pip(install_command(install, wheel, bin_dir / "python"), folder)
-    project = folder / "project"
-    project.mkdir()
-    for block in files:
-        name = file_name(block)
-        assert name is not None
-        (project / name).write_text(block.text, encoding="utf-8")
+    installed = install(framework)
+    project = write_project(installed.folder / "project", installed.files)
     port = free_port()
-    log = folder / "server.log"
+    log = installed.folder / "server.log"
     with open(log, "wb") as output:
         process = subprocess.Popen(
-            server_command(run, port),
+            server_command(installed.run, port),
             cwd=project,
-            env=clean_environment(bin_dir),
+            env=clean_environment(installed.bin_dir),
             stdout=output,
             stderr=output,
             start_new_session=True,
         )
     try:
         wait_until_listening(process, port, log)
-        yield QuickStart(f"http://127.0.0.1:{port}{PATHS[framework]}", bin_dir / "python")
+        yield QuickStart(f"http://127.0.0.1:{port}{PATHS[framework]}", installed.bin_dir / "python")
     finally:
         stop(process)
 
@@ -214,3 +243,57 @@ def test_the_long_description_leads_with_the_install_and_has_no_contributor_sect
     assert "python3 scripts/example.py" not in text
     assert list(found)[1 : 1 + len(TITLES)] == list(TITLES)
     check_quick_starts(text)
+
+
+#: The README's app.py made wrong the way a newcomer might, and what uvicorn must then print before it exits.
+BAD_ARGUMENTS = {
+    "short secret": (
+        'secret_key="change me: a long random string such as secrets.token_urlsafe(50)"',
+        'secret_key="too short"',
+        "SessionMiddleware secret_key is 9 bytes long, fewer than the minimum of 16",
+    ),
+    "misspelled argument": (
+        'secret_key="change me',
+        'secret_kye="change me',
+        "got an unexpected keyword argument 'secret_kye'",
+    ),
+    "encryption without cryptography": (
+        'secrets.token_urlsafe(50)")',
+        'secrets.token_urlsafe(50)", encrypt=True)',
+        'SessionMiddleware encrypt=True needs the cryptography package: pip install "blake2sign-web[encrypted]"',
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", list(BAD_ARGUMENTS))
+def test_the_fastapi_run_command_stops_at_start_up_on_a_bad_argument(
+    install: Callable[[str], Installed], mistake: str
+) -> None:
+    """The README's run command exactly (a free port added): it exits non-zero with the argument's message.
+
+    Starlette builds the middleware stack, so runs ``SessionMiddleware.__init__``, on its first call: the
+    lifespan start-up. uvicorn's default ``--lifespan auto`` reads an exception there as "no lifespan
+    support", logs only that, at INFO, and serves: every request is then a 500.
+    """
+    installed = install("fastapi")
+    old, new, message = BAD_ARGUMENTS[mistake]
+    app = installed.files["app.py"]
+    assert app.count(old) == 1, f"the README's app.py no longer has {old!r}"
+    project = write_project(installed.folder / mistake.replace(" ", "-"), {"app.py": app.replace(old, new)})
+    environment = clean_environment(installed.bin_dir)
+    found = subprocess.run(  # what makes the third mistake one: the quick start's venv has no cryptography
+        [
+            str(installed.bin_dir / "python"),
+            "-c",
+            "import importlib.util; print(importlib.util.find_spec('cryptography'))",
+        ],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.strip() == "None", "the quick start's venv has cryptography: pick another missing package"
+    port = free_port()
+    output = start_up_failure(server_command(installed.run, port), project, environment, port)
+    assert message in output
+    assert "Application startup failed. Exiting." in output
