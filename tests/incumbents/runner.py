@@ -84,6 +84,13 @@ DJANGO_MIDDLEWARE_SKIPS = (
     ),
 )
 
+#: Django's auth_tests, with this project's engine and revocation on ("module.Class.test" below auth_tests).
+DJANGO_AUTH_SKIPS: tuple[Skip, ...] = ()
+
+#: Skips that Django's auth_tests make themselves, whatever the session engine, when an optional package or a
+#: Python version is missing (Django's own skipUnless): accepted, and counted apart (regular expressions).
+DJANGO_AUTH_OWN_SKIPS = (r"bcrypt not installed", r"argon2-cffi not installed", r"Python 3\.\d+\+ only")
+
 #: Starlette's tests/middleware/test_session.py, with this project's middleware in place of Starlette's.
 STARLETTE_SKIPS: tuple[Skip, ...] = ()
 
@@ -140,10 +147,14 @@ def download_sdist(project: str, release: str) -> Path:
     return found[0]
 
 
-def extract(project: str, wanted: Callable[[str], bool]) -> Path:
-    """The installed release's sdist, its files for which ``wanted(path)`` holds, extracted once; their root."""
+def extract(project: str, part: str, wanted: Callable[[str], bool]) -> Path:
+    """The installed release's sdist, its files for which ``wanted(path)`` holds, extracted once; their root.
+
+    ``part`` names the extraction (one folder per suite): a suite added later never finds
+    the folder of another one, made without its files.
+    """
     release = version(project)
-    target = cache_dir() / f"{project}-{release}"
+    target = cache_dir() / f"{project}-{release}-{part}"
     if target.is_dir():
         return target
     archive = download_sdist(project, release)
@@ -173,7 +184,27 @@ def extract(project: str, wanted: Callable[[str], bool]) -> Path:
 
 def django_tests() -> Path:
     """Django's ``tests/`` folder, holding ``sessions_tests`` only."""
-    return extract("django", lambda path: path.startswith("tests/sessions_tests/")) / "tests"
+    return extract("django", "sessions_tests", lambda path: path.startswith("tests/sessions_tests/")) / "tests"
+
+
+#: What Django's auth_tests need besides their folder: Django's test runner script, its default test
+#: settings (which ours import), the empty root URLconf it sets, and the mail backend one test names.
+DJANGO_AUTH_FILES = (
+    "tests/runtests.py",
+    "tests/test_sqlite.py",
+    "tests/urls.py",
+    "tests/mail/__init__.py",
+    "tests/mail/custombackend.py",
+)
+
+
+def django_auth_tests() -> Path:
+    """Django's ``tests/`` folder, holding ``auth_tests`` and the few files of ``DJANGO_AUTH_FILES``."""
+
+    def wanted(path: str) -> bool:
+        return path.startswith("tests/auth_tests/") or path in DJANGO_AUTH_FILES
+
+    return extract("django", "auth_tests", wanted) / "tests"
 
 
 STARLETTE_SUITE = "tests/middleware/test_session.py"
@@ -188,7 +219,7 @@ def starlette_tests() -> Path:
             path.startswith("tests/") and name.endswith(".py") and not name.startswith("test_")
         )
 
-    return extract("starlette", wanted)
+    return extract("starlette", "session_tests", wanted)
 
 
 # Running a suite -----------------------------------------------------------------------------------------------
@@ -281,6 +312,76 @@ def run_django_suite(redis_url: str) -> SuiteRun:
     )
 
 
+#: The changes made to Django's auth_tests, and why; the run fails if a text to replace is gone.
+#:
+#: - test_basic.py rotates SECRET_KEY to "newsecret" (9 bytes), which this project refuses (under 16 bytes a
+#:   secret falls to an offline guess from a single cookie): it gets a longer one. No test depends on its value.
+#: - client.py's PasswordResetConfirmClient emulates PasswordResetConfirmView's first step (the token put in
+#:   the session, then a redirect) by saving ``self.session`` and expecting the next request to see it. That
+#:   holds for a server-side store, whose key the client's cookie already names; a cookie store's key *is* its
+#:   data, so the client must be given the saved session's key, as Client.login() does and as the view's
+#:   response would (Set-Cookie). Without this, the 17 tests of the password reset confirmation fail with
+#:   any cookie engine, Django's signed_cookies included.
+DJANGO_AUTH_CHANGES: dict[str, tuple[tuple[str, str], ...]] = {
+    "auth_tests/test_basic.py": (('SECRET_KEY="newsecret"', 'SECRET_KEY="newsecret-of-at-least-16-bytes"'),),
+    "auth_tests/client.py": (
+        ("import re\n", "import re\n\nfrom django.conf import settings\n"),
+        (
+            "        session.save()\n",
+            "        session.save()\n        self.cookies[settings.SESSION_COOKIE_NAME] = session.session_key\n",
+        ),
+    ),
+}
+
+
+def run_django_auth_suite(
+    engine: str, redis_url: str = "", key_prefix: str = "auth-tests", *, adapted: bool = True
+) -> SuiteRun:
+    """Django's ``auth_tests`` by Django's own ``runtests.py``, with the session engine ``engine``.
+
+    ``engine``: see django_auth_settings (``revocation`` needs ``redis_url``). One process,
+    ``--parallel=1`` (the skips are set in it, and the machine's cores are shared). ``adapted=False``
+    runs Django's files as they are, without ``DJANGO_AUTH_CHANGES`` (to compare, never in CI).
+    """
+    tests = django_auth_tests()
+    for path, changes in DJANGO_AUTH_CHANGES.items():
+        adapt(tests, path, changes if adapted else (), "DJANGO_AUTH_CHANGES")
+    with tempfile.TemporaryDirectory() as scratch:
+        results = Path(scratch) / "results.json"
+        environment = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+        environment.update(
+            BLAKE2SIGN_INCUMBENT_AUTH_ENGINE=engine,
+            BLAKE2SIGN_INCUMBENT_REDIS=redis_url,
+            BLAKE2SIGN_INCUMBENT_KEY_PREFIX=key_prefix,
+            BLAKE2SIGN_INCUMBENT_AUTH_SKIPS=json.dumps(skips_for(DJANGO_AUTH_SKIPS, django_version())),
+            BLAKE2SIGN_INCUMBENT_AUTH_RESULTS=str(results),
+            PYTHONDONTWRITEBYTECODE="1",
+        )
+        # runtests.py puts its own folder first on sys.path (Django's test apps, test_sqlite); ours (``tests.``) next.
+        environment["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+        command = [sys.executable, "runtests.py", "auth_tests", "--settings=tests.incumbents.django_auth_settings"]
+        command += ["--parallel=1", "--noinput", "--verbosity=1"]
+        completed = subprocess.run(
+            command, cwd=tests, env=environment, capture_output=True, text=True, check=False, timeout=900
+        )
+        output = completed.stdout + completed.stderr
+        records = json.loads(results.read_text()) if results.exists() else []
+    cases = [readable_location(unittest_case(record), tests) for record in records]
+    return SuiteRun(f"Django {version('django')}", completed.returncode, output, cases)
+
+
+def unittest_case(record: Mapping[str, str]) -> Case:
+    """A test's outcome as django_auth_runner records it; a failure's message is its exception, not its traceback."""
+    outcome, text = record["outcome"], record.get("message", "")
+    if outcome not in ("failed", "error"):
+        return Case("auth_tests", record["name"], outcome, text)
+    frames = re.findall(r'^\s*File "([^"]+)", line (\d+)', text, flags=re.MULTILINE)
+    tail = text.rpartition(f'File "{frames[-1][0]}", line {frames[-1][1]}')[2] if frames else text
+    exception = [line for line in tail.splitlines()[1:] if line.strip() and not line.startswith(" ")]
+    message = " ".join(exception) or text
+    return Case("auth_tests", record["name"], outcome, message, f"{frames[-1][0]}:{frames[-1][1]}" if frames else "")
+
+
 #: The one change made to Starlette's suite, and why. Starlette accepts any secret and its tests sign with
 #: ``secret_key="example"`` (7 bytes); this project refuses secrets under 16 bytes (keys.MIN_SECRET_LENGTH:
 #: a short secret falls to an offline guess from a single cookie), so the suite gets a long one instead.
@@ -290,17 +391,27 @@ STARLETTE_SECRET = ('secret_key="example"', 'secret_key="example-secret-of-at-le
 
 def adapt_starlette_suite(root: Path) -> int:
     """Write the suite with ``STARLETTE_SECRET`` applied, from a pristine copy; the number of replacements."""
-    suite = root / STARLETTE_SUITE
+    return adapt(root, STARLETTE_SUITE, [STARLETTE_SECRET], "STARLETTE_SECRET")[0]
+
+
+def adapt(root: Path, path: str, changes: Iterable[tuple[str, str]], name: str) -> list[int]:
+    """Write ``root/path`` with each ``(old, new)`` of ``changes`` applied, from a pristine copy; the counts replaced.
+
+    The run fails if an ``old`` text is no longer in the file (``name``: the constant to review).
+    """
+    suite = root / path
     pristine = suite.with_name(suite.name + ".orig")
     if not pristine.exists():
         shutil.copyfile(suite, pristine)
     text = pristine.read_text(encoding="utf-8")
-    old, new = STARLETTE_SECRET
-    count = text.count(old)
-    if not count:
-        pytest.fail(f"{STARLETTE_SUITE} no longer contains {old}: review STARLETTE_SECRET in {__file__}", pytrace=False)
-    suite.write_text(text.replace(old, new), encoding="utf-8")
-    return count
+    counts = []
+    for old, new in changes:
+        counts.append(text.count(old))
+        if not counts[-1]:
+            pytest.fail(f"{path} no longer contains {old!r}: review {name} in {__file__}", pytrace=False)
+        text = text.replace(old, new)
+    suite.write_text(text, encoding="utf-8")
+    return counts
 
 
 def run_starlette_suite() -> SuiteRun:
@@ -337,13 +448,21 @@ def run_starlette_suite() -> SuiteRun:
 SUMMARY: list[str] = []
 
 
-def check(run: SuiteRun, group: str, title: str, skips: Mapping[str, str]) -> None:
-    """Every test of ``group`` passed, except exactly the listed skips; else fail, naming each test and why."""
+def check(run: SuiteRun, group: str, title: str, skips: Mapping[str, str], own_skips: Iterable[str] = ()) -> None:
+    """Every test of ``group`` passed, except exactly the listed skips; else fail, naming each test and why.
+
+    ``own_skips``: regular expressions of the reasons the suite itself skips a test for (a package or
+    Python version its environment lacks), whatever the engine; those are counted apart.
+    """
     cases = run.group(group)
     passed = [case for case in cases if case.outcome == "passed"]
-    skipped = {case.name: case.message for case in cases if case.outcome == "skipped"}
+    theirs = [case for case in cases if case.outcome == "skipped" and case.name not in skips and own(case, own_skips)]
+    skipped = {case.name: case.message for case in cases if case.outcome == "skipped" and case not in theirs}
     failed = [case for case in cases if case.outcome in ("failed", "error")]
-    SUMMARY.append(f"{run.label}, {title}: {len(passed)} passed, {len(skipped)} skipped, {len(failed)} failed")
+    by_the_suite = f" (+ {len(theirs)} skipped by the suite itself)" if theirs else ""
+    SUMMARY.append(
+        f"{run.label}, {title}: {len(passed)} passed, {len(skipped)} skipped{by_the_suite}, {len(failed)} failed"
+    )
     problems = [f"{case.name} {case.outcome.upper()} at {case.where}: {first_line(case.message)}" for case in failed]
     problems += [
         f"{name} was skipped, but is not in the skip list: {first_line(reason)}"
@@ -352,11 +471,15 @@ def check(run: SuiteRun, group: str, title: str, skips: Mapping[str, str]) -> No
     ]
     problems += [f"{name} is in the skip list, but did not run as a skip" for name in skips if name not in skipped]
     if not cases:
-        problems.append(f"no test of {group} ran; pytest said:\n{run.output[-3000:]}")
+        problems.append(f"no test of {group} ran; the run said:\n{run.output[-3000:]}")
     elif not passed:
         problems.append("no test passed")
     if problems:
         pytest.fail(f"{run.label}, {title}:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+def own(case: Case, reasons: Iterable[str]) -> bool:
+    return any(re.search(reason, case.message) for reason in reasons)
 
 
 def first_line(message: str) -> str:
