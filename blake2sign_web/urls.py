@@ -64,7 +64,7 @@ import re
 import secrets
 import time
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, NamedTuple
@@ -127,6 +127,47 @@ class VerifiedLink(NamedTuple):
     filename: str | None = None
 
 
+#: URLSigner's keywords that name a link's own query parameters, and their default names.
+LINK_PARAMETERS: Final = {
+    "signature_param": "signature",
+    "expires_param": "expires",
+    "nonce_param": "once",
+    "consume_param": "consume",
+    "disposition_param": "disposition",
+    "filename_param": "filename",
+}
+
+
+def check_link_parameters(
+    names: Mapping[str, str], ignore: Iterable[str], spell: Callable[[str], str] = lambda option: option
+) -> tuple[str, ...]:
+    """The rules for a link's own query parameter names and the ignored ones: the ignore patterns, as a tuple.
+
+    ``names``: ``URLSigner``'s keyword (``signature_param``, ...) and the name it gives; ``spell``: an
+    option's name in the caller's framework (a keyword, or ``ignore``), for the messages, so that an
+    adapter can check its settings at start-up with the same rules. ValueError or TypeError.
+    """
+    for option, value in names.items():
+        if not isinstance(value, str) or not value or quote(value, safe=_QUERY_SAFE) != value:
+            raise ValueError(
+                f"{spell(option)} must be a non-empty query parameter name of [A-Za-z0-9-._~]; got {value!r}"
+            )
+    if len(set(names.values())) != len(names):
+        raise ValueError(f"the parameter names must differ: {', '.join(map(spell, names))}")
+    if isinstance(ignore, str):
+        raise TypeError(f"{spell('ignore')} must be a list of parameter names or patterns such as 'utm_*', not one str")
+    patterns = tuple(ignore)
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern:
+            raise TypeError(f"each {spell('ignore')} pattern must be a non-empty str such as 'utm_*'; got {pattern!r}")
+        if any(fnmatchcase(value, pattern) for value in names.values()):
+            raise ValueError(
+                f"{spell('ignore')} pattern {pattern!r} would ignore the signature, expiry or nonce parameter, or "
+                f"another of this signer's own ({', '.join(names.values())}), which the signature must cover"
+            )
+    return patterns
+
+
 class URLSigner(Signer):
     """Signs and verifies URLs (absolute, or path and query) with an optional expiry."""
 
@@ -164,22 +205,7 @@ class URLSigner(Signer):
             "disposition_param": disposition_param,
             "filename_param": filename_param,
         }
-        for name, value in names.items():
-            if not isinstance(value, str) or not value or quote(value, safe=_QUERY_SAFE) != value:
-                raise ValueError(f"{name} must be a non-empty query parameter name of [A-Za-z0-9-._~]; got {value!r}")
-        if len(set(names.values())) != len(names):
-            raise ValueError(f"the parameter names must differ: {', '.join(names)}")
-        if isinstance(ignore, str):
-            raise TypeError("ignore must be a list of parameter names or patterns such as 'utm_*', not one str")
-        self.ignore = tuple(ignore)
-        for pattern in self.ignore:
-            if not isinstance(pattern, str) or not pattern:
-                raise TypeError(f"each ignore pattern must be a non-empty str such as 'utm_*'; got {pattern!r}")
-            if any(fnmatchcase(value, pattern) for value in names.values()):
-                raise ValueError(
-                    f"ignore pattern {pattern!r} would ignore the signature, expiry or nonce parameter, or another of "
-                    f"this signer's own ({', '.join(names.values())}), which the signature must cover"
-                )
+        self.ignore = check_link_parameters(names, ignore)
         if not callable(clock):
             raise TypeError("clock must be a callable returning Unix seconds, like time.time")
         self.signature_param = signature_param

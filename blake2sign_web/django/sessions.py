@@ -142,6 +142,16 @@ class SessionStore(SessionBase):
             # to keep here.
             _current.set(weakref.ref(self))
 
+    def _validate_session_key(self, key: str | None) -> bool:
+        """Django's rule (a key of at least 8 characters), with the warning any other bad cookie gets.
+
+        Django drops a shorter key silently; here it is a cookie that is no session, like any other.
+        """
+        if key and len(key) < 8:
+            suspicious_logger.warning("Session cookie rejected: %d characters, too short to be a session.", len(key))
+            return False
+        return bool(key)
+
     def get_session_cookie_age(self) -> int:
         """SESSION_COOKIE_AGE, from the configuration resolved once (settings changes reset it)."""
         return session_config().cookie_age

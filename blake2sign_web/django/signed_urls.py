@@ -58,7 +58,16 @@ from .. import confirmation
 from ..exceptions import BadSignature, SignatureExpired
 from ..keys import HASHERS
 from ..revocation import POLICIES, StoreUnavailable
-from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink, get_url_signer
+from ..urls import (
+    LINK_PARAMETERS,
+    Bound,
+    ConsumeOn,
+    Disposition,
+    URLSigner,
+    VerifiedLink,
+    check_link_parameters,
+    get_url_signer,
+)
 from . import revocation
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
@@ -123,6 +132,18 @@ def options() -> dict[str, Any]:
         raise ImproperlyConfigured(f"{name}['EXPIRED_STATUS'] must be 410 or 403; got {result['EXPIRED_STATUS']!r}.")
     if isinstance(result["IGNORED_PARAMS"], str):
         raise ImproperlyConfigured(f"{name}['IGNORED_PARAMS'] must be a tuple of names or patterns like 'utm_*'.")
+    settable = {"signature_param": "SIGNATURE_PARAM", "expires_param": "EXPIRES_PARAM", "ignore": "IGNORED_PARAMS"}
+    names = {**LINK_PARAMETERS, "signature_param": result["SIGNATURE_PARAM"], "expires_param": result["EXPIRES_PARAM"]}
+    try:
+        check_link_parameters(
+            names,
+            result["IGNORED_PARAMS"],
+            lambda option: (
+                f"{name}[{settable[option]!r}]" if option in settable else f"the {names[option]!r} parameter"
+            ),
+        )
+    except (TypeError, ValueError) as error:
+        raise ImproperlyConfigured(f"{error}.") from None
     alias = result["SINGLE_USE_CACHE"]
     if alias is not None and (not isinstance(alias, str) or alias not in getattr(settings, "CACHES", {})):
         raise ImproperlyConfigured(

@@ -39,6 +39,24 @@ def test_signed_urls_section_is_checked_by_its_own_check() -> None:
 
 
 @pytest.mark.parametrize(
+    ("section", "named"),
+    [
+        ({"SIGNATURE_PARAM": "a b"}, "['SIGNED_URLS']['SIGNATURE_PARAM'] must be a non-empty query parameter name"),
+        ({"EXPIRES_PARAM": "once"}, "must differ: BLAKE2SIGN_WEB['SIGNED_URLS']['SIGNATURE_PARAM'], "),
+        ({"IGNORED_PARAMS": ("sig*",)}, "['SIGNED_URLS']['IGNORED_PARAMS'] pattern 'sig*' would ignore the signature"),
+        ({"IGNORED_PARAMS": (None,)}, "each BLAKE2SIGN_WEB['SIGNED_URLS']['IGNORED_PARAMS'] pattern must be"),
+    ],
+)
+def test_link_parameter_names_are_checked_at_start_up_in_djangos_spelling(section: Any, named: str) -> None:
+    """Review 4: these were found at the first signed link only, in the core's words (signature_param, ignore)."""
+    with override_settings(BLAKE2SIGN_WEB={"SIGNED_URLS": section}):
+        [error] = [m for m in run_checks() if m.id == "blake2sign_web.E008"]
+    assert named in error.msg
+    assert "signature_param" not in error.msg
+    assert "ignore pattern" not in error.msg
+
+
+@pytest.mark.parametrize(
     ("setting", "expected"),
     [
         ("not a dict", "blake2sign_web.E001"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -74,3 +75,18 @@ def test_csrf_use_sessions(session_middleware: str) -> None:
     assert "_csrftoken" in signer().loads(client.cookies[settings.SESSION_COOKIE_NAME].value)
     assert client.post("/csrf/protected/", {"csrfmiddlewaretoken": token}).status_code == 200
     assert client.post("/csrf/protected/", {"csrfmiddlewaretoken": "x" * 64}).status_code == 403
+
+
+@pytest.mark.parametrize("value", ["a", "abc1234"])
+def test_a_cookie_too_short_to_be_a_session_is_warned_about_and_deleted(
+    client: Client, session_middleware: str, value: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Django drops a key under 8 characters without a word; every other bad cookie is logged (docs/security.md)."""
+    client.cookies[settings.SESSION_COOKIE_NAME] = value
+    with caplog.at_level(logging.WARNING, logger="django.security.SuspiciousSession"):
+        response = client.post("/ops/", json.dumps({"ops": [["get", "x"]]}), content_type="application/json")
+    assert json.loads(response.content)["session"] == {}
+    assert response.cookies[settings.SESSION_COOKIE_NAME].value == ""  # deleted
+    assert [r.getMessage() for r in caplog.records if r.name == "django.security.SuspiciousSession"] == [
+        f"Session cookie rejected: {len(value)} characters, too short to be a session."
+    ]
