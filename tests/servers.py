@@ -46,17 +46,24 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
         process.stderr.close()
 
 
+def listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:``port``."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
 def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             output = process.stderr.read().decode(errors="replace")[-2000:] if process.stderr else ""
             raise RuntimeError(f"{process.args!r} exited with {process.returncode}: {output}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
+        if listening(port):
+            return
+        time.sleep(0.05)
     raise RuntimeError(f"{process.args!r} did not listen on port {port} within {timeout} s")
 
 

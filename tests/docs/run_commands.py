@@ -11,12 +11,13 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.servers import listening
 
 from .readme import DOCS_DIR, README, ROOT
 
@@ -105,21 +106,6 @@ def server_commands() -> list[Command]:
             if words and words[0] in SERVERS and any(TARGET.match(word) for word in words[1:]):
                 found.append(command)
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
 
 
 def answers(port: int) -> bool:

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.servers import free_port
+
 from .readme import ROOT, Block, commands, file_name, sections
 from .run_commands import start_up_failure
 
@@ -81,13 +83,6 @@ def install_command(block: Block, wheel: Path, python: Path) -> list[str]:
     ]
     assert any(word.startswith("blake2sign-web") for word in requirements), line
     return [str(python), "-m", "pip", "install", "--quiet", *requirements]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def server_command(block: Block, port: int) -> list[str]:

@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.servers import free_port
+
 from .readme import ROOT, file_name, sections
-from .run_commands import Command, free_port, server_commands, start_up_failure
+from .run_commands import Command, server_commands, start_up_failure
 
 pytestmark = pytest.mark.server
 
