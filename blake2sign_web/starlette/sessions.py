@@ -42,6 +42,7 @@ from ..chunks import (
     TooManyChunks,
     join_chunks,
     max_chunks_problem,
+    refused_set,
     split_token,
     stale_chunks,
 )
@@ -122,6 +123,8 @@ class Session(dict[str, Any]):
     cleared: bool = False
     #: The client sent no session (no cookie, or one that did not hold a session): emptying it deletes nothing.
     loaded_empty: bool = True
+    #: The client's cookie was refused (bad, expired, not a session): with chunks, the response deletes the set.
+    refused: bool = False
 
     def mark_accessed(self) -> None:
         self.accessed = True
@@ -654,8 +657,9 @@ class SessionMiddleware:
             if session.modified and (dict.__len__(session) or not session.loaded_empty):
                 written = self._chunked_headers(session, None if token is None else token.session_id, sent_chunks)
                 headers.extend((b"set-cookie", header) for header in written)
-            if incomplete and not written:  # the client's part of a set: deleted, whether or not it was used
-                headers.extend((b"set-cookie", self._delete_named(name)) for name in incomplete)
+            if not written:  # a set the client sent in part, or whole and refused: every cookie of it deleted
+                doomed = incomplete or (refused_set(self.session_cookie, sent_chunks) if session.refused else ())
+                headers.extend((b"set-cookie", self._delete_named(name)) for name in doomed)
         elif session.modified and dict.__len__(session):
             header = self._cookie_header(session, None if token is None else token.session_id)
             if header is not None:
@@ -790,12 +794,12 @@ class SessionMiddleware:
         """
         if self._expire_every_cookie:
             logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return _Loaded(self._session_class())
+            return self._refused()
         if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
             dated = self.legacy.read_dated(cookie)
             if dated is None:
                 logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return _Loaded(self._session_class())
+                return self._refused()
             session = self._session_class(dated[0])
             session.modified = True  # re-issue it in this project's format
             return _Loaded(session, migrated_at=dated[1])
@@ -823,7 +827,7 @@ class SessionMiddleware:
             else:  # older than max_age, but within the set_expiry() signed into it
                 value, rewrite = loaded.value, loaded.rewrite
         if value is _REJECTED:
-            return _Loaded(self._session_class())
+            return self._refused()
         return self._session_of(value, loaded, rewrite)
 
     def _session_of(self, value: Any, loaded: LoadedToken | None, rewrite: bool) -> _Loaded:
@@ -833,7 +837,7 @@ class SessionMiddleware:
             value, meta = value  # [session, what the middleware keeps of it]: see _dumps
         if not isinstance(value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return _Loaded(self._session_class())
+            return self._refused()
         session = self._session_class(value)
         if meta is not None:
             _restore(session, meta)
@@ -855,6 +859,12 @@ class SessionMiddleware:
         if rewrite:
             session.modified = True  # re-sign it with the current secret, in the current form (LoadedToken.rewrite)
         return _Loaded(session, loaded)
+
+    def _refused(self) -> _Loaded:
+        """An empty session for a cookie that was refused (``Session.refused``)."""
+        session = self._session_class()
+        session.refused = True
+        return _Loaded(session)
 
     def _timed_out_session(self) -> Session:
         """An empty session for a cookie past a timeout: the response deletes that cookie."""

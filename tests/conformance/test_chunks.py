@@ -19,8 +19,6 @@ CHUNKED = {"features": {"chunked"}}
 TWO_COOKIES = 5000
 THREE_COOKIES = 9000
 GONE = {"deleted": True, "path": "/"}
-#: Until fixed: Starlette kept a whole set of chunks that failed its signature.
-REFUSED_SET_KEPT = {"starlette": "a set of chunks that fails its signature is deleted by Django, kept by Starlette"}
 #: Until fixed: neither adapter deleted the chunks of a set once chunking was turned off.
 LEFTOVERS_KEPT = {
     kind: "the chunk cookies a client still holds once chunking is turned off are never deleted"
@@ -97,7 +95,7 @@ def scenario_a_missing_chunk_is_deleted_even_when_the_session_is_not_read(start:
         return response.cookies()
 
 
-@register(SCENARIOS, known=REFUSED_SET_KEPT, **CHUNKED)
+@register(SCENARIOS, **CHUNKED)
 def scenario_an_altered_chunk_empties_the_session_and_deletes_the_set(start: Start) -> Any:
     """Django deleted such a set (its middleware deletes any empty session's cookies), Starlette kept it."""
     with start(chunked=True) as driver:
@@ -111,7 +109,7 @@ def scenario_an_altered_chunk_empties_the_session_and_deletes_the_set(start: Sta
         return outcome
 
 
-@register(SCENARIOS, known=REFUSED_SET_KEPT, **CHUNKED)
+@register(SCENARIOS, **CHUNKED)
 def scenario_a_chunk_of_another_session_empties_the_session_and_deletes_the_set(start: Start) -> Any:
     with start(chunked=True) as driver:
         other = write_big(driver)
