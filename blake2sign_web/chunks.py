@@ -212,6 +212,17 @@ def _incomplete(name: str, cookies: Iterable[str], message: str) -> IncompleteCh
     return IncompleteChunks(message, cookies=[name, *stale_chunks(name, 0, cookies)])
 
 
+def leftover_chunks(name: str, first: str | None) -> list[str]:
+    """With chunking off: the chunks of a set written while it was on, for the response to delete.
+
+    ``first`` is the value of the cookie ``name`` the client sent. One that starts with a chunk header
+    (``.N.``) is no token but the first of ``N`` cookies, and the others (``name.1`` to ``name.{N-1}``) would
+    travel with every request until they expire. Their names come from the header: nothing else is read.
+    """
+    header = None if first is None else _HEADER.match(first)
+    return [] if header is None else [chunk_name(name, index) for index in range(1, int(header.group(1)))]
+
+
 def refused_set(name: str, cookie_names: Iterable[str]) -> list[str]:
     """The cookies to delete when the token a set of chunks carried was refused: ``name`` and every chunk sent.
 

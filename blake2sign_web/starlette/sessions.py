@@ -41,6 +41,7 @@ from ..chunks import (
     IncompleteChunks,
     TooManyChunks,
     join_chunks,
+    leftover_chunks,
     max_chunks_problem,
     refused_set,
     split_token,
@@ -125,6 +126,8 @@ class Session(dict[str, Any]):
     loaded_empty: bool = True
     #: The client's cookie was refused (bad, expired, not a session): with chunks, the response deletes the set.
     refused: bool = False
+    #: Refused, with chunking off, as the first cookie of a set written while it was on: its chunks, to delete.
+    leftovers: list[str] | None = None
 
     def mark_accessed(self) -> None:
         self.accessed = True
@@ -666,6 +669,10 @@ class SessionMiddleware:
                 headers.append((b"set-cookie", header))
         elif session.modified and not session.loaded_empty:
             headers.append((b"set-cookie", self._delete_cookie))
+        if session.leftovers:  # a set written while chunking was on: every cookie of it goes, unless rewritten
+            if not (session.modified and dict.__len__(session)):
+                headers.append((b"set-cookie", self._delete_cookie))
+            headers.extend((b"set-cookie", self._delete_named(name)) for name in session.leftovers)
         if load_ms is not None:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
@@ -794,12 +801,12 @@ class SessionMiddleware:
         """
         if self._expire_every_cookie:
             logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return self._refused()
+            return self._refused(cookie)
         if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
             dated = self.legacy.read_dated(cookie)
             if dated is None:
                 logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return self._refused()
+                return self._refused(cookie)
             session = self._session_class(dated[0])
             session.modified = True  # re-issue it in this project's format
             return _Loaded(session, migrated_at=dated[1])
@@ -827,7 +834,7 @@ class SessionMiddleware:
             else:  # older than max_age, but within the set_expiry() signed into it
                 value, rewrite = loaded.value, loaded.rewrite
         if value is _REJECTED:
-            return self._refused()
+            return self._refused(cookie)
         return self._session_of(value, loaded, rewrite)
 
     def _session_of(self, value: Any, loaded: LoadedToken | None, rewrite: bool) -> _Loaded:
@@ -860,10 +867,13 @@ class SessionMiddleware:
             session.modified = True  # re-sign it with the current secret, in the current form (LoadedToken.rewrite)
         return _Loaded(session, loaded)
 
-    def _refused(self) -> _Loaded:
-        """An empty session for a cookie that was refused (``Session.refused``)."""
+    def _refused(self, cookie: str | None = None) -> _Loaded:
+        """An empty session for a cookie that was refused (``Session.refused``, ``Session.leftovers``)."""
         session = self._session_class()
         session.refused = True
+        if not self.chunked and cookie is not None and (leftovers := leftover_chunks(self.session_cookie, cookie)):
+            session.leftovers = leftovers
+            session.modified = True  # the response deletes them (as a timed-out session's cookie)
         return _Loaded(session)
 
     def _timed_out_session(self) -> Session:

@@ -19,11 +19,6 @@ CHUNKED = {"features": {"chunked"}}
 TWO_COOKIES = 5000
 THREE_COOKIES = 9000
 GONE = {"deleted": True, "path": "/"}
-#: Until fixed: neither adapter deleted the chunks of a set once chunking was turned off.
-LEFTOVERS_KEPT = {
-    kind: "the chunk cookies a client still holds once chunking is turned off are never deleted"
-    for kind in ("starlette", "django-ours")
-}
 
 
 def write_big(driver: Driver, size: int = TWO_COOKIES) -> dict[str, str]:
@@ -190,7 +185,7 @@ def scenario_a_session_over_max_chunks_under_log_keeps_the_previous_session(star
         return {"cookies": response.cookies(), "read": sorted(driver.read())}
 
 
-@register(SCENARIOS, known=LEFTOVERS_KEPT, **CHUNKED)
+@register(SCENARIOS, **CHUNKED)
 def scenario_chunks_left_when_chunking_is_turned_off_are_deleted(start: Start) -> Any:
     with start(chunked=True) as driver:
         held = write_big(driver)
