@@ -202,4 +202,18 @@ def scenario_chunks_left_when_chunking_is_turned_off_are_deleted(start: Start) -
         return {"read": read.cookies(), "written": sorted(written.cookies())}
 
 
+@register(SCENARIOS, compare=False, **CHUNKED)
+def scenario_max_chunks_outside_2_to_9_stops_start_up_naming_the_setting(start: Start) -> Any:
+    for value in (1, 10):
+        try:
+            with start(chunked=True, max_chunks=value) as driver:
+                response = driver.request(["set", "a", 1])
+            error: BaseException | None = response.error
+        except Exception as raised:
+            error = raised
+        assert error is not None, value
+        assert f"{start.spelling('max_chunks')} must be an int from 2 to 9" in str(error), str(error)
+    return None
+
+
 test_each_driver, test_frameworks_agree = conformance_tests(SCENARIOS)

@@ -121,4 +121,24 @@ def scenario_log_out_everywhere_including_this_session_deletes_its_cookie_at_onc
         return response.cookies()
 
 
+@register(
+    SCENARIOS,
+    known={
+        "starlette": "log out everywhere of another user without keep_current also ends the caller's own session "
+        "in Starlette (log_out_everywhere revokes the request's session), not in Django (another user's session "
+        "is left alone)"
+    },
+    **REDIS,
+)
+def scenario_logging_another_user_out_everywhere_leaves_the_callers_session(start: Start, server: RedisServer) -> Any:
+    with revocable(start, server) as driver:
+        victim = log_in(driver, 42)
+        admin = log_in(driver, 1)
+        response = driver.request(["everywhere", 42, False], cookies=admin, report=False)
+        assert response.status == 200, response.error
+        outcome = {"admin": who(driver, driver.held()), "victim": who(driver, victim)}
+        assert outcome == {"admin": "1", "victim": None}
+        return outcome
+
+
 test_each_driver, test_frameworks_agree = conformance_tests(SCENARIOS)
