@@ -22,7 +22,10 @@ them. Then:
 - a piece from another token (a stale ``name.1`` the browser kept from an older session, pieces swapped or
   altered) makes a text no key signed: the signer's ``BadSignature``, never another session;
 - cookies past the count (``name.3`` of an older, longer session when the count is 3) are never read, so
-  they cannot change the session; ``stale_chunks`` names them for the response to delete.
+  they cannot change the session; ``stale_chunks`` names them for the response to delete;
+- a whole set whose token is then refused (a bad signature, expired, not a session) is deleted in full once
+  the session is read (``refused_set``), as an incomplete one is: the client would otherwise send up to
+  ``max_chunks`` cookies of nothing on every request.
 
 A stale ``name.N`` would only be a risk if the pieces were read until one is missing; they are not.
 
@@ -207,6 +210,28 @@ def join_chunks(name: str, cookies: Mapping[str, str], *, max_chunks: int = MAX_
 def _incomplete(name: str, cookies: Iterable[str], message: str) -> IncompleteChunks:
     """The error for an incomplete set: every cookie of it to delete, ``name`` whether sent or not."""
     return IncompleteChunks(message, cookies=[name, *stale_chunks(name, 0, cookies)])
+
+
+def leftover_chunks(name: str, first: str | None) -> list[str]:
+    """With chunking off: the chunks of a set written while it was on, for the response to delete.
+
+    ``first`` is the value of the cookie ``name`` the client sent. One that starts with a chunk header
+    (``.N.``) is no token but the first of ``N`` cookies, and the others (``name.1`` to ``name.{N-1}``) would
+    travel with every request until they expire. Their names come from the header: nothing else is read.
+    """
+    header = None if first is None else _HEADER.match(first)
+    return [] if header is None else [chunk_name(name, index) for index in range(1, int(header.group(1)))]
+
+
+def refused_set(name: str, cookie_names: Iterable[str]) -> list[str]:
+    """The cookies to delete when the token a set of chunks carried was refused: ``name`` and every chunk sent.
+
+    None for a token that came in one cookie: deleting one refused cookie or keeping it is each framework's
+    own rule (Django's middleware deletes the cookie of any empty session, Starlette's leaves it). A set of
+    chunks is this project's own, so every adapter deletes it (docs/conformance.md).
+    """
+    chunks = stale_chunks(name, 0, cookie_names)
+    return [name, *chunks] if chunks else []
 
 
 def stale_chunks(name: str, written: int, cookie_names: Iterable[str]) -> list[str]:

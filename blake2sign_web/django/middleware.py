@@ -42,7 +42,7 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
-from ..chunks import IncompleteChunks, join_chunks, stale_chunks
+from ..chunks import IncompleteChunks, join_chunks, leftover_chunks, stale_chunks
 from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
@@ -241,6 +241,8 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
             response.delete_cookie(cookie.name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
             if cookie.max_chunks:
                 self._delete_stale_chunks(request, response, cookie, 0)
+            else:
+                _delete_leftover_chunks_of(request, response, cookie)
             need_vary_cookie = True
         else:
             need_vary_cookie = accessed
@@ -257,6 +259,8 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                     chunks = getattr(session, "chunks", None) if cookie.max_chunks else None
                     if chunks is None:
                         self._set_cookie(response, cookie, session)
+                        if not cookie.max_chunks:
+                            _delete_leftover_chunks_of(request, response, cookie)
                     else:
                         self._set_chunks(request, response, cookie, session, chunks)
                 need_vary_cookie = True
@@ -304,6 +308,12 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         """Delete the chunk cookies (``name.N``) the client sent past the ``written`` the response sets."""
         for name in stale_chunks(cookie.name, written, request.COOKIES):
             response.delete_cookie(name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
+
+
+def _delete_leftover_chunks_of(request: HttpRequest, response: HttpResponseBase, cookie: CookieSettings) -> None:
+    """CHUNKED off: delete the chunks of a set written while it was on (``chunks.leftover_chunks``)."""
+    for name in leftover_chunks(cookie.name, request.COOKIES.get(cookie.name)):
+        response.delete_cookie(name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
 
 
 def _attributes(cookie: CookieSettings, session: Any) -> dict[str, Any]:

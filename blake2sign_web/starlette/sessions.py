@@ -41,7 +41,9 @@ from ..chunks import (
     IncompleteChunks,
     TooManyChunks,
     join_chunks,
+    leftover_chunks,
     max_chunks_problem,
+    refused_set,
     split_token,
     stale_chunks,
 )
@@ -122,6 +124,10 @@ class Session(dict[str, Any]):
     cleared: bool = False
     #: The client sent no session (no cookie, or one that did not hold a session): emptying it deletes nothing.
     loaded_empty: bool = True
+    #: The client's cookie was refused (bad, expired, not a session): with chunks, the response deletes the set.
+    refused: bool = False
+    #: Refused, with chunking off, as the first cookie of a set written while it was on: its chunks, to delete.
+    leftovers: list[str] | None = None
 
     def mark_accessed(self) -> None:
         self.accessed = True
@@ -654,14 +660,19 @@ class SessionMiddleware:
             if session.modified and (dict.__len__(session) or not session.loaded_empty):
                 written = self._chunked_headers(session, None if token is None else token.session_id, sent_chunks)
                 headers.extend((b"set-cookie", header) for header in written)
-            if incomplete and not written:  # the client's part of a set: deleted, whether or not it was used
-                headers.extend((b"set-cookie", self._delete_named(name)) for name in incomplete)
+            if not written:  # a set the client sent in part, or whole and refused: every cookie of it deleted
+                doomed = incomplete or (refused_set(self.session_cookie, sent_chunks) if session.refused else ())
+                headers.extend((b"set-cookie", self._delete_named(name)) for name in doomed)
         elif session.modified and dict.__len__(session):
             header = self._cookie_header(session, None if token is None else token.session_id)
             if header is not None:
                 headers.append((b"set-cookie", header))
         elif session.modified and not session.loaded_empty:
             headers.append((b"set-cookie", self._delete_cookie))
+        if session.leftovers:  # a set written while chunking was on: every cookie of it goes, unless rewritten
+            if not (session.modified and dict.__len__(session)):
+                headers.append((b"set-cookie", self._delete_cookie))
+            headers.extend((b"set-cookie", self._delete_named(name)) for name in session.leftovers)
         if load_ms is not None:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
@@ -790,12 +801,12 @@ class SessionMiddleware:
         """
         if self._expire_every_cookie:
             logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return _Loaded(self._session_class())
+            return self._refused(cookie)
         if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
             dated = self.legacy.read_dated(cookie)
             if dated is None:
                 logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return _Loaded(self._session_class())
+                return self._refused(cookie)
             session = self._session_class(dated[0])
             session.modified = True  # re-issue it in this project's format
             return _Loaded(session, migrated_at=dated[1])
@@ -823,7 +834,7 @@ class SessionMiddleware:
             else:  # older than max_age, but within the set_expiry() signed into it
                 value, rewrite = loaded.value, loaded.rewrite
         if value is _REJECTED:
-            return _Loaded(self._session_class())
+            return self._refused(cookie)
         return self._session_of(value, loaded, rewrite)
 
     def _session_of(self, value: Any, loaded: LoadedToken | None, rewrite: bool) -> _Loaded:
@@ -833,7 +844,7 @@ class SessionMiddleware:
             value, meta = value  # [session, what the middleware keeps of it]: see _dumps
         if not isinstance(value, dict):
             logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return _Loaded(self._session_class())
+            return self._refused()
         session = self._session_class(value)
         if meta is not None:
             _restore(session, meta)
@@ -855,6 +866,15 @@ class SessionMiddleware:
         if rewrite:
             session.modified = True  # re-sign it with the current secret, in the current form (LoadedToken.rewrite)
         return _Loaded(session, loaded)
+
+    def _refused(self, cookie: str | None = None) -> _Loaded:
+        """An empty session for a cookie that was refused (``Session.refused``, ``Session.leftovers``)."""
+        session = self._session_class()
+        session.refused = True
+        if not self.chunked and cookie is not None and (leftovers := leftover_chunks(self.session_cookie, cookie)):
+            session.leftovers = leftovers
+            session.modified = True  # the response deletes them (as a timed-out session's cookie)
+        return _Loaded(session)
 
     def _timed_out_session(self) -> Session:
         """An empty session for a cookie past a timeout: the response deletes that cookie."""

@@ -1,8 +1,9 @@
 """Every expiry accessor of both frameworks says what the Set-Cookie actually sent says (issue 27, item 7).
 
 One scenario table (defaults, idle and absolute timeouts, ``set_expiry`` with seconds, a timedelta, a date,
-0 and None, browser-session defaults, an expiry already past), run through the real Django test client
-(Django's SessionMiddleware and this project's, sync and async accessors) and a Starlette TestClient. Each
+0 and None, browser-session defaults, an expiry already past), run through every conformance driver
+(drivers.py: Starlette's TestClient, the Django test client behind Django's SessionMiddleware and this
+project's) and, for the async accessors, Django's AsyncClient behind this project's middleware. Each
 request reads ``get_expiry_age()``, ``get_expiry_date()`` and ``get_expire_at_browser_close()`` in the view,
 then the response's cookie must agree: ``Max-Age`` is the age, ``Expires`` (Django) and the response time
 plus ``Max-Age`` are the date, and a browser-close session has neither. A second request that writes the
@@ -18,7 +19,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -26,20 +27,9 @@ import django
 import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings as django_settings
-from django.test import AsyncClient, Client
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-from starlette.testclient import TestClient
+from django.test import AsyncClient
 
-from blake2sign_web.starlette import SessionMiddleware
-
-TWO_WEEKS = 14 * 24 * 60 * 60
-SECRET = "expiry-accessors-test-secret-0123456789abcdefghijklmnop"
-DJANGO_MIDDLEWARE = "django.contrib.sessions.middleware.SessionMiddleware"
-OUR_MIDDLEWARE = "blake2sign_web.django.middleware.SessionMiddleware"
+from .drivers import DJANGO_MIDDLEWARE, DRIVERS, OUR_DJANGO_MIDDLEWARE, TWO_WEEKS
 
 
 @dataclass(frozen=True)
@@ -103,92 +93,65 @@ class Answer:
 Runner = Callable[[Scenario], Iterator[Answer]]
 
 
-def _starlette(scenario: Scenario) -> Iterator[Answer]:
-    async def login(request: Request) -> JSONResponse:
-        request.session["user"] = 42
-        kind, *value = scenario.expiry or ("",)
-        if kind == "seconds":
-            request.session.set_expiry(value[0])
-        elif kind == "timedelta":
-            request.session.set_expiry(timedelta(seconds=value[0]))
-        elif kind == "datetime_in":
-            request.session.set_expiry(datetime.now(timezone.utc) + timedelta(seconds=value[0]))
-        elif kind == "none":
-            request.session.set_expiry(None)
-        return _facts(request)
-
-    async def touch(request: Request) -> JSONResponse:
-        request.session["n"] = request.session.get("n", 0) + 1
-        return _facts(request)
-
-    def _facts(request: Request) -> JSONResponse:
-        date = request.session.get_expiry_date()
-        return JSONResponse(
-            {
-                "age": request.session.get_expiry_age(),
-                "date": None if date is None else date.timestamp(),
-                "browser_close": request.session.get_expire_at_browser_close(),
-            }
-        )
-
-    options: dict[str, Any] = {"idle_timeout": scenario.idle, "absolute_timeout": scenario.absolute}
-    if scenario.browser_default:
-        options["max_age"] = None
-    app = Starlette(
-        routes=[Route("/login", login, methods=["POST"]), Route("/touch", touch, methods=["POST"])],
-        middleware=[Middleware(SessionMiddleware, secret_key=SECRET, **options)],
-    )
-    with TestClient(app) as client:
-        for path in ("/login", "/touch"):
-            response = client.post(path)
-            assert response.status_code == 200
-            headers = [h for h in response.headers.get_list("set-cookie") if h.startswith("session=")]
-            assert len(headers) <= 1
-            attributes = _attributes(headers[0]) if headers else None
-            yield Answer(**response.json(), attributes=attributes, received=time.time())
+def _expiry_spec(scenario: Scenario) -> list[list[Any]]:
+    """The scenario's set_expiry call as a neutral operation (drivers.OPERATIONS), or none."""
+    kind, *value = scenario.expiry or ("",)
+    if kind == "seconds":
+        return [["set_expiry", value[0]]]
+    if kind == "none":
+        return [["set_expiry", None]]
+    if kind:
+        return [["set_expiry", {kind: value[0]}]]
+    return []
 
 
-def _django_runner(middleware: str, asynchronous: bool) -> Runner:
+def _driver_runner(kind: str) -> Runner:
+    """A conformance driver (tests/conformance/drivers.py): the framework's real stack."""
+
     def run(scenario: Scenario) -> Iterator[Answer]:
-        ops: list[list[Any]] = [["__setitem__", "user", 42]]
-        kind, *value = scenario.expiry or ("",)
-        if kind in ("seconds", "none"):
-            ops.append(["set_expiry", value[0] if value else None])
-        elif kind:
-            ops.append(["set_expiry", {kind: value[0]}])
+        options: dict[str, Any] = {"idle_timeout": scenario.idle, "absolute_timeout": scenario.absolute}
+        if scenario.browser_default:
+            options["max_age"] = None
+        with DRIVERS[kind](options).running() as driver:
+            for ops in ([["set", "user", 42], *_expiry_spec(scenario)], [["set", "n", 1]]):
+                response = driver.request(*ops, ["accessors"])
+                assert response.status == 200, response.error
+                cookie = response.cookie("session")
+                attributes = None
+                if cookie is not None:
+                    attributes = {k: str(v) for k, v in cookie.attributes.items() if k in ("max-age", "expires")}
+                yield Answer(**response.results[-1], attributes=attributes, received=response.received)
+
+    return run
+
+
+def _django_async_runner(scenario: Scenario) -> Iterator[Answer]:
+    """The async accessors (``aget_expiry_age()``...), which the drivers' sync views do not call."""
+    from django.test import override_settings
+
+    ops: list[list[Any]] = [["__setitem__", "user", 42]]
+    kind, *value = scenario.expiry or ("",)
+    if kind in ("seconds", "none"):
+        ops.append(["set_expiry", value[0] if value else None])
+    elif kind:
+        ops.append(["set_expiry", {kind: value[0]}])
+    middlewares = [OUR_DJANGO_MIDDLEWARE if m == DJANGO_MIDDLEWARE else m for m in django_settings.MIDDLEWARE]
+    sessions = {"IDLE_TIMEOUT": scenario.idle, "ABSOLUTE_TIMEOUT": scenario.absolute}
+    with override_settings(
+        MIDDLEWARE=middlewares,
+        ROOT_URLCONF="tests.django_sessions.urls",
+        SESSION_EXPIRE_AT_BROWSER_CLOSE=scenario.browser_default,
+        BLAKE2SIGN_WEB={"SESSIONS": sessions},
+    ):
+        client = AsyncClient()
         for request_ops in (ops, [["__setitem__", "n", 1]]):
-            yield _django_request(request_ops, asynchronous)
-
-    middlewares = [middleware if m == DJANGO_MIDDLEWARE else m for m in django_settings.MIDDLEWARE]
-
-    def configured(scenario: Scenario) -> Iterator[Answer]:
-        from django.test import override_settings
-
-        sessions = {"IDLE_TIMEOUT": scenario.idle, "ABSOLUTE_TIMEOUT": scenario.absolute}
-        with override_settings(
-            MIDDLEWARE=middlewares,
-            ROOT_URLCONF="tests.django_sessions.urls",
-            SESSION_EXPIRE_AT_BROWSER_CLOSE=scenario.browser_default,
-            BLAKE2SIGN_WEB={"SESSIONS": sessions},
-        ):
-            yield from run(scenario)
-
-    return configured
+            yield _django_async_request(client, request_ops)
 
 
-_django_clients: dict[bool, Any] = {}
-
-
-def _django_request(ops: list[list[Any]], asynchronous: bool) -> Answer:
+def _django_async_request(client: AsyncClient, ops: list[list[Any]]) -> Answer:
     accessors = [["get_expiry_age"], ["get_expiry_date"], ["get_expire_at_browser_close"]]
-    if asynchronous:
-        client = _django_clients.setdefault(True, AsyncClient())
-        body = json.dumps({"ops": [_async_op(op) for op in (*ops, *accessors)]})
-        response = async_to_sync(client.post)("/aops/", body, content_type="application/json")
-    else:
-        client = _django_clients.setdefault(False, Client())
-        body = json.dumps({"ops": [*ops, *accessors]})
-        response = client.post("/ops/", body, content_type="application/json")
+    body = json.dumps({"ops": [_async_op(op) for op in (*ops, *accessors)]})
+    response = async_to_sync(client.post)("/aops/", body, content_type="application/json")
     received = time.time()
     assert response.status_code == 200
     age, date, browser_close = json.loads(response.content)["results"][-3:]
@@ -206,28 +169,9 @@ def _async_op(op: list[Any]) -> list[Any]:
     return ["aset" if name == "__setitem__" else "a" + name, *args]
 
 
-def _attributes(header: str) -> dict[str, str]:
-    """The attributes of a Set-Cookie header that bear on its end: max-age and expires, lower-cased."""
-    found = {}
-    for part in header.split(";")[1:]:
-        key, _, value = part.strip().partition("=")
-        if key.lower() in ("max-age", "expires"):
-            found[key.lower()] = value
-    return found
-
-
-@pytest.fixture(autouse=True)
-def _fresh_django_clients() -> Iterator[None]:
-    _django_clients.clear()
-    yield
-    _django_clients.clear()
-
-
 FRAMEWORKS: dict[str, Runner] = {
-    "starlette": _starlette,
-    "django-middleware": _django_runner(DJANGO_MIDDLEWARE, asynchronous=False),
-    "our-middleware": _django_runner(OUR_MIDDLEWARE, asynchronous=False),
-    "our-middleware-async": _django_runner(OUR_MIDDLEWARE, asynchronous=True),
+    **{kind: _driver_runner(kind) for kind in DRIVERS},
+    "django-ours-async": _django_async_runner,
 }
 
 
