@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import parse_qsl, unquote
 
-from .serializer import CLOCK_SKEW, SESSION_ID_SIZE
+from .formats import SESSION_ID_SIZE
+from .serializer import CLOCK_SKEW
 
 if TYPE_CHECKING:
     from .files import ByteRange

@@ -42,8 +42,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
 
 from .. import revocation
+from ..formats import SESSION_ID_SIZE
 from ..revocation import NotReplicated, StoreUnavailable
-from ..serializer import SESSION_ID_SIZE
 
 __all__ = [
     "NotReplicated",

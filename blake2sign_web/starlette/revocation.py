@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from .. import revocation
+from ..formats import SESSION_ID_SIZE
 from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
-from ..serializer import SESSION_ID_SIZE
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis, RedisCluster

@@ -48,9 +48,10 @@ from ..chunks import (
 from ..cookies import CookieSettings, prefix_problem
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import SessionEnd, session_end
+from ..formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
 from ..keys import to_bytes
 from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
-from ..serializer import _TIMESTAMP_LIMIT, MAX_DECOMPRESSED_SIZE
+from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from .session_migration import StarletteCookieReader
