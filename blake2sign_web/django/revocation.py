@@ -44,6 +44,7 @@ from django.db.models.signals import post_save
 from .. import revocation
 from ..formats import SESSION_ID_SIZE
 from ..revocation import NotReplicated, StoreUnavailable
+from .current import current_session
 
 __all__ = [
     "NotReplicated",
@@ -199,7 +200,6 @@ def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
     is never reported as done.
     """
     from .conf import SETTING, session_config
-    from .sessions import current_session
 
     config = session_config()
     if config.revocation_cache is None:

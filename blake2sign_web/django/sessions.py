@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from contextvars import ContextVar
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -54,6 +53,8 @@ from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, 
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from . import revocation
 from .conf import SETTING, SessionConfig, session_config
+from .current import CURRENT_SESSION, forget_current_session
+from .current import current_session as current_session  # importable from here, as before current.py
 
 __all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
 
@@ -140,7 +141,7 @@ class SessionStore(SessionBase):
         if session_config().revocation_cache is not None:
             # The middleware makes one per request: log_out_everywhere() (revocation only) finds the session
             # to keep here.
-            _current.set(weakref.ref(self))
+            CURRENT_SESSION.set(weakref.ref(self))
 
     def _validate_session_key(self, key: str | None) -> bool:
         """Django's rule (a key of at least 8 characters), with the warning any other bad cookie gets.
@@ -607,23 +608,7 @@ class SessionStore(SessionBase):
         pass
 
 
-#: The SessionStore of the request being served (the last one made in this context), for log_out_everywhere().
-_current: ContextVar[weakref.ReferenceType[SessionStore] | None] = ContextVar(
-    "blake2sign_web_current_session", default=None
-)
-
-
-def current_session() -> SessionStore | None:
-    """The session of the request being served, if a request is being served."""
-    reference = _current.get()
-    return None if reference is None else reference()
-
-
-def _forget_current_session(**kwargs: Any) -> None:
-    _current.set(None)
-
-
-request_finished.connect(_forget_current_session, dispatch_uid="blake2sign_web.django.sessions.current")
+request_finished.connect(forget_current_session, dispatch_uid="blake2sign_web.django.sessions.current")
 
 
 def check_expiry(value: Any) -> None:
