@@ -313,9 +313,17 @@ class SerializerSigner(Signer):
         """Return the value of a valid token; BadSignature (or SignatureExpired) otherwise."""
         return self._load(token, max_age)[0]
 
-    def load_token(self, token: str | bytes, *, max_age: Seconds | None = None) -> LoadedToken:
-        """Like ``loads``, but also tell when the token was issued and expires, by which key, and its session id."""
+    def load_token(
+        self, token: str | bytes, *, max_age: Seconds | None = None, default_age: int | None = None
+    ) -> LoadedToken:
+        """Like ``loads``, but also tell when the token was issued and expires, by which key, and its session id.
+
+        ``default_age``: seconds a token *without an expiry of its own* lives after its issue (a session's
+        default age: Django's ``SESSION_COOKIE_AGE``); one with its own expiry is bounded by that alone.
+        """
         value, issued_at, expires_at, used_fallback, session_id = self._load(token, max_age)
+        if default_age is not None and expires_at is None and self._clock() - issued_at > default_age:
+            raise SignatureExpired(f"token is older than {default_age} seconds", expired_at=issued_at + default_age)
         loaded = LoadedToken(value, issued_at, expires_at, used_fallback)
         if session_id is not None:
             loaded.session_id = session_id
@@ -458,8 +466,12 @@ class ExtendedSerializerSigner(SerializerSigner):
             return self._typed_signer.dumps(typed.encode(obj), expires_in=expires_in, session_id=session_id)
         return super().dumps(obj, expires_in=expires_in, session_id=session_id)
 
-    def load_token(self, token: str | bytes, *, max_age: Seconds | None = None) -> LoadedToken:
+    def load_token(
+        self, token: str | bytes, *, max_age: Seconds | None = None, default_age: int | None = None
+    ) -> LoadedToken:
         value, issued_at, expires_at, used_fallback, session_id, encrypted = self._load_any(token, max_age)
+        if default_age is not None and expires_at is None and self._clock() - issued_at > default_age:
+            raise SignatureExpired(f"token is older than {default_age} seconds", expired_at=issued_at + default_age)
         loaded = LoadedToken(value, issued_at, expires_at, used_fallback)
         if session_id is not None:
             loaded.session_id = session_id

@@ -81,7 +81,7 @@ def consume_link(
     """
     key = revocation.single_use_key(nonce)
     budget = revocation.budget_key(nonce, _stored_name(cache, key))
-    ttl = revocation.single_use_ttl(expires_at, time.time(), skew)
+    ttl = revocation.single_use_ttl(expires_at, skew)  # the core reads the clock
     if isinstance(cache, RedisStoreCache) and file_size is not None:
         with _unavailable_on_error("consume a single-use link"):
             outcome = cache.consume_file_link(
@@ -170,7 +170,7 @@ def record_generation(
     prefix: str = "",
 ) -> None:
     """Give ``user_id`` a new session generation: every session stamped with another one is refused."""
-    value = revocation.generation_record(generation, time.time())
+    value = revocation.generation_record(generation)  # dated by the core's clock
     with _unavailable_on_error("log a user out everywhere"):
         cache.set(revocation.user_key(user_id, prefix), value, timeout=revocation.record_ttl(lifetime, skew))
 
