@@ -72,8 +72,6 @@ def session_end(
         raise ValueError("session_end() takes expiry or expiry_at, not both")
     if now is None:
         now = time.time()
-    if started is None and start_whole_second and absolute_timeout is not None:
-        started = int(now)
     browser_session = browser_session_default
     seconds: float | None = default_age
     if expiry_at is not None:
@@ -85,6 +83,8 @@ def session_end(
     if idle_timeout is not None:
         seconds = idle_timeout if seconds is None else min(seconds, idle_timeout)
     if absolute_timeout is not None:
+        if started is None and start_whole_second:
+            started = int(now)
         left = absolute_timeout if started is None else started + absolute_timeout - now
         seconds = left if seconds is None else min(seconds, left)
     if seconds is None:
