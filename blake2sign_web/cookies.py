@@ -1,4 +1,9 @@
-"""Cookie name prefixes: what a browser demands of a cookie whose name starts with ``__Host-`` or ``__Secure-``.
+"""Cookie attributes: what a browser demands of a prefixed cookie name, and the ``expires`` date beside Max-Age.
+
+``expires_for`` writes the ``expires`` attribute a session cookie carries beside ``Max-Age`` (for clients that
+know only ``expires``), from the core's clock, so that no adapter reads it.
+
+Cookie name prefixes: what a browser demands of a cookie whose name starts with ``__Host-`` or ``__Secure-``.
 
 A browser that knows a prefix silently drops a ``Set-Cookie`` that breaks its rule: no error, no log,
 the session is just never kept (a login that "does not stick"). ``prefix_problem`` tells at start-up
@@ -24,7 +29,23 @@ and ``prefix_problem`` asks for the canonical spelling, which every browser reco
 
 from __future__ import annotations
 
+import time
+from email.utils import formatdate
 from typing import Final, NamedTuple
+
+#: (second, max_age, formatted expires): the last ``expires`` written, reused within the second.
+_expires_cache: tuple[int, int, str] = (0, 0, "")
+
+
+def expires_for(max_age: int) -> str:
+    """The HTTP date ``max_age`` seconds from now (as Django's ``http_date``), formatted once a second per max_age."""
+    global _expires_cache
+    now = time.time()
+    second, age, text = _expires_cache
+    if int(now) != second or max_age != age:
+        text = formatdate(now + max_age, usegmt=True)
+        _expires_cache = (int(now), max_age, text)
+    return text
 
 
 class CookieSettings(NamedTuple):

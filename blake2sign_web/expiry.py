@@ -18,11 +18,15 @@ browser-session cookie (``set_expiry(0)``, or without an expiry of its own when 
 for one: ``SESSION_EXPIRE_AT_BROWSER_CLOSE = True``, ``max_age=None``), which has no ``Max-Age``; the
 server still refuses its token at that end. ``get_expiry_age()`` is that end in seconds either way
 (Django's meaning: for a browser-session cookie it is the server's limit, not the browser's).
+
+The core reads the clock here, not the adapters: a function given ``now=None`` takes the wall clock's.
 """
 
 from __future__ import annotations
 
 import math
+import time
+from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 
@@ -44,7 +48,7 @@ class SessionEnd(NamedTuple):
 
 
 def session_end(
-    now: float,
+    now: float | None,
     *,
     default_age: int | None,
     browser_session_default: bool,
@@ -53,16 +57,21 @@ def session_end(
     idle_timeout: int | None = None,
     absolute_timeout: int | None = None,
     started: float | None = None,
+    start_whole_second: bool = False,
 ) -> SessionEnd:
     """When a session written at ``now`` ends (see the module's docstring).
 
     ``expiry``: ``set_expiry``'s seconds after each write (0: a browser-session cookie); ``expiry_at``: its
     fixed end, a Unix time (a ``datetime`` or ``timedelta`` given to it); neither: the default. ``started``:
-    when the session began, for ``absolute_timeout`` (None: now, a session that begins with this write).
-    Seconds are kept relative to ``now`` until the one rounding, so whole seconds come back exact.
+    when the session began, for ``absolute_timeout`` (None: now, a session that begins with this write; with
+    ``start_whole_second``, the whole second of now, which its token will carry: Starlette's accessors).
+    ``now``: None for the wall clock's. Seconds are kept relative to ``now`` until the one rounding, so
+    whole seconds come back exact.
     """
     if expiry is not None and expiry_at is not None:
         raise ValueError("session_end() takes expiry or expiry_at, not both")
+    if now is None:
+        now = time.time()
     browser_session = browser_session_default
     seconds: float | None = default_age
     if expiry_at is not None:
@@ -74,8 +83,85 @@ def session_end(
     if idle_timeout is not None:
         seconds = idle_timeout if seconds is None else min(seconds, idle_timeout)
     if absolute_timeout is not None:
+        if started is None and start_whole_second:
+            started = int(now)
         left = absolute_timeout if started is None else started + absolute_timeout - now
         seconds = left if seconds is None else min(seconds, left)
     if seconds is None:
         return SessionEnd(None, None, browser_session)
     return SessionEnd(math.ceil(seconds), now + seconds, browser_session)
+
+
+class WrittenEnd(NamedTuple):
+    """What a session written now carries about its end: the token's own expiry, its start, the cookie's Max-Age."""
+
+    #: Seconds from now to the token's own expiry (``set_expiry`` or ``absolute_timeout``); None: it has none.
+    expires_in: int | None
+    #: With ``absolute_timeout``: when the session began, whole Unix seconds (signed into the token); else None.
+    started: int | None
+    #: The cookie's ``Max-Age`` (``SessionEnd.max_age``): None for a browser-session cookie or without a limit.
+    cookie_max_age: int | None
+
+
+def written_end(
+    *,
+    default_age: int | None,
+    browser_session_default: bool,
+    expiry: float | None = None,
+    expiry_at: int | None = None,
+    idle_timeout: int | None = None,
+    absolute_timeout: int | None = None,
+    started: int | None = None,
+) -> WrittenEnd | None:
+    """The end of a session written now (Starlette's middleware signs it beside the session); None: it has ended.
+
+    The token's own expiry is the earliest of ``set_expiry``'s (seconds after now, 0 none; or ``expiry_at``,
+    whole seconds) and ``absolute_timeout`` after ``started`` (None: a session that begins now, at its whole
+    second); the idle timeout and the default age are not in it (the signer's max_age bounds the token).
+    Past: None, a session written with ``set_expiry()`` in the past or past its absolute timeout.
+    """
+    now = time.time()
+    ends: float | None = expiry_at
+    if expiry_at is None and expiry:
+        ends = now + expiry
+    start = None
+    if absolute_timeout is not None:
+        start = int(now) if started is None else started
+        limit = start + absolute_timeout
+        ends = limit if ends is None else min(ends, limit)
+    expires_in = None
+    if ends is not None:
+        if ends <= now:
+            return None
+        expires_in = math.ceil(ends - now)
+    end = session_end(
+        now,
+        default_age=default_age,
+        browser_session_default=browser_session_default,
+        expiry=None if expiry_at is not None else expiry,
+        expiry_at=expiry_at,
+        idle_timeout=idle_timeout,
+        absolute_timeout=absolute_timeout,
+        started=start,
+    )
+    return WrittenEnd(expires_in, start, end.max_age)
+
+
+def ends_at(value: timedelta | float) -> float:
+    """The Unix time a ``set_expiry()`` of seconds (or a timedelta) given now ends."""
+    return time.time() + (value.total_seconds() if isinstance(value, timedelta) else value)
+
+
+def date_after(delta: timedelta) -> datetime:
+    """The aware (UTC) datetime ``delta`` from now: a ``set_expiry()`` timedelta as the fixed end it stands for."""
+    return datetime.now(timezone.utc) + delta
+
+
+def seconds_until(moment: float) -> float:
+    """Seconds from now until the Unix time ``moment`` (negative once past)."""
+    return moment - time.time()
+
+
+def now_datetime(aware: bool) -> datetime:
+    """Now as Django's ``timezone.now()`` gives it: aware in UTC, or naive local time (``USE_TZ = False``)."""
+    return datetime.now(timezone.utc if aware else None)

@@ -39,18 +39,22 @@ import hmac
 import math
 import re
 import secrets
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import parse_qsl, unquote
 
-from .serializer import CLOCK_SKEW, SESSION_ID_SIZE
+from .formats import SESSION_ID_SIZE
+from .serializer import CLOCK_SKEW
 
 if TYPE_CHECKING:
     from .files import ByteRange
 
 #: Prefix of every key this project writes, so they can be told from the application's own.
 KEY_PREFIX: Final = "blake2sign_web:"
+#: The wall clock that dates records and their lifetimes; a store may be given another (a test's server ahead).
+CLOCK: Final[Callable[[], float]] = time.time
 #: What to do when the store cannot be reached in time.
 Policy = Literal["closed", "open"]
 POLICIES: Final = ("closed", "open")
@@ -332,14 +336,15 @@ def ttl_until(expires_at: float, now: float) -> int:
     return max(1, math.ceil(expires_at - now))
 
 
-def single_use_ttl(expires_at: float, now: float, skew: float = RECORD_MARGIN) -> int:
+def single_use_ttl(expires_at: float, skew: float = RECORD_MARGIN, *, clock: Callable[[], float] = CLOCK) -> int:
     """Seconds to keep a single-use record: until the link expires, by any clock up to ``skew`` behind ours.
 
     A server whose clock is slow still takes the link as valid after it expired by ours;
     the record that refuses a second use must outlive that. ``skew`` never goes below
-    ``RECORD_MARGIN``: a longer record costs nothing, a shorter one lets a link be used twice.
+    ``RECORD_MARGIN``: a longer record costs nothing, a shorter one lets a link be used twice. ``clock``: the
+    store's (``CLOCK`` unless a test gives it another).
     """
-    return ttl_until(expires_at, now) + math.ceil(max(skew, RECORD_MARGIN))
+    return ttl_until(expires_at, clock()) + math.ceil(max(skew, RECORD_MARGIN))
 
 
 def record_ttl(lifetime: int, skew: float = RECORD_MARGIN) -> int:
@@ -405,14 +410,14 @@ def new_generation() -> str:
     return secrets.token_hex(GENERATION_BYTES)
 
 
-def generation_record(generation: str, now: float) -> str:
-    """The ``user:`` record of a generation written at ``now``: ``g:<hex>:<Unix seconds>``.
+def generation_record(generation: str, *, clock: Callable[[], float] = CLOCK) -> str:
+    """The ``user:`` record of a generation written now (by ``clock``): ``g:<hex>:<Unix seconds>``.
 
     The time is for cookies that cannot carry a generation: another engine's, accepted during a
     migration (and written by servers still running it), are refused if signed by then (plus the
     clocks' allowance), as before generations.
     """
-    return f"{GENERATION_PREFIX}{generation}:{int(now)}"
+    return f"{GENERATION_PREFIX}{generation}:{int(clock())}"
 
 
 def recorded_generation(record: str | bytes | int | None) -> str:

@@ -25,16 +25,17 @@ is 32 bytes, under keys derived apart from format 2's. See docs/format.md.
 ``dumps`` = serialize -> date -> maybe compress -> frame -> encode -> sign.
 ``loads`` = check length -> read the marker -> verify -> decode -> check times -> maybe decompress -> deserialize.
 
-``typed=True`` and ``encrypt=True`` (``blake2sign_web.extended``) are implemented by a subclass that
-``SerializerSigner(...)`` returns when either is asked for, so that the methods here, the path of every
-plain signed token, carry no test for them.
+``typed=True`` and ``encrypt=True`` are implemented by a subclass, ``ExtendedSerializerSigner`` (below),
+that ``SerializerSigner(...)`` returns when either is asked for, so that the plain signer's methods, the path
+of every plain signed token, carry no test for them. Both classes live here, because the one builds the
+other; the layouts of every token are in ``formats.py``, the rules of JSON values in ``json_values.py``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import struct
+import os
 import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
@@ -44,10 +45,35 @@ from typing import Any, Final, NamedTuple, TypeVar
 import orjson
 import pybase64
 
-from . import compression, dictionaries
+from . import compression, dictionaries, typed
 from .compression import LEVEL as COMPRESSION_LEVEL
 from .encoding import ALTCHARS, PADDING
-from .exceptions import BadSignature, NotJSON, SignatureExpired  # NotJSON's home was here: still importable
+from .encryption import MARKER, EncryptionKeys, encryption_keys, seal, unseal
+from .exceptions import BadSignature, SignatureExpired, SignatureMismatch
+from .exceptions import NotJSON as NotJSON  # its home was here: still importable
+from .formats import COMPRESSED_1 as _COMPRESSED
+from .formats import DICTIONARY as _DICTIONARY
+from .formats import EXPIRES as _EXPIRES
+from .formats import ISSUED as _ISSUED
+from .formats import ISSUED_EXPIRES as _ISSUED_EXPIRES
+from .formats import LAYOUT_OF_BYTE as _LAYOUT_OF_BYTE
+from .formats import LAYOUTS as LAYOUTS  # importable from here, as before formats.py
+from .formats import MARKERS_1 as _MARKERS_1
+from .formats import MARKERS_2 as _MARKERS_2
+from .formats import NO_COMPRESSION as NO_COMPRESSION
+from .formats import PLAINTEXT_LAYOUTS, TYPED, ZSTD_FRAME
+from .formats import PYTHON_JSON as _PYTHON_JSON
+from .formats import SESSION_ID as _SESSION_ID
+from .formats import SESSION_ID_SIZE as SESSION_ID_SIZE
+from .formats import TAG_32 as _TAG_32
+from .formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
+from .formats import U32 as _U32
+from .formats import ZSTD as ZSTD
+from .formats import ZSTD_DICTIONARY as ZSTD_DICTIONARY
+from .formats import Layout as Layout
+from .json_values import TYPED_OPTION as TYPED_OPTION
+from .json_values import python_json as _python_json
+from .json_values import refuse_non_json
 from .keys import TAG_SIZES
 from .signer import MAX_TOKEN_LENGTH, Signer, is_count, mac_keys
 
@@ -67,69 +93,6 @@ MAX_DECOMPRESSED_SIZE: Final = 256 * 1024
 #: Tokens issued up to this many seconds in the future (another server's clock) still load.
 CLOCK_SKEW: Final = 60
 FORMATS: Final = (1, 2)
-
-# Marker bits. EXPIRES and PYTHON_JSON mean the same in both formats.
-_COMPRESSED: Final = 1  # format 1: a zstandard frame without a dictionary
-_TAG_32: Final = 1  # format 2: the tag is 32 bytes, not 16
-_EXPIRES: Final = 2
-#: The payload is Python json text (values orjson refuses): read it with json.loads, not orjson.
-_PYTHON_JSON: Final = 4
-_SESSION_ID: Final = 8  # format 2
-_DICTIONARY: Final = 16  # format 2: a zstandard frame against the dictionary the body names
-_ZSTD: Final = 32  # format 2: a zstandard frame without a dictionary
-SESSION_ID_SIZE: Final = 8
-
-#: Format 1's markers, by flags; format 2's are the base64url alphabet, indexed by flags.
-_MARKERS_1: Final = (b"0", b"1", b"2", b"3", b"4", b"5", b"6", b"7")
-_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-_MARKERS_2: Final = tuple(_ALPHABET[i : i + 1] for i in range(48))  # 48 to 63 ("w" to "_") are unused
-_TIMESTAMP_LIMIT: Final = 2**32
-_ISSUED: Final = struct.Struct(">I")
-_ISSUED_EXPIRES: Final = struct.Struct(">II")
-_U32: Final = struct.Struct(">I")
-
-NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY = 0, 1, 2
-
-
-class Layout(NamedTuple):
-    """What a marker says about the rest of the token."""
-
-    format: int
-    tag_size: int
-    expires: bool
-    python_json: bool
-    session_id: bool
-    compression: int  # NO_COMPRESSION, ZSTD or ZSTD_DICTIONARY
-    #: Bytes of the body before the payload.
-    header_size: int
-
-
-def _layouts() -> dict[bytes, Layout]:
-    layouts = {}
-    for flags, marker in enumerate(_MARKERS_1):
-        kind = ZSTD if flags & _COMPRESSED else NO_COMPRESSION
-        header = 8 if flags & _EXPIRES else 4
-        layouts[marker] = Layout(1, 32, bool(flags & _EXPIRES), bool(flags & _PYTHON_JSON), False, kind, header)
-    for flags, marker in enumerate(_MARKERS_2):
-        kind = ZSTD_DICTIONARY if flags & _DICTIONARY else ZSTD if flags & _ZSTD else NO_COMPRESSION
-        header = 4 + 4 * bool(flags & _EXPIRES) + SESSION_ID_SIZE * bool(flags & _SESSION_ID)
-        header += kind == ZSTD_DICTIONARY
-        layouts[marker] = Layout(
-            2,
-            32 if flags & _TAG_32 else 16,
-            bool(flags & _EXPIRES),
-            bool(flags & _PYTHON_JSON),
-            bool(flags & _SESSION_ID),
-            kind,
-            header,
-        )
-    return layouts
-
-
-#: Every marker a reader knows, by its one byte; any other is not a token of ours.
-LAYOUTS: Final = _layouts()
-#: LAYOUTS by the byte's value (None: no marker), for the read path: an index, not a slice and a lookup.
-_LAYOUT_OF_BYTE: Final = tuple(LAYOUTS.get(bytes([value])) for value in range(256))
 
 
 class _TokenFacts(NamedTuple):
@@ -176,8 +139,6 @@ class SerializerSigner(Signer):
     def __new__(cls: type[_S], *args: Any, **options: Any) -> _S:
         """A plain signer; with ``typed``, ``encrypt`` or ``decrypt``, the subclass that implements them."""
         if cls is SerializerSigner and (options.get("typed") or options.get("encrypt") or options.get("decrypt")):
-            from .extended import ExtendedSerializerSigner
-
             return ExtendedSerializerSigner.__new__(ExtendedSerializerSigner)  # type: ignore[return-value]
         return super().__new__(cls)
 
@@ -210,7 +171,7 @@ class SerializerSigner(Signer):
         ):
             if type(flag) is not bool:
                 raise TypeError(f"{name} must be True or False; got {flag!r}")
-        if (typed or encrypt or decrypt) and not isinstance(self, _extended_class()):
+        if (typed or encrypt or decrypt) and not isinstance(self, ExtendedSerializerSigner):
             # A subclass of SerializerSigner gets here: only SerializerSigner itself dispatches.
             raise TypeError(f"{type(self).__name__} does not implement typed or encrypted tokens")
         if format == 1 and (typed or encrypt):
@@ -333,7 +294,7 @@ class SerializerSigner(Signer):
         elif self._compress and len(payload) >= self.compression_threshold:
             packed = compression.compress(payload)
             if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
-                payload, flags = packed, flags | _ZSTD
+                payload, flags = packed, flags | ZSTD_FRAME
         body = pybase64.b64encode(header + payload, ALTCHARS).rstrip(b"=")
         return self._seal(_MARKERS_2[flags | self._tag_flag] + body, self._format2)
 
@@ -352,16 +313,24 @@ class SerializerSigner(Signer):
         """Return the value of a valid token; BadSignature (or SignatureExpired) otherwise."""
         return self._load(token, max_age)[0]
 
-    def load_token(self, token: str | bytes, *, max_age: Seconds | None = None) -> LoadedToken:
-        """Like ``loads``, but also tell when the token was issued and expires, by which key, and its session id."""
+    def load_token(
+        self, token: str | bytes, *, max_age: Seconds | None = None, default_age: int | None = None
+    ) -> LoadedToken:
+        """Like ``loads``, but also tell when the token was issued and expires, by which key, and its session id.
+
+        ``default_age``: seconds a token *without an expiry of its own* lives after its issue (a session's
+        default age: Django's ``SESSION_COOKIE_AGE``); one with its own expiry is bounded by that alone.
+        """
         value, issued_at, expires_at, used_fallback, session_id = self._load(token, max_age)
+        if default_age is not None and expires_at is None and self._clock() - issued_at > default_age:
+            raise SignatureExpired(f"token is older than {default_age} seconds", expired_at=issued_at + default_age)
         loaded = LoadedToken(value, issued_at, expires_at, used_fallback)
         if session_id is not None:
             loaded.session_id = session_id
         return loaded
 
-    # extended.py repeats the steps after verification (times, decompression, parsing) for encrypted tokens:
-    # a change here belongs there too.
+    # ExtendedSerializerSigner._load_encrypted repeats the steps after verification (times, decompression,
+    # parsing) for encrypted tokens: a change here belongs there too.
     def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool, bytes | None]:
         # Every request with a session cookie runs this: the layout is unpacked once, as locals.
         raw = token if type(token) is bytes and len(token) <= self.max_token_length else self._ascii(token)
@@ -426,94 +395,220 @@ class SerializerSigner(Signer):
         return value, issued_at, expires_at, used_fallback, session_id
 
 
-#: Exact types json writes as they are: checked by identity, the common case.
-_JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
-#: Containers visited before giving up on a value (a cycle, or a huge one): json then decides.
-_MAX_CONTAINERS: Final = 100_000
+#: The items ``_load_any`` returns: LoadedToken's four, the session id, and whether the token was encrypted.
+_Loaded = tuple[Any, int, "int | None", bool, "bytes | None", bool]
 
 
-def refuse_non_json(value: Any) -> None:
-    """NotJSON (a TypeError) for any value Python's json module would refuse, naming where it is.
+class _TypedSigner(SerializerSigner):
+    """Format 1 and 2 signed tokens under keys of the ``serializer.typed`` domain: the typed tokens' signer."""
 
-    orjson writes datetimes, dates, UUIDs, enums and dataclasses natively, and they would read
-    back as strings or dicts, far from the cause; Django's and Starlette's session serializers
-    (json) raise TypeError at save instead, and so does this. Subclasses of str, int, float,
-    dict, list and tuple are accepted, as json accepts them (an IntEnum is written as its int).
-    Dict keys are left to the serializers (json refuses the same keys). One loop without
-    recursion: about 2 us for a login-sized session on the reference machine.
+    domain = "serializer.typed"
+
+
+class ExtendedSerializerSigner(SerializerSigner):
+    """A ``SerializerSigner`` with ``typed``, ``encrypt`` or ``decrypt``: built by ``SerializerSigner(...)``.
+
+    **Typed** signed tokens (``typed.py`` says how values are tagged) have format 2's layout exactly, under keys
+    of another domain (``serializer.typed.format2.tag16``): a signer without ``typed=True`` refuses them
+    (``BadSignature``), so no reader ever takes a tag for a user's dict, and a typed reader knows a token it
+    must decode by the key that verified it. A typed reader also reads plain tokens (format 1 or 2, made before
+    ``typed=True`` was turned on) as plain JSON, untouched.
+
+    **Encrypted** tokens are ``x`` and the unpadded base64url of ``encryption.seal(plaintext)``; the plaintext
+    is a flags byte and format 2's body (``formats.PLAINTEXT_LAYOUTS``). A signer with ``encrypt=True`` writes
+    them and reads them, and reads signed tokens too (made before it encrypted: ``LoadedToken.outdated`` says
+    to write them again, encrypted). ``decrypt=True`` reads encrypted tokens and writes signed ones: the first
+    step of turning encryption on in a fleet, or the way back. Encrypted payloads are not compressed unless
+    ``compress_encrypted=True``: a compressed length tells what the plaintext holds (see docs/core.md).
     """
-    pending = [value]
-    visited = 0
-    while pending and visited < _MAX_CONTAINERS:
-        container = pending.pop()
-        visited += 1
-        if type(container) in _JSON_SCALARS:
-            continue
-        if isinstance(container, dict):
-            items: Any = container.values()
-        elif isinstance(container, (list, tuple)):
-            items = container
-        elif isinstance(container, (str, int, float)):
-            continue
+
+    _encryption: EncryptionKeys
+
+    def __init__(
+        self,
+        secret: str | bytes,
+        *,
+        typed: bool = False,
+        encrypt: bool = False,
+        decrypt: bool = False,
+        compress_encrypted: bool = False,
+        **options: Any,
+    ) -> None:
+        # Read by _derive_keys, which Signer.__init__ calls.
+        self._derives_encryption_keys = encrypt or decrypt
+        super().__init__(
+            secret, typed=typed, encrypt=encrypt, decrypt=decrypt, compress_encrypted=compress_encrypted, **options
+        )
+        #: Writes and verifies typed signed tokens; None when not typed.
+        self._typed_signer = _TypedSigner(secret, **options) if typed else None
+        #: Where nonces come from (the test vectors replace it).
+        self._random_bytes = os.urandom
+
+    def _derive_keys(self, secrets: list[bytes]) -> None:
+        super()._derive_keys(secrets)
+        if self._derives_encryption_keys:
+            self._encryption = encryption_keys(secrets, purpose=self.purpose, hasher=self.hasher)
+
+    def __repr__(self) -> str:
+        return (
+            f"{super().__repr__()[:-1]}, typed={self.typed!r}, encrypt={self.encrypt!r}, decrypt={self.decrypt!r}, "
+            f"compress_encrypted={self.compress_encrypted!r})"
+        )
+
+    def dumps(self, obj: Any, *, expires_in: Seconds | None = None, session_id: bytes | None = None) -> str:
+        """As ``SerializerSigner.dumps``; typed values tagged (``typed=True``), the token encrypted (``encrypt=True``).
+
+        A typed signer raises ``typed.TypedNotJSON`` (a ``NotJSON``, so a ``TypeError``) for a value it cannot hold.
+        """
+        if self.encrypt:
+            return self._dumps_encrypted(obj, expires_in, session_id)
+        if self._typed_signer is not None:
+            return self._typed_signer.dumps(typed.encode(obj), expires_in=expires_in, session_id=session_id)
+        return super().dumps(obj, expires_in=expires_in, session_id=session_id)
+
+    def load_token(
+        self, token: str | bytes, *, max_age: Seconds | None = None, default_age: int | None = None
+    ) -> LoadedToken:
+        value, issued_at, expires_at, used_fallback, session_id, encrypted = self._load_any(token, max_age)
+        if default_age is not None and expires_at is None and self._clock() - issued_at > default_age:
+            raise SignatureExpired(f"token is older than {default_age} seconds", expired_at=issued_at + default_age)
+        loaded = LoadedToken(value, issued_at, expires_at, used_fallback)
+        if session_id is not None:
+            loaded.session_id = session_id
+        if encrypted:
+            loaded.encrypted = True
+        elif self.encrypt:
+            loaded.outdated = True  # signed before encryption was turned on: write it again, encrypted
+        return loaded
+
+    def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool, bytes | None]:
+        return self._load_any(token, max_age)[:5]
+
+    def _load_any(self, token: str | bytes, max_age: Seconds | None) -> _Loaded:
+        raw = self._ascii(token)
+        if raw[:1] == MARKER and self.decrypt:
+            return self._load_encrypted(raw, max_age)
+        if self._typed_signer is not None:
+            try:
+                value, issued_at, expires_at, used_fallback, session_id = self._typed_signer._load(raw, max_age)
+            except SignatureMismatch:
+                pass  # not a typed token; maybe a plain one, from before typed=True: read as it was written
+            else:
+                try:
+                    value = typed.decode(value)
+                except ValueError as error:
+                    raise BadSignature(f"unreadable payload: {error}") from None
+                return value, issued_at, expires_at, used_fallback, session_id, False
+        return (*super()._load(raw, max_age), False)
+
+    # _dumps_encrypted and _load_encrypted repeat steps of SerializerSigner.dumps and _load (serialize, date,
+    # compress; check times, decompress, parse) on purpose: shared helpers would add calls to the plain
+    # signed path, which every session cookie takes. A change to those steps there belongs here too.
+
+    def _dumps_encrypted(self, obj: Any, expires_in: Seconds | None, session_id: bytes | None) -> str:
+        if self.typed:
+            obj = typed.encode(obj)
+            flags = TYPED
         else:
-            raise _locate(value, ())
-        for item in items:
-            if type(item) not in _JSON_SCALARS:
-                pending.append(item)
+            refuse_non_json(obj)
+            flags = 0
+        try:
+            payload = orjson.dumps(obj)
+        except orjson.JSONEncodeError:
+            payload = _python_json(obj)
+            flags |= _PYTHON_JSON
+        if len(payload) > self.max_decompressed_size:
+            raise ValueError(
+                f"serialized value of {len(payload)} bytes exceeds max_decompressed_size={self.max_decompressed_size}"
+            )
+        now = int(self._clock())
+        if expires_in is None:
+            header = _ISSUED.pack(now)
+        else:
+            expires_at = now + to_seconds(expires_in, "expires_in")
+            if expires_at >= _TIMESTAMP_LIMIT:
+                raise ValueError("expires_in reaches past 2106, the format's last representable second")
+            header = _ISSUED_EXPIRES.pack(now, expires_at)
+            flags |= _EXPIRES
+        if session_id is not None:
+            if type(session_id) is not bytes or len(session_id) != SESSION_ID_SIZE:
+                raise ValueError(f"session_id must be exactly {SESSION_ID_SIZE} bytes; got {session_id!r}")
+            header += session_id
+            flags |= _SESSION_ID
+        if self.compress_encrypted and self._compress:
+            if self._dictionary_id is not None:
+                packed = compression.compress(payload, self._dictionary_id)
+                if len(packed) + 1 < len(payload):
+                    header += self._dictionary_byte
+                    payload, flags = packed, flags | _DICTIONARY
+            elif len(payload) >= self.compression_threshold:
+                packed = compression.compress(payload)
+                if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
+                    payload, flags = packed, flags | ZSTD_FRAME
+        sealed = seal(self._encryption, bytes([flags]) + header + payload, self._random_bytes(24))
+        token = MARKER + pybase64.b64encode(sealed, ALTCHARS).rstrip(b"=")
+        if len(token) > self.max_token_length:
+            raise ValueError(
+                f"token of {len(token)} characters exceeds max_token_length={self.max_token_length}: "
+                "store less data or raise the limit"
+            )
+        return token.decode("ascii")
 
+    def _load_encrypted(self, raw: bytes, max_age: Seconds | None) -> _Loaded:
+        encoded = raw[1:]
+        # One token, one spelling. Nothing authenticates the text itself (the GCM tag covers the bytes), and
+        # the decoder lets "+" and "/" through beside "-" and "_" (with a DeprecationWarning) and ignores the
+        # spare bits of the last character: refuse the first, and any text that is not the bytes' encoding.
+        if b"+" in encoded or b"/" in encoded:
+            raise BadSignature("malformed token body")
+        try:
+            sealed = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], ALTCHARS, True)  # validate
+        except ValueError:
+            raise BadSignature("malformed token body") from None
+        if pybase64.b64encode(sealed, ALTCHARS).rstrip(b"=") != encoded:
+            raise BadSignature("malformed token body")
+        # The GCM tag is checked here, before a byte of the plaintext is read.
+        plaintext, used_fallback = unseal(self._encryption, sealed)
+        layout = PLAINTEXT_LAYOUTS.get(plaintext[0])
+        if layout is None:
+            raise BadSignature("unknown encrypted token flags")
+        if layout.typed and not self.typed:
+            # Its values may not be JSON (a datetime): this signer could not save them again.
+            raise BadSignature("typed token, and this signer is not typed=True")
+        if len(plaintext) < layout.header_size:
+            raise BadSignature("token body too short")
+        issued_at = _U32.unpack_from(plaintext, 1)[0]
+        expires_at = _U32.unpack_from(plaintext, 5)[0] if layout.expires else None
+        session_id = None
+        if layout.session_id:
+            start = 9 if layout.expires else 5
+            session_id = plaintext[start : start + SESSION_ID_SIZE]
+        payload = plaintext[layout.header_size :]
+        self._check_times(issued_at, expires_at, max_age)
+        try:
+            if layout.compression == ZSTD_DICTIONARY:
+                payload = compression.decompress(payload, self.max_decompressed_size, plaintext[layout.header_size - 1])
+            elif layout.compression == ZSTD:
+                payload = compression.decompress(payload, self.max_decompressed_size)
+            elif len(payload) > self.max_decompressed_size:
+                raise ValueError("payload too large")
+            value = json.loads(payload.decode("ascii")) if layout.python_json else orjson.loads(payload)
+            if layout.typed:
+                value = typed.decode(value)
+        except (ValueError, RecursionError) as error:
+            raise BadSignature(f"unreadable payload: {error}") from None
+        return value, issued_at, expires_at, used_fallback, session_id, True
 
-def _locate(value: Any, path: tuple[object, ...]) -> NotJSON:
-    """The slow path, once something was refused: find the first such value and say where it is."""
-    stack: list[tuple[Any, tuple[object, ...]]] = [(value, path)]
-    visited = 0
-    while stack and visited < _MAX_CONTAINERS:
-        item, where = stack.pop()
-        visited += 1
-        if type(item) in _JSON_SCALARS:
-            continue
-        if isinstance(item, dict):
-            stack.extend((child, (*where, key)) for key, child in reversed(item.items()))
-        elif isinstance(item, (list, tuple)):
-            stack.extend((child, (*where, index)) for index, child in reversed(list(enumerate(item))))
-        elif not isinstance(item, (str, int, float)):
-            return NotJSON(type(item).__qualname__, "".join(f"[{key!r}]" for key in where), _typed_option(item))
-    return NotJSON(type(value).__qualname__, "", _typed_option(value))
-
-
-#: What names typed tokens for the core's own callers: adapters rename it (``NotJSON.name_option``).
-TYPED_OPTION: Final = "SerializerSigner(typed=True)"
-
-
-def _typed_option(value: Any) -> str | None:
-    """``TYPED_OPTION`` when a typed token would keep ``value`` as itself (a datetime, a UUID...), else None."""
-    from .typed import HOLDS  # only on this slow path, once a value was refused
-
-    return TYPED_OPTION if isinstance(value, HOLDS) else None
-
-
-def _python_json(obj: Any) -> bytes:
-    """``obj`` as ASCII JSON by Python's json module, NaN and infinities written as null as orjson does."""
-    try:
-        return json.dumps(_finite(obj), separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
-    except (ValueError, RecursionError) as error:  # a cycle, a NaN dict key, too deep, too many digits
-        raise TypeError(f"value is not JSON serializable: {error}") from None
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by None, in lists, tuples and dict values."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
-
-
-def _extended_class() -> type[SerializerSigner]:
-    from .extended import ExtendedSerializerSigner
-
-    return ExtendedSerializerSigner
+    def _check_times(self, issued_at: int, expires_at: int | None, max_age: Seconds | None) -> None:
+        """The signed path's rules: not from the future, not older than max_age, not past its expiry."""
+        now = self._clock()
+        if issued_at > now + CLOCK_SKEW:
+            raise BadSignature("token issued in the future")
+        limit = self.max_age if max_age is None else to_seconds(max_age, "max_age")
+        if limit is not None and now - issued_at > limit:
+            raise SignatureExpired(f"token is older than {limit} seconds", expired_at=issued_at + limit)
+        if expires_at is not None and now >= expires_at:
+            raise SignatureExpired("token has passed its expiry", expired_at=expires_at)
 
 
 def to_seconds(value: Seconds, name: str) -> int:

@@ -14,13 +14,71 @@ inactivity. ``f = 0.25`` keeps that within 75-100% of the configured timeout (11
 timeout at most, against one per request. A larger fraction writes less but logs users out early (``0.5``:
 after as little as half the timeout, 7.5 minutes of 15); a smaller one is closer to the timeout but writes
 more.
+
+The checks below read the clock here, in the core, so that no adapter does; each adapter passes its
+options and the names its users know them by.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Final
+
+from .exceptions import SignatureExpired
 
 #: A read re-issues an idle-timed session's cookie once more than this fraction of the idle timeout has
 #: passed since the cookie was issued: users are logged out after 75-100% of the timeout without activity,
 #: at the cost of at most one re-issue per quarter of it per active user. Both adapters use it.
 IDLE_REFRESH_FRACTION: Final = 0.25
+
+
+class SessionTimedOut(SignatureExpired):
+    """A verified session past its idle or absolute timeout: read as empty, as an expired one."""
+
+
+def check_timeouts(
+    issued_at: int, started: int, idle: int | None, absolute: int | None, *, idle_name: str, absolute_name: str
+) -> bool:
+    """SessionTimedOut past ``idle`` or ``absolute`` (Django's engine); else whether a read should re-issue the cookie.
+
+    ``issued_at``: when the cookie was signed; ``started``: when the session began. Past means more than the
+    timeout; ``idle_name`` and ``absolute_name`` name the settings in the message.
+    """
+    now = time.time()
+    if idle is not None and now - issued_at > idle:
+        raise SessionTimedOut(
+            f"session not read for more than {idle_name} ({idle} seconds)", expired_at=issued_at + idle
+        )
+    if absolute is not None and now - started > absolute:
+        raise SessionTimedOut(
+            f"session began more than {absolute_name} ({absolute} seconds) ago", expired_at=started + absolute
+        )
+    return idle is not None and now - issued_at > idle * IDLE_REFRESH_FRACTION
+
+
+#: ``read_timeouts``' answers.
+VALID, TIMED_OUT, REFRESH = 0, 1, 2
+
+
+def read_timeouts(issued_at: int | None, started: int | None, absolute: int | None, refresh_after: float | None) -> int:
+    """A verified session read now (Starlette's middleware): TIMED_OUT, REFRESH (re-issue it) or VALID.
+
+    TIMED_OUT: ``absolute`` seconds or more since ``started``; REFRESH: more than ``refresh_after`` seconds since
+    ``issued_at`` (None: no token, or nothing to refresh). The idle timeout itself is the signer's max_age.
+    """
+    now = time.time()
+    if started is not None and absolute is not None and now - started >= absolute:
+        return TIMED_OUT
+    if refresh_after is not None and issued_at is not None and now - issued_at > refresh_after:
+        return REFRESH
+    return VALID
+
+
+def idle_past(issued_at: int, idle: int | None) -> bool:
+    """Whether a token signed at ``issued_at`` is past the idle timeout ``idle`` (None: never)."""
+    return idle is not None and time.time() - issued_at > idle
+
+
+def session_start(started: int | None) -> int:
+    """When a session saved now began, for the absolute timeout: ``started``, or now (whole seconds) for a new one."""
+    return int(time.time()) if started is None else started

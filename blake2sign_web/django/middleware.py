@@ -40,9 +40,9 @@ from django.core.signals import setting_changed
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
-from django.utils.http import http_date
 
 from ..chunks import IncompleteChunks, join_chunks, leftover_chunks, stale_chunks
+from ..cookies import expires_for as expires_for  # its home was here: still importable
 from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
@@ -104,27 +104,11 @@ def cookie_settings() -> CookieSettings:
 
 def reset(**kwargs: Any) -> None:
     """Forget the cookie settings (connected to Django's ``setting_changed``)."""
-    global _cookie_settings, _expires_cache
+    global _cookie_settings
     _cookie_settings = None
-    _expires_cache = (0, 0, "")
 
 
 setting_changed.connect(reset, dispatch_uid="blake2sign_web.django.middleware")
-
-
-#: (second, max_age, formatted expires): the last ``expires`` written, reused within the second.
-_expires_cache: tuple[int, int, str] = (0, 0, "")
-
-
-def expires_for(max_age: int) -> str:
-    """``http_date(time.time() + max_age)``, formatted at most once a second per max_age."""
-    global _expires_cache
-    now = time.time()
-    second, age, text = _expires_cache
-    if int(now) != second or max_age != age:
-        text = http_date(now + max_age)
-        _expires_cache = (int(now), max_age, text)
-    return text
 
 
 #: The request attribute that carries the session's load time (ms) to the response, with SERVER_TIMING on.

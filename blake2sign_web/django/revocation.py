@@ -42,8 +42,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
 
 from .. import revocation
+from ..formats import SESSION_ID_SIZE
 from ..revocation import NotReplicated, StoreUnavailable
-from ..serializer import SESSION_ID_SIZE
+from .current import current_session
 
 __all__ = [
     "NotReplicated",
@@ -80,7 +81,7 @@ def consume_link(
     """
     key = revocation.single_use_key(nonce)
     budget = revocation.budget_key(nonce, _stored_name(cache, key))
-    ttl = revocation.single_use_ttl(expires_at, time.time(), skew)
+    ttl = revocation.single_use_ttl(expires_at, skew)  # the core reads the clock
     if isinstance(cache, RedisStoreCache) and file_size is not None:
         with _unavailable_on_error("consume a single-use link"):
             outcome = cache.consume_file_link(
@@ -169,7 +170,7 @@ def record_generation(
     prefix: str = "",
 ) -> None:
     """Give ``user_id`` a new session generation: every session stamped with another one is refused."""
-    value = revocation.generation_record(generation, time.time())
+    value = revocation.generation_record(generation)  # dated by the core's clock
     with _unavailable_on_error("log a user out everywhere"):
         cache.set(revocation.user_key(user_id, prefix), value, timeout=revocation.record_ttl(lifetime, skew))
 
@@ -199,7 +200,6 @@ def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
     is never reported as done.
     """
     from .conf import SETTING, session_config
-    from .sessions import current_session
 
     config = session_config()
     if config.revocation_cache is None:

@@ -31,9 +31,7 @@ ImproperlyConfigured when the session middleware loads the engine, at start-up.
 from __future__ import annotations
 
 import logging
-import time
 import weakref
-from contextvars import ContextVar
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -43,17 +41,20 @@ from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.core import signing
 from django.core.signals import request_finished
-from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
 from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
-from ..expiry import SessionEnd, session_end
+from ..expiry import SessionEnd, ends_at, now_datetime, seconds_until, session_end
 from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
+from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
+from ..timeouts import check_timeouts, session_start
 from . import revocation
 from .conf import SETTING, SessionConfig, session_config
+from .current import CURRENT_SESSION, forget_current_session
+from .current import current_session as current_session  # importable from here, as before current.py
 
 __all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
 
@@ -89,10 +90,6 @@ class _ClientCookie(NamedTuple):
     #: When the session began (login), for ABSOLUTE_TIMEOUT: what its token carries, else when it was signed
     #: (always the latter with both timeouts off).
     started: int = 0
-
-
-class SessionTimedOut(SignatureExpired):
-    """A verified session past IDLE_TIMEOUT or ABSOLUTE_TIMEOUT: read as empty, as an expired one."""
 
 
 class SessionTooLarge(ValueError):
@@ -140,7 +137,7 @@ class SessionStore(SessionBase):
         if session_config().revocation_cache is not None:
             # The middleware makes one per request: log_out_everywhere() (revocation only) finds the session
             # to keep here.
-            _current.set(weakref.ref(self))
+            CURRENT_SESSION.set(weakref.ref(self))
 
     def _validate_session_key(self, key: str | None) -> bool:
         """Django's rule (a key of at least 8 characters), with the warning any other bad cookie gets.
@@ -205,10 +202,8 @@ class SessionStore(SessionBase):
         """
         age = self.get_session_cookie_age()
         try:
-            loaded = config.signer.load_token(token)
+            loaded = config.signer.load_token(token, default_age=age)  # a token without set_expiry(): the age
             value, issued_at, expires_at, _ = loaded
-            if expires_at is None and time.time() - issued_at > age:
-                raise SignatureExpired("session is older than SESSION_COOKIE_AGE", expired_at=issued_at + age)
             if not isinstance(value, dict):
                 raise BadSignature("session is not a JSON object")
         except BadSignature:
@@ -220,7 +215,14 @@ class SessionStore(SessionBase):
             started = issued_at
             if config.idle_timeout is not None or config.absolute_timeout is not None:
                 started = _started(value, issued_at)
-                _check_timeouts(config, issued_at, started)
+                check_timeouts(
+                    issued_at,
+                    started,
+                    config.idle_timeout,
+                    config.absolute_timeout,
+                    idle_name="IDLE_TIMEOUT",
+                    absolute_name="ABSOLUTE_TIMEOUT",
+                )
             return _ClientCookie(value, issued_at, issued_at + age, session_id, False, True, started)
         session_id = loaded.session_id
         if session_id is None and config.revocation_cache is not None:
@@ -229,7 +231,17 @@ class SessionStore(SessionBase):
         if config.idle_timeout is None and config.absolute_timeout is None:  # the default: nothing more to check
             return _ClientCookie(value, issued_at, ends, session_id, loaded.rewrite, False, issued_at)
         started = _started(value, issued_at)
-        rewrite = _check_timeouts(config, issued_at, started) or loaded.rewrite
+        rewrite = (
+            check_timeouts(
+                issued_at,
+                started,
+                config.idle_timeout,
+                config.absolute_timeout,
+                idle_name="IDLE_TIMEOUT",
+                absolute_name="ABSOLUTE_TIMEOUT",
+            )
+            or loaded.rewrite
+        )
         return _ClientCookie(value, issued_at, ends, session_id, rewrite, False, started)
 
     async def aload(self) -> dict[str, Any]:
@@ -406,8 +418,8 @@ class SessionStore(SessionBase):
         else:
             data = self._session
         if config.absolute_timeout is not None and data:
-            if self._started_at is None:
-                self._started_at = int(time.time())  # a new session, or a new key (login): its clock starts
+            # A new session, or a new key (login): its clock starts now.
+            self._started_at = session_start(self._started_at)
             data = {**data, STARTED: self._started_at}
         try:
             if config.revocation_cache is None:
@@ -464,7 +476,7 @@ class SessionStore(SessionBase):
 
     def get_expiry_date(self, **kwargs: Any) -> datetime:
         """Django's, with the same caps as ``get_expiry_age``: when the server refuses the session if saved now."""
-        modification = kwargs.get("modification") or timezone.now()
+        modification = kwargs.get("modification") or now_datetime(settings.USE_TZ)  # Django's timezone.now()
         end = self._end(**{**kwargs, "modification": modification})
         expiry = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
         if isinstance(expiry, str):
@@ -494,7 +506,7 @@ class SessionStore(SessionBase):
         """When this session ends if saved now, and whether its cookie is a browser-close one (``..expiry``)."""
         config = session_config()
         modification = kwargs.get("modification")
-        now = time.time() if modification is None else modification.timestamp()
+        now: float | None = None if modification is None else modification.timestamp()  # None: the core's clock
         expiry = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
         if isinstance(expiry, str):
             expiry = datetime.fromisoformat(expiry)
@@ -523,7 +535,7 @@ class SessionStore(SessionBase):
         if isinstance(expiry, str):
             expiry = datetime.fromisoformat(expiry)
         if isinstance(expiry, datetime):
-            expiry = (expiry - timezone.now()).total_seconds()
+            expiry = (expiry - now_datetime(settings.USE_TZ)).total_seconds()  # as Django's, with timezone.now()
         check_expiry(expiry)  # set directly as session["_session_expiry"], not through set_expiry()
         return float(expiry)
 
@@ -607,33 +619,15 @@ class SessionStore(SessionBase):
         pass
 
 
-#: The SessionStore of the request being served (the last one made in this context), for log_out_everywhere().
-_current: ContextVar[weakref.ReferenceType[SessionStore] | None] = ContextVar(
-    "blake2sign_web_current_session", default=None
-)
-
-
-def current_session() -> SessionStore | None:
-    """The session of the request being served, if a request is being served."""
-    reference = _current.get()
-    return None if reference is None else reference()
-
-
-def _forget_current_session(**kwargs: Any) -> None:
-    _current.set(None)
-
-
-request_finished.connect(_forget_current_session, dispatch_uid="blake2sign_web.django.sessions.current")
+request_finished.connect(forget_current_session, dispatch_uid="blake2sign_web.django.sessions.current")
 
 
 def check_expiry(value: Any) -> None:
     """ValueError for a set_expiry() value that ends at or after EXPIRY_LIMIT, which no token can carry."""
     if isinstance(value, datetime):
         ends = value.timestamp()  # a naive one is local time, as with USE_TZ = False
-    elif isinstance(value, timedelta):
-        ends = time.time() + value.total_seconds()
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        ends = time.time() + value
+    elif isinstance(value, timedelta) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        ends = ends_at(value)
     else:  # None, 0 and what Django itself refuses
         return
     if not ends < EXPIRY_LIMIT:
@@ -643,29 +637,13 @@ def check_expiry(value: Any) -> None:
         )
     config = session_config()
     if config.revocation_cache is not None:
-        check_expiry_within(ends - time.time(), config.cookie_age, "SESSION_COOKIE_AGE")
+        check_expiry_within(seconds_until(ends), config.cookie_age, "SESSION_COOKIE_AGE")
 
 
 def _started(value: dict[str, Any], issued_at: int) -> int:
     """When the session began: the time its token carries (ABSOLUTE_TIMEOUT), else when the token was signed."""
     started = value.get(STARTED)
     return started if type(started) is int else issued_at
-
-
-def _check_timeouts(config: SessionConfig, issued_at: int, started: int) -> bool:
-    """SessionTimedOut past IDLE_TIMEOUT or ABSOLUTE_TIMEOUT; else whether a read should re-issue the cookie."""
-    now = time.time()
-    idle = config.idle_timeout
-    if idle is not None and now - issued_at > idle:
-        raise SessionTimedOut(
-            f"session not read for more than IDLE_TIMEOUT ({idle} seconds)", expired_at=issued_at + idle
-        )
-    absolute = config.absolute_timeout
-    if absolute is not None and now - started > absolute:
-        raise SessionTimedOut(
-            f"session began more than ABSOLUTE_TIMEOUT ({absolute} seconds) ago", expired_at=started + absolute
-        )
-    return idle is not None and now - issued_at > idle * IDLE_REFRESH_FRACTION
 
 
 def _reason(error: BadSignature) -> str:

@@ -18,16 +18,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
 from .. import revocation
+from ..formats import SESSION_ID_SIZE
 from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
-from ..serializer import SESSION_ID_SIZE
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis, RedisCluster
@@ -64,7 +63,7 @@ class RedisStore:
         clock_skew: float = DEFAULT_CLOCK_SKEW,
         key_prefix: str = "",
         wait_replicas: int = 0,
-        clock: Any = time.time,
+        clock: Callable[[], float] = revocation.CLOCK,
     ) -> None:
         self.timeout = revocation.check_timeout(timeout, "RedisStore timeout")
         self.on_unavailable = revocation.check_policy(on_unavailable, "RedisStore on_unavailable")
@@ -111,7 +110,7 @@ class RedisStore:
         key = revocation.single_use_key(nonce)
         budget = revocation.budget_key(nonce)
         digest = revocation.client_digest(client)
-        ttl = revocation.single_use_ttl(expires_at, self._clock(), self.clock_skew)
+        ttl = revocation.single_use_ttl(expires_at, self.clock_skew, clock=self._clock)
         if file_size is None:
             command: tuple[Any, ...] = ("SET", key, digest, "EX", ttl, "NX")
         else:
@@ -148,7 +147,7 @@ class RedisStore:
         generation = revocation.new_generation()
         ttl = revocation.record_ttl(lifetime, self.clock_skew)
         key = revocation.user_key(user_id, self.key_prefix)
-        value = revocation.generation_record(generation, self._clock())
+        value = revocation.generation_record(generation, clock=self._clock)
         async with self._bounded("log a user out everywhere"):
             _, acknowledged = await self._write(key, ("SET", key, value, "EX", ttl))
         if acknowledged < self.wait_replicas:

@@ -21,8 +21,6 @@ cookie then costs one Redis round trip (MGET); without it nothing changes.
 from __future__ import annotations
 
 import logging
-import math
-import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from datetime import datetime, timedelta, timezone
 from http.cookies import _unquote  # what Starlette's cookie_parser uses
@@ -49,12 +47,14 @@ from ..chunks import (
 )
 from ..cookies import CookieSettings, prefix_problem
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
-from ..expiry import SessionEnd, session_end
+from ..expiry import SessionEnd, date_after, ends_at, seconds_until, session_end, written_end
+from ..formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
 from ..keys import to_bytes
 from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
-from ..serializer import _TIMESTAMP_LIMIT, MAX_DECOMPRESSED_SIZE
+from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
+from ..timeouts import REFRESH, TIMED_OUT, idle_past, read_timeouts
 from .session_migration import StarletteCookieReader
 
 if TYPE_CHECKING:
@@ -170,16 +170,16 @@ class Session(dict[str, Any]):
             seconds = value
         else:
             if isinstance(value, timedelta):
-                value = datetime.now(timezone.utc) + value
+                value = date_after(value)
             elif value.tzinfo is None or value.utcoffset() is None:
                 raise ValueError(
                     "set_expiry() needs an aware datetime (with a tzinfo), e.g. datetime.now(timezone.utc)"
                 )
             seconds, fixed = value.timestamp(), True
-        if seconds is not None and (seconds if fixed else time.time() + seconds) >= _TIMESTAMP_LIMIT:
+        if seconds is not None and (seconds if fixed else ends_at(seconds)) >= _TIMESTAMP_LIMIT:
             raise ValueError(f"set_expiry({value!r}) ends after 2106-02-07, the last second a session token can carry")
         if seconds is not None and self.longest_expiry is not None:
-            check_expiry_within(seconds - time.time() if fixed else seconds, self.longest_expiry, "max_age")
+            check_expiry_within(seconds_until(seconds) if fixed else seconds, self.longest_expiry, "max_age")
         self._expiry, self._expiry_fixed = seconds, fixed
         self.accessed = self.modified = True
 
@@ -202,7 +202,7 @@ class Session(dict[str, Any]):
         return self._end().browser_session
 
     def _end(self) -> SessionEnd:
-        return _session_end(self, time.time(), self.default_age, self.idle_timeout, self.absolute_timeout)
+        return _session_end(self, self.default_age, self.idle_timeout, self.absolute_timeout)
 
     def pop(self, key: str, *args: Any) -> Any:
         if dict.__contains__(self, key):
@@ -849,19 +849,18 @@ class SessionMiddleware:
         if meta is not None:
             _restore(session, meta)
         if self._timeouts:
-            now = time.time()
-            created = session._created_at
-            if created is not None and self.absolute_timeout is not None and now - created >= self.absolute_timeout:
+            outcome = read_timeouts(
+                None if loaded is None else loaded.issued_at,
+                session._created_at,
+                self.absolute_timeout,
+                self._refresh_after if dict.__len__(session) else None,
+            )
+            if outcome == TIMED_OUT:
                 logger.warning(
                     "Rejected session cookie %r: past absolute_timeout=%r", self.session_cookie, self.absolute_timeout
                 )
                 return _Loaded(self._timed_out_session())
-            if (
-                self._refresh_after is not None
-                and loaded is not None
-                and dict.__len__(session)
-                and now - loaded.issued_at > self._refresh_after
-            ):
+            if outcome == REFRESH:
                 session.modified = True  # re-issued: the idle timer restarts
         if rewrite:
             session.modified = True  # re-sign it with the current secret, in the current form (LoadedToken.rewrite)
@@ -942,36 +941,33 @@ class SessionMiddleware:
             return None
         if not value[1].get("e", value[1].get("t")):
             return None
-        if self.idle_timeout is not None and time.time() - loaded.issued_at > self.idle_timeout:
+        if idle_past(loaded.issued_at, self.idle_timeout):
             return None  # idle_timeout bounds every session
         return loaded
 
     def _timed(self, session: Session) -> tuple[Any, int | None, str] | None:
         """What to sign for a session with an expiry of its own: value, expires_in and cookie suffix; None: ended."""
-        now = time.time()
         meta: dict[str, int | float] = {}
-        ends: float | None = None  # the Unix time the token ends, beyond max_age's limit from its issue
-        expiry = session._expiry
+        expiry, fixed = session._expiry, session._expiry_fixed
         if expiry is not None:
-            if session._expiry_fixed:
+            if fixed:
                 meta["t"] = int(expiry)
-                ends = int(expiry)
             else:
                 meta["e"] = expiry
-                if expiry:
-                    ends = now + expiry
-        if self.absolute_timeout is not None:
-            # From the session's first write with data; a session emptied during this request starts afresh.
-            meta["c"] = created = _started(session, now)
-            limit = created + self.absolute_timeout
-            ends = limit if ends is None else min(ends, limit)
-        expires_in = None
-        if ends is not None:
-            if ends <= now:
-                return None  # set_expiry() in the past, or absolute_timeout reached: the session has ended
-            expires_in = math.ceil(ends - now)
-        # The cookie ends when the server would refuse it, as the expiry accessors say (blake2sign_web.expiry).
-        cookie_age = _session_end(session, now, self.max_age, self.idle_timeout, self.absolute_timeout).max_age
+        end = written_end(  # the token's own end and the cookie's Max-Age (blake2sign_web.expiry)
+            default_age=self.max_age,
+            browser_session_default=self.max_age is None,
+            expiry=None if fixed else expiry,
+            expiry_at=int(expiry) if fixed and expiry is not None else None,
+            idle_timeout=self.idle_timeout,
+            absolute_timeout=self.absolute_timeout,
+            started=None if session.cleared else session._created_at,  # emptied during this request: afresh
+        )
+        if end is None:
+            return None  # set_expiry() in the past, or absolute_timeout reached: the session has ended
+        if end.started is not None:
+            meta["c"] = end.started  # from the session's first write with data
+        expires_in, cookie_age = end.expires_in, end.cookie_max_age
         max_age_attribute = f"Max-Age={cookie_age}; " if cookie_age is not None else ""
         value = [session, meta] if meta else session
         return value, expires_in, f"{self._path_attribute}{max_age_attribute}{self.security_flags}"
@@ -1059,27 +1055,23 @@ def _check_timeout(name: str, value: object) -> None:
         raise ValueError(f"SessionMiddleware {name} must be seconds (an int > 0) or None (off); got {value!r}")
 
 
-def _started(session: Session, now: float) -> int:
-    """When ``session`` began, for absolute_timeout: its first write with data (now, for a new or emptied one)."""
-    created = session._created_at
-    return int(now) if created is None or session.cleared else created
-
-
 def _session_end(
-    session: Session, now: float, max_age: int | None, idle_timeout: int | None, absolute_timeout: int | None
+    session: Session, max_age: int | None, idle_timeout: int | None, absolute_timeout: int | None
 ) -> SessionEnd:
-    """When ``session`` ends if written at ``now`` under these options: its accessors' answer and its Max-Age."""
+    """When ``session`` ends if written now under these options: its accessors' answer (``blake2sign_web.expiry``)."""
     fixed = session._expiry_fixed
     expiry = session._expiry
     return session_end(
-        now,
+        None,  # now, by the core's clock
         default_age=max_age,
         browser_session_default=max_age is None,
         expiry=None if fixed else expiry,
         expiry_at=int(expiry) if fixed and expiry is not None else None,  # the token carries whole seconds
         idle_timeout=idle_timeout,
         absolute_timeout=absolute_timeout,
-        started=None if absolute_timeout is None else _started(session, now),
+        # From the session's first write with data (now, at its whole second, for a new or emptied one).
+        started=None if session.cleared else session._created_at,
+        start_whole_second=True,
     )
 
 

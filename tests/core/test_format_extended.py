@@ -12,8 +12,9 @@ import pytest
 
 from blake2sign_web import SerializerSigner
 from blake2sign_web import encryption as enc
-from blake2sign_web.extended import PLAINTEXT_LAYOUTS, ExtendedSerializerSigner
+from blake2sign_web.formats import PLAINTEXT_LAYOUTS
 from blake2sign_web.keys import keyed_hash
+from blake2sign_web.serializer import ExtendedSerializerSigner
 from blake2sign_web.typed import decode
 
 FORMAT_DOC = Path(__file__).resolve().parents[2] / "docs" / "format.md"

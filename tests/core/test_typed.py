@@ -14,7 +14,7 @@ import pytest
 
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired, clear_signer_cache, get_signer
 from blake2sign_web.exceptions import NotJSON
-from blake2sign_web.extended import ExtendedSerializerSigner
+from blake2sign_web.serializer import ExtendedSerializerSigner
 from blake2sign_web.typed import TypedNotJSON, decode, encode
 
 SECRET = "a secret for the typed tests 0123456789"
