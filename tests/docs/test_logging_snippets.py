@@ -58,6 +58,7 @@ PAGES = {
     "docs/security.md": {"django", "starlette"},
     "docs/signed-urls.md": {"django", "starlette"},
     "docs/revocation.md": {"django", "starlette"},
+    "docs/conformance.md": {"django", "starlette"},
     "docs/recipes/session-timeouts.md": {"django", "starlette"},
     "docs/recipes/django-s3-and-nginx.md": {"django"},
     "docs/migrating/from-starlette.md": {"starlette"},
