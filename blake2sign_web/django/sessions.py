@@ -214,15 +214,7 @@ class SessionStore(SessionBase):
             session_id = None if config.revocation_cache is None else derived_session_id(token)
             started = issued_at
             if config.idle_timeout is not None or config.absolute_timeout is not None:
-                started = _started(value, issued_at)
-                check_timeouts(
-                    issued_at,
-                    started,
-                    config.idle_timeout,
-                    config.absolute_timeout,
-                    idle_name="IDLE_TIMEOUT",
-                    absolute_name="ABSOLUTE_TIMEOUT",
-                )
+                started, _ = _timed(config, value, issued_at)  # re-issued anyway: migrated
             return _ClientCookie(value, issued_at, issued_at + age, session_id, False, True, started)
         session_id = loaded.session_id
         if session_id is None and config.revocation_cache is not None:
@@ -230,19 +222,8 @@ class SessionStore(SessionBase):
         ends = expires_at if expires_at is not None else issued_at + age
         if config.idle_timeout is None and config.absolute_timeout is None:  # the default: nothing more to check
             return _ClientCookie(value, issued_at, ends, session_id, loaded.rewrite, False, issued_at)
-        started = _started(value, issued_at)
-        rewrite = (
-            check_timeouts(
-                issued_at,
-                started,
-                config.idle_timeout,
-                config.absolute_timeout,
-                idle_name="IDLE_TIMEOUT",
-                absolute_name="ABSOLUTE_TIMEOUT",
-            )
-            or loaded.rewrite
-        )
-        return _ClientCookie(value, issued_at, ends, session_id, rewrite, False, started)
+        started, rewrite = _timed(config, value, issued_at)
+        return _ClientCookie(value, issued_at, ends, session_id, rewrite or loaded.rewrite, False, started)
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
@@ -638,6 +619,20 @@ def check_expiry(value: Any) -> None:
     config = session_config()
     if config.revocation_cache is not None:
         check_expiry_within(seconds_until(ends), config.cookie_age, "SESSION_COOKIE_AGE")
+
+
+def _timed(config: SessionConfig, value: dict[str, Any], issued_at: int) -> tuple[int, bool]:
+    """When the session began, and whether a read should re-issue it; SessionTimedOut past a timeout."""
+    started = _started(value, issued_at)
+    rewrite = check_timeouts(
+        issued_at,
+        started,
+        config.idle_timeout,
+        config.absolute_timeout,
+        idle_name="IDLE_TIMEOUT",
+        absolute_name="ABSOLUTE_TIMEOUT",
+    )
+    return started, rewrite
 
 
 def _started(value: dict[str, Any], issued_at: int) -> int:
