@@ -260,6 +260,22 @@ def check_key_prefix(value: object, name: str) -> str:
     return value
 
 
+def missing_key_prefix(prefix: str, setting: str) -> str | None:
+    """Why session revocation cannot run without a key prefix (None when it has one); ``setting``: its name.
+
+    A user id of one site is a user id of another: without a prefix, sites sharing a Redis
+    overwrite each other's records, and a session one of them ended comes back when the other's
+    shorter record expires. A derived default would change with every secret rotation.
+    """
+    if prefix:
+        return None
+    return (
+        f"{setting} must name this site (e.g. 'shop'): sites sharing a Redis would otherwise overwrite each other's "
+        "revocation records (a user id of one is a user id of the other), and a session one of them ended would "
+        "come back. Choose a name no other site on that Redis uses, and keep it"
+    )
+
+
 def _namespace(prefix: str) -> str:
     # "blake2sign_web:" + "<prefix>:" + "<kind>:<id>". A prefix has no ":", an id in a key has none either
     # (plain ids, hex, "~" + hex), so no two (prefix, kind, id) make the same key, "" included.

@@ -54,7 +54,7 @@ from ..cache import clear_signer_cache, get_signer
 from ..cookies import CookieSettings, cookie_prefix, prefix_problem
 from ..encryption import load_cryptography
 from ..keys import HASHERS, TAG_SIZES
-from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix
+from ..revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix, missing_key_prefix
 from ..serializer import SerializerSigner
 from ..signer import MAC_LENGTH, is_count
 
@@ -319,22 +319,11 @@ def revocation_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems.append(("REVOCATION_KEY_PREFIX", f"{error}."))
     else:
         caches = getattr(settings, "CACHES", {})
-        if (
-            isinstance(alias, str)
-            and alias in caches
-            and not options["REVOCATION_KEY_PREFIX"]
-            and not caches[alias].get("KEY_PREFIX")
-        ):
-            # A user id of one site is a user id of another: their records would overwrite each other's.
-            problems.append(
-                (
-                    "REVOCATION_KEY_PREFIX",
-                    f"{name}['REVOCATION_KEY_PREFIX'] must name this site (e.g. 'shop') when CACHES[{alias!r}] has "
-                    "no KEY_PREFIX: sites sharing a Redis would otherwise overwrite each other's revocation records "
-                    "and a session one of them ended would come back. Choose a name no other site on that Redis "
-                    "uses, and keep it.",
-                )
-            )
+        # The cache's own KEY_PREFIX (Django's convention for a shared cache) keeps the keys apart as well.
+        if isinstance(alias, str) and alias in caches and not caches[alias].get("KEY_PREFIX"):
+            setting = f"{name}['REVOCATION_KEY_PREFIX']"
+            if problem := missing_key_prefix(options["REVOCATION_KEY_PREFIX"], setting):
+                problems.append(("REVOCATION_KEY_PREFIX", f"{problem}, or give CACHES[{alias!r}] a KEY_PREFIX."))
     if alias is not None and options["FORMAT"] == 1:
         problems.append(
             (

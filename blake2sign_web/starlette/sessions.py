@@ -50,7 +50,7 @@ from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import SessionEnd, date_after, ends_at, seconds_until, session_end, written_end
 from ..formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
 from ..keys import to_bytes
-from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
+from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id, missing_key_prefix
 from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
@@ -1127,13 +1127,8 @@ def _check_revocation(store: object, max_age: int | None, format: int) -> None:
         )
     if format != 2:
         raise ValueError("SessionMiddleware revocation needs format=2: only format 2 tokens carry a session id")
-    if not getattr(store, "key_prefix", ""):
-        raise ValueError(
-            "SessionMiddleware revocation needs RedisStore(..., key_prefix='<this application>'): without one, "
-            "applications sharing the Redis overwrite each other's records (a user id of one is a user id of "
-            "the other), and a session one of them ended comes back. Choose a name that no other application "
-            "on that Redis uses, and keep it: records under another name are not read"
-        )
+    if problem := missing_key_prefix(getattr(store, "key_prefix", ""), "RedisStore key_prefix"):
+        raise ValueError(f"SessionMiddleware revocation needs RedisStore(..., key_prefix='<this site>'): {problem}")
 
 
 def server_timing_header(load_ms: float, save_started: float) -> bytes:
