@@ -75,11 +75,10 @@ LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)
 
 
 class _ClientCookie(NamedTuple):
-    """A verified session cookie: its data, when it was signed and ends, its session id, how it verified."""
+    """A verified session cookie: its data, when it was signed, its session id, how it verified."""
 
     value: dict[str, Any]
     issued_at: int
-    ends: float
     #: None only with revocation off and a cookie that carries none.
     session_id: bytes | None
     #: Write it again on this response though nothing changed: a fallback key verified it, or it is in a
@@ -105,8 +104,8 @@ class SessionStore(SessionBase):
     _verified_cookie: str | None = None
     #: With revocation: the id written into this session's next token (None: a new one is made).
     _session_id: bytes | None = None
-    #: With revocation: (id, end) of the session the client's cookie holds, once read; None if it has none.
-    _client_session: tuple[bytes, float] | None = None
+    #: With revocation: the id of the session the client's cookie holds, once read; None if it has none.
+    _client_session: bytes | None = None
     _client_session_read = False
     #: With revocation: the new id "log out everywhere" gives the session it keeps, for its next token.
     _kept_session_id: bytes | None = None
@@ -172,7 +171,7 @@ class SessionStore(SessionBase):
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
-            self._remember_client_session(client.session_id, client.ends)
+            self._remember_client_session(client.session_id)
             generation = client.value.pop(GENERATION_KEY, None)  # the engine's, never the application's
             generation = generation if type(generation) is str else ""
             if not self._still_valid(config, config.revocation_cache, client, None if client.migrated else generation):
@@ -203,7 +202,7 @@ class SessionStore(SessionBase):
         age = self.get_session_cookie_age()
         try:
             loaded = config.signer.load_token(token, default_age=age)  # a token without set_expiry(): the age
-            value, issued_at, expires_at, _ = loaded
+            value, issued_at, _, _ = loaded
             if not isinstance(value, dict):
                 raise BadSignature("session is not a JSON object")
         except BadSignature:
@@ -215,15 +214,14 @@ class SessionStore(SessionBase):
             started = issued_at
             if config.idle_timeout is not None or config.absolute_timeout is not None:
                 started, _ = _timed(config, value, issued_at)  # re-issued anyway: migrated
-            return _ClientCookie(value, issued_at, issued_at + age, session_id, False, True, started)
+            return _ClientCookie(value, issued_at, session_id, False, True, started)
         session_id = loaded.session_id
         if session_id is None and config.revocation_cache is not None:
             session_id = derived_session_id(token)
-        ends = expires_at if expires_at is not None else issued_at + age
         if config.idle_timeout is None and config.absolute_timeout is None:  # the default: nothing more to check
-            return _ClientCookie(value, issued_at, ends, session_id, loaded.rewrite, False, issued_at)
+            return _ClientCookie(value, issued_at, session_id, loaded.rewrite, False, issued_at)
         started, rewrite = _timed(config, value, issued_at)
-        return _ClientCookie(value, issued_at, ends, session_id, rewrite or loaded.rewrite, False, started)
+        return _ClientCookie(value, issued_at, session_id, rewrite or loaded.rewrite, False, started)
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
@@ -260,13 +258,12 @@ class SessionStore(SessionBase):
             return False
         return True
 
-    def _remember_client_session(self, session_id: bytes | None, ends: float) -> None:
+    def _remember_client_session(self, session_id: bytes | None) -> None:
         self._client_session_read = True
-        self._client_session = None if session_id is None else (session_id, ends)
-        self._session_id = session_id
+        self._client_session = self._session_id = session_id
 
-    def _read_client_session(self) -> tuple[bytes, float] | None:
-        """The id and end of the session in the client's cookie, verifying it if load() has not."""
+    def _read_client_session(self) -> bytes | None:
+        """The id of the session in the client's cookie, verifying it if load() has not."""
         if not self._client_session_read:
             self._client_session_read = True
             token = self._session_key
@@ -276,8 +273,7 @@ class SessionStore(SessionBase):
                 except BadSignature:
                     return None
                 if client.session_id is not None:
-                    self._client_session = (client.session_id, client.ends)
-                    self._session_id = client.session_id
+                    self._client_session = self._session_id = client.session_id
         return self._client_session
 
     def keep_through_log_out(self, user_id: str, generation: str) -> None:
@@ -331,7 +327,7 @@ class SessionStore(SessionBase):
         try:
             cache = revocation.get_cache(config.revocation_cache)
             revocation.revoke_session(
-                cache, client_session[0], config.cookie_age, config.revocation_key_prefix, config.revocation_clock_skew
+                cache, client_session, config.cookie_age, config.revocation_key_prefix, config.revocation_clock_skew
             )
         except StoreUnavailable as error:
             if raise_errors:

@@ -401,7 +401,6 @@ class SessionToken:
     """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope)."""
 
     __slots__ = (
-        "expires_at",
         "generation",
         "lifetime",
         "revoke_on_clear",
@@ -416,7 +415,7 @@ class SessionToken:
         self,
         store: RedisStore,
         session_id: bytes,
-        expires_at: float | None,
+        came: bool,
         lifetime: int,
         user_key: str,
         user: object | None = None,
@@ -425,8 +424,6 @@ class SessionToken:
         self.store = store
         #: The id written into the next cookie; a new one after the session is revoked.
         self.session_id = session_id
-        #: When the client's cookie stops being accepted anyway (None: no valid cookie came).
-        self.expires_at = expires_at
         #: The middleware's max_age: how long any session can live, so how long its records last.
         self.lifetime = lifetime
         self.user_key = user_key
@@ -434,8 +431,8 @@ class SessionToken:
         #: session written for another user logged in during the request, and reads its user's generation.
         self.user = user
         self.generation = generation
-        #: Whether the cookie that came is still to be revoked when the session is emptied.
-        self.revoke_on_clear = expires_at is not None
+        #: Whether the cookie that came (``came``: a valid one did) is still to be revoked when the session is emptied.
+        self.revoke_on_clear = came
         #: The client's session was read as empty because the store was down ("closed"): its cookie must
         #: stay as it is (the session comes back with the store), unless the request clears the session.
         self.unchecked = False
@@ -467,7 +464,7 @@ async def revoke_session(request: Any) -> None:
     at once if Redis is down.
     """
     token = _token(request)
-    if token.revoke_on_clear and token.expires_at is not None:
+    if token.revoke_on_clear:
         await token.store.revoke_session(token.session_id, token.lifetime)
     token.revoke_on_clear = False
     token.session_id = new_session_id()

@@ -890,21 +890,19 @@ class SessionMiddleware:
         if cookie is not None and loaded.token is not None:
             token = loaded.token
             issued_at = token.issued_at
-            ends = token.expires_at if token.expires_at is not None else issued_at + self._lifetime
             # A token signed before revocation was on has no id: one derived from it ends every copy of it.
             session_id = token.session_id if token.session_id is not None else derived_session_id(cookie)
         elif cookie is not None and loaded.migrated_at is not None:
             # A cookie of Starlette's own middleware, dated by its signed timestamp; its id is derived from it.
             issued_at = loaded.migrated_at
-            ends = issued_at + self._lifetime
             session_id = derived_session_id(cookie)
         else:
-            return session, SessionToken(store, new_session_id(), None, self._lifetime, self.user_key), False
+            return session, SessionToken(store, new_session_id(), False, self._lifetime, self.user_key), False
         user = dict.get(session, self.user_key)
         generation = dict.pop(session, GENERATION_KEY, None)  # the middleware's, never the application's
         if type(generation) is not str:
             generation = ""
-        fresh = SessionToken(store, session_id, ends, self._lifetime, self.user_key, user, generation)
+        fresh = SessionToken(store, session_id, True, self._lifetime, self.user_key, user, generation)
         migrated = loaded.token is None  # Starlette's own cookie: it cannot carry a generation
         try:
             revoked = await store.is_revoked(session_id, user, issued_at, None if migrated else generation)
@@ -914,14 +912,14 @@ class SessionMiddleware:
                 return session, fresh, False
             # The cookie is kept, and never overwritten: the session comes back with Redis.
             revocation_logger.error("Session read as empty: its revocation cannot be checked: %s", error)
-            unchecked = SessionToken(store, new_session_id(), None, self._lifetime, self.user_key)
+            unchecked = SessionToken(store, new_session_id(), False, self._lifetime, self.user_key)
             unchecked.unchecked = True
             return self._session_class(), unchecked, False
         if revoked:
             revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
             return (
                 self._session_class(),
-                SessionToken(store, new_session_id(), None, self._lifetime, self.user_key),
+                SessionToken(store, new_session_id(), False, self._lifetime, self.user_key),
                 True,
             )
         return session, fresh, False
@@ -1089,7 +1087,7 @@ async def _end_client_session(token: SessionToken) -> None:
     """The session was emptied: end the client's old session everywhere; a new one gets a new id."""
     from .revocation import new_session_id
 
-    if token.revoke_on_clear and token.expires_at is not None:
+    if token.revoke_on_clear:
         try:
             await token.store.revoke_session(token.session_id, token.lifetime)
         except StoreUnavailable as error:  # the response is under way: log it, the cookie is deleted anyway
