@@ -15,8 +15,8 @@ from html import escape
 OURS, THEIRS, WHISKER, REFERENCE = "#1a7f37", "#9aa4b2", "#24292f", "#cf222e"
 FONT = 12
 ROW = 20
-#: Width of one character at FONT px, wide enough for system-ui: labels are measured with it, not rendered.
-CHAR = 6.6
+#: Width of one character at FONT px, regular and bold, wide enough for system-ui: labels are measured with it.
+CHAR, BOLD = 6.6, 7.6
 
 
 @dataclass(frozen=True)
@@ -59,14 +59,13 @@ def chart(
 
     ``same_scale``: every panel on one axis, for panels of the same unit (the headline's ratios).
     """
-    labels = [bar.label for panel in panels for bar in panel.bars]
-    left = int(max((len(s) for s in labels), default=10) * CHAR) + 16
+    bars = [bar for panel in panels for bar in panel.bars]
+    left = int(max((len(bar.label) * (BOLD if bar.ours else CHAR) for bar in bars), default=60)) + 16
     domains = [_domain(panel) for panel in panels]
     shared = (min(d[0] for d in domains), max(d[1] for d in domains)) if domains else (0.0, 1.0)
-    numbers = [bar.text for panel in panels for bar in panel.bars]
-    right = int(max((len(s) for s in numbers), default=4) * CHAR) + 16
+    right = int(max((len(bar.text) * (BOLD if bar.ours else CHAR) for bar in bars), default=30)) + 16
     texts = [panel.title for panel in panels] + [panel.note for panel in panels]
-    width = max(left + plot_width + right, int(max((len(s) for s in texts), default=0) * CHAR * 1.1) + 4)
+    width = max(left + plot_width + right, int(max((len(s) for s in texts), default=0) * BOLD) + 8)
     out: list[str] = []
     y = 0.0
     for panel in panels:

@@ -17,6 +17,8 @@ nav a { margin-right: 1rem; }
 .facts { background: #f4f4f8; border: 1px solid #ccd; padding: .5rem 1rem; margin: 1rem 0; font-size: 14px; }
 .facts table { border-collapse: collapse; } .facts td, .facts th { padding: 0 .8rem 0 0; text-align: left; }
 .current { font-weight: bold; } code { background: #eee; padding: 0 .2rem; }
+.cost-chart { margin: .5rem 0; } .cost-chart svg { max-width: 100%; height: auto; }
+.cost-chart figcaption { font-size: 13px; color: #444; }
 """
 
 #: The script that shows this response's Server-Timing on the page; the Django site includes the same file.
@@ -60,7 +62,8 @@ def layout(
   Session middleware: <select name="engine" id="engine">{options}</select> <button type="submit">Switch</button></form>
   <p>In use: <strong id="engine-label">{escape(ENGINES[engine].label)}</strong>.
   Session cookie (<code>session</code>) this request carried: <strong id="cookie-size">{cookie_size}</strong> bytes.</p>
-  <p>This request's session work (<code>Server-Timing</code>): <strong id="timing">reading…</strong></p>
+  <p>This request's session work, one sample (<code>Server-Timing</code>; one request on a shared machine is noisy,
+  the chart below is what holds): <strong id="timing">reading…</strong></p>
   {benchmark_table(ENGINES[engine].bench_key)}
 </section>
 {TIMING_SCRIPT}{scripts}
@@ -68,17 +71,8 @@ def layout(
 
 
 def benchmark_table(current: str) -> str:
-    measured = costs.measured("starlette")
-    if not measured:
-        return f'<p id="bench-hint">{escape(costs.HINT)}</p>'
-    parts = ["<p>Measured by the request benchmark, median microseconds added per request:</p>"]
-    for workload, row in sorted(measured.items()):
-        rows = "".join(
-            f"<tr{' class=current' if name == current else ''}><td>{escape(name)}</td><td>{us:.1f} µs</td></tr>"
-            for name, us in row.items()
-        )
-        parts.append(f"<table><caption>{escape(workload)}</caption>{rows}</table>")
-    return "".join(parts)
+    """The benchmark's chart of what each engine adds, as the Django site draws it (example_project/costs.py)."""
+    return costs.panel("starlette", [e.bench_key for e in ENGINES.values()], current)
 
 
 def render_rows(rows: list[Any]) -> str:

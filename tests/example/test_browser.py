@@ -1,9 +1,9 @@
 """Both example sites in a real browser: Debian's chromium, driven by Playwright, against real servers.
 
 Log in, add to the cart and see the flash message, download through signed links (bytes
-checked, Range on the large file), read Server-Timing, log out; forms posted from another
-origin of the same site are refused. Skips when chromium or Playwright is absent, except
-under CI=true, where it fails: CI installs Debian's chromium.
+checked, Range on the large file), read Server-Timing, log out; the cost panel's chart is
+drawn; forms posted from another origin of the same site are refused. Skips when chromium or
+Playwright is absent, except under CI=true, where it fails: CI installs Debian's chromium.
 """
 
 from __future__ import annotations
@@ -125,6 +125,26 @@ def test_shop_login_cart_download_logout(browser: Any, site: tuple[str, str]) ->
     assert page.is_visible("#login-link")
     # Logged out, the link bound to demo no longer verifies: no user to bind to.
     assert page.request.get(bound).status == 403
+    context.close()
+
+
+def test_the_cost_panel_draws_its_chart(browser: Any, site: tuple[str, str]) -> None:
+    """The chart is drawn (inline SVG, no script), legible at a laptop's width, with its numbers one click away."""
+    name, base = site
+    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    page = context.new_page()
+    page.goto(base + "/")
+    chart = page.locator("#cost-chart svg")
+    assert chart.is_visible()
+    box = chart.bounding_box()
+    assert box is not None
+    assert box["width"] > 400
+    assert box["height"] > 200
+    assert "lower is better" in page.inner_text("#cost-chart figcaption")
+    assert not page.is_visible("#cost-numbers table")
+    page.click("#cost-numbers summary")
+    assert page.is_visible("#cost-numbers table")
+    page.locator(".facts").screenshot(path=f"/tmp/example-{name}-costs.png")
     context.close()
 
 
