@@ -93,7 +93,7 @@ def instructions(framework: str, workload: str) -> dict[str, tuple[float, float,
         rows = _results()["parts"]["callgrind"]["in_process"][framework][workload]
         base = rows[BASELINES[framework]]["Ir"]
         added = {e: [a - b for a, b in zip(r["Ir"], base, strict=False)] for e, r in rows.items()}
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):  # a shape this does not know: no figures
         return {}
     return {e: (statistics.median(v), min(v), max(v)) for e, v in added.items() if v and e != BASELINES[framework]}
 
@@ -107,7 +107,7 @@ def server_cpu(framework: str, workload: str) -> dict[str, tuple[float, float, f
             for e, r in rows.items()
             if e != r["baseline"]
         }
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         return {}
 
 
@@ -150,7 +150,8 @@ def _panel(version: tuple[Path, int, int], framework: str, engines: tuple[str, .
             table.append((kind, workload, found))
     if not panels:
         return f'<p id="bench-hint">{escape(HINT)}</p>'
-    parts = _results().get("parts", {})
+    parts = _results().get("parts")
+    parts = parts if isinstance(parts, dict) else {}
     svg = chart(
         f"cost-chart-{framework}",
         "What each session engine adds to a request",

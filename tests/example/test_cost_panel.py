@@ -142,3 +142,28 @@ def test_without_results_the_panel_says_how_to_get_them(client: TestClient, tmp_
         costs.RESULTS = original
     assert f'<p id="bench-hint">{costs.HINT}</p>' in page
     assert "<svg" not in page
+
+
+BAD_RESULTS = [
+    "not JSON",
+    "[]",
+    '{"parts": []}',
+    '{"parts": {"callgrind": {"in_process": {"starlette": {"read": []}}}}}',
+    '{"parts": {"callgrind": {"in_process": {"starlette": {"read": {"no session middleware": {"Ir": "x"}}}}}}}',
+    '{"parts": {"requests": {"http": {"starlette": {"read": {"x": {"added_us_median": "a", "baseline": "b"}}}}}}}',
+    '{"parts": {"requests": {"http": {"starlette": {"read": {"x": {"added_us_median": null, "baseline": "b"}}}}}}}',
+]
+
+
+@pytest.mark.parametrize("text", BAD_RESULTS)
+def test_results_of_an_unknown_shape_give_the_hint_not_an_error(client: TestClient, tmp_path: Path, text: str) -> None:
+    bad = tmp_path / "results.json"
+    bad.write_text(text)
+    original = costs.RESULTS
+    costs.RESULTS = bad
+    try:
+        page = client.get("/")
+    finally:
+        costs.RESULTS = original
+    assert page.status_code == 200
+    assert f'<p id="bench-hint">{costs.HINT}</p>' in page.text
