@@ -115,9 +115,18 @@ def server_cpu(framework: str, workload: str) -> dict[str, tuple[float, float, f
 UNITS = {"instructions": (1000.0, " k"), "cpu": (1.0, " µs")}
 
 
+#: Said of a clock figure whose lower quartile is at or below zero.
+NOISY = "noisy: its quartiles reach zero, so this run cannot tell that cost from none."
+
+
+def _noisy(kind: str, low: float) -> bool:
+    return kind == "cpu" and low <= 0
+
+
 def _figure(kind: str, median: float, low: float, high: float, spread: bool = True) -> str:
     scale, unit = UNITS[kind]
-    return f"{median / scale:,.1f}{unit}" + (f" ({low / scale:,.1f} to {high / scale:,.1f})" if spread else "")
+    text = f"{median / scale:,.1f}{unit}" + (f" ({low / scale:,.1f} to {high / scale:,.1f})" if spread else "")
+    return text + (" noisy" if _noisy(kind, low) else "")
 
 
 def panel(framework: str, engines: Sequence[str], current: str) -> str:
@@ -145,6 +154,8 @@ def _panel(version: tuple[Path, int, int], framework: str, engines: tuple[str, .
             bars.append(Bar(label, median, low, high, text, ours=is_ours(engine)))
         missing = [e for e in engines if e not in found]
         note = f"Not measured here: {', '.join(missing)}." if missing and bars else ""
+        if any(_noisy(kind, found[e][1]) for e in engines if e in found):
+            note = " ".join(filter(None, [note, NOISY.capitalize()]))
         if bars:
             panels.append(Panel(title.format(WORKLOADS[workload]), bars, note=note))
             table.append((kind, workload, found))
