@@ -46,7 +46,8 @@ JSON (docs/benchmarks/results.json), schema 2::
                    "spread": "q1-q3" | "min-max", "rounds", "verdict"}]
     }
 
-``python -m example_project.bench.report [docs/benchmarks/results.json]`` rebuilds the page and charts.
+``python -m example_project.bench.report [docs/benchmarks/results.json]`` rebuilds the page and charts from the
+JSON, which it only reads (the targets are judged again in memory).
 """
 
 from __future__ import annotations

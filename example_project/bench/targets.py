@@ -1,8 +1,8 @@
 """The results' summaries and the targets judged on them: issue 20's ratios of added cost, ours / theirs.
 
-Each target row of ``results.json`` (``"targets"``) is computed here from the parts, so the page, the headline and
-the example shops read the same verdicts. Deterministic counts (callgrind) are judged on every repeat, the clock
-on its quartiles.
+Each target row of ``results.json`` (``"targets"``) is computed here from the parts, so that the page's headline and
+its table of targets quote the same ratios and verdicts. Deterministic counts (callgrind) are judged on every
+repeat, the clock on its quartiles.
 """
 
 from __future__ import annotations
