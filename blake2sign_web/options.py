@@ -14,15 +14,15 @@ an option the framework lacks, or one the framework checks itself (Django's ``SE
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, cast
 
 from . import dictionaries
 from .chunks import MAX_CHUNKS, max_chunks_problem
 from .cookies import CookieSettings, prefix_problem
 from .encryption import load_cryptography
-from .keys import HASHERS, TAG_SIZES
+from .keys import HASHERS, MIN_SECRET_LENGTH, TAG_SIZES
 from .revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix, missing_key_prefix
 
 #: Browsers keep cookies up to 4096 bytes of name, value and attributes (RFC 6265, 6.1).
@@ -206,6 +206,16 @@ class Problem(NamedTuple):
     error: type[Exception] = ValueError
 
 
+class SecretSpelling(NamedTuple):
+    """How a framework names its secrets, which types it takes, and how its users make one."""
+
+    secret: str
+    fallback: str
+    types: tuple[type, ...]
+    type_names: str = "a str or bytes"
+    hint: str = "e.g. from secrets.token_urlsafe(50)"
+
+
 @dataclass(frozen=True)
 class Spelling:
     """How one framework's users write the options: the names and fixes every message uses."""
@@ -220,6 +230,8 @@ class Spelling:
     wordings: Mapping[str, str] = field(default_factory=dict)
     #: Fixes that are more than one option set to one value (key: the fix as written).
     fixes: Mapping[str, str] = field(default_factory=dict)
+    #: The secret and each fallback (``{}``: its index), the types a secret may have, and how to make one.
+    secrets: SecretSpelling = field(default_factory=lambda: SecretSpelling("secret", "fallbacks[{}]", (str, bytes)))
 
     def written(self, option: Option) -> str:
         """The option's name as written in the user's own code (``https_only``, ``HASHER``)."""
@@ -245,6 +257,10 @@ class Spelling:
             return self.setting(option, value)
         return f"{self.written(option)} {value!r}"
 
+    def turned_on(self, option: Option) -> str:
+        """A flag that is on, as the subject of a sentence: ``encrypt=True``, ``...['SESSIONS']['ENCRYPT']``."""
+        return self.setting(option, True) if self.framework == "starlette" else self.name(option)
+
     def must(self, option: Option) -> str:
         return self.wordings.get(option.key, option.must)
 
@@ -257,6 +273,13 @@ STARLETTE: Final = Spelling(
         "absolute_timeout": f"must be seconds (an int from 1 to {MAX_TIMEOUT - 1}) or None (off)",
     },
     fixes={"revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')"},
+    secrets=SecretSpelling(
+        "secret_key",
+        "each of fallback_secrets",
+        (str,),
+        "a str or starlette.datastructures.Secret",
+        "pass a long random string, e.g. from secrets.token_urlsafe(50), read from configuration",
+    ),
 )
 DJANGO: Final = Spelling(
     "django",
@@ -266,6 +289,13 @@ DJANGO: Final = Spelling(
         "revocation_key_prefix": 'REVOCATION_KEY_PREFIX = "<this site>" (or a KEY_PREFIX in the cache\'s entry in '
         "CACHES)"
     },
+    secrets=SecretSpelling(
+        "SECRET_KEY",
+        "SECRET_KEY_FALLBACKS[{}]",
+        (str, bytes),
+        "a string",
+        "generate one with django.core.management.utils.get_random_secret_key()",
+    ),
 )
 
 
@@ -281,6 +311,24 @@ def problems(values: Mapping[str, Any], spelling: Spelling, *, store_has_prefix:
     for reads, rule in RULES:
         if wrong.isdisjoint(reads):
             found += rule(merged, spelling, store_has_prefix)
+    return found
+
+
+def secret_problems(secret: object, fallbacks: Iterable[object], spelling: Spelling) -> list[Problem]:
+    """The secret and each fallback must be a string of at least MIN_SECRET_LENGTH bytes, as ``keys`` counts them."""
+    names = spelling.secrets
+    rule = f"a secret is a string of at least {MIN_SECRET_LENGTH} bytes (UTF-8), too long to guess; {names.hint}"
+    found = []
+    for name, value in [(names.secret, secret), *((names.fallback.format(i), f) for i, f in enumerate(fallbacks))]:
+        if not isinstance(value, names.types):
+            message = f"{name} must be {names.type_names}, not {type(value).__name__}: {rule}"
+            found.append(Problem("secret", message, "blake2sign_web.E010", TypeError))
+            continue
+        length = len(value.encode("utf-8", "surrogatepass") if isinstance(value, str) else cast(bytes, value))
+        if length < MIN_SECRET_LENGTH:
+            short = f"is {length} bytes long, fewer than the minimum of {MIN_SECRET_LENGTH}"
+            wrong = "must not be empty" if length == 0 else short
+            found.append(Problem("secret", f"{name} {wrong}: {rule}", "blake2sign_web.E010"))
     return found
 
 
@@ -374,8 +422,7 @@ def _encryption(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem
         try:
             load_cryptography()
         except ImportError:
-            needs = f"{spelling.name(BY_KEY[key])} needs the cryptography package, which is not installed"
-            message = f"{needs}: {ENCRYPTED_EXTRA} (or remove {spelling.setting(BY_KEY[key], True)})"
+            message = f"{spelling.turned_on(BY_KEY[key])} needs the cryptography package: {ENCRYPTED_EXTRA}"
             yield Problem(key, message, BY_KEY[key].check_id, ImportError)
 
 

@@ -54,8 +54,6 @@ SIGNER_FLAGS: Final = {
     "DECRYPT": "decrypt",
     "COMPRESS_ENCRYPTED": "compress_encrypted",
 }
-#: Shorter secrets can be guessed; the core refuses them too.
-MIN_SECRET_LENGTH: Final = 16
 
 
 def _raw() -> Any:
@@ -146,19 +144,7 @@ def secret_problems() -> list[tuple[str, str]]:
     if not isinstance(fallbacks, (list, tuple)):
         problems.append(("blake2sign_web.E009", _fallbacks_problem(fallbacks)))
         fallbacks = ()
-    for name, value in [("SECRET_KEY", secret)] + [(f"SECRET_KEY_FALLBACKS[{i}]", f) for i, f in enumerate(fallbacks)]:
-        if isinstance(value, str):
-            value = value.encode("utf-8", "surrogatepass")  # counted in bytes, as the core counts them (keys.py)
-        if not isinstance(value, bytes) or len(value) < MIN_SECRET_LENGTH:
-            length = f"{len(value)} bytes long" if isinstance(value, bytes) else f"a {type(value).__name__}"
-            problems.append(
-                (
-                    "blake2sign_web.E010",
-                    f"{name} is {length}: a secret must be a string of at least {MIN_SECRET_LENGTH} bytes; "
-                    "generate one with django.core.management.utils.get_random_secret_key().",
-                )
-            )
-    return problems
+    return problems + [(p.check_id, f"{p.message}.") for p in schema.secret_problems(secret, fallbacks, schema.DJANGO)]
 
 
 def _cookie_problems() -> list[schema.Problem]:

@@ -47,8 +47,7 @@ from ..chunks import (
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import SessionEnd, date_after, ends_at, seconds_until, session_end, written_end
 from ..formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
-from ..keys import to_bytes
-from ..options import STARLETTE, problems, raise_first
+from ..options import STARLETTE, problems, raise_first, secret_problems
 from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
 from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
@@ -398,10 +397,11 @@ class SessionMiddleware:
         chunked: bool = False,
         max_chunks: int = MAX_CHUNKS,
     ) -> None:
-        secret = _secret(secret_key, "secret_key")
         if isinstance(fallback_secrets, (str, bytes, Secret)):
             raise TypeError("SessionMiddleware fallback_secrets must be a list of secrets, not a single secret")
-        fallbacks = tuple(_secret(s, "each of fallback_secrets") for s in fallback_secrets)
+        secret, *others = [str(s) if isinstance(s, Secret) else s for s in (secret_key, *fallback_secrets)]
+        raise_first(secret_problems(secret, others, STARLETTE), "SessionMiddleware ")
+        fallbacks = tuple(others)
         if revocation is not None and not callable(getattr(revocation, "is_revoked", None)):
             raise TypeError(f"SessionMiddleware revocation must be a RedisStore, not {type(revocation).__name__}")
         # Every argument's rule, and those between them, are the core's (blake2sign_web.options).
@@ -1101,20 +1101,3 @@ def _with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[byte
             out.append(joined)
             joined = None
     return out
-
-
-def _secret(value: object, name: str) -> str:
-    """A non-empty secret string from a str or Starlette's Secret; a clear error otherwise."""
-    if isinstance(value, Secret):
-        value = str(value)
-    if not isinstance(value, str):
-        raise TypeError(
-            f"SessionMiddleware {name} must be a str or starlette.datastructures.Secret, not {type(value).__name__}"
-        )
-    if not value:
-        raise ValueError(
-            f"SessionMiddleware {name} must not be empty: pass a long random string, e.g. from "
-            "secrets.token_urlsafe(50), read from configuration"
-        )
-    to_bytes(value, f"SessionMiddleware {name}")  # the core's minimum length, with the argument named
-    return value
