@@ -46,6 +46,12 @@ SESSION_KEYS: Final[Mapping[str, str]] = {
     for option in schema.OPTIONS
     if option.django is not None and not option.django.startswith("SESSION_")
 }
+#: The core's option behind each SESSION_COOKIE_* setting it checks (SESSION_COOKIE_AGE belongs to revocation's rules).
+COOKIE_SETTINGS: Final[Mapping[str, str]] = {
+    option.key: option.django
+    for option in schema.OPTIONS
+    if option.django is not None and option.django.startswith("SESSION_COOKIE_") and option.key != "max_age"
+}
 SESSION_DEFAULTS: Final[Mapping[str, Any]] = {name: schema.DEFAULTS[key] for name, key in SESSION_KEYS.items()}
 #: The signer options that are booleans passed through to SerializerSigner, by their key here.
 SIGNER_FLAGS: Final = {
@@ -149,18 +155,11 @@ def secret_problems() -> list[tuple[str, str]]:
 
 def _cookie_problems() -> list[schema.Problem]:
     """The core's problems with the SESSION_COOKIE_* settings (E011, E012, E020, E024)."""
-    values = {
-        "cookie_name": settings.SESSION_COOKIE_NAME,
-        "path": settings.SESSION_COOKIE_PATH,
-        "domain": settings.SESSION_COOKIE_DOMAIN,
-        "secure": settings.SESSION_COOKIE_SECURE,
-        "http_only": settings.SESSION_COOKIE_HTTPONLY,
-        "partitioned": getattr(settings, "SESSION_COOKIE_PARTITIONED", False),
-    }
-    same_site = settings.SESSION_COOKIE_SAMESITE
-    # Django checks the value itself when it writes the cookie (False: no attribute); only its rules are ours.
-    if isinstance(same_site, str) and same_site.lower() in schema.SAME_SITE:
-        values["same_site"] = same_site
+    # SESSION_COOKIE_PARTITIONED is not (yet) one of Django's settings: the core's default when it is not set.
+    values = {key: getattr(settings, name, schema.DEFAULTS[key]) for key, name in COOKIE_SETTINGS.items()}
+    # Django checks SAMESITE's value itself when it writes the cookie (False: no attribute); only the rules are ours.
+    if not (isinstance(values["same_site"], str) and values["same_site"].lower() in schema.SAME_SITE):
+        del values["same_site"]
     return schema.problems(values, schema.DJANGO)
 
 
