@@ -10,6 +10,7 @@ Every message names an option as the user wrote it, through the framework's ``Sp
 
 An option an adapter does not pass is not checked (its default takes part in the rules between options):
 an option the framework lacks, or one the framework checks itself (Django's ``SESSION_COOKIE_SAMESITE``).
+The options for users, both spellings side by side: docs/options.md.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .cookies import CookieSettings, prefix_problem
 from .encryption import load_cryptography
 from .keys import HASHERS, MIN_SECRET_LENGTH, TAG_SIZES
 from .revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix, missing_key_prefix
+from .signer import is_count
 
 #: Browsers keep cookies up to 4096 bytes of name, value and attributes (RFC 6265, 6.1).
 BROWSER_COOKIE_LIMIT: Final = 4096
@@ -37,10 +39,6 @@ COOKIE_NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
 ENCRYPTED_EXTRA: Final = 'pip install "blake2sign-web[encrypted]"'
 SAME_SITE: Final = ("lax", "strict", "none")
 OVERSIZE_POLICIES: Final = ("raise", "log")
-
-
-def _count(value: object) -> bool:
-    return type(value) is int
 
 
 def _cookie_name(value: object) -> bool:
@@ -57,7 +55,7 @@ def _attribute(value: object) -> bool:
 
 
 def _timeout(value: object) -> bool:
-    return value is None or (_count(value) and 1 <= value < MAX_TIMEOUT)  # type: ignore[operator]
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and 1 <= value < MAX_TIMEOUT)
 
 
 def _raised(check: Callable[[Any, str], object]) -> Callable[[Any, str], str | None]:
@@ -115,22 +113,22 @@ OPTIONS: Final[tuple[Option, ...]] = (
     # Sessions are compressed against the shipped session dictionary whenever that makes the cookie shorter.
     Option(
         "dictionary", dictionaries.SESSION, "DICTIONARY", "E014",
-        lambda v: v is None or (_count(v) and v in dictionaries.FILES),
+        lambda v: v is None or (is_count(v) and v in dictionaries.FILES),
         f"must be a shipped dictionary id ({_IDS}) or None",
     ),
     # Without a dictionary: low because the cookie travels on every request.
     Option(
-        "compression_threshold", 128, "COMPRESSION_THRESHOLD", "E004", lambda v: _count(v) and v >= 0,
+        "compression_threshold", 128, "COMPRESSION_THRESHOLD", "E004", lambda v: is_count(v) and v >= 0,
         "must be an int of bytes >= 0",
     ),
-    Option("tag_size", 16, "TAG_SIZE", "E015", lambda v: _count(v) and v in TAG_SIZES, "must be 16 or 32 (bytes)"),
+    Option("tag_size", 16, "TAG_SIZE", "E015", lambda v: is_count(v) and v in TAG_SIZES, "must be 16 or 32 (bytes)"),
     Option(
-        "format", 2, "FORMAT", "E016", lambda v: _count(v) and v in (1, 2),
+        "format", 2, "FORMAT", "E016", lambda v: is_count(v) and v in (1, 2),
         "must be 2, or 1 while processes that read only format 1 still run",
     ),
     Option(
         "max_decompressed_size", 64 * 1024, "MAX_DECOMPRESSED_SIZE", "E004",
-        lambda v: _count(v) and v >= BROWSER_COOKIE_LIMIT,
+        lambda v: is_count(v) and v >= BROWSER_COOKIE_LIMIT,
         f"must be an int of at least {BROWSER_COOKIE_LIMIT} bytes", None,
     ),
     _flag("typed", "TYPED", "E019"),
@@ -154,7 +152,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("max_age", 14 * 24 * 3600, "SESSION_COOKIE_AGE", "E013"),  # the signer's rule (to_seconds)
     Option(
         "cookie_size_limit", BROWSER_COOKIE_LIMIT, "COOKIE_SIZE_LIMIT", "E004",
-        lambda v: _count(v) and MIN_COOKIE_SIZE_LIMIT <= v <= BROWSER_COOKIE_LIMIT,
+        lambda v: is_count(v) and MIN_COOKIE_SIZE_LIMIT <= v <= BROWSER_COOKIE_LIMIT,
         f"must be an int from {MIN_COOKIE_SIZE_LIMIT} to {BROWSER_COOKIE_LIMIT} (the browser limit)", None,
     ),
     Option("on_oversize", "raise", "OVERSIZE", "E005", OVERSIZE_POLICIES.__contains__, "must be 'raise' or 'log'"),

@@ -184,3 +184,12 @@ def test_djangos_defaults_are_the_cores() -> None:
     """BLAKE2SIGN_WEB['SESSIONS'] has a key for every option Django spells there, with the core's default."""
     section = {option.django: option.default for option in OPTIONS if option.django and option.django.isupper()}
     assert {key: value for key, value in section.items() if not key.startswith("SESSION_")} == conf.SESSION_DEFAULTS
+
+
+def test_a_cookie_path_is_a_string_in_both() -> None:
+    """Starlette writes ``path=None`` as it stands; Django would write no Path, leaving the cookie on one directory."""
+    with pytest.raises(ValueError, match=r"^SessionMiddleware path must be printable ASCII"):
+        SessionMiddleware(Starlette(), secret_key=SECRET, path=None)  # type: ignore[arg-type]
+    with override_settings(SESSION_COOKIE_PATH=None):
+        found = [m for m in run_checks() if m.id and m.id.startswith("blake2sign_web")]
+    assert [(m.id, m.msg.split(" must")[0]) for m in found] == [("blake2sign_web.E012", "SESSION_COOKIE_PATH")]
