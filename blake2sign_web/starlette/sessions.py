@@ -400,7 +400,6 @@ class SessionMiddleware:
         if isinstance(fallback_secrets, (str, bytes, Secret)):
             raise TypeError("SessionMiddleware fallback_secrets must be a list of secrets, not a single secret")
         secret, *others = [str(s) if isinstance(s, Secret) else s for s in (secret_key, *fallback_secrets)]
-        raise_first(secret_problems(secret, others, STARLETTE), "SessionMiddleware ")
         fallbacks = tuple(others)
         if revocation is not None and not callable(getattr(revocation, "is_revoked", None)):
             raise TypeError(f"SessionMiddleware revocation must be a RedisStore, not {type(revocation).__name__}")
@@ -431,7 +430,8 @@ class SessionMiddleware:
             "revocation_key_prefix": getattr(revocation, "key_prefix", ""),
             "migrate": migrate_starlette_cookies,
         }
-        raise_first(problems(arguments, STARLETTE), "SessionMiddleware ")
+        found = secret_problems(secret, fallbacks, STARLETTE) + problems(arguments, STARLETTE)
+        raise_first(found, "SessionMiddleware ")
         # Starlette accepts max_age <= 0 (Max-Age=0 makes the browser drop the cookie at once); the
         # core refuses it, so no signer gets it: every cookie has expired when it arrives.
         self._expire_every_cookie = isinstance(max_age, (int, float)) and not isinstance(max_age, bool) and max_age <= 0
