@@ -224,7 +224,8 @@ class Spelling:
     section: str = ""
     #: The verb of a fix: "pass" (an argument) or "set" (a setting).
     verb: str = "pass"
-    #: What a valid value is, where this framework's users read other words (key: Option.must).
+    #: What a valid value is, where this framework's messages had other words before the schema, which its users
+    #: (and their tests) match (key: Option.must).
     wordings: Mapping[str, str] = field(default_factory=dict)
     #: Fixes that are more than one option set to one value (key: the fix as written).
     fixes: Mapping[str, str] = field(default_factory=dict)
