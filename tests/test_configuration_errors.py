@@ -105,6 +105,20 @@ MISTAKES = [
         "ENCRYPT = True",
     ),
     Mistake(
+        "partitioned-without-secure",
+        {"partitioned": True},
+        "https_only=True",
+        {"SESSION_COOKIE_PARTITIONED": True, "SESSION_COOKIE_SECURE": False},
+        "SESSION_COOKIE_SECURE = True",
+    ),
+    Mistake(
+        "max-chunks-without-chunked",
+        {"max_chunks": 3},
+        "chunked=True",
+        {"SESSIONS": {"MAX_CHUNKS": 3}},
+        "CHUNKED = True",
+    ),
+    Mistake(
         "revocation-clock-skew",
         {"revocation": "clock_skew=10**6"},
         "clock_skew",

@@ -18,9 +18,11 @@ Errors (the engine refuses to run with them too):
 Only when this project's engine or middleware handles sessions:
 
 - ``blake2sign_web.E011``: ``SESSION_COOKIE_SAMESITE = "None"`` without ``SESSION_COOKIE_SECURE``.
-- ``blake2sign_web.E012``: ``SESSION_COOKIE_NAME``, ``_PATH`` or ``_DOMAIN`` would break the Set-Cookie line.
-- ``blake2sign_web.E013``: a bad ``REVOCATION_CACHE`` (not an alias in CACHES, or with ``FORMAT`` 1)
-  or ``REVOCATION_UNAVAILABLE``.
+- ``blake2sign_web.E012``: ``SESSION_COOKIE_NAME``, ``_PATH`` or ``_DOMAIN`` would break the Set-Cookie line
+  (``SESSION_COOKIE_PATH`` must be a string: ``None`` would leave the cookie on the request's directory).
+- ``blake2sign_web.E013``: a bad ``REVOCATION_CACHE`` (not an alias in CACHES, with ``FORMAT`` 1, without a
+  ``SESSION_COOKIE_AGE`` or a key prefix), ``REVOCATION_UNAVAILABLE``, ``REVOCATION_CLOCK_SKEW`` or
+  ``REVOCATION_KEY_PREFIX``.
 - ``blake2sign_web.E014``: ``DICTIONARY`` is not a shipped dictionary id or None.
 - ``blake2sign_web.E015``: ``TAG_SIZE`` is not 16 or 32.
 - ``blake2sign_web.E016``: ``FORMAT`` is not 1 or 2.
@@ -34,10 +36,16 @@ Only when this project's engine or middleware handles sessions:
   (``__Host-``, ``__Secure-``, ``__Http-``, ``__Host-Http-``) whose rules its attributes break, so browsers
   drop the cookie. Reported whatever the session engine; the engine and this project's middleware refuse
   to start with a session cookie that breaks its prefix.
-- ``blake2sign_web.E021``: ``CHUNKED`` is not a bool, or ``MAX_CHUNKS`` is not an int from 2 to 9.
+- ``blake2sign_web.E021``: ``CHUNKED`` is not a bool, ``MAX_CHUNKS`` is not an int from 2 to 9, or is set
+  without ``CHUNKED``.
 - ``blake2sign_web.E022``: ``CHUNKED`` with Django's session middleware in ``MIDDLEWARE``, which writes one
   cookie per session: chunks need this project's middleware.
 - ``blake2sign_web.E023``: ``IDLE_TIMEOUT`` or ``ABSOLUTE_TIMEOUT`` is neither None nor a positive int of seconds.
+- ``blake2sign_web.E024``: ``SESSION_COOKIE_PARTITIONED`` is not a bool, or is True without
+  ``SESSION_COOKIE_SECURE`` (browsers drop a Partitioned cookie that is not Secure).
+
+The rules and messages of E002 to E006, E011 to E017, E019 to E021, E023 and E024 are the core's
+(``blake2sign_web.options``), shared with Starlette's ``SessionMiddleware``.
 
 Warnings add to Django's own checks, never repeat them. Django's ``check --deploy`` reports
 ``SESSION_COOKIE_SECURE`` and ``SESSION_COOKIE_HTTPONLY`` (security.W010 to W015) only when
@@ -74,32 +82,6 @@ from django.core.exceptions import ImproperlyConfigured
 
 from . import conf
 
-#: Which check id reports a bad value for which key of BLAKE2SIGN_WEB['SESSIONS'].
-VALUE_CHECK_IDS: Final = {
-    "HASHER": "blake2sign_web.E002",
-    "COMPRESSION": "blake2sign_web.E003",
-    "COMPRESSION_THRESHOLD": "blake2sign_web.E004",
-    "COOKIE_SIZE_LIMIT": "blake2sign_web.E004",
-    "MAX_DECOMPRESSED_SIZE": "blake2sign_web.E004",
-    "OVERSIZE": "blake2sign_web.E005",
-    "ACCEPT_DJANGO_SIGNED_COOKIES": "blake2sign_web.E006",
-    "REVOCATION_CACHE": "blake2sign_web.E013",
-    "REVOCATION_UNAVAILABLE": "blake2sign_web.E013",
-    "REVOCATION_CLOCK_SKEW": "blake2sign_web.E013",
-    "REVOCATION_KEY_PREFIX": "blake2sign_web.E013",
-    "DICTIONARY": "blake2sign_web.E014",
-    "TAG_SIZE": "blake2sign_web.E015",
-    "FORMAT": "blake2sign_web.E016",
-    "SERVER_TIMING": "blake2sign_web.E017",
-    "TYPED": "blake2sign_web.E019",
-    "ENCRYPT": "blake2sign_web.E019",
-    "DECRYPT": "blake2sign_web.E019",
-    "COMPRESS_ENCRYPTED": "blake2sign_web.E019",
-    "CHUNKED": "blake2sign_web.E021",
-    "MAX_CHUNKS": "blake2sign_web.E021",
-    "IDLE_TIMEOUT": "blake2sign_web.E023",
-    "ABSOLUTE_TIMEOUT": "blake2sign_web.E023",
-}
 #: Cache backends whose records no other process sees.
 PER_PROCESS_CACHES: Final = (
     "django.core.cache.backends.locmem.LocMemCache",
@@ -123,8 +105,8 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
     if any("must be a dict" in p for p in structure):
         return errors
     errors += [
-        Error(problem, hint=HINT, id=VALUE_CHECK_IDS[key])
-        for key, problem in conf.validate_values(conf.session_options())
+        Error(f"{problem.message}.", hint=HINT, id=problem.check_id)
+        for problem in conf.session_problems(conf.session_options())
     ]
     return errors
 

@@ -40,17 +40,15 @@ from ..chunks import (
     TooManyChunks,
     join_chunks,
     leftover_chunks,
-    max_chunks_problem,
     refused_set,
     split_token,
     stale_chunks,
 )
-from ..cookies import CookieSettings, prefix_problem
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import SessionEnd, date_after, ends_at, seconds_until, session_end, written_end
 from ..formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
-from ..keys import to_bytes
-from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id, missing_key_prefix
+from ..options import STARLETTE, problems, raise_first, secret_problems
+from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
 from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
@@ -74,12 +72,6 @@ _EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 _VARY_COOKIE: Final = (b"vary", b"Cookie")
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
-#: The middleware's arguments behind the cookie's attributes, as a configuration error names them (always HttpOnly).
-_COOKIE_SETTINGS: Final = CookieSettings(
-    name="session_cookie", secure="https_only=True", path="path='/'", domain="domain=None", http_only=""
-)
-#: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
-_NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
 
 
 class _Loaded(NamedTuple):
@@ -405,43 +397,41 @@ class SessionMiddleware:
         chunked: bool = False,
         max_chunks: int = MAX_CHUNKS,
     ) -> None:
-        secret = _secret(secret_key, "secret_key")
-        extended = {"typed": typed, "encrypt": encrypt, "decrypt": decrypt, "compress_encrypted": compress_encrypted}
-        for name, flag in extended.items():
-            if type(flag) is not bool:
-                raise TypeError(f"SessionMiddleware {name} must be True or False; got {flag!r}")
-        _check_timeout("idle_timeout", idle_timeout)
-        _check_chunks(chunked, max_chunks)
-        _check_timeout("absolute_timeout", absolute_timeout)
-        if not isinstance(server_timing, bool):
-            raise TypeError(f"SessionMiddleware server_timing must be True or False; got {server_timing!r}")
-        if revocation is not None:
-            _check_revocation(revocation, max_age, format)
         if isinstance(fallback_secrets, (str, bytes, Secret)):
             raise TypeError("SessionMiddleware fallback_secrets must be a list of secrets, not a single secret")
-        fallbacks = tuple(_secret(s, "each of fallback_secrets") for s in fallback_secrets)
-        if not isinstance(session_cookie, str) or not session_cookie or any(map(_bad_name_character, session_cookie)):
-            raise ValueError(
-                "SessionMiddleware session_cookie must be a cookie name of printable ASCII letters, digits and "
-                f"!#$%&'*+-.^_`|~; got {session_cookie!r}"
-            )
-        _check_attribute("path", path)
-        if domain is not None:
-            _check_attribute("domain", domain)
-        if same_site not in ("lax", "strict", "none"):
-            raise ValueError(f"SessionMiddleware same_site must be 'lax', 'strict' or 'none'; got {same_site!r}")
-        if same_site == "none" and not https_only:
-            raise ValueError(
-                "SessionMiddleware same_site='none' needs https_only=True: browsers drop SameSite=None cookies "
-                "that are not Secure, so no session would last"
-            )
-        # A browser silently drops a __Host-/__Secure- cookie whose attributes break its prefix's rules.
-        if problem := prefix_problem(
-            session_cookie, secure=https_only, path=path, domain=domain, http_only=True, settings=_COOKIE_SETTINGS
-        ):
-            raise ValueError(f"SessionMiddleware session_cookie: {problem}")
-        if on_oversize not in ("raise", "log"):
-            raise ValueError(f"SessionMiddleware on_oversize must be 'raise' or 'log'; got {on_oversize!r}")
+        secret, *others = [str(s) if isinstance(s, Secret) else s for s in (secret_key, *fallback_secrets)]
+        fallbacks = tuple(others)
+        if revocation is not None and not callable(getattr(revocation, "is_revoked", None)):
+            raise TypeError(f"SessionMiddleware revocation must be a RedisStore, not {type(revocation).__name__}")
+        # Every argument's rule, and those between them, are the core's (blake2sign_web.options).
+        extended = {"typed": typed, "encrypt": encrypt, "decrypt": decrypt, "compress_encrypted": compress_encrypted}
+        arguments = {
+            **extended,
+            "hasher": hasher,
+            "compression": compression,
+            "dictionary": dictionary,
+            "compression_threshold": compression_threshold,
+            "tag_size": tag_size,
+            "format": format,
+            "cookie_name": session_cookie,
+            "path": path,
+            "domain": domain,
+            "same_site": same_site,
+            "secure": https_only,
+            "partitioned": partitioned,
+            "max_age": max_age,
+            "on_oversize": on_oversize,
+            "chunked": chunked,
+            "max_chunks": max_chunks,
+            "idle_timeout": idle_timeout,
+            "absolute_timeout": absolute_timeout,
+            "server_timing": server_timing,
+            "revocation": revocation,
+            "revocation_key_prefix": getattr(revocation, "key_prefix", ""),
+            "migrate": migrate_starlette_cookies,
+        }
+        found = secret_problems(secret, fallbacks, STARLETTE) + problems(arguments, STARLETTE)
+        raise_first(found, "SessionMiddleware ")
         # Starlette accepts max_age <= 0 (Max-Age=0 makes the browser drop the cookie at once); the
         # core refuses it, so no signer gets it: every cookie has expired when it arrives.
         self._expire_every_cookie = isinstance(max_age, (int, float)) and not isinstance(max_age, bool) and max_age <= 0
@@ -479,8 +469,6 @@ class SessionMiddleware:
             # Only those turned on: the signers of a middleware without them are the ones they always were.
             **{name: True for name, flag in extended.items() if flag},
         }
-        if encrypt or decrypt:
-            _check_cryptography("encrypt=True" if encrypt else "decrypt=True")
         # Verifies cookies, refusing any over the browser limit (max_chunks cookies' worth when chunked) before
         # hashing them.
         reader_limit = BROWSER_COOKIE_LIMIT * (max_chunks if chunked else 1)
@@ -1015,27 +1003,6 @@ class SessionMiddleware:
         logger.error("%s The response keeps the client's previous session cookie.", message)
 
 
-def _check_chunks(chunked: object, max_chunks: object) -> None:
-    if type(chunked) is not bool:
-        raise TypeError(f"SessionMiddleware chunked must be True or False; got {chunked!r}")
-    if problem := max_chunks_problem(max_chunks, "SessionMiddleware max_chunks"):
-        raise ValueError(problem)
-    if max_chunks != MAX_CHUNKS and not chunked:
-        raise ValueError("SessionMiddleware max_chunks applies to chunked cookies: pass chunked=True too")
-
-
-def _check_cryptography(option: str) -> None:
-    """ImportError at construction, naming the option and the extra, when ``cryptography`` is missing."""
-    from ..encryption import load_cryptography
-
-    try:
-        load_cryptography()
-    except ImportError as error:
-        raise ImportError(
-            f'SessionMiddleware {option} needs the cryptography package: pip install "blake2sign-web[encrypted]"'
-        ) from error
-
-
 def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
     """Pickle a middleware's session class as the module's (``SESSION_CLASS``), which pickle can find by name."""
     return (SESSION_CLASS, (dict(self),), vars(self) or None)
@@ -1046,11 +1013,6 @@ def _shortest(seconds: int | None, limit: int | None) -> int | None:
     if limit is None:
         return seconds
     return limit if seconds is None else min(seconds, limit)
-
-
-def _check_timeout(name: str, value: object) -> None:
-    if value is not None and (type(value) is not int or value <= 0):
-        raise ValueError(f"SessionMiddleware {name} must be seconds (an int > 0) or None (off); got {value!r}")
 
 
 def _session_end(
@@ -1115,20 +1077,6 @@ async def _stamp_generation(session: Session, token: SessionToken) -> None:
         dict.__setitem__(session, GENERATION_KEY, generation)
 
 
-def _check_revocation(store: object, max_age: int | None, format: int) -> None:
-    if not callable(getattr(store, "is_revoked", None)):
-        raise TypeError(f"SessionMiddleware revocation must be a RedisStore, not {type(store).__name__}")
-    if max_age is None or isinstance(max_age, bool) or max_age <= 0:
-        raise ValueError(
-            "SessionMiddleware revocation needs max_age (seconds > 0): a not-before record must outlive every "
-            f"session, so sessions must end; got max_age={max_age!r}"
-        )
-    if format != 2:
-        raise ValueError("SessionMiddleware revocation needs format=2: only format 2 tokens carry a session id")
-    if problem := missing_key_prefix(getattr(store, "key_prefix", ""), "RedisStore key_prefix"):
-        raise ValueError(f"SessionMiddleware revocation needs RedisStore(..., key_prefix='<this site>'): {problem}")
-
-
 def server_timing_header(load_ms: float, save_started: float) -> bytes:
     """``b2sw-load;dur=<ms>, b2sw-save;dur=<ms>``: the session's load, and its save (signing included) until now."""
     save_ms = (perf_counter() - save_started) * 1000
@@ -1153,33 +1101,3 @@ def _with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[byte
             out.append(joined)
             joined = None
     return out
-
-
-def _bad_name_character(character: str) -> bool:
-    return not " " < character < "\x7f" or character in _NAME_SEPARATORS
-
-
-def _check_attribute(name: str, value: object) -> None:
-    """RFC 6265 section 4.1.1: an attribute value is US-ASCII without controls or ';', else it forges attributes."""
-    if not isinstance(value, str) or any(not " " <= c < "\x7f" or c == ";" for c in value):
-        raise ValueError(
-            f"SessionMiddleware {name} must be printable ASCII without ';' (anything else would end or forge a "
-            f"cookie attribute); got {value!r}"
-        )
-
-
-def _secret(value: object, name: str) -> str:
-    """A non-empty secret string from a str or Starlette's Secret; a clear error otherwise."""
-    if isinstance(value, Secret):
-        value = str(value)
-    if not isinstance(value, str):
-        raise TypeError(
-            f"SessionMiddleware {name} must be a str or starlette.datastructures.Secret, not {type(value).__name__}"
-        )
-    if not value:
-        raise ValueError(
-            f"SessionMiddleware {name} must not be empty: pass a long random string, e.g. from "
-            "secrets.token_urlsafe(50), read from configuration"
-        )
-    to_bytes(value, f"SessionMiddleware {name}")  # the core's minimum length, with the argument named
-    return value

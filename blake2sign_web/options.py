@@ -1,0 +1,459 @@
+"""The session options of both frameworks: each written once, with its rule and its name in each framework.
+
+An adapter maps its framework's configuration onto the options' keys here and calls ``problems``; what
+comes back it reports as its framework does: Starlette's constructor raises the first (``raise_first``),
+Django's system checks report each under its check id and its start-up raises ``ImproperlyConfigured``.
+Every message names an option as the user wrote it, through the framework's ``Spelling``::
+
+    SessionMiddleware same_site='none' needs https_only=True: browsers drop SameSite=None cookies ...
+    SESSION_COOKIE_SAMESITE = "None" needs SESSION_COOKIE_SECURE = True: browsers drop SameSite=None cookies ...
+
+An option an adapter does not pass is not checked (its default takes part in the rules between options):
+an option the framework lacks, or one the framework checks itself (Django's ``SESSION_COOKIE_SAMESITE``).
+The options for users, both spellings side by side: docs/options.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, NamedTuple, cast
+
+from . import dictionaries
+from .chunks import MAX_CHUNKS, max_chunks_problem
+from .cookies import CookieSettings, prefix_problem
+from .encryption import load_cryptography
+from .keys import HASHERS, MIN_SECRET_LENGTH, TAG_SIZES
+from .revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix, missing_key_prefix
+from .signer import is_count
+
+#: Browsers keep cookies up to 4096 bytes of name, value and attributes (RFC 6265, 6.1).
+BROWSER_COOKIE_LIMIT: Final = 4096
+#: The smallest sensible cookie limit: room for a cookie name, attributes and an empty session.
+MIN_COOKIE_SIZE_LIMIT: Final = 256
+#: Timeouts are counted from 32-bit token times: below 2**32 seconds (136 years).
+MAX_TIMEOUT: Final = 2**32
+#: RFC 6265 section 4.1.1: a cookie name is a token, so no control character, space or separator.
+COOKIE_NAME_SEPARATORS: Final = frozenset('()<>@,;:\\"/[]?={} \t')
+#: What to run when encrypt or decrypt is on and the cryptography package is missing.
+ENCRYPTED_EXTRA: Final = 'pip install "blake2sign-web[encrypted]"'
+SAME_SITE: Final = ("lax", "strict", "none")
+OVERSIZE_POLICIES: Final = ("raise", "log")
+
+
+def _cookie_name(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and bool(value)
+        and not any(not " " < c < "\x7f" or c in COOKIE_NAME_SEPARATORS for c in value)
+    )
+
+
+def _attribute(value: object) -> bool:
+    """RFC 6265 section 4.1.1: an attribute value is US-ASCII without controls or ';', else it forges attributes."""
+    return isinstance(value, str) and all(" " <= c < "\x7f" and c != ";" for c in value)
+
+
+def _timeout(value: object) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and 1 <= value < MAX_TIMEOUT)
+
+
+def _raised(check: Callable[[Any, str], object]) -> Callable[[Any, str], str | None]:
+    """A rule the core words itself (raising ValueError) as a problem."""
+
+    def problem(value: Any, name: str) -> str | None:
+        try:
+            check(value, name)
+        except ValueError as error:
+            return str(error)
+        return None
+
+    return problem
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: its default, its rule, its name in each framework (None: the framework has no such option)."""
+
+    key: str
+    default: Any
+    #: A Django setting (``SESSION_COOKIE_SECURE``) or a key of ``BLAKE2SIGN_WEB['SESSIONS']`` (``HASHER``).
+    django: str | None
+    #: The Django system check that reports it: ``E002`` is ``blake2sign_web.E002``.
+    check: str
+    valid: Callable[[Any], bool] = lambda value: True
+    #: What a valid value is, after the option's name: "must be True or False".
+    must: str = ""
+    #: SessionMiddleware's argument; "": the key.
+    starlette: str | None = ""
+    #: What Starlette's constructor raises for it.
+    error: type[Exception] = ValueError
+    #: A rule worded by the core module that owns it: (value, name) -> problem or None.
+    problem: Callable[[Any, str], str | None] | None = None
+
+    @property
+    def check_id(self) -> str:
+        return f"blake2sign_web.{self.check}"
+
+
+def _flag(key: str, django: str, check: str, starlette: str = "") -> Option:
+    return Option(
+        key, False, django, check, lambda v: isinstance(v, bool), "must be True or False", starlette, TypeError
+    )
+
+
+_ATTRIBUTE = "must be printable ASCII without ';' (anything else would end or forge a cookie attribute)"
+_SECONDS = f"must be None (off) or a number of seconds, an int from 1 to {MAX_TIMEOUT - 1}"
+_IDS = ", ".join(map(str, dictionaries.FILES))
+
+OPTIONS: Final[tuple[Option, ...]] = (
+    # The signer's.
+    Option("hasher", "blake2b", "HASHER", "E002", HASHERS.__contains__, f"must be one of {', '.join(HASHERS)}"),
+    Option("compression", "zstd", "COMPRESSION", "E003", lambda v: v in ("zstd", None), "must be 'zstd' or None"),
+    # Sessions are compressed against the shipped session dictionary whenever that makes the cookie shorter.
+    Option(
+        "dictionary", dictionaries.SESSION, "DICTIONARY", "E014",
+        lambda v: v is None or (is_count(v) and v in dictionaries.FILES),
+        f"must be a shipped dictionary id ({_IDS}) or None",
+    ),
+    # Without a dictionary: low because the cookie travels on every request.
+    Option(
+        "compression_threshold", 128, "COMPRESSION_THRESHOLD", "E004", lambda v: is_count(v) and v >= 0,
+        "must be an int of bytes >= 0",
+    ),
+    Option("tag_size", 16, "TAG_SIZE", "E015", lambda v: is_count(v) and v in TAG_SIZES, "must be 16 or 32 (bytes)"),
+    Option(
+        "format", 2, "FORMAT", "E016", lambda v: is_count(v) and v in (1, 2),
+        "must be 2, or 1 while processes that read only format 1 still run",
+    ),
+    Option(
+        "max_decompressed_size", 64 * 1024, "MAX_DECOMPRESSED_SIZE", "E004",
+        lambda v: is_count(v) and v >= BROWSER_COOKIE_LIMIT,
+        f"must be an int of at least {BROWSER_COOKIE_LIMIT} bytes", None,
+    ),
+    _flag("typed", "TYPED", "E019"),
+    _flag("encrypt", "ENCRYPT", "E019"),
+    _flag("decrypt", "DECRYPT", "E019"),
+    _flag("compress_encrypted", "COMPRESS_ENCRYPTED", "E019"),
+    # The cookie.
+    Option(
+        "cookie_name", "session", "SESSION_COOKIE_NAME", "E012", _cookie_name,
+        "must be a cookie name of printable ASCII letters, digits and !#$%&'*+-.^_`|~", "session_cookie",
+    ),
+    Option("path", "/", "SESSION_COOKIE_PATH", "E012", _attribute, _ATTRIBUTE),
+    Option("domain", None, "SESSION_COOKIE_DOMAIN", "E012", lambda v: v is None or _attribute(v), _ATTRIBUTE),
+    Option(
+        "same_site", "lax", "SESSION_COOKIE_SAMESITE", "E011", lambda v: isinstance(v, str) and v.lower() in SAME_SITE,
+        "must be 'lax', 'strict' or 'none'",
+    ),
+    Option("secure", False, "SESSION_COOKIE_SECURE", "E011", starlette="https_only"),
+    Option("http_only", True, "SESSION_COOKIE_HTTPONLY", "E020", starlette=None),  # Starlette's cookie always is
+    _flag("partitioned", "SESSION_COOKIE_PARTITIONED", "E024"),
+    Option("max_age", 14 * 24 * 3600, "SESSION_COOKIE_AGE", "E013"),  # the signer's rule (to_seconds)
+    Option(
+        "cookie_size_limit", BROWSER_COOKIE_LIMIT, "COOKIE_SIZE_LIMIT", "E004",
+        lambda v: is_count(v) and MIN_COOKIE_SIZE_LIMIT <= v <= BROWSER_COOKIE_LIMIT,
+        f"must be an int from {MIN_COOKIE_SIZE_LIMIT} to {BROWSER_COOKIE_LIMIT} (the browser limit)", None,
+    ),
+    Option("on_oversize", "raise", "OVERSIZE", "E005", OVERSIZE_POLICIES.__contains__, "must be 'raise' or 'log'"),
+    # Off: one cookie per session. On: a session over the cookie limit is split into name, name.1... (chunks.py).
+    _flag("chunked", "CHUNKED", "E021"),
+    Option("max_chunks", MAX_CHUNKS, "MAX_CHUNKS", "E021", problem=max_chunks_problem),
+    # None: off. Seconds: a session not read for idle_timeout, or begun (at login) absolute_timeout ago, ends.
+    Option("idle_timeout", None, "IDLE_TIMEOUT", "E023", _timeout, _SECONDS),
+    Option("absolute_timeout", None, "ABSOLUTE_TIMEOUT", "E023", _timeout, _SECONDS),
+    # Accept and re-issue the cookies of the framework's own signed-cookie sessions.
+    _flag("migrate", "ACCEPT_DJANGO_SIGNED_COOKIES", "E006", "migrate_starlette_cookies"),
+    _flag("server_timing", "SERVER_TIMING", "E017"),
+    # Revocation: the store is the framework's (a RedisStore, a CACHES alias), which its adapter checks.
+    Option("revocation", None, "REVOCATION_CACHE", "E013"),
+    Option(
+        "revocation_unavailable", "closed", "REVOCATION_UNAVAILABLE", "E013", POLICIES.__contains__,
+        "must be 'closed' (an empty session while the cache is down) or 'open' (accept, log an error)", None,
+    ),
+    Option(
+        "revocation_clock_skew", DEFAULT_CLOCK_SKEW, "REVOCATION_CLOCK_SKEW", "E013", starlette=None,
+        problem=_raised(check_clock_skew),
+    ),
+    Option(
+        "revocation_key_prefix", "", "REVOCATION_KEY_PREFIX", "E013", starlette="RedisStore key_prefix",
+        problem=_raised(check_key_prefix),
+    ),
+)  # fmt: skip
+#: The options passed through to SerializerSigner as they are, and those passed only when True.
+SIGNER_OPTIONS: Final = (
+    "hasher",
+    "compression",
+    "dictionary",
+    "compression_threshold",
+    "tag_size",
+    "format",
+    "max_decompressed_size",
+)
+SIGNER_FLAGS: Final = ("typed", "encrypt", "decrypt", "compress_encrypted")
+BY_KEY: Final[Mapping[str, Option]] = {option.key: option for option in OPTIONS}
+DEFAULTS: Final[Mapping[str, Any]] = {option.key: option.default for option in OPTIONS}
+
+
+class Problem(NamedTuple):
+    """One problem: the option it is reported under, the message (no final stop) and how each framework says it."""
+
+    key: str
+    message: str
+    check_id: str
+    error: type[Exception] = ValueError
+
+
+class SecretSpelling(NamedTuple):
+    """How a framework names its secrets, which types it takes, and how its users make one."""
+
+    secret: str
+    fallback: str
+    types: tuple[type, ...]
+    type_names: str = "a str or bytes"
+    hint: str = "e.g. from secrets.token_urlsafe(50)"
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How one framework's users write the options: the names and fixes every message uses."""
+
+    #: Which of an Option's names the user writes: "starlette" or "django".
+    framework: str
+    #: Where an option that is no setting of its own lives (Django: ``BLAKE2SIGN_WEB['SESSIONS']``).
+    section: str = ""
+    #: The verb of a fix: "pass" (an argument) or "set" (a setting).
+    verb: str = "pass"
+    #: What a valid value is, where this framework's messages had other words before the schema, which its users
+    #: (and their tests) match (key: Option.must).
+    wordings: Mapping[str, str] = field(default_factory=dict)
+    #: Fixes that are more than one option set to one value (key: the fix as written).
+    fixes: Mapping[str, str] = field(default_factory=dict)
+    #: The secret and each fallback (``{}``: its index), the types a secret may have, and how to make one.
+    secrets: SecretSpelling = field(default_factory=lambda: SecretSpelling("secret", "fallbacks[{}]", (str, bytes)))
+
+    def written(self, option: Option) -> str:
+        """The option's name as written in the user's own code (``https_only``, ``HASHER``)."""
+        written = (option.starlette or option.key) if self.framework == "starlette" else option.django
+        return written or option.key
+
+    def name(self, option: Option) -> str:
+        """The option's full name: ``same_site``, ``SESSION_COOKIE_SAMESITE``, ``...['SESSIONS']['FORMAT']``."""
+        written = self.written(option)
+        return f"{self.section}[{written!r}]" if self.section and not written.startswith("SESSION_") else written
+
+    def setting(self, option: Option, value: Any) -> str:
+        """The option set to ``value`` as the user writes it: ``https_only=True``, ``SESSION_COOKIE_SECURE = True``."""
+        if option.key in self.fixes:
+            return self.fixes[option.key]
+        if self.framework == "starlette":
+            return f"{self.written(option)}={value!r}"
+        return f"{self.written(option)} = " + (f'"{value}"' if isinstance(value, str) else repr(value))
+
+    def needs(self, option: Option, value: Any) -> str:
+        """What another option needs, in a sentence: ``format=2``, ``FORMAT 2``."""
+        if self.framework == "starlette" or self.name(option) == self.written(option):
+            return self.setting(option, value)
+        return f"{self.written(option)} {value!r}"
+
+    def turned_on(self, option: Option) -> str:
+        """A flag that is on, as the subject of a sentence: ``encrypt=True``, ``...['SESSIONS']['ENCRYPT']``."""
+        return self.setting(option, True) if self.framework == "starlette" else self.name(option)
+
+    def must(self, option: Option) -> str:
+        return self.wordings.get(option.key, option.must)
+
+
+STARLETTE: Final = Spelling(
+    "starlette",
+    wordings={
+        "dictionary": f"must be a shipped dictionary id or None ({', '.join(map(str, dictionaries.FILES))})",
+        "idle_timeout": f"must be seconds (an int from 1 to {MAX_TIMEOUT - 1}) or None (off)",
+        "absolute_timeout": f"must be seconds (an int from 1 to {MAX_TIMEOUT - 1}) or None (off)",
+    },
+    fixes={"revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')"},
+    secrets=SecretSpelling(
+        "secret_key",
+        "each of fallback_secrets",
+        (str,),
+        "a str or starlette.datastructures.Secret",
+        "pass a long random string, e.g. from secrets.token_urlsafe(50), read from configuration",
+    ),
+)
+DJANGO: Final = Spelling(
+    "django",
+    section="BLAKE2SIGN_WEB['SESSIONS']",
+    verb="set",
+    fixes={
+        "revocation_key_prefix": 'REVOCATION_KEY_PREFIX = "<this site>" (or a KEY_PREFIX in the cache\'s entry in '
+        "CACHES)"
+    },
+    secrets=SecretSpelling(
+        "SECRET_KEY",
+        "SECRET_KEY_FALLBACKS[{}]",
+        (str, bytes),
+        "a string",
+        "generate one with django.core.management.utils.get_random_secret_key()",
+    ),
+)
+
+
+def problems(values: Mapping[str, Any], spelling: Spelling, *, store_has_prefix: bool = False) -> list[Problem]:
+    """Every problem with ``values`` (option key: value), in the framework's words; [] when they all work.
+
+    Each option's own rule first; then each rule between options whose options are all valid.
+    ``store_has_prefix``: the revocation store names this site itself (a Django cache's KEY_PREFIX).
+    """
+    found = [problem for key, value in values.items() if (problem := _value_problem(BY_KEY[key], value, spelling))]
+    wrong = {problem.key for problem in found}
+    merged = {**DEFAULTS, **values}
+    for reads, rule in RULES:
+        if wrong.isdisjoint(reads):
+            found += rule(merged, spelling, store_has_prefix)
+    return found
+
+
+def secret_problems(secret: object, fallbacks: Iterable[object], spelling: Spelling) -> list[Problem]:
+    """The secret and each fallback must be a string of at least MIN_SECRET_LENGTH bytes, as ``keys`` counts them."""
+    names = spelling.secrets
+    rule = f"a secret is a string of at least {MIN_SECRET_LENGTH} bytes (UTF-8), too long to guess; {names.hint}"
+    found = []
+    for name, value in [(names.secret, secret), *((names.fallback.format(i), f) for i, f in enumerate(fallbacks))]:
+        if not isinstance(value, names.types):
+            message = f"{name} must be {names.type_names}, not {type(value).__name__}: {rule}"
+            found.append(Problem("secret", message, "blake2sign_web.E010", TypeError))
+            continue
+        length = len(value.encode("utf-8", "surrogatepass") if isinstance(value, str) else cast(bytes, value))
+        if length < MIN_SECRET_LENGTH:
+            short = f"is {length} bytes long, fewer than the minimum of {MIN_SECRET_LENGTH}"
+            wrong = "must not be empty" if length == 0 else short
+            found.append(Problem("secret", f"{name} {wrong}: {rule}", "blake2sign_web.E010"))
+    return found
+
+
+def raise_first(found: list[Problem], prefix: str = "") -> None:
+    """Raise the first problem as its own exception type, its message after ``prefix``."""
+    if found:
+        raise found[0].error(prefix + found[0].message)
+
+
+def _value_problem(option: Option, value: Any, spelling: Spelling) -> Problem | None:
+    name = spelling.name(option)
+    if option.problem is not None:
+        message = option.problem(value, name)
+    else:
+        message = None if option.valid(value) else f"{name} {spelling.must(option)}; got {value!r}"
+    return None if message is None else Problem(option.key, message, option.check_id, option.error)
+
+
+# The rules between options: (value, spelling, store_has_prefix) -> problems, each with the options it reads.
+
+Values = Mapping[str, Any]
+
+
+def _needs_secure(key: str, values: Values, spelling: Spelling, why: str) -> Iterator[Problem]:
+    option, secure = BY_KEY[key], BY_KEY["secure"]
+    fix = spelling.setting(secure, True)
+    yield Problem(
+        key,
+        f"{spelling.setting(option, values[key])} needs {fix}: browsers drop {why} cookies that are not Secure, so "
+        f"no session would last; serve the site over HTTPS with {fix}, or {spelling.verb} "
+        f"{spelling.setting(option, option.default)}",
+        option.check_id,
+    )
+
+
+def _same_site_none(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
+    if values["same_site"].lower() == "none" and not values["secure"]:
+        yield from _needs_secure("same_site", values, spelling, "SameSite=None")
+
+
+def _partitioned(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
+    if values["partitioned"] and not values["secure"]:
+        yield from _needs_secure("partitioned", values, spelling, "Partitioned (CHIPS)")
+
+
+def _prefix(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
+    """A browser silently drops a ``__Host-``/``__Secure-`` cookie whose attributes break its prefix's rules."""
+    fixes = {key: spelling.setting(BY_KEY[key], value) for key, value in (("secure", True), ("path", "/"))}
+    fixes |= {
+        "domain": spelling.setting(BY_KEY["domain"], None),
+        "http_only": spelling.setting(BY_KEY["http_only"], True),
+    }
+    name = spelling.name(BY_KEY["cookie_name"])
+    problem = prefix_problem(
+        values["cookie_name"],
+        secure=bool(values["secure"]),
+        path=values["path"],
+        domain=values["domain"],
+        http_only=bool(values["http_only"]),
+        settings=CookieSettings(name=name, **fixes),
+    )
+    if problem:
+        yield Problem("cookie_name", f"{name}: {problem}", "blake2sign_web.E020")
+
+
+def _applies_only_with(key: str, needed: str, what: str, spelling: Spelling) -> Problem:
+    fix = spelling.setting(BY_KEY[needed], True)
+    message = f"{spelling.name(BY_KEY[key])} applies to {what}: {spelling.verb} {fix} too, or remove it"
+    return Problem(key, message, BY_KEY[key].check_id)
+
+
+def _max_chunks_alone(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
+    if values["max_chunks"] != MAX_CHUNKS and not values["chunked"]:
+        yield _applies_only_with("max_chunks", "chunked", "chunked cookies", spelling)
+
+
+def _encryption(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
+    if values["compress_encrypted"] and not values["encrypt"]:
+        yield _applies_only_with("compress_encrypted", "encrypt", "encrypted sessions", spelling)
+    for key in ("typed", "encrypt"):
+        if values[key] and values["format"] == 1:
+            format_2 = spelling.needs(BY_KEY["format"], 2)
+            yield Problem(
+                key,
+                f"{spelling.name(BY_KEY[key])} needs {format_2}: processes that read only format 1 read neither typed "
+                f"nor encrypted sessions; finish the rolling upgrade ({format_2}) first",
+                BY_KEY[key].check_id,
+            )
+    if values["encrypt"] or values["decrypt"]:
+        key = "encrypt" if values["encrypt"] else "decrypt"
+        try:
+            load_cryptography()
+        except ImportError:
+            message = f"{spelling.turned_on(BY_KEY[key])} needs the cryptography package: {ENCRYPTED_EXTRA}"
+            yield Problem(key, message, BY_KEY[key].check_id, ImportError)
+
+
+def _revocation(values: Values, spelling: Spelling, store_has_prefix: bool) -> Iterator[Problem]:
+    if values["revocation"] is None:
+        return
+    revocation, max_age = BY_KEY["revocation"], values["max_age"]
+    name = spelling.name(revocation)
+    if not isinstance(max_age, (int, float)) or isinstance(max_age, bool) or max_age <= 0:
+        yield Problem(
+            "revocation",
+            f"{name} needs {spelling.name(BY_KEY['max_age'])} (seconds > 0): a not-before record must outlive every "
+            f"session, so sessions must end; got {spelling.setting(BY_KEY['max_age'], max_age)}",
+            revocation.check_id,
+        )
+    if values["format"] != 2:
+        yield Problem(
+            "revocation",
+            f"{name} needs {spelling.needs(BY_KEY['format'], 2)} (only format 2 tokens carry a session id): finish the "
+            "rolling upgrade before turning revocation on",
+            revocation.check_id,
+        )
+    prefix = BY_KEY["revocation_key_prefix"]
+    if not store_has_prefix and (problem := missing_key_prefix(values[prefix.key], spelling.name(prefix))):
+        yield Problem(prefix.key, f"{name} needs {spelling.setting(prefix, '')}: {problem}", prefix.check_id)
+
+
+RULES: Final[tuple[tuple[frozenset[str], Callable[[Values, Spelling, bool], Iterator[Problem]]], ...]] = (
+    (frozenset({"same_site", "secure"}), _same_site_none),
+    (frozenset({"partitioned", "secure"}), _partitioned),
+    (frozenset({"cookie_name", "secure", "path", "domain", "http_only"}), _prefix),
+    (frozenset({"chunked", "max_chunks"}), _max_chunks_alone),
+    (frozenset({"typed", "encrypt", "decrypt", "compress_encrypted", "format"}), _encryption),
+    (frozenset({"revocation", "max_age", "format", "revocation_key_prefix"}), _revocation),
+)

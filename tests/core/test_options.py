@@ -1,0 +1,190 @@
+"""Every session option through both frameworks: one bad value each, refused by the core's rule in each one's words.
+
+Starlette's ``SessionMiddleware`` raises at construction, naming its argument; Django's system checks report the
+option's check id, naming the setting. Neither names the other's option, and both come from ``options.OPTIONS``:
+an option added there without a bad value here fails ``test_every_option_with_a_rule_has_a_case``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.checks import run_checks
+from django.test import override_settings
+from starlette.applications import Starlette
+
+from blake2sign_web import options
+from blake2sign_web.django import conf
+from blake2sign_web.options import BY_KEY, DJANGO, OPTIONS, STARLETTE, Option
+from blake2sign_web.starlette import SessionMiddleware
+
+SECRET = "options-test-secret-0123456789abcdefghijklmnopqrstuvwxyz"
+
+#: A value each option refuses.
+BAD: dict[str, Any] = {
+    "hasher": "md5",
+    "compression": "gzip",
+    "dictionary": 7,
+    "compression_threshold": -1,
+    "tag_size": 20,
+    "format": 3,
+    "max_decompressed_size": 100,
+    "typed": 1,
+    "encrypt": 1,
+    "decrypt": "yes",
+    "compress_encrypted": None,
+    "cookie_name": "a;b",
+    "path": "/\r\nX: 1",
+    "domain": "example.com; Secure",
+    "same_site": "sometimes",
+    "partitioned": "yes",
+    "cookie_size_limit": 8192,
+    "on_oversize": "truncate",
+    "chunked": 1,
+    "max_chunks": 10,
+    "idle_timeout": 0,
+    "absolute_timeout": 2**32,
+    "migrate": "yes",
+    "server_timing": "yes",
+    "revocation_unavailable": "maybe",
+    "revocation_clock_skew": -1,
+    "revocation_key_prefix": "a:b",
+}
+#: Starlette arguments that belong to another object (RedisStore's key_prefix is checked when it is built).
+NOT_AN_ARGUMENT = {"revocation_key_prefix"}
+#: Django checks SESSION_COOKIE_SAMESITE's value itself when it writes the cookie (a ValueError, as Django's own).
+DJANGOS_OWN = {"same_site"}
+
+
+def with_rules(framework: str) -> list[Option]:
+    """The options with a rule that the framework's users set, each with a bad value in BAD."""
+    if framework == "starlette":
+        return [o for o in OPTIONS if o.key in BAD and o.starlette is not None and o.key not in NOT_AN_ARGUMENT]
+    return [o for o in OPTIONS if o.key in BAD and o.django is not None and o.key not in DJANGOS_OWN]
+
+
+def test_every_option_with_a_rule_has_a_case() -> None:
+    assert set(BAD) == {option.key for option in OPTIONS if option.must or option.problem}
+
+
+@pytest.mark.parametrize("spelling", [STARLETTE, DJANGO], ids=["starlette", "django"])
+@pytest.mark.parametrize("key", list(BAD))
+def test_the_core_names_the_option_as_the_framework_writes_it(key: str, spelling: options.Spelling) -> None:
+    [problem] = options.problems({key: BAD[key]}, spelling)
+    option = BY_KEY[key]
+    assert problem.key == key
+    assert problem.check_id == option.check_id
+    assert problem.message.startswith(spelling.name(option))
+    assert repr(BAD[key]) in problem.message
+
+
+@pytest.mark.parametrize("option", with_rules("starlette"), ids=lambda option: option.key)
+def test_starlette_refuses_a_bad_argument(option: Option) -> None:
+    argument = STARLETTE.written(option)
+    with pytest.raises(option.error) as raised:
+        SessionMiddleware(Starlette(), secret_key=SECRET, **{argument: BAD[option.key]})
+    message = str(raised.value)
+    assert message.startswith(f"SessionMiddleware {argument} ")
+    assert "BLAKE2SIGN_WEB" not in message
+    assert "SESSION_COOKIE_" not in message
+
+
+@pytest.mark.parametrize("option", with_rules("django"), ids=lambda option: option.key)
+def test_django_reports_a_bad_setting_under_its_check_id(option: Option) -> None:
+    setting = DJANGO.written(option)
+    overrides = (
+        {setting: BAD[option.key]}
+        if setting.startswith("SESSION_")
+        else {"BLAKE2SIGN_WEB": {"SESSIONS": {setting: BAD[option.key]}}}
+    )
+    with override_settings(**overrides):
+        found = [m for m in run_checks() if m.id and m.id.startswith("blake2sign_web")]
+    assert [m.id for m in found] == [option.check_id]
+    assert found[0].msg.startswith(DJANGO.name(option))
+    assert "SessionMiddleware" not in found[0].msg
+
+
+# The rules between options, through both frameworks.
+
+RULES = [
+    # (name, Starlette's arguments, Django's settings, check id, Starlette's fix, Django's fix)
+    (
+        "partitioned-without-secure",
+        {"partitioned": True},
+        {"SESSION_COOKIE_PARTITIONED": True, "SESSION_COOKIE_SECURE": False},
+        "blake2sign_web.E024",
+        "https_only=True",
+        "SESSION_COOKIE_SECURE = True",
+    ),
+    (
+        "max-chunks-without-chunked",
+        {"max_chunks": 3},
+        {"BLAKE2SIGN_WEB": {"SESSIONS": {"MAX_CHUNKS": 3}}},
+        "blake2sign_web.E021",
+        "chunked=True",
+        "CHUNKED = True",
+    ),
+    (
+        "typed-with-format-1",
+        {"typed": True, "format": 1},
+        {"BLAKE2SIGN_WEB": {"SESSIONS": {"TYPED": True, "FORMAT": 1}}},
+        "blake2sign_web.E019",
+        "format=2",
+        "FORMAT 2",
+    ),
+    (
+        "same-site-none-without-secure",
+        {"same_site": "none"},
+        {"SESSION_COOKIE_SAMESITE": "None", "SESSION_COOKIE_SECURE": False},
+        "blake2sign_web.E011",
+        "https_only=True",
+        "SESSION_COOKIE_SECURE = True",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "starlette", "django", "check_id", "starlette_fix", "django_fix"), RULES)
+def test_a_rule_between_options_names_the_fix_in_each_framework(
+    name: str,
+    starlette: dict[str, Any],
+    django: dict[str, Any],
+    check_id: str,
+    starlette_fix: str,
+    django_fix: str,
+) -> None:
+    with pytest.raises(ValueError, match=r"^SessionMiddleware ") as raised:
+        SessionMiddleware(Starlette(), secret_key=SECRET, **starlette)
+    assert starlette_fix in str(raised.value)
+    assert django_fix not in str(raised.value)
+    with override_settings(**django):
+        found = [m for m in run_checks() if m.id and m.id.startswith("blake2sign_web")]
+    assert [m.id for m in found] == [check_id]
+    assert django_fix in found[0].msg
+    assert starlette_fix not in found[0].msg
+
+
+def test_partitioned_with_secure_works_in_both() -> None:
+    SessionMiddleware(Starlette(), secret_key=SECRET, partitioned=True, https_only=True)
+    with override_settings(SESSION_COOKIE_PARTITIONED=True, SESSION_COOKIE_SECURE=True):
+        assert [m.id for m in run_checks() if m.id and m.id.startswith("blake2sign_web")] == []
+        config = conf.session_config()
+        assert config.partitioned is True
+        with override_settings(SESSION_COOKIE_PARTITIONED=False):
+            assert conf.session_config().cookie_overhead == config.cookie_overhead - len("; Partitioned")
+    assert conf.session_config().partitioned is False
+
+
+def test_djangos_defaults_are_the_cores() -> None:
+    """BLAKE2SIGN_WEB['SESSIONS'] has a key for every option Django spells there, with the core's default."""
+    section = {option.django: option.default for option in OPTIONS if option.django and option.django.isupper()}
+    assert {key: value for key, value in section.items() if not key.startswith("SESSION_")} == conf.SESSION_DEFAULTS
+
+
+def test_a_cookie_path_is_a_string_in_both() -> None:
+    """Starlette writes ``path=None`` as it stands; Django would write no Path, leaving the cookie on one directory."""
+    with pytest.raises(ValueError, match=r"^SessionMiddleware path must be printable ASCII"):
+        SessionMiddleware(Starlette(), secret_key=SECRET, path=None)  # type: ignore[arg-type]
+    with override_settings(SESSION_COOKIE_PATH=None):
+        found = [m for m in run_checks() if m.id and m.id.startswith("blake2sign_web")]
+    assert [(m.id, m.msg.split(" must")[0]) for m in found] == [("blake2sign_web.E012", "SESSION_COOKIE_PATH")]
