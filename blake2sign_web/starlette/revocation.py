@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -25,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from .. import revocation
-from ..formats import SESSION_ID_SIZE
+from ..records import new_session_id as new_session_id
 from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
+from ..stores import not_replicated, redis_client
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis, RedisCluster
@@ -102,56 +102,43 @@ class RedisStore:
     ) -> bool:
         """Use up a single-use link: True for its first use, and for the same client's continuations of a file.
 
-        ``file_size``: the link serves a file, whose size becomes the budget of its continuations;
-        ``continuation``: what this request would fetch as one (``revocation.continuation_cost``).
+        The records, their lifetimes and the command are the core's (``revocation.link_use``).
         With ``wait_replicas``, a first use its replicas do not acknowledge is undone, then refused
         (``NotReplicated``): the link stays usable, and was not used.
         """
-        key = revocation.single_use_key(nonce)
-        budget = revocation.budget_key(nonce)
-        digest = revocation.client_digest(client)
-        ttl = revocation.single_use_ttl(expires_at, self.clock_skew, clock=self._clock)
-        if file_size is None:
-            command: tuple[Any, ...] = ("SET", key, digest, "EX", ttl, "NX")
-        else:
-            cost = -1 if continuation is None else continuation
-            command = ("EVAL", revocation.CONSUME_FILE_LINK_SCRIPT, 2, key, budget, digest, ttl, file_size, cost)
+        use = revocation.link_use(
+            nonce,
+            expires_at,
+            client,
+            file_size=file_size,
+            continuation=continuation,
+            skew=self.clock_skew,
+            clock=self._clock,
+        )
         async with self._bounded("consume a single-use link"):
-            outcome, acknowledged = await self._write(key, command)
+            outcome, acknowledged = await self._write(use.key, use.command())
             if acknowledged < self.wait_replicas and outcome:
-                first_use = file_size is None or outcome == 2
-                if first_use:
-                    await self._run(key, ("EVAL", revocation.UNDO_FIRST_USE_SCRIPT, 2, key, budget, digest))
-                raise self._not_replicated("use a single-use link", acknowledged)
+                if use.first_use(outcome):
+                    await self._run(use.key, use.undo_command())
+                raise not_replicated("use a single-use link", acknowledged, self.wait_replicas, self.timeout)
         return bool(outcome)
 
     async def revoke_session(self, session_id: bytes, lifetime: int) -> None:
-        """End one session (by its id); ``lifetime``: the longest any token of it lives (the middleware's max_age).
-
-        The record is kept that long from now, plus the clocks' margins (``revocation.record_ttl``):
-        every copy of the session's cookie, however often re-signed before, has ended by then.
-        """
-        ttl = revocation.record_ttl(lifetime, self.clock_skew)
-        key = revocation.session_key(session_id, self.key_prefix)
-        async with self._bounded("revoke a session"):
-            _, acknowledged = await self._write(key, ("SET", key, revocation.SESSION_ENDED, "EX", ttl))
-        if acknowledged < self.wait_replicas:
-            raise self._not_replicated("revoke a session", acknowledged)
+        """End one session (by its id); ``lifetime``: the longest any token of it lives (the middleware's max_age)."""
+        await self._set(
+            revocation.ended_session(session_id, lifetime, self.key_prefix, self.clock_skew), "revoke a session"
+        )
 
     async def log_out_everywhere(self, user_id: object, lifetime: int) -> str:
         """End every session of ``user_id`` that exists now: a new generation, which only later logins get.
 
-        Returns it, for a session to keep (``SessionToken.generation``). The record is kept
-        ``lifetime`` seconds (the longest a session lives) plus the clocks' margins.
+        Returns it, for a session to keep (``SessionToken.generation``).
         """
         generation = revocation.new_generation()
-        ttl = revocation.record_ttl(lifetime, self.clock_skew)
-        key = revocation.user_key(user_id, self.key_prefix)
-        value = revocation.generation_record(generation, clock=self._clock)
-        async with self._bounded("log a user out everywhere"):
-            _, acknowledged = await self._write(key, ("SET", key, value, "EX", ttl))
-        if acknowledged < self.wait_replicas:
-            raise self._not_replicated("log a user out everywhere", acknowledged)
+        record = revocation.user_generation_record(
+            user_id, generation, lifetime, self.key_prefix, self.clock_skew, clock=self._clock
+        )
+        await self._set(record, "log a user out everywhere")
         return generation
 
     async def user_generation(self, user_id: object) -> str:
@@ -164,33 +151,29 @@ class RedisStore:
     async def is_revoked(
         self, session_id: bytes | None, user_id: object | None, issued_at: int, generation: str | None = ""
     ) -> bool:
-        """Whether a verified session was ended: one round trip.
+        """Whether a verified session was ended: one round trip for the records the core names.
 
-        One server: one ``MGET`` of its records. A cluster: the records are in different slots (a
-        session's and its user's), so one ``MGET`` per slot, sent together in one pipeline to the
-        nodes serving them: each node gets one request, all at once, and the check waits for the
-        slowest answer. ``generation``: the one the session carries (``revocation.GENERATION_KEY``), "" for
-        none, None for a migrated cookie of another engine (``revocation.is_revoked``).
+        One server: one ``MGET``. A cluster: the records are in different slots (a session's and
+        its user's), so one ``MGET`` per slot, sent together in one pipeline to the nodes serving
+        them: each node gets one request, all at once, and the check waits for the slowest answer.
         """
-        session_keys = [] if session_id is None else revocation.session_keys(session_id, self.key_prefix)
-        user_keys = [] if user_id is None else revocation.user_keys(user_id, self.key_prefix)
-        if not session_keys and not user_keys:
+        check = revocation.session_check(
+            session_id, user_id, issued_at, generation=generation, prefix=self.key_prefix, skew=self.clock_skew
+        )
+        if check is None:
             return False
-        keys = [*session_keys, *user_keys]
         async with self._bounded("check a session"):
             if self.is_cluster:
-                values = await _cluster_mget(self.client, keys)  # type: ignore[arg-type]
+                values = await _cluster_mget(self.client, check.keys)  # type: ignore[arg-type]
             else:
-                values = await self.client.mget(keys)
-        return revocation.is_revoked(
-            issued_at,
-            session_id=session_id,
-            generation=generation,
-            session_records=values[: len(session_keys)],
-            user_records=values[len(session_keys) :],
-            skew=self.clock_skew,
-            prefixed=bool(self.key_prefix),
-        )
+                values = await self.client.mget(check.keys)
+        return check.revoked(values)
+
+    async def _set(self, record: revocation.Record, action: str) -> None:
+        async with self._bounded(action):
+            _, acknowledged = await self._write(record.key, ("SET", record.key, record.value, "EX", record.ttl))
+        if acknowledged < self.wait_replicas:
+            raise not_replicated(action, acknowledged, self.wait_replicas, self.timeout)
 
     async def _write(self, key: str, command: tuple[Any, ...]) -> tuple[Any, int]:
         """Run ``command`` (it writes ``key``): its reply, and how many replicas acknowledged it.
@@ -217,12 +200,6 @@ class RedisStore:
                 return list(await pipe.execute())
         (replies,) = await _cluster_execute(self.client, [(key, commands)])  # type: ignore[arg-type]
         return replies
-
-    def _not_replicated(self, action: str, acknowledged: int) -> NotReplicated:
-        return NotReplicated(
-            f"Redis could not {action} durably: {acknowledged} of the {self.wait_replicas} replicas required "
-            f"acknowledged it within {revocation.wait_milliseconds(self.timeout)} ms"
-        )
 
     @asynccontextmanager
     async def _bounded(self, action: str) -> AsyncIterator[None]:
@@ -253,28 +230,9 @@ class RedisStore:
 
 def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
     """A ``redis.asyncio`` client for a store URL (``revocation.parse_store_url``), with ``timeout`` on its sockets."""
-    location = revocation.parse_store_url(url)
-    sockets: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
-    if location.kind == "single":
-        from redis.asyncio import Redis
-
-        return Redis.from_url(url, **sockets)
-    credentials: dict[str, Any] = {"username": location.username, "password": location.password}
-    if location.kind == "cluster":
-        from redis.asyncio.cluster import ClusterNode, RedisCluster
-
-        nodes = [ClusterNode(host, port) for host, port in location.nodes]
-        return RedisCluster(startup_nodes=nodes, ssl=location.tls, **credentials, **sockets)
-    from redis.asyncio.sentinel import Sentinel
-
-    sentinels = Sentinel(  # type: ignore[no-untyped-call]
-        list(location.nodes),
-        sentinel_kwargs={"password": location.sentinel_password, "ssl": location.tls, **sockets},
-        ssl=location.tls,
-        **sockets,
-    )
-    primary: Redis = sentinels.master_for(location.service, db=location.db, **credentials)
-    return primary
+    sockets = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    client: Redis | RedisCluster = redis_client(revocation.parse_store_url(url), sockets, asynchronous=True)
+    return client
 
 
 def _is_cluster(client: object) -> bool:
@@ -474,27 +432,25 @@ async def revoke_session(request: Any) -> None:
 async def log_out_everywhere(request: Any, user_id: object | None = None, *, keep_current: bool = False) -> None:
     """End every session of ``user_id`` (default: the request's ``session[user_key]``) that exists now.
 
-    ``keep_current=True`` keeps the request's own session when it is one of that user's
-    ("log out my other devices", a password change): it is re-signed at the response with the
-    user's new generation (and a new session id); every other session of the user is refused,
-    including copies of this one's cookie and sessions re-signed by requests still running, and
-    a login after this call is not. Otherwise the request's session ends too.
+    The request's own session (``revocation.current_session_fate``): when it is that user's, it
+    ends too, its cookie deleted on this response, unless ``keep_current=True`` keeps it ("log out
+    my other devices", a password change: re-signed at the response with the user's new generation
+    and a new session id). Every other session of the user is refused, copies of this one's cookie
+    and sessions re-signed by requests still running included; a login after this call is not.
+    An anonymous session is kept with ``keep_current``; another user's session is left as it is.
     """
     token = _token(request)
-    session_user = request.session.get(token.user_key)
+    owner = request.session.get(token.user_key)
     if user_id is None:
-        user_id = session_user
+        user_id = owner
         if user_id is None:
             raise ValueError(f"no user id in request.session[{token.user_key!r}]: pass user_id")
-    own = session_user is not None and str(session_user) == str(user_id)
+    fate = revocation.current_session_fate(owner, user_id, keep_current)
     generation = await token.store.log_out_everywhere(user_id, token.lifetime)
-    if keep_current and own:
+    if fate == "keep":
         token.session_id = new_session_id()
-        token.user, token.generation = session_user, generation
-        request.session.mark_modified()  # re-signed at the response with the new generation
-    elif not keep_current:
+        token.user, token.generation = user_id, generation
+        if owner is not None:
+            request.session.mark_modified()  # re-signed at the response with the new generation
+    elif fate == "end":
         await revoke_session(request)
-
-
-def new_session_id() -> bytes:
-    return secrets.token_bytes(SESSION_ID_SIZE)
