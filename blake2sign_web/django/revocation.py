@@ -44,6 +44,7 @@ from django.db.models.signals import post_save
 
 from .. import revocation
 from ..records import new_session_id as new_session_id
+from ..redis_commands import write_sync
 from ..revocation import NotReplicated, StoreUnavailable
 from ..stores import not_replicated, redis_client
 from .current import current_session
@@ -369,18 +370,8 @@ class RedisStoreCache(BaseCache):
         return bool(outcome)
 
     def _write(self, name: str, command: tuple[Any, ...]) -> tuple[Any, int]:
-        """Run ``command`` (it writes ``name``): its reply, and how many replicas acknowledged it (see RedisStore)."""
-        client = self.client
-        if not self.wait_replicas:
-            return client.execute_command(*command), 0
-        wait = ("WAIT", self.wait_replicas, revocation.wait_milliseconds(self.timeout))
-        if not self.is_cluster:
-            with client.pipeline(transaction=False) as pipe:
-                pipe.execute_command(*command)
-                pipe.execute_command(*wait)
-                reply, acknowledged = pipe.execute()
-            return reply, int(acknowledged)
-        return _cluster_write_and_wait(client, name, command, wait)
+        """Run ``command`` (it writes ``name``): its reply, and how many replicas acknowledged it."""
+        return write_sync(self.client, self.is_cluster, name, command, self.wait_replicas, self.timeout, time.sleep)
 
     def _not_replicated(self, action: str, acknowledged: int) -> NotReplicated:
         return not_replicated(action, acknowledged, self.wait_replicas, self.timeout)
@@ -410,57 +401,3 @@ def _shared_client(location: revocation.StoreLocation, options: dict[str, Any]) 
             if client is None:
                 client = _CLIENTS[identity] = redis_client(location, options, asynchronous=False)
     return client
-
-
-def _cluster_write_and_wait(
-    cluster: Any, name: str, command: tuple[Any, ...], wait: tuple[Any, ...]
-) -> tuple[Any, int]:
-    """``command`` then ``WAIT`` on one connection to the primary serving ``name`` (see the Starlette twin)."""
-    from redis.exceptions import AskError, ConnectionError, MovedError, TimeoutError, TryAgainError
-
-    node = cluster.get_node_from_key(name)
-    asking = False
-    for _ in range(_REDIRECTIONS):
-        try:
-            with cluster.get_redis_connection(node).pipeline(transaction=False) as pipe:
-                if asking:
-                    pipe.execute_command("ASKING")
-                pipe.execute_command(*command)
-                pipe.execute_command(*wait)
-                replies = pipe.execute(raise_on_error=False)
-        except (ConnectionError, TimeoutError):
-            _relearn(cluster)  # a primary down: has a replica taken its slots over yet?
-            if cluster.get_node_from_key(name) == node:
-                raise  # not yet: unavailable (the policy applies), the next call asks again
-            node, asking = cluster.get_node_from_key(name), False
-            continue
-        reply, acknowledged = replies[-2:]
-        asking = False
-        if isinstance(reply, MovedError):  # before AskError, its base class
-            cluster.exists(name)  # through the cluster client, which follows MOVED and updates its slot table
-            node = cluster.get_node_from_key(name)
-            continue
-        if isinstance(reply, AskError):
-            node = cluster.get_node(host=reply.host, port=reply.port) or node
-            asking = True
-            continue
-        if isinstance(reply, TryAgainError):
-            time.sleep(0.05)
-            continue
-        for failed in replies:
-            if isinstance(failed, Exception):
-                raise failed
-        return reply, int(acknowledged)
-    raise StoreUnavailable(f"Redis Cluster kept redirecting a write ({_REDIRECTIONS} times)")
-
-
-def _relearn(cluster: Any) -> None:
-    """Read the cluster's slot table again (as redis-py does after a connection error), if a node answers."""
-    try:
-        cluster.nodes_manager.initialize()
-    except Exception as error:  # every node down: the next call tries again
-        logger.debug("Redis Cluster layout not refreshed: %s", error)
-
-
-#: How many redirections (MOVED, ASK, TRYAGAIN) a write that waits for its replicas follows before giving up.
-_REDIRECTIONS: Final = 20

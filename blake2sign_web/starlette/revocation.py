@@ -15,7 +15,6 @@ should differ; they may share one ``redis.asyncio`` client.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -25,6 +24,7 @@ import anyio
 
 from .. import revocation
 from ..records import new_session_id as new_session_id
+from ..redis_commands import is_async_cluster, mget_async, run_async, write_async
 from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
 from ..stores import not_replicated, redis_client
 
@@ -79,7 +79,7 @@ class RedisStore:
                 f"redis+cluster://, redis+sentinel://), not {type(client).__name__}"
             )
         self.client = client
-        self.is_cluster = _is_cluster(client)
+        self.is_cluster = is_async_cluster(client)
 
     def __repr__(self) -> str:
         return (
@@ -163,10 +163,7 @@ class RedisStore:
         if check is None:
             return False
         async with self._bounded("check a session"):
-            if self.is_cluster:
-                values = await _cluster_mget(self.client, check.keys)  # type: ignore[arg-type]
-            else:
-                values = await self.client.mget(check.keys)
+            values = await mget_async(self.client, self.is_cluster, check.keys)
         return check.revoked(values)
 
     async def _set(self, record: revocation.Record, action: str) -> None:
@@ -176,30 +173,10 @@ class RedisStore:
             raise not_replicated(action, acknowledged, self.wait_replicas, self.timeout)
 
     async def _write(self, key: str, command: tuple[Any, ...]) -> tuple[Any, int]:
-        """Run ``command`` (it writes ``key``): its reply, and how many replicas acknowledged it.
-
-        Without ``wait_replicas``: the reply alone (the count is then 0, and nobody asks).
-        With it: the command and ``WAIT`` in one request, on one connection to the primary that
-        serves ``key`` (WAIT counts the replicas that have everything this connection wrote).
-        """
-        if not self.wait_replicas:
-            (reply,) = await self._run(key, command)
-            return reply, 0
-        wait = ("WAIT", self.wait_replicas, revocation.wait_milliseconds(self.timeout))
-        reply, acknowledged = await self._run(key, command, wait)
-        return reply, int(acknowledged)
+        return await write_async(self.client, self.is_cluster, key, command, self.wait_replicas, self.timeout)
 
     async def _run(self, key: str, *commands: tuple[Any, ...]) -> list[Any]:
-        """``commands`` (on ``key``'s slot) in one request to the node serving it: their replies."""
-        if not self.is_cluster:
-            if len(commands) == 1:
-                return [await self.client.execute_command(*commands[0])]
-            async with self.client.pipeline(transaction=False) as pipe:
-                for command in commands:
-                    pipe.execute_command(*command)
-                return list(await pipe.execute())
-        (replies,) = await _cluster_execute(self.client, [(key, commands)])  # type: ignore[arg-type]
-        return replies
+        return await run_async(self.client, self.is_cluster, key, *commands)
 
     @asynccontextmanager
     async def _bounded(self, action: str) -> AsyncIterator[None]:
@@ -233,122 +210,6 @@ def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
     sockets = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
     client: Redis | RedisCluster = redis_client(revocation.parse_store_url(url), sockets, asynchronous=True)
     return client
-
-
-def _is_cluster(client: object) -> bool:
-    try:
-        from redis.asyncio.cluster import RedisCluster
-    except ImportError:  # pragma: no cover - redis is this module's dependency
-        return False
-    return isinstance(client, RedisCluster)
-
-
-async def _cluster_mget(cluster: RedisCluster, keys: list[str]) -> list[Any]:
-    """The values of ``keys``: one MGET per slot, all sent at once, one request per node."""
-    slots: dict[int, list[str]] = {}
-    for key in keys:
-        slots.setdefault(cluster.keyslot(key), []).append(key)
-    groups = list(slots.values())
-    replies = await _cluster_execute(cluster, [(group[0], (("MGET", *group),)) for group in groups])
-    found = {
-        key: value
-        for group, (values,) in zip(groups, replies, strict=True)
-        for key, value in zip(group, values, strict=True)
-    }
-    return [found[key] for key in keys]
-
-
-async def _cluster_execute(
-    cluster: RedisCluster, batches: list[tuple[str, tuple[tuple[Any, ...], ...]]]
-) -> list[list[Any]]:
-    """Run each batch (the commands of one slot, named by one of its keys) on the primary serving that slot.
-
-    All batches go out at once, one request per node, each batch's commands in order on one
-    connection: a write and its WAIT share it, and so do ASKING and the command it allows.
-    Redirections are followed here, not by redis-py: its asyncio cluster client sends ASKING
-    and the redirected command on two connections of its pool once it has several, and the
-    command then bounces between the two nodes until the client gives up (``TTL exhausted``),
-    which made every check of a session in a slot being migrated fail. MOVED (a slot moved, a
-    replica promoted): the slot table is read again. ASK (a key of a slot being migrated is on
-    the target): ASKING, then the batch, on the target. TRYAGAIN (a script whose keys are not
-    all on one of the two nodes, as a file link's first use while its slot moves): again
-    shortly, until the slot has moved. A node down, or CLUSTERDOWN during an election: the
-    layout is learnt again. Everything is retried until the caller's timeout (``_bounded``).
-    """
-    from redis.asyncio.cluster import PipelineCommand
-    from redis.exceptions import (
-        AskError,
-        ClusterDownError,
-        ConnectionError,
-        MovedError,
-        SlotNotCoveredError,
-        TimeoutError,
-        TryAgainError,
-    )
-
-    results: list[list[Any] | None] = [None] * len(batches)
-    targets: dict[int, tuple[Any, bool]] = {}  # batch -> (node, after ASK)
-    redirections = 0
-    while True:
-        pending = [i for i, done in enumerate(results) if done is None]
-        if not pending:
-            return results  # type: ignore[return-value]
-        nodes: dict[str, tuple[Any, list[tuple[int, list[Any]]]]] = {}
-        try:
-            await cluster.initialize()  # a no-op while the slot table is known
-            for i in pending:
-                node, asking = targets.get(i) or (cluster.get_node_from_key(batches[i][0]), False)
-                if node is None:
-                    raise SlotNotCoveredError(f"no node serves the slot of {batches[i][0]!r}")
-                targets[i] = (node, asking)
-                commands = [PipelineCommand(0, "ASKING")] if asking else []
-                commands += [PipelineCommand(0, *command) for command in batches[i][1]]
-                nodes.setdefault(node.name, (node, []))[1].append((i, commands))
-            await asyncio.gather(
-                *(node.execute_pipeline([c for _, cs in work for c in cs]) for node, work in nodes.values())
-            )
-        except (ConnectionError, TimeoutError, SlotNotCoveredError):
-            await cluster.aclose()  # as redis-py does: drop the connections, learn the layout again
-            targets.clear()
-            await anyio.sleep(0.1)
-            continue
-        relearn = pause = False
-        for _node, work in nodes.values():
-            for i, commands in work:
-                replies = [c.result for c in commands if c.args[0] != "ASKING"]
-                redirect = next(
-                    (r for r in replies if isinstance(r, (AskError, TryAgainError, ClusterDownError))), None
-                )
-                if redirect is None:
-                    for reply in replies:
-                        if isinstance(reply, Exception):
-                            raise reply
-                    results[i] = replies
-                    continue
-                del targets[i]
-                if isinstance(redirect, ClusterDownError):  # an election: wait for its end (within the timeout)
-                    relearn = pause = True
-                    continue
-                redirections += 1
-                pause = pause or redirections > _QUICK_REDIRECTIONS  # never a busy loop; the timeout bounds it
-                if isinstance(redirect, MovedError):  # before AskError, its base class
-                    relearn = True
-                elif isinstance(redirect, AskError):
-                    target = cluster.get_node(host=redirect.host, port=redirect.port)
-                    if target is None:
-                        relearn = True
-                    else:
-                        targets[i] = (target, True)
-                else:
-                    pause = True
-        if relearn:
-            await cluster.nodes_manager.initialize()
-        if pause:
-            await anyio.sleep(0.05)
-
-
-#: Redirections (MOVED, ASK, TRYAGAIN) one call follows at once; after them, it pauses between two.
-_QUICK_REDIRECTIONS: Final = 5
 
 
 #: Where SessionMiddleware leaves what it knows of the request's session token, for the functions below.
