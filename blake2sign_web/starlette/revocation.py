@@ -26,6 +26,7 @@ from .. import revocation
 from ..records import new_session_id as new_session_id
 from ..redis_commands import is_async_cluster, mget_async, run_async, write_async
 from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
+from ..session_revocation import SessionState
 from ..stores import not_replicated, redis_client
 
 if TYPE_CHECKING:
@@ -216,19 +217,14 @@ def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
 SCOPE_KEY: Final = "blake2sign_web.session"
 
 
-class SessionToken:
-    """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope)."""
+class SessionToken(SessionState):
+    """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope).
 
-    __slots__ = (
-        "generation",
-        "lifetime",
-        "revoke_on_clear",
-        "session_id",
-        "store",
-        "unchecked",
-        "user",
-        "user_key",
-    )
+    The rules are ``SessionState``'s; this adds the store, the middleware's ``max_age`` (how long
+    any session lives, so how long its records last) and the session key of its user.
+    """
+
+    __slots__ = ("lifetime", "store", "user_key")
 
     def __init__(
         self,
@@ -240,28 +236,13 @@ class SessionToken:
         user: object | None = None,
         generation: str = "",
     ) -> None:
-        self.store = store
-        #: The id written into the next cookie; a new one after the session is revoked.
-        self.session_id = session_id
-        #: The middleware's max_age: how long any session can live, so how long its records last.
-        self.lifetime = lifetime
-        self.user_key = user_key
-        #: The user the session was read with (None: anonymous), and the generation it carried then: a
-        #: session written for another user logged in during the request, and reads its user's generation.
-        self.user = user
-        self.generation = generation
-        #: Whether the cookie that came (``came``: a valid one did) is still to be revoked when the session is emptied.
-        self.revoke_on_clear = came
-        #: The client's session was read as empty because the store was down ("closed"): its cookie must
-        #: stay as it is (the session comes back with the store), unless the request clears the session.
-        self.unchecked = False
+        super().__init__(session_id, came, user, generation)
+        self.store, self.lifetime, self.user_key = store, lifetime, user_key
 
     async def generation_for(self, user: object) -> str:
         """The generation to sign into the session of ``user``: as read, unless it logged in during the request."""
-        if self.user is not None and str(self.user) == str(user):
-            return self.generation
-        self.user, self.generation = user, await self.store.user_generation(user)
-        return self.generation
+        known = self.known_generation(user)
+        return known if known is not None else self.took(user, await self.store.user_generation(user))
 
 
 def _token(scope_owner: Any) -> SessionToken:
@@ -285,8 +266,7 @@ async def revoke_session(request: Any) -> None:
     token = _token(request)
     if token.revoke_on_clear:
         await token.store.revoke_session(token.session_id, token.lifetime)
-    token.revoke_on_clear = False
-    token.session_id = new_session_id()
+    token.ended()
     request.session.clear()
 
 
@@ -309,8 +289,7 @@ async def log_out_everywhere(request: Any, user_id: object | None = None, *, kee
     fate = revocation.current_session_fate(owner, user_id, keep_current)
     generation = await token.store.log_out_everywhere(user_id, token.lifetime)
     if fate == "keep":
-        token.session_id = new_session_id()
-        token.user, token.generation = user_id, generation
+        token.keep(user_id, generation)
         if owner is not None:
             request.session.mark_modified()  # re-signed at the response with the new generation
     elif fate == "end":
