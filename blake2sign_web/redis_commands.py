@@ -59,11 +59,6 @@ async def write_async(
     return reply, int(acknowledged)
 
 
-async def mget_async(client: Any, is_cluster: bool, keys: list[str]) -> list[Any]:
-    """The values of ``keys`` in one round trip: one ``MGET``, or on a cluster one per slot, sent together."""
-    return await cluster_mget(client, keys) if is_cluster else list(await client.mget(keys))
-
-
 def write_sync(
     client: Any,
     is_cluster: bool,

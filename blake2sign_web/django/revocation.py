@@ -125,7 +125,7 @@ def is_session_revoked(
     generation: str | None = "",
 ) -> bool:
     """Whether a verified session was ended: one round trip (``get_many`` of the records the core names)."""
-    check = revocation.session_check(session_id, user_id, issued_at, generation=generation, prefix=prefix, skew=skew)
+    check = revocation.session_check(session_id, user_id, issued_at, generation, prefix, skew)
     if check is None:
         return False
     with _unavailable_on_error("check a session"):
@@ -365,7 +365,7 @@ class RedisStoreCache(BaseCache):
         outcome, acknowledged = self._write(once, use.command(once, budget, stored))
         if outcome and acknowledged < self.wait_replicas:
             if use.first_use(outcome):
-                self.client.execute_command(*use.undo_command(once, budget, stored))
+                self.client.eval(*use.undo_command(once, budget, stored)[1:])  # EVAL through the client's routing
             raise self._not_replicated("use a single-use link", acknowledged)
         return bool(outcome)
 

@@ -24,7 +24,7 @@ import anyio
 
 from .. import revocation
 from ..records import new_session_id as new_session_id
-from ..redis_commands import is_async_cluster, mget_async, run_async, write_async
+from ..redis_commands import cluster_mget, is_async_cluster, run_async, write_async
 from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
 from ..session_revocation import SessionState
 from ..stores import not_replicated, redis_client
@@ -158,13 +158,14 @@ class RedisStore:
         its user's), so one ``MGET`` per slot, sent together in one pipeline to the nodes serving
         them: each node gets one request, all at once, and the check waits for the slowest answer.
         """
-        check = revocation.session_check(
-            session_id, user_id, issued_at, generation=generation, prefix=self.key_prefix, skew=self.clock_skew
-        )
+        check = revocation.session_check(session_id, user_id, issued_at, generation, self.key_prefix, self.clock_skew)
         if check is None:
             return False
         async with self._bounded("check a session"):
-            values = await mget_async(self.client, self.is_cluster, check.keys)
+            if self.is_cluster:
+                values = await cluster_mget(self.client, check.keys)  # type: ignore[arg-type]
+            else:
+                values = await self.client.mget(check.keys)
         return check.revoked(values)
 
     async def _set(self, record: revocation.Record, action: str) -> None:
