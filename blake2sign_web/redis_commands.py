@@ -10,16 +10,13 @@ with their own deadline and turn failures into ``StoreUnavailable``.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from .stores import StoreUnavailable, wait_milliseconds
+from .stores import StoreUnavailable, logger, wait_milliseconds
 
 if TYPE_CHECKING:
     from redis.asyncio import RedisCluster
-
-logger: Final = logging.getLogger("blake2sign_web.revocation")
 
 
 def is_async_cluster(client: object) -> bool:

@@ -7,10 +7,13 @@ for its replicas and what the scripts do are decided here, once.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import parse_qsl, unquote
 
+#: Every log line about revocation and single-use records and their stores, in both frameworks.
+logger: Final = logging.getLogger("blake2sign_web.revocation")
 #: The most replicas a write may be made to wait for (``wait_replicas``): more is a configuration mistake.
 MAX_WAIT_REPLICAS: Final = 16
 #: URL schemes for a Redis Cluster and for a primary that Sentinel manages; ``redis://``, ``rediss://`` and

@@ -27,7 +27,6 @@ the same Redis without losing a record):
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -46,6 +45,7 @@ from .. import revocation
 from ..records import new_session_id as new_session_id
 from ..redis_commands import write_sync
 from ..revocation import NotReplicated, StoreUnavailable
+from ..stores import logger as logger
 from ..stores import not_replicated, redis_client
 from .current import current_session
 
@@ -57,8 +57,6 @@ __all__ = [
     "consume_link",
     "log_out_everywhere",
 ]
-
-logger: Final = logging.getLogger("blake2sign_web.revocation")
 
 
 def get_cache(alias: str) -> BaseCache:

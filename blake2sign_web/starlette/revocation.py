@@ -15,7 +15,6 @@ should differ; they may share one ``redis.asyncio`` client.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -27,14 +26,13 @@ from ..records import new_session_id as new_session_id
 from ..redis_commands import cluster_mget, is_async_cluster, run_async, write_async
 from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
 from ..session_revocation import SessionState
+from ..stores import logger as logger
 from ..stores import not_replicated, redis_client
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis, RedisCluster
 
 __all__ = ["NotReplicated", "RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
-
-logger: Final = logging.getLogger("blake2sign_web.revocation")
 
 
 class RedisStore:
