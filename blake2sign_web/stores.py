@@ -165,6 +165,16 @@ return 0
 """
 
 
+#: INCRBY that never creates its key: nil if it does not exist (Django's ``incr`` raises ValueError then):
+#: ``RedisStoreCache.incr``.
+INCR_EXISTING_SCRIPT: Final = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+    return redis.call('INCRBY', KEYS[1], ARGV[1])
+end
+return false
+"""
+
+
 def not_replicated(action: str, acknowledged: int, wanted: int, timeout: float) -> NotReplicated:
     """The failure of a write that fewer than ``wanted`` replicas acknowledged within the store's ``timeout``."""
     return NotReplicated(

@@ -45,8 +45,8 @@ from .. import revocation
 from ..records import new_session_id as new_session_id
 from ..redis_commands import write_sync
 from ..revocation import NotReplicated, StoreUnavailable
+from ..stores import INCR_EXISTING_SCRIPT, not_replicated, redis_client
 from ..stores import logger as logger
-from ..stores import not_replicated, redis_client
 from .current import current_session
 
 __all__ = [
@@ -326,7 +326,7 @@ class RedisStoreCache(BaseCache):
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         """Atomic, and never creates the key (ValueError if it does not exist, as Django's caches do)."""
         name = self.make_and_validate_key(key, version=version)
-        value, acknowledged = self._write(name, ("EVAL", _INCR_EXISTING, 1, name, delta))
+        value, acknowledged = self._write(name, ("EVAL", INCR_EXISTING_SCRIPT, 1, name, delta))
         if value is None:
             raise ValueError(f"Key '{key}' not found.")
         if acknowledged < self.wait_replicas:
@@ -375,13 +375,6 @@ class RedisStoreCache(BaseCache):
         return not_replicated(action, acknowledged, self.wait_replicas, self.timeout)
 
 
-#: INCRBY that never creates its key: nil if it does not exist (Django's incr raises ValueError then).
-_INCR_EXISTING: Final = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-    return redis.call('INCRBY', KEYS[1], ARGV[1])
-end
-return false
-"""
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK: Final = threading.Lock()
 
