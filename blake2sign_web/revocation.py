@@ -28,33 +28,124 @@ Session and user keys carry an application's prefix when it has one
 (``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or
 overwrite each other's records.
 
-The adapters (``django.revocation``, ``starlette.revocation``) do the I/O; what is decided
-here is shared so that both decide alike.
+Every decision is made here, without I/O: which records to read and write, with which values and
+TTLs (``session_check``, ``ended_session``, ``user_generation_record``, ``link_use``), what the
+replies mean, and what "log out everywhere" does to the session that asks (``current_session_fate``).
+The adapters (``django.revocation``, ``starlette.revocation``) only do the I/O in their framework's
+idiom. The records' names and values are in ``records``; store URLs, replicas and scripts in ``stores``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import math
-import re
-import secrets
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
-from urllib.parse import parse_qsl, unquote
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .formats import SESSION_ID_SIZE
+from .records import (
+    CLOCK,
+    GENERATION_BYTES,
+    GENERATION_KEY,
+    GENERATION_PREFIX,
+    KEY_PREFIX,
+    SESSION_ENDED,
+    budget_key,
+    check_key_prefix,
+    client_digest,
+    derived_session_id,
+    earlier_not_before,
+    earlier_session_record,
+    generation_record,
+    missing_key_prefix,
+    new_generation,
+    new_session_id,
+    parse_not_before,
+    recorded_generation,
+    same_client,
+    session_key,
+    session_keys,
+    single_use_key,
+    user_key,
+    user_keys,
+)
 from .serializer import CLOCK_SKEW
+from .stores import (
+    CLUSTER_SCHEMES,
+    CONSUME_FILE_LINK_SCRIPT,
+    MAX_WAIT_REPLICAS,
+    SENTINEL_SCHEMES,
+    UNDO_FIRST_USE_SCRIPT,
+    NotReplicated,
+    StoreLocation,
+    StoreUnavailable,
+    check_wait_replicas,
+    parse_store_url,
+    wait_milliseconds,
+)
 
 if TYPE_CHECKING:
     from .files import ByteRange
 
-#: Prefix of every key this project writes, so they can be told from the application's own.
-KEY_PREFIX: Final = "blake2sign_web:"
-#: The wall clock that dates records and their lifetimes; a store may be given another (a test's server ahead).
-CLOCK: Final[Callable[[], float]] = time.time
+__all__ = [
+    "CLOCK",
+    "CLUSTER_SCHEMES",
+    "CONSUME_FILE_LINK_SCRIPT",
+    "DEFAULT_CLOCK_SKEW",
+    "DEFAULT_TIMEOUT",
+    "GENERATION_BYTES",
+    "GENERATION_KEY",
+    "GENERATION_PREFIX",
+    "KEY_PREFIX",
+    "MAX_CLOCK_SKEW",
+    "MAX_WAIT_REPLICAS",
+    "POLICIES",
+    "RECORD_MARGIN",
+    "SENTINEL_SCHEMES",
+    "SESSION_ENDED",
+    "UNDO_FIRST_USE_SCRIPT",
+    "LinkUse",
+    "NotReplicated",
+    "Policy",
+    "Record",
+    "SessionCheck",
+    "StoreLocation",
+    "StoreUnavailable",
+    "budget_key",
+    "check_clock_skew",
+    "check_expiry_within",
+    "check_key_prefix",
+    "check_policy",
+    "check_timeout",
+    "check_wait_replicas",
+    "client_digest",
+    "continuation_cost",
+    "current_session_fate",
+    "derived_session_id",
+    "ended_session",
+    "generation_record",
+    "is_revoked",
+    "link_use",
+    "missing_key_prefix",
+    "new_generation",
+    "new_session_id",
+    "parse_not_before",
+    "parse_store_url",
+    "record_ttl",
+    "recorded_generation",
+    "same_client",
+    "session_check",
+    "session_key",
+    "session_keys",
+    "single_use_key",
+    "single_use_ttl",
+    "ttl_until",
+    "user_generation_record",
+    "user_key",
+    "user_keys",
+    "wait_milliseconds",
+]
+
 #: What to do when the store cannot be reached in time.
 Policy = Literal["closed", "open"]
 POLICIES: Final = ("closed", "open")
@@ -68,283 +159,6 @@ MAX_CLOCK_SKEW: Final = 600
 #: wrote it still accepts the link or token that long. The core's own tolerance for clocks (tokens dated up
 #: to this far ahead load) is the bound: a record costs a few bytes, a record gone too early is a bypass.
 RECORD_MARGIN: Final = CLOCK_SKEW
-_PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
-_APP_PREFIX: Final = re.compile(r"[A-Za-z0-9_.-]{0,64}")
-#: The value of a ``sid:`` record. Any value at a record's own name ends the session; under an
-#: earlier name only the earlier value (1) counts, which only the code before key prefixes wrote.
-SESSION_ENDED: Final = "ended"
-#: The value of a ``user:`` record starts so: ``g:`` and the user's session generation, in hex.
-GENERATION_PREFIX: Final = "g:"
-GENERATION_BYTES: Final = 16
-#: The session data's key for the generation its user had at login (with revocation on, a logged-in
-#: session only): written by the adapters when they sign, taken out when they read (never the application's).
-GENERATION_KEY: Final = "_b2sw_generation"
-
-
-#: The most replicas a write may be made to wait for (``wait_replicas``): more is a configuration mistake.
-MAX_WAIT_REPLICAS: Final = 16
-#: URL schemes for a Redis Cluster and for a primary that Sentinel manages; ``redis://``, ``rediss://`` and
-#: ``unix://`` name one server, as redis-py reads them.
-CLUSTER_SCHEMES: Final = ("redis+cluster", "rediss+cluster")
-SENTINEL_SCHEMES: Final = ("redis+sentinel", "rediss+sentinel")
-_DEFAULT_PORTS: Final = {"cluster": 6379, "sentinel": 26379}
-
-
-class StoreUnavailable(Exception):
-    """The store did not answer (refused, reset, timed out): the caller applies its policy."""
-
-
-class NotReplicated(StoreUnavailable):
-    """A write was made on the primary but fewer replicas than ``wait_replicas`` acknowledged it in time.
-
-    A revocation stays written on the primary (it is lost only if that primary dies before
-    replicating it); a single-use link's first use is undone first, so that the link is not
-    used up by a request that was refused.
-    """
-
-
-@dataclass(frozen=True)
-class StoreLocation:
-    """Where a store URL points: one server (``url`` as given, for redis-py), a cluster, or a Sentinel service."""
-
-    kind: Literal["single", "cluster", "sentinel"]
-    url: str
-    #: Cluster: nodes to start from (any of them, the client learns the rest); Sentinel: the sentinels.
-    nodes: tuple[tuple[str, int], ...] = ()
-    #: Sentinel: the name of the monitored primary (``sentinel monitor <name> ...``).
-    service: str = ""
-    db: int = 0
-    username: str | None = None
-    password: str | None = None
-    tls: bool = False
-    #: Sentinel: the sentinels' own password, if they have one (``?sentinel_password=``).
-    sentinel_password: str | None = None
-
-
-def parse_store_url(url: str) -> StoreLocation:
-    """Read a store URL. Besides redis-py's own (``redis://``, ``rediss://``, ``unix://``, one server):
-
-    - ``redis+cluster://[user:password@]host:port[,host:port...]`` (``rediss+cluster://`` for TLS): a
-      Redis Cluster, from any of its nodes (give several: a node that is down is skipped). No database:
-      a cluster has only database 0.
-    - ``redis+sentinel://[user:password@]host:port[,host:port...]/<service>[/<db>]`` (``rediss+sentinel://``):
-      the primary that the sentinels at those addresses monitor as ``<service>``; the credentials are the
-      data nodes' (``?sentinel_password=`` for the sentinels' own). Ports default to 6379 (cluster) and
-      26379 (sentinels).
-
-    Anything else (client certificates, other options) is for a client you make and pass in.
-    """
-    scheme, separator, rest = url.partition("://")
-    scheme = scheme.lower()
-    if not separator:
-        raise ValueError(f"a store URL needs a scheme (redis://, rediss://, redis+cluster://, ...); got {url!r}")
-    if scheme not in CLUSTER_SCHEMES + SENTINEL_SCHEMES:
-        return StoreLocation("single", url)
-    kind: Literal["cluster", "sentinel"] = "cluster" if scheme in CLUSTER_SCHEMES else "sentinel"
-    rest, _, query = rest.partition("?")
-    netloc, _, path = rest.partition("/")
-    userinfo, at, hosts = netloc.rpartition("@")
-    username = password = None
-    if at:
-        user, colon, secret = userinfo.partition(":")
-        username = unquote(user) or None
-        password = unquote(secret) if colon else None
-    nodes = tuple(_address(part, _DEFAULT_PORTS[kind], url) for part in hosts.split(",") if part)
-    if not nodes:
-        raise ValueError(f"the store URL {url!r} names no host")
-    parts = [unquote(p) for p in path.split("/") if p]
-    options = dict(parse_qsl(query))
-    sentinel_password = options.pop("sentinel_password", None)
-    if options:
-        raise ValueError(
-            f"the store URL {url!r} has options this project does not read ({', '.join(options)}): make the client "
-            "yourself and pass it in"
-        )
-    if kind == "cluster":
-        if parts not in ([], ["0"]) or sentinel_password is not None:
-            raise ValueError(f"a cluster URL has no database nor sentinel password (a cluster has only 0): {url!r}")
-        return StoreLocation(kind, url, nodes, "", 0, username, password, scheme.startswith("rediss"))
-    if not parts or len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
-        raise ValueError(
-            f"a sentinel URL ends with /<service>[/<db>] (redis+sentinel://host:26379/mymaster/0): {url!r}"
-        )
-    db = int(parts[1]) if len(parts) == 2 else 0
-    return StoreLocation(
-        kind, url, nodes, parts[0], db, username, password, scheme.startswith("rediss"), sentinel_password
-    )
-
-
-def _address(text: str, default_port: int, url: str) -> tuple[str, int]:
-    if text.startswith("["):  # [IPv6]:port
-        host, _, port = text[1:].partition("]")
-        port = port.removeprefix(":")
-    else:
-        host, _, port = text.rpartition(":") if ":" in text else (text, "", "")
-    if not host or (port and not port.isdigit()):
-        raise ValueError(f"bad host:port {text!r} in the store URL {url!r}")
-    return host, int(port) if port else default_port
-
-
-def check_wait_replicas(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WAIT_REPLICAS:
-        raise ValueError(
-            f"{name} must be a number of replicas from 0 (do not wait) to {MAX_WAIT_REPLICAS} that must have each "
-            f"revocation and single-use record before it counts as done; got {value!r}"
-        )
-    return value
-
-
-def wait_milliseconds(timeout: float) -> int:
-    """How long a write waits for its replicas (WAIT): half the store's timeout, so that the write and its wait
-    both fit in it, and a replica that is late is reported as such (``NotReplicated``), not as a timeout."""
-    return max(1, int(timeout * 500))
-
-
-# The Redis scripts of both adapters (``EVAL``): each runs on one node, its keys in one slot.
-
-#: First use of a file link (record the client, set the byte budget), or a continuation by the same
-#: client that the budget still covers (deduct it); one atomic script. Returns 2 for a first use, 1 for a
-#: continuation, 0 to refuse. Its two keys share a cluster slot (``revocation.budget_key``).
-CONSUME_FILE_LINK_SCRIPT: Final = """
-if redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
-    redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
-    return 2
-end
-local cost = tonumber(ARGV[4])
-if cost < 0 or redis.call('GET', KEYS[1]) ~= ARGV[1] then
-    return 0
-end
-local left = tonumber(redis.call('GET', KEYS[2]) or '-1')
-if left < cost then
-    return 0
-end
-redis.call('DECRBY', KEYS[2], cost)
-return 1
-"""
-
-#: Undo a first use that its replicas did not acknowledge (``wait_replicas``): only if it is still this
-#: client's record, so that a refused request does not use the link up. KEYS: once, budget; ARGV: the value.
-UNDO_FIRST_USE_SCRIPT: Final = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-    return redis.call('DEL', KEYS[1], KEYS[2])
-end
-return 0
-"""
-
-
-def single_use_key(nonce: str) -> str:
-    return f"{KEY_PREFIX}once:{nonce}"
-
-
-def budget_key(nonce: str, once_key: str | None = None) -> str:
-    """The byte budget of a file link: ``once-budget:{<its once record's name>}``, in that record's cluster slot.
-
-    Redis Cluster hashes only what is between the first ``{`` and the next ``}`` of a key
-    that has them (a hash tag), and the whole key otherwise. The ``once`` record's name has
-    no braces (nonces are base64url), so it is hashed whole; the budget carries that name as
-    its tag, and so lands in the same slot: the one script that reads and writes both runs
-    on a cluster. The ``once`` name is unchanged from earlier releases (a link used before
-    an upgrade stays used after it). ``once_key``: that name as the store sees it, when it
-    is not ``single_use_key(nonce)`` (a Django cache adds its ``KEY_PREFIX`` and version).
-    """
-    return f"{KEY_PREFIX}once-budget:{{{single_use_key(nonce) if once_key is None else once_key}}}"
-
-
-def check_key_prefix(value: object, name: str) -> str:
-    """An application's key prefix: letters, digits, ``_``, ``.``, ``-`` (no ``:``, which separates the parts)."""
-    if not isinstance(value, str) or not _APP_PREFIX.fullmatch(value):
-        raise ValueError(
-            f"{name} must be a str of at most 64 letters, digits, '_', '.' or '-' (it names this application's "
-            f"records, so that applications sharing one Redis keep theirs apart); got {value!r}"
-        )
-    return value
-
-
-def missing_key_prefix(prefix: str, setting: str) -> str | None:
-    """Why session revocation cannot run without a key prefix (None when it has one); ``setting``: its name.
-
-    A user id of one site is a user id of another: without a prefix, sites sharing a Redis
-    overwrite each other's records, and a session one of them ended comes back when the other's
-    shorter record expires. A derived default would change with every secret rotation.
-    """
-    if prefix:
-        return None
-    return (
-        f"{setting} must name this site (e.g. 'shop'): sites sharing a Redis would otherwise overwrite each other's "
-        "revocation records (a user id of one is a user id of the other), and a session one of them ended would "
-        "come back. Choose a name no other site on that Redis uses, and keep it"
-    )
-
-
-def _namespace(prefix: str) -> str:
-    # "blake2sign_web:" + "<prefix>:" + "<kind>:<id>". A prefix has no ":", an id in a key has none either
-    # (plain ids, hex, "~" + hex), so no two (prefix, kind, id) make the same key, "" included.
-    return f"{KEY_PREFIX}{prefix}:" if prefix else KEY_PREFIX
-
-
-def session_key(session_id: bytes, prefix: str = "") -> str:
-    return f"{_namespace(prefix)}sid:{session_id.hex()}"
-
-
-def user_key(user_id: object, prefix: str = "") -> str:
-    """The not-before key of a user; ids that are not plain (spaces, long, non-ASCII) are hashed.
-
-    A plain id stands for itself; a hashed one is ``~`` and 32 hex digits, which no plain id
-    can spell (``~`` is not in the plain alphabet), so two users never share a key.
-    """
-    text = str(user_id)
-    if not _PLAIN_ID.fullmatch(text):
-        text = "~" + _id_digest(text)
-    return f"{_namespace(prefix)}user:{text}"
-
-
-def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
-    """The names a session's record is read under: its own, then (with a prefix) the one without it.
-
-    Releases before this one wrote records without a prefix (it was optional); an application
-    that now has one still reads its own earlier records, so an upgrade brings no ended session back.
-    """
-    keys = [session_key(session_id, prefix)]
-    if prefix:
-        keys.append(session_key(session_id))
-    return keys
-
-
-def user_keys(user_id: object, prefix: str = "") -> list[str]:
-    """The names a user's record is read under: its own, then the earlier names that differ from it.
-
-    With a prefix, second: the name without it, which releases with an optional prefix wrote
-    (cut-off records, ``<seconds>:<kept id>``). Last: the name of releases before key prefixes,
-    where hashed ids were ``h`` and 32 hex digits, which a plain id could also be; a record there
-    counts only in that code's format (Unix seconds alone), so a plain user named ``h...`` cannot
-    end another user's sessions (``is_revoked``, ``prefixed``).
-    """
-    keys = [user_key(user_id, prefix)]
-    if prefix:
-        keys.append(user_key(user_id))
-    text = str(user_id)
-    legacy = f"{KEY_PREFIX}user:{text if _PLAIN_ID.fullmatch(text) else 'h' + _id_digest(text)}"
-    if legacy not in keys:
-        keys.append(legacy)
-    return keys
-
-
-def _id_digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def derived_session_id(token: str) -> bytes:
-    """The session id of a verified cookie that carries none: the same cookie always gets the same id.
-
-    Cookies of another engine being migrated (Django's ``signed_cookies``, Starlette's own
-    middleware) and this project's tokens signed before revocation was turned on have no
-    session id. Deriving one from the cookie itself (it is verified, so nobody chose it)
-    lets such a cookie be ended like any other: the session it is re-issued as keeps this
-    id, so logging that session out also refuses every copy of the original cookie.
-    """
-    return hashlib.blake2b(
-        token.encode("utf-8", "surrogatepass"), digest_size=SESSION_ID_SIZE, person=b"b2sw-derived-sid"
-    ).digest()
 
 
 def ttl_until(expires_at: float, now: float) -> int:
@@ -391,20 +205,6 @@ def check_expiry_within(seconds: float, lifetime: int, setting: str) -> None:
         )
 
 
-def client_digest(client: str) -> str:
-    """What a single-use record keeps of its client: a digest, so the store holds no address."""
-    return hashlib.blake2b(client.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def same_client(recorded: str | bytes | None, client: str) -> bool:
-    """Whether the client that used a single-use link (``recorded``) is ``client``: a constant-time comparison."""
-    if recorded is None:
-        return False
-    if isinstance(recorded, str):
-        recorded = recorded.encode("ascii", "replace")
-    return hmac.compare_digest(recorded, client_digest(client).encode("ascii"))
-
-
 def continuation_cost(method: str, requested: ByteRange | None, size: int) -> int | None:
     """What a request for an already used single-use file link would fetch, or None if it cannot continue it.
 
@@ -419,51 +219,6 @@ def continuation_cost(method: str, requested: ByteRange | None, size: int) -> in
     if method != "GET" or requested is None or requested.length >= size:
         return None
     return requested.length
-
-
-def new_generation() -> str:
-    """A user's new session generation ("log out everywhere"): random, so no session can carry it beforehand."""
-    return secrets.token_hex(GENERATION_BYTES)
-
-
-def generation_record(generation: str, *, clock: Callable[[], float] = CLOCK) -> str:
-    """The ``user:`` record of a generation written now (by ``clock``): ``g:<hex>:<Unix seconds>``.
-
-    The time is for cookies that cannot carry a generation: another engine's, accepted during a
-    migration (and written by servers still running it), are refused if signed by then (plus the
-    clocks' allowance), as before generations.
-    """
-    return f"{GENERATION_PREFIX}{generation}:{int(clock())}"
-
-
-def recorded_generation(record: str | bytes | int | None) -> str:
-    """The generation a login stamps on its session, from its user's record as read: "" if there is none.
-
-    A record of an earlier release (a cut-off time) also gives "": that record keeps its own rule.
-    """
-    if record is None or isinstance(record, int):
-        return ""
-    text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
-    return text[len(GENERATION_PREFIX) :].partition(":")[0] if text.startswith(GENERATION_PREFIX) else ""
-
-
-def parse_not_before(value: str | bytes | int) -> tuple[int, bytes | None] | None:
-    """A cut-off record of an earlier release: its second and kept session id; None if it is not one."""
-    if isinstance(value, bytes):
-        value = value.decode("ascii", "replace")
-    text = str(value)
-    seconds, _, kept = text.partition(":")
-    if not seconds.isascii() or not seconds.isdigit():
-        return None
-    if not kept:
-        return int(seconds), None
-    try:
-        kept_id = bytes.fromhex(kept)
-    except ValueError:
-        return None
-    if len(kept_id) != SESSION_ID_SIZE:
-        return None
-    return int(seconds), kept_id
 
 
 def is_revoked(
@@ -489,12 +244,25 @@ def is_revoked(
     releases wrote there. A cut-off record of an earlier release keeps its rule until it expires:
     sessions issued at or before the cut-off plus ``skew`` are refused, but the one it kept.
     """
+    return _refused(issued_at, session_id, generation, session_records, user_records, skew, prefixed)
+
+
+def _refused(
+    issued_at: int,
+    session_id: bytes | None,
+    generation: str | None,
+    session_records: Sequence[object | None],
+    user_records: Sequence[str | bytes | int | None],
+    skew: float,
+    prefixed: bool,
+) -> bool:
+    """``is_revoked``, its arguments by position (every verified session with revocation on comes here)."""
     if session_records and (
-        session_records[0] is not None or any(_earlier_session_record(r) for r in session_records[1:])
+        session_records[0] is not None or any(earlier_session_record(r) for r in session_records[1:])
     ):
         return True
     for position, record in enumerate(user_records):
-        if record is None or (position and not _earlier_not_before(record, previous=prefixed and position == 1)):
+        if record is None or (position and not earlier_not_before(record, previous=prefixed and position == 1)):
             continue
         text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
         if text.startswith(GENERATION_PREFIX):
@@ -516,25 +284,6 @@ def is_revoked(
     return False
 
 
-def _earlier_session_record(value: object | None) -> bool:
-    """A ``sid:`` record under the name without a prefix: ``1`` (before key prefixes) or ``ended`` (after)."""
-    return value in (1, b"1", "1", SESSION_ENDED, SESSION_ENDED.encode())
-
-
-def _earlier_not_before(value: str | bytes | int, *, previous: bool) -> bool:
-    """Whether a ``user:`` record under an earlier name is in a format the code that used that name wrote.
-
-    Unix seconds alone, before key prefixes; ``previous``: the name without a prefix, where the
-    releases whose prefix was optional also wrote ``<seconds>:<kept session id or nothing>``.
-    """
-    if isinstance(value, int):
-        return True
-    text = value.decode("ascii", "replace") if isinstance(value, bytes) else value
-    if text.isascii() and text.isdigit():
-        return True
-    return previous and not text.startswith(GENERATION_PREFIX) and parse_not_before(text) is not None
-
-
 def check_policy(value: object, name: str) -> Policy:
     if value not in POLICIES:
         raise ValueError(f"{name} must be 'closed' (refuse when the store is down) or 'open'; got {value!r}")
@@ -554,3 +303,163 @@ def check_timeout(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 60:
         raise ValueError(f"{name} must be a number of seconds greater than 0 and at most 60; got {value!r}")
     return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A record to write: ``SET key value EX ttl`` (in a Django cache, ``set(key, value, timeout=ttl)``)."""
+
+    key: str
+    value: str
+    ttl: int
+
+
+def ended_session(session_id: bytes, lifetime: int, prefix: str = "", skew: float = RECORD_MARGIN) -> Record:
+    """The ``sid:`` record that ends one session everywhere; ``lifetime``: the longest any token of it lives.
+
+    Kept that long from now, plus the clocks' margins (``record_ttl``): every copy of the session's
+    cookie, however often re-signed before, has ended by then.
+    """
+    return Record(session_key(session_id, prefix), SESSION_ENDED, record_ttl(lifetime, skew))
+
+
+def user_generation_record(
+    user_id: object,
+    generation: str,
+    lifetime: int,
+    prefix: str = "",
+    skew: float = DEFAULT_CLOCK_SKEW,
+    *,
+    clock: Callable[[], float] = CLOCK,
+) -> Record:
+    """The ``user:`` record of "log out everywhere": ``generation`` (``new_generation()``), dated by ``clock``.
+
+    Kept as long as a ``sid:`` record: every session of an earlier generation has ended by then.
+    """
+    value = generation_record(generation, clock=clock)
+    return Record(user_key(user_id, prefix), value, record_ttl(lifetime, skew))
+
+
+@dataclass(slots=True)  # not frozen: a frozen one's __init__ adds about 9 k instructions to every check
+class SessionCheck:
+    """Whether a verified session was ended, as a question to a store: read every name of ``keys`` at once
+    (one ``MGET``, or a cache's ``get_many``), then ``revoked(values)`` decides."""
+
+    keys: list[str]
+    #: How many of ``keys`` (the first) are the session's own records; the others are its user's.
+    session_count: int
+    issued_at: int
+    session_id: bytes | None
+    generation: str | None
+    skew: float
+    prefixed: bool
+
+    def revoked(self, values: Sequence[Any]) -> bool:
+        """The decision (``is_revoked``), from the values of ``keys`` in their order, None for a missing one."""
+        count = self.session_count
+        return _refused(
+            self.issued_at, self.session_id, self.generation, values[:count], values[count:], self.skew, self.prefixed
+        )
+
+
+def session_check(
+    session_id: bytes | None,
+    user_id: object | None,
+    issued_at: int,
+    generation: str | None = "",
+    prefix: str = "",
+    skew: float = DEFAULT_CLOCK_SKEW,
+) -> SessionCheck | None:
+    """What to read to know whether a verified session was ended (``is_revoked``); None: nothing to read.
+
+    ``generation``: the one the session carries (``GENERATION_KEY``), "" for none, None for a migrated
+    cookie of another engine, which cannot carry one.
+    """
+    own = [] if session_id is None else session_keys(session_id, prefix)
+    users = [] if user_id is None else user_keys(user_id, prefix)
+    if not own and not users:
+        return None
+    return SessionCheck(own + users, len(own), issued_at, session_id, generation, skew, bool(prefix))
+
+
+@dataclass(frozen=True, slots=True)
+class LinkUse:
+    """One use of a single-use link, as a question to a store (``link_use``): one command, one reply."""
+
+    key: str
+    #: The byte budget of a file link's continuations (``budget_key``), in ``key``'s cluster slot.
+    budget: str
+    #: What the ``once`` record keeps of the client (``client_digest``).
+    digest: str
+    ttl: int
+    file_size: int | None
+    #: What this request would fetch as a continuation (``continuation_cost``); None: it cannot continue.
+    continuation: int | None
+
+    def command(self, key: str | None = None, budget: str | None = None, value: Any = None) -> tuple[Any, ...]:
+        """The command that uses the link: ``SET NX``, or for a file link the script (first use or continuation).
+
+        ``key``, ``budget``, ``value``: the names and the value as the store holds them, when it
+        changes them (a Django cache adds its prefix and serializes).
+        """
+        key, budget = key or self.key, budget or self.budget
+        value = self.digest if value is None else value
+        if self.file_size is None:
+            return ("SET", key, value, "EX", self.ttl, "NX")
+        cost = -1 if self.continuation is None else self.continuation
+        return ("EVAL", CONSUME_FILE_LINK_SCRIPT, 2, key, budget, value, self.ttl, self.file_size, cost)
+
+    def undo_command(self, key: str | None = None, budget: str | None = None, value: Any = None) -> tuple[Any, ...]:
+        """What undoes a first use that its replicas did not acknowledge (only if it is still this client's)."""
+        value = self.digest if value is None else value
+        return ("EVAL", UNDO_FIRST_USE_SCRIPT, 2, key or self.key, budget or self.budget, value)
+
+    def first_use(self, reply: Any) -> bool:
+        """Whether ``command``'s reply is the link's first use (not a continuation, not a refusal)."""
+        return bool(reply) and (self.file_size is None or reply == 2)
+
+    def allowed_continuation(self, recorded: str | bytes | None) -> int | None:
+        """Without the script (a cache's own operations): what a continuation of the used link may fetch, given
+        the link's record; None if it may not (not a continuation, or another client used the link)."""
+        if self.continuation is None or recorded is None:
+            return None
+        if isinstance(recorded, str):
+            recorded = recorded.encode("ascii", "replace")
+        return self.continuation if hmac.compare_digest(recorded, self.digest.encode("ascii")) else None
+
+
+def link_use(
+    nonce: str,
+    expires_at: float,
+    client: str,
+    *,
+    file_size: int | None = None,
+    continuation: int | None = None,
+    skew: float = RECORD_MARGIN,
+    clock: Callable[[], float] = CLOCK,
+    stored_name: Callable[[str], str] | None = None,
+) -> LinkUse:
+    """A use of a single-use link: its records, kept until the link expires plus ``skew`` (``single_use_ttl``).
+
+    ``file_size``: the link serves a file, whose size becomes the budget of its continuations.
+    ``stored_name``: how the store names a key, when it is not as given (a Django cache's
+    ``make_key``): the budget carries the ``once`` record's stored name as its cluster hash tag.
+    """
+    key = single_use_key(nonce)
+    budget = budget_key(nonce, None if stored_name is None else stored_name(key))
+    ttl = single_use_ttl(expires_at, skew, clock=clock)
+    return LinkUse(key, budget, client_digest(client), ttl, file_size, continuation)
+
+
+def current_session_fate(owner: object | None, user_id: object, keep_current: bool) -> Literal["keep", "end", "leave"]:
+    """What "log out everywhere" of ``user_id`` does to the session of the request that asks; ``owner``: its user.
+
+    That user's own session is one of the sessions ended: it ends at once, its cookie deleted on
+    that response as a logout deletes it ("end"), unless ``keep_current`` keeps it ("keep": re-signed
+    with the new generation and a new session id). An anonymous session is kept with ``keep_current``
+    too (a password reset whose view then logs the user in: the login gets the new generation).
+    Another user's session (an administrator logging someone out) is left as it is ("leave").
+    """
+    if owner is not None and str(owner) == str(user_id):
+        return "keep" if keep_current else "end"
+    return "keep" if owner is None and keep_current else "leave"

@@ -27,8 +27,6 @@ the same Redis without losing a record):
 
 from __future__ import annotations
 
-import logging
-import secrets
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -36,14 +34,19 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth import SESSION_KEY
+from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import BaseCache, caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
 
 from .. import revocation
-from ..formats import SESSION_ID_SIZE
+from ..records import new_session_id as new_session_id
+from ..redis_commands import write_sync
 from ..revocation import NotReplicated, StoreUnavailable
+from ..stores import INCR_EXISTING_SCRIPT, not_replicated, redis_client
+from ..stores import logger as logger
 from .current import current_session
 
 __all__ = [
@@ -54,8 +57,6 @@ __all__ = [
     "consume_link",
     "log_out_everywhere",
 ]
-
-logger: Final = logging.getLogger("blake2sign_web.revocation")
 
 
 def get_cache(alias: str) -> BaseCache:
@@ -74,42 +75,33 @@ def consume_link(
 ) -> bool:
     """Use up a single-use link: True for its first use, and for the same client's continuations of a file.
 
-    ``file_size``: the link serves a file, whose size becomes the budget of its continuations;
-    ``continuation``: what this request would fetch as one (``revocation.continuation_cost``).
-    The records are kept until the link expires plus ``skew`` (at least ``RECORD_MARGIN``):
-    a server whose clock runs behind still takes the link as valid that long.
+    The records and their lifetimes are the core's (``revocation.link_use``); ``RedisStoreCache`` runs
+    a file link's use as one script, any other cache with its own atomic operations.
     """
-    key = revocation.single_use_key(nonce)
-    budget = revocation.budget_key(nonce, _stored_name(cache, key))
-    ttl = revocation.single_use_ttl(expires_at, skew)  # the core reads the clock
-    if isinstance(cache, RedisStoreCache) and file_size is not None:
-        with _unavailable_on_error("consume a single-use link"):
-            outcome = cache.consume_file_link(
-                key, budget, revocation.client_digest(client), ttl, file_size, continuation
-            )
-        if outcome is not None:
-            return outcome
+    use = revocation.link_use(
+        nonce, expires_at, client, file_size=file_size, continuation=continuation, skew=skew, stored_name=cache.make_key
+    )
     with _unavailable_on_error("consume a single-use link"):
-        if cache.add(key, revocation.client_digest(client), timeout=ttl):
+        if isinstance(cache, RedisStoreCache) and file_size is not None:
+            outcome = cache.use_file_link(use)
+            if outcome is not None:
+                return outcome
+        if cache.add(use.key, use.digest, timeout=use.ttl):
             if file_size is not None:
-                cache.set(budget, file_size, timeout=ttl)
+                cache.set(use.budget, file_size, timeout=use.ttl)
             return True
-        if continuation is None or not revocation.same_client(cache.get(key), client):
+        cost = use.allowed_continuation(cache.get(use.key))
+        if cost is None:
             return False
         try:
-            left = cache.decr(budget, continuation)  # atomic in Redis (DECRBY) and in the local-memory cache
+            left = cache.decr(use.budget, cost)  # atomic in Redis (DECRBY) and in the local-memory cache
         except ValueError:  # no budget: the first use was not of a file, or it expired
             return False
         if left < 0:
             # Spent (or a budget that expired between the backend's check and its DECRBY, left without a TTL).
-            cache.delete(budget)
+            cache.delete(use.budget)
             return False
     return True
-
-
-def _stored_name(cache: BaseCache, key: str) -> str:
-    """The name a cache stores ``key`` under (its KEY_PREFIX, version, KEY_FUNCTION), for the budget's hash tag."""
-    return cache.make_key(key)
 
 
 @contextmanager
@@ -130,35 +122,25 @@ def is_session_revoked(
     prefix: str = "",
     generation: str | None = "",
 ) -> bool:
-    """Whether a verified session was ended: one round trip (``get_many`` of its records)."""
-    session_keys = [] if session_id is None else revocation.session_keys(session_id, prefix)
-    user_keys = [] if user_id is None else revocation.user_keys(user_id, prefix)
-    if not session_keys and not user_keys:
+    """Whether a verified session was ended: one round trip (``get_many`` of the records the core names)."""
+    check = revocation.session_check(session_id, user_id, issued_at, generation, prefix, skew)
+    if check is None:
         return False
     with _unavailable_on_error("check a session"):
-        found = cache.get_many([*session_keys, *user_keys])
-    return revocation.is_revoked(
-        issued_at,
-        session_id=session_id,
-        generation=generation,
-        session_records=[found.get(key) for key in session_keys],
-        user_records=[found.get(key) for key in user_keys],
-        skew=skew,
-        prefixed=bool(prefix),
-    )
+        found = cache.get_many(check.keys)
+    return check.revoked([found.get(key) for key in check.keys])
+
+
+def _write(cache: BaseCache, record: revocation.Record, action: str) -> None:
+    with _unavailable_on_error(action):
+        cache.set(record.key, record.value, timeout=record.ttl)
 
 
 def revoke_session(
     cache: BaseCache, session_id: bytes, lifetime: int, prefix: str = "", skew: float = revocation.RECORD_MARGIN
 ) -> None:
-    """End one session (by its id); ``lifetime``: the longest any token of it lives (SESSION_COOKIE_AGE).
-
-    Kept that long from now, plus the clocks' margins (``revocation.record_ttl``): every copy
-    of the session's cookie, however often re-signed before, has ended by then.
-    """
-    key = revocation.session_key(session_id, prefix)
-    with _unavailable_on_error("revoke a session"):
-        cache.set(key, revocation.SESSION_ENDED, timeout=revocation.record_ttl(lifetime, skew))
+    """End one session (by its id); ``lifetime``: the longest any token of it lives (SESSION_COOKIE_AGE)."""
+    _write(cache, revocation.ended_session(session_id, lifetime, prefix, skew), "revoke a session")
 
 
 def record_generation(
@@ -170,9 +152,8 @@ def record_generation(
     prefix: str = "",
 ) -> None:
     """Give ``user_id`` a new session generation: every session stamped with another one is refused."""
-    value = revocation.generation_record(generation)  # dated by the core's clock
-    with _unavailable_on_error("log a user out everywhere"):
-        cache.set(revocation.user_key(user_id, prefix), value, timeout=revocation.record_ttl(lifetime, skew))
+    record = revocation.user_generation_record(user_id, generation, lifetime, prefix, skew)
+    _write(cache, record, "log a user out everywhere")
 
 
 def user_generation(cache: BaseCache, user_id: object, prefix: str = "") -> str:
@@ -181,20 +162,17 @@ def user_generation(cache: BaseCache, user_id: object, prefix: str = "") -> str:
         return revocation.recorded_generation(cache.get(revocation.user_key(user_id, prefix)))
 
 
-def new_session_id() -> bytes:
-    return secrets.token_bytes(SESSION_ID_SIZE)
-
-
 def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
     """End every session of ``user`` that exists now, on every server (REVOCATION_CACHE must be set).
 
     The user gets a new session generation: every session of the user stamped with another
     (every session that exists now, however often it is re-signed, copies included) is refused,
-    and every login from now on reads the new one, so it works at once. With ``keep_current``
-    (the default) the session of the request being served is kept when it is that user's, or
-    anonymous (a password reset that logs the user in): it is re-signed at the response with
-    the new generation and a new session id. Called outside a request (a management command,
-    a task), no session is kept.
+    and every login from now on reads the new one, so it works at once. The session of the
+    request being served (``revocation.current_session_fate``): when it is that user's, it is kept
+    with ``keep_current`` (the default: re-signed at the response with the new generation and a
+    new session id) or else flushed (its cookie deleted on this response); an anonymous one is
+    kept with ``keep_current`` (a password reset that logs the user in); another user's is left
+    alone. Called outside a request (a management command, a task), no session is kept.
 
     Raises StoreUnavailable if the cache cannot be reached: a logout that did not happen
     is never reported as done.
@@ -209,13 +187,20 @@ def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
         )
     user_id = user._meta.pk.value_to_string(user)  # as django.contrib.auth.login() stores it
     generation = revocation.new_generation()
-    current = current_session() if keep_current else None
-    if current is not None:
-        current.keep_through_log_out(user_id, generation)
+    current, fate = current_session(), "leave"
+    if isinstance(current, SessionBase):  # read (and checked) now, while the new generation does not exist yet
+        fate = revocation.current_session_fate(current.get(SESSION_KEY), user_id, keep_current)
+        if fate == "keep":
+            current.keep_through_log_out(user_id, generation)
     cache = get_cache(config.revocation_cache)
     record_generation(
         cache, user_id, generation, config.cookie_age, config.revocation_clock_skew, config.revocation_key_prefix
     )
+    if fate == "end" and isinstance(current, SessionBase):
+        try:
+            current.flush()
+        except StoreUnavailable as error:  # emptied all the same; its generation already refuses it everywhere
+            logger.error("Session could not be revoked: %s.", error)
 
 
 async def alog_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
@@ -341,7 +326,7 @@ class RedisStoreCache(BaseCache):
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         """Atomic, and never creates the key (ValueError if it does not exist, as Django's caches do)."""
         name = self.make_and_validate_key(key, version=version)
-        value, acknowledged = self._write(name, ("EVAL", _INCR_EXISTING, 1, name, delta))
+        value, acknowledged = self._write(name, ("EVAL", INCR_EXISTING_SCRIPT, 1, name, delta))
         if value is None:
             raise ValueError(f"Key '{key}' not found.")
         if acknowledged < self.wait_replicas:
@@ -365,55 +350,31 @@ class RedisStoreCache(BaseCache):
         else:
             self.client.flushdb()
 
-    def consume_file_link(
-        self, key: str, budget: str, digest: str, ttl: int, file_size: int, continuation: int | None
-    ) -> bool | None:
+    def use_file_link(self, use: revocation.LinkUse) -> bool | None:
         """``consume_link`` for a file link in one script (first use, or a continuation within the budget).
 
         None when the two records' names (with this cache's KEY_PREFIX) cannot share a cluster
         slot (braces in KEY_PREFIX): the caller then uses the cache's separate operations.
         """
-        once, spent = self.make_and_validate_key(key), self.make_and_validate_key(budget)
-        if self.is_cluster and self.client.keyslot(once) != self.client.keyslot(spent):
+        once, budget = self.make_and_validate_key(use.key), self.make_and_validate_key(use.budget)
+        if self.is_cluster and self.client.keyslot(once) != self.client.keyslot(budget):
             return None
-        stored = self._serializer.dumps(digest)
-        cost = -1 if continuation is None else continuation
-        command = ("EVAL", revocation.CONSUME_FILE_LINK_SCRIPT, 2, once, spent, stored, ttl, file_size, cost)
-        outcome, acknowledged = self._write(once, command)
+        stored = self._serializer.dumps(use.digest)
+        outcome, acknowledged = self._write(once, use.command(once, budget, stored))
         if outcome and acknowledged < self.wait_replicas:
-            if outcome == 2:
-                self.client.eval(revocation.UNDO_FIRST_USE_SCRIPT, 2, once, spent, stored)
+            if use.first_use(outcome):
+                self.client.eval(*use.undo_command(once, budget, stored)[1:])  # EVAL through the client's routing
             raise self._not_replicated("use a single-use link", acknowledged)
         return bool(outcome)
 
     def _write(self, name: str, command: tuple[Any, ...]) -> tuple[Any, int]:
-        """Run ``command`` (it writes ``name``): its reply, and how many replicas acknowledged it (see RedisStore)."""
-        client = self.client
-        if not self.wait_replicas:
-            return client.execute_command(*command), 0
-        wait = ("WAIT", self.wait_replicas, revocation.wait_milliseconds(self.timeout))
-        if not self.is_cluster:
-            with client.pipeline(transaction=False) as pipe:
-                pipe.execute_command(*command)
-                pipe.execute_command(*wait)
-                reply, acknowledged = pipe.execute()
-            return reply, int(acknowledged)
-        return _cluster_write_and_wait(client, name, command, wait)
+        """Run ``command`` (it writes ``name``): its reply, and how many replicas acknowledged it."""
+        return write_sync(self.client, self.is_cluster, name, command, self.wait_replicas, self.timeout, time.sleep)
 
     def _not_replicated(self, action: str, acknowledged: int) -> NotReplicated:
-        return NotReplicated(
-            f"Redis could not {action} durably: {acknowledged} of the {self.wait_replicas} replicas required "
-            f"acknowledged it within {revocation.wait_milliseconds(self.timeout)} ms"
-        )
+        return not_replicated(action, acknowledged, self.wait_replicas, self.timeout)
 
 
-#: INCRBY that never creates its key: nil if it does not exist (Django's incr raises ValueError then).
-_INCR_EXISTING: Final = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-    return redis.call('INCRBY', KEYS[1], ARGV[1])
-end
-return false
-"""
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK: Final = threading.Lock()
 
@@ -429,83 +390,5 @@ def _shared_client(location: revocation.StoreLocation, options: dict[str, Any]) 
         with _CLIENTS_LOCK:
             client = _CLIENTS.get(identity)
             if client is None:
-                client = _CLIENTS[identity] = sync_client(location, options)
+                client = _CLIENTS[identity] = redis_client(location, options, asynchronous=False)
     return client
-
-
-def sync_client(location: revocation.StoreLocation, options: dict[str, Any]) -> Any:
-    """A redis-py (blocking) client for a parsed store URL: ``redis.Redis`` or ``redis.cluster.RedisCluster``."""
-    if location.kind == "single":
-        import redis
-
-        return redis.Redis.from_url(location.url, **options)
-    credentials: dict[str, Any] = {"username": location.username, "password": location.password}
-    if location.kind == "cluster":
-        from redis.cluster import ClusterNode, RedisCluster
-
-        nodes = [ClusterNode(host, port) for host, port in location.nodes]  # type: ignore[no-untyped-call]
-        return RedisCluster(startup_nodes=nodes, ssl=location.tls, **credentials, **options)
-    from redis.sentinel import Sentinel
-
-    sockets = {k: v for k, v in options.items() if k in ("socket_timeout", "socket_connect_timeout")}
-    sentinels = Sentinel(  # type: ignore[no-untyped-call]
-        list(location.nodes),
-        sentinel_kwargs={"password": location.sentinel_password, "ssl": location.tls, **sockets},
-        ssl=location.tls,
-        **options,
-    )
-    return sentinels.master_for(location.service, db=location.db, **credentials)  # type: ignore[no-untyped-call]
-
-
-def _cluster_write_and_wait(
-    cluster: Any, name: str, command: tuple[Any, ...], wait: tuple[Any, ...]
-) -> tuple[Any, int]:
-    """``command`` then ``WAIT`` on one connection to the primary serving ``name`` (see the Starlette twin)."""
-    from redis.exceptions import AskError, ConnectionError, MovedError, TimeoutError, TryAgainError
-
-    node = cluster.get_node_from_key(name)
-    asking = False
-    for _ in range(_REDIRECTIONS):
-        try:
-            with cluster.get_redis_connection(node).pipeline(transaction=False) as pipe:
-                if asking:
-                    pipe.execute_command("ASKING")
-                pipe.execute_command(*command)
-                pipe.execute_command(*wait)
-                replies = pipe.execute(raise_on_error=False)
-        except (ConnectionError, TimeoutError):
-            _relearn(cluster)  # a primary down: has a replica taken its slots over yet?
-            if cluster.get_node_from_key(name) == node:
-                raise  # not yet: unavailable (the policy applies), the next call asks again
-            node, asking = cluster.get_node_from_key(name), False
-            continue
-        reply, acknowledged = replies[-2:]
-        asking = False
-        if isinstance(reply, MovedError):  # before AskError, its base class
-            cluster.exists(name)  # through the cluster client, which follows MOVED and updates its slot table
-            node = cluster.get_node_from_key(name)
-            continue
-        if isinstance(reply, AskError):
-            node = cluster.get_node(host=reply.host, port=reply.port) or node
-            asking = True
-            continue
-        if isinstance(reply, TryAgainError):
-            time.sleep(0.05)
-            continue
-        for failed in replies:
-            if isinstance(failed, Exception):
-                raise failed
-        return reply, int(acknowledged)
-    raise StoreUnavailable(f"Redis Cluster kept redirecting a write ({_REDIRECTIONS} times)")
-
-
-def _relearn(cluster: Any) -> None:
-    """Read the cluster's slot table again (as redis-py does after a connection error), if a node answers."""
-    try:
-        cluster.nodes_manager.initialize()
-    except Exception as error:  # every node down: the next call tries again
-        logger.debug("Redis Cluster layout not refreshed: %s", error)
-
-
-#: How many redirections (MOVED, ASK, TRYAGAIN) a write that waits for its replicas follows before giving up.
-_REDIRECTIONS: Final = 20

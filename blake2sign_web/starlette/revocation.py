@@ -15,9 +15,6 @@ should differ; they may share one ``redis.asyncio`` client.
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -25,15 +22,17 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from .. import revocation
-from ..formats import SESSION_ID_SIZE
+from ..records import new_session_id as new_session_id
+from ..redis_commands import cluster_mget, is_async_cluster, run_async, write_async
 from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
+from ..session_revocation import SessionState
+from ..stores import logger as logger
+from ..stores import not_replicated, redis_client
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis, RedisCluster
 
 __all__ = ["NotReplicated", "RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
-
-logger: Final = logging.getLogger("blake2sign_web.revocation")
 
 
 class RedisStore:
@@ -79,7 +78,7 @@ class RedisStore:
                 f"redis+cluster://, redis+sentinel://), not {type(client).__name__}"
             )
         self.client = client
-        self.is_cluster = _is_cluster(client)
+        self.is_cluster = is_async_cluster(client)
 
     def __repr__(self) -> str:
         return (
@@ -102,56 +101,43 @@ class RedisStore:
     ) -> bool:
         """Use up a single-use link: True for its first use, and for the same client's continuations of a file.
 
-        ``file_size``: the link serves a file, whose size becomes the budget of its continuations;
-        ``continuation``: what this request would fetch as one (``revocation.continuation_cost``).
+        The records, their lifetimes and the command are the core's (``revocation.link_use``).
         With ``wait_replicas``, a first use its replicas do not acknowledge is undone, then refused
         (``NotReplicated``): the link stays usable, and was not used.
         """
-        key = revocation.single_use_key(nonce)
-        budget = revocation.budget_key(nonce)
-        digest = revocation.client_digest(client)
-        ttl = revocation.single_use_ttl(expires_at, self.clock_skew, clock=self._clock)
-        if file_size is None:
-            command: tuple[Any, ...] = ("SET", key, digest, "EX", ttl, "NX")
-        else:
-            cost = -1 if continuation is None else continuation
-            command = ("EVAL", revocation.CONSUME_FILE_LINK_SCRIPT, 2, key, budget, digest, ttl, file_size, cost)
+        use = revocation.link_use(
+            nonce,
+            expires_at,
+            client,
+            file_size=file_size,
+            continuation=continuation,
+            skew=self.clock_skew,
+            clock=self._clock,
+        )
         async with self._bounded("consume a single-use link"):
-            outcome, acknowledged = await self._write(key, command)
+            outcome, acknowledged = await self._write(use.key, use.command())
             if acknowledged < self.wait_replicas and outcome:
-                first_use = file_size is None or outcome == 2
-                if first_use:
-                    await self._run(key, ("EVAL", revocation.UNDO_FIRST_USE_SCRIPT, 2, key, budget, digest))
-                raise self._not_replicated("use a single-use link", acknowledged)
+                if use.first_use(outcome):
+                    await self._run(use.key, use.undo_command())
+                raise not_replicated("use a single-use link", acknowledged, self.wait_replicas, self.timeout)
         return bool(outcome)
 
     async def revoke_session(self, session_id: bytes, lifetime: int) -> None:
-        """End one session (by its id); ``lifetime``: the longest any token of it lives (the middleware's max_age).
-
-        The record is kept that long from now, plus the clocks' margins (``revocation.record_ttl``):
-        every copy of the session's cookie, however often re-signed before, has ended by then.
-        """
-        ttl = revocation.record_ttl(lifetime, self.clock_skew)
-        key = revocation.session_key(session_id, self.key_prefix)
-        async with self._bounded("revoke a session"):
-            _, acknowledged = await self._write(key, ("SET", key, revocation.SESSION_ENDED, "EX", ttl))
-        if acknowledged < self.wait_replicas:
-            raise self._not_replicated("revoke a session", acknowledged)
+        """End one session (by its id); ``lifetime``: the longest any token of it lives (the middleware's max_age)."""
+        await self._set(
+            revocation.ended_session(session_id, lifetime, self.key_prefix, self.clock_skew), "revoke a session"
+        )
 
     async def log_out_everywhere(self, user_id: object, lifetime: int) -> str:
         """End every session of ``user_id`` that exists now: a new generation, which only later logins get.
 
-        Returns it, for a session to keep (``SessionToken.generation``). The record is kept
-        ``lifetime`` seconds (the longest a session lives) plus the clocks' margins.
+        Returns it, for a session to keep (``SessionToken.generation``).
         """
         generation = revocation.new_generation()
-        ttl = revocation.record_ttl(lifetime, self.clock_skew)
-        key = revocation.user_key(user_id, self.key_prefix)
-        value = revocation.generation_record(generation, clock=self._clock)
-        async with self._bounded("log a user out everywhere"):
-            _, acknowledged = await self._write(key, ("SET", key, value, "EX", ttl))
-        if acknowledged < self.wait_replicas:
-            raise self._not_replicated("log a user out everywhere", acknowledged)
+        record = revocation.user_generation_record(
+            user_id, generation, lifetime, self.key_prefix, self.clock_skew, clock=self._clock
+        )
+        await self._set(record, "log a user out everywhere")
         return generation
 
     async def user_generation(self, user_id: object) -> str:
@@ -164,65 +150,33 @@ class RedisStore:
     async def is_revoked(
         self, session_id: bytes | None, user_id: object | None, issued_at: int, generation: str | None = ""
     ) -> bool:
-        """Whether a verified session was ended: one round trip.
+        """Whether a verified session was ended: one round trip for the records the core names.
 
-        One server: one ``MGET`` of its records. A cluster: the records are in different slots (a
-        session's and its user's), so one ``MGET`` per slot, sent together in one pipeline to the
-        nodes serving them: each node gets one request, all at once, and the check waits for the
-        slowest answer. ``generation``: the one the session carries (``revocation.GENERATION_KEY``), "" for
-        none, None for a migrated cookie of another engine (``revocation.is_revoked``).
+        One server: one ``MGET``. A cluster: the records are in different slots (a session's and
+        its user's), so one ``MGET`` per slot, sent together in one pipeline to the nodes serving
+        them: each node gets one request, all at once, and the check waits for the slowest answer.
         """
-        session_keys = [] if session_id is None else revocation.session_keys(session_id, self.key_prefix)
-        user_keys = [] if user_id is None else revocation.user_keys(user_id, self.key_prefix)
-        if not session_keys and not user_keys:
+        check = revocation.session_check(session_id, user_id, issued_at, generation, self.key_prefix, self.clock_skew)
+        if check is None:
             return False
-        keys = [*session_keys, *user_keys]
         async with self._bounded("check a session"):
             if self.is_cluster:
-                values = await _cluster_mget(self.client, keys)  # type: ignore[arg-type]
+                values = await cluster_mget(self.client, check.keys)  # type: ignore[arg-type]
             else:
-                values = await self.client.mget(keys)
-        return revocation.is_revoked(
-            issued_at,
-            session_id=session_id,
-            generation=generation,
-            session_records=values[: len(session_keys)],
-            user_records=values[len(session_keys) :],
-            skew=self.clock_skew,
-            prefixed=bool(self.key_prefix),
-        )
+                values = await self.client.mget(check.keys)
+        return check.revoked(values)
+
+    async def _set(self, record: revocation.Record, action: str) -> None:
+        async with self._bounded(action):
+            _, acknowledged = await self._write(record.key, ("SET", record.key, record.value, "EX", record.ttl))
+        if acknowledged < self.wait_replicas:
+            raise not_replicated(action, acknowledged, self.wait_replicas, self.timeout)
 
     async def _write(self, key: str, command: tuple[Any, ...]) -> tuple[Any, int]:
-        """Run ``command`` (it writes ``key``): its reply, and how many replicas acknowledged it.
-
-        Without ``wait_replicas``: the reply alone (the count is then 0, and nobody asks).
-        With it: the command and ``WAIT`` in one request, on one connection to the primary that
-        serves ``key`` (WAIT counts the replicas that have everything this connection wrote).
-        """
-        if not self.wait_replicas:
-            (reply,) = await self._run(key, command)
-            return reply, 0
-        wait = ("WAIT", self.wait_replicas, revocation.wait_milliseconds(self.timeout))
-        reply, acknowledged = await self._run(key, command, wait)
-        return reply, int(acknowledged)
+        return await write_async(self.client, self.is_cluster, key, command, self.wait_replicas, self.timeout)
 
     async def _run(self, key: str, *commands: tuple[Any, ...]) -> list[Any]:
-        """``commands`` (on ``key``'s slot) in one request to the node serving it: their replies."""
-        if not self.is_cluster:
-            if len(commands) == 1:
-                return [await self.client.execute_command(*commands[0])]
-            async with self.client.pipeline(transaction=False) as pipe:
-                for command in commands:
-                    pipe.execute_command(*command)
-                return list(await pipe.execute())
-        (replies,) = await _cluster_execute(self.client, [(key, commands)])  # type: ignore[arg-type]
-        return replies
-
-    def _not_replicated(self, action: str, acknowledged: int) -> NotReplicated:
-        return NotReplicated(
-            f"Redis could not {action} durably: {acknowledged} of the {self.wait_replicas} replicas required "
-            f"acknowledged it within {revocation.wait_milliseconds(self.timeout)} ms"
-        )
+        return await run_async(self.client, self.is_cluster, key, *commands)
 
     @asynccontextmanager
     async def _bounded(self, action: str) -> AsyncIterator[None]:
@@ -253,163 +207,23 @@ class RedisStore:
 
 def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
     """A ``redis.asyncio`` client for a store URL (``revocation.parse_store_url``), with ``timeout`` on its sockets."""
-    location = revocation.parse_store_url(url)
-    sockets: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
-    if location.kind == "single":
-        from redis.asyncio import Redis
-
-        return Redis.from_url(url, **sockets)
-    credentials: dict[str, Any] = {"username": location.username, "password": location.password}
-    if location.kind == "cluster":
-        from redis.asyncio.cluster import ClusterNode, RedisCluster
-
-        nodes = [ClusterNode(host, port) for host, port in location.nodes]
-        return RedisCluster(startup_nodes=nodes, ssl=location.tls, **credentials, **sockets)
-    from redis.asyncio.sentinel import Sentinel
-
-    sentinels = Sentinel(  # type: ignore[no-untyped-call]
-        list(location.nodes),
-        sentinel_kwargs={"password": location.sentinel_password, "ssl": location.tls, **sockets},
-        ssl=location.tls,
-        **sockets,
-    )
-    primary: Redis = sentinels.master_for(location.service, db=location.db, **credentials)
-    return primary
-
-
-def _is_cluster(client: object) -> bool:
-    try:
-        from redis.asyncio.cluster import RedisCluster
-    except ImportError:  # pragma: no cover - redis is this module's dependency
-        return False
-    return isinstance(client, RedisCluster)
-
-
-async def _cluster_mget(cluster: RedisCluster, keys: list[str]) -> list[Any]:
-    """The values of ``keys``: one MGET per slot, all sent at once, one request per node."""
-    slots: dict[int, list[str]] = {}
-    for key in keys:
-        slots.setdefault(cluster.keyslot(key), []).append(key)
-    groups = list(slots.values())
-    replies = await _cluster_execute(cluster, [(group[0], (("MGET", *group),)) for group in groups])
-    found = {
-        key: value
-        for group, (values,) in zip(groups, replies, strict=True)
-        for key, value in zip(group, values, strict=True)
-    }
-    return [found[key] for key in keys]
-
-
-async def _cluster_execute(
-    cluster: RedisCluster, batches: list[tuple[str, tuple[tuple[Any, ...], ...]]]
-) -> list[list[Any]]:
-    """Run each batch (the commands of one slot, named by one of its keys) on the primary serving that slot.
-
-    All batches go out at once, one request per node, each batch's commands in order on one
-    connection: a write and its WAIT share it, and so do ASKING and the command it allows.
-    Redirections are followed here, not by redis-py: its asyncio cluster client sends ASKING
-    and the redirected command on two connections of its pool once it has several, and the
-    command then bounces between the two nodes until the client gives up (``TTL exhausted``),
-    which made every check of a session in a slot being migrated fail. MOVED (a slot moved, a
-    replica promoted): the slot table is read again. ASK (a key of a slot being migrated is on
-    the target): ASKING, then the batch, on the target. TRYAGAIN (a script whose keys are not
-    all on one of the two nodes, as a file link's first use while its slot moves): again
-    shortly, until the slot has moved. A node down, or CLUSTERDOWN during an election: the
-    layout is learnt again. Everything is retried until the caller's timeout (``_bounded``).
-    """
-    from redis.asyncio.cluster import PipelineCommand
-    from redis.exceptions import (
-        AskError,
-        ClusterDownError,
-        ConnectionError,
-        MovedError,
-        SlotNotCoveredError,
-        TimeoutError,
-        TryAgainError,
-    )
-
-    results: list[list[Any] | None] = [None] * len(batches)
-    targets: dict[int, tuple[Any, bool]] = {}  # batch -> (node, after ASK)
-    redirections = 0
-    while True:
-        pending = [i for i, done in enumerate(results) if done is None]
-        if not pending:
-            return results  # type: ignore[return-value]
-        nodes: dict[str, tuple[Any, list[tuple[int, list[Any]]]]] = {}
-        try:
-            await cluster.initialize()  # a no-op while the slot table is known
-            for i in pending:
-                node, asking = targets.get(i) or (cluster.get_node_from_key(batches[i][0]), False)
-                if node is None:
-                    raise SlotNotCoveredError(f"no node serves the slot of {batches[i][0]!r}")
-                targets[i] = (node, asking)
-                commands = [PipelineCommand(0, "ASKING")] if asking else []
-                commands += [PipelineCommand(0, *command) for command in batches[i][1]]
-                nodes.setdefault(node.name, (node, []))[1].append((i, commands))
-            await asyncio.gather(
-                *(node.execute_pipeline([c for _, cs in work for c in cs]) for node, work in nodes.values())
-            )
-        except (ConnectionError, TimeoutError, SlotNotCoveredError):
-            await cluster.aclose()  # as redis-py does: drop the connections, learn the layout again
-            targets.clear()
-            await anyio.sleep(0.1)
-            continue
-        relearn = pause = False
-        for _node, work in nodes.values():
-            for i, commands in work:
-                replies = [c.result for c in commands if c.args[0] != "ASKING"]
-                redirect = next(
-                    (r for r in replies if isinstance(r, (AskError, TryAgainError, ClusterDownError))), None
-                )
-                if redirect is None:
-                    for reply in replies:
-                        if isinstance(reply, Exception):
-                            raise reply
-                    results[i] = replies
-                    continue
-                del targets[i]
-                if isinstance(redirect, ClusterDownError):  # an election: wait for its end (within the timeout)
-                    relearn = pause = True
-                    continue
-                redirections += 1
-                pause = pause or redirections > _QUICK_REDIRECTIONS  # never a busy loop; the timeout bounds it
-                if isinstance(redirect, MovedError):  # before AskError, its base class
-                    relearn = True
-                elif isinstance(redirect, AskError):
-                    target = cluster.get_node(host=redirect.host, port=redirect.port)
-                    if target is None:
-                        relearn = True
-                    else:
-                        targets[i] = (target, True)
-                else:
-                    pause = True
-        if relearn:
-            await cluster.nodes_manager.initialize()
-        if pause:
-            await anyio.sleep(0.05)
-
-
-#: Redirections (MOVED, ASK, TRYAGAIN) one call follows at once; after them, it pauses between two.
-_QUICK_REDIRECTIONS: Final = 5
+    sockets = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    client: Redis | RedisCluster = redis_client(revocation.parse_store_url(url), sockets, asynchronous=True)
+    return client
 
 
 #: Where SessionMiddleware leaves what it knows of the request's session token, for the functions below.
 SCOPE_KEY: Final = "blake2sign_web.session"
 
 
-class SessionToken:
-    """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope)."""
+class SessionToken(SessionState):
+    """The facts of the request's session that revocation needs (set by SessionMiddleware in the scope).
 
-    __slots__ = (
-        "generation",
-        "lifetime",
-        "revoke_on_clear",
-        "session_id",
-        "store",
-        "unchecked",
-        "user",
-        "user_key",
-    )
+    The rules are ``SessionState``'s; this adds the store, the middleware's ``max_age`` (how long
+    any session lives, so how long its records last) and the session key of its user.
+    """
+
+    __slots__ = ("lifetime", "store", "user_key")
 
     def __init__(
         self,
@@ -421,28 +235,13 @@ class SessionToken:
         user: object | None = None,
         generation: str = "",
     ) -> None:
-        self.store = store
-        #: The id written into the next cookie; a new one after the session is revoked.
-        self.session_id = session_id
-        #: The middleware's max_age: how long any session can live, so how long its records last.
-        self.lifetime = lifetime
-        self.user_key = user_key
-        #: The user the session was read with (None: anonymous), and the generation it carried then: a
-        #: session written for another user logged in during the request, and reads its user's generation.
-        self.user = user
-        self.generation = generation
-        #: Whether the cookie that came (``came``: a valid one did) is still to be revoked when the session is emptied.
-        self.revoke_on_clear = came
-        #: The client's session was read as empty because the store was down ("closed"): its cookie must
-        #: stay as it is (the session comes back with the store), unless the request clears the session.
-        self.unchecked = False
+        super().__init__(session_id, came, user, generation)
+        self.store, self.lifetime, self.user_key = store, lifetime, user_key
 
     async def generation_for(self, user: object) -> str:
         """The generation to sign into the session of ``user``: as read, unless it logged in during the request."""
-        if self.user is not None and str(self.user) == str(user):
-            return self.generation
-        self.user, self.generation = user, await self.store.user_generation(user)
-        return self.generation
+        known = self.known_generation(user)
+        return known if known is not None else self.took(user, await self.store.user_generation(user))
 
 
 def _token(scope_owner: Any) -> SessionToken:
@@ -466,35 +265,31 @@ async def revoke_session(request: Any) -> None:
     token = _token(request)
     if token.revoke_on_clear:
         await token.store.revoke_session(token.session_id, token.lifetime)
-    token.revoke_on_clear = False
-    token.session_id = new_session_id()
+    token.ended()
     request.session.clear()
 
 
 async def log_out_everywhere(request: Any, user_id: object | None = None, *, keep_current: bool = False) -> None:
     """End every session of ``user_id`` (default: the request's ``session[user_key]``) that exists now.
 
-    ``keep_current=True`` keeps the request's own session when it is one of that user's
-    ("log out my other devices", a password change): it is re-signed at the response with the
-    user's new generation (and a new session id); every other session of the user is refused,
-    including copies of this one's cookie and sessions re-signed by requests still running, and
-    a login after this call is not. Otherwise the request's session ends too.
+    The request's own session (``revocation.current_session_fate``): when it is that user's, it
+    ends too, its cookie deleted on this response, unless ``keep_current=True`` keeps it ("log out
+    my other devices", a password change: re-signed at the response with the user's new generation
+    and a new session id). Every other session of the user is refused, copies of this one's cookie
+    and sessions re-signed by requests still running included; a login after this call is not.
+    An anonymous session is kept with ``keep_current``; another user's session is left as it is.
     """
     token = _token(request)
-    session_user = request.session.get(token.user_key)
+    owner = request.session.get(token.user_key)
     if user_id is None:
-        user_id = session_user
+        user_id = owner
         if user_id is None:
             raise ValueError(f"no user id in request.session[{token.user_key!r}]: pass user_id")
-    own = session_user is not None and str(session_user) == str(user_id)
+    fate = revocation.current_session_fate(owner, user_id, keep_current)
     generation = await token.store.log_out_everywhere(user_id, token.lifetime)
-    if keep_current and own:
-        token.session_id = new_session_id()
-        token.user, token.generation = session_user, generation
-        request.session.mark_modified()  # re-signed at the response with the new generation
-    elif not keep_current:
+    if fate == "keep":
+        token.keep(user_id, generation)
+        if owner is not None:
+            request.session.mark_modified()  # re-signed at the response with the new generation
+    elif fate == "end":
         await revoke_session(request)
-
-
-def new_session_id() -> bytes:
-    return secrets.token_bytes(SESSION_ID_SIZE)

@@ -101,15 +101,7 @@ def scenario_log_out_everywhere_including_this_session(start: Start, server: Red
         return outcome
 
 
-@register(
-    SCENARIOS,
-    known={
-        kind: "log out everywhere without keeping this session deletes its cookie on that response in Starlette "
-        "(revoke_session), and only on the next request in Django (the session is refused then)"
-        for kind in ("django-ours", "django-own")
-    },
-    **REDIS,
-)
+@register(SCENARIOS, **REDIS)
 def scenario_log_out_everywhere_including_this_session_deletes_its_cookie_at_once(
     start: Start, server: RedisServer
 ) -> Any:
@@ -121,15 +113,7 @@ def scenario_log_out_everywhere_including_this_session_deletes_its_cookie_at_onc
         return response.cookies()
 
 
-@register(
-    SCENARIOS,
-    known={
-        "starlette": "log out everywhere of another user without keep_current also ends the caller's own session "
-        "in Starlette (log_out_everywhere revokes the request's session), not in Django (another user's session "
-        "is left alone)"
-    },
-    **REDIS,
-)
+@register(SCENARIOS, **REDIS)
 def scenario_logging_another_user_out_everywhere_leaves_the_callers_session(start: Start, server: RedisServer) -> Any:
     with revocable(start, server) as driver:
         victim = log_in(driver, 42)

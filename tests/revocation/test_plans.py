@@ -1,0 +1,108 @@
+"""The core's revocation decisions without a store: what to read and write, and what the replies mean.
+
+The adapters only run these plans (a Django cache, redis.asyncio); the stores' own tests run them against a
+real redis-server. Here, the rules alone.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from blake2sign_web import revocation
+from blake2sign_web.session_revocation import SessionState
+
+SESSION = bytes(range(16))
+GENERATION = "ab" * 16
+
+
+def test_a_session_check_reads_the_session_then_its_user() -> None:
+    check = revocation.session_check(SESSION, 42, 1_700_000_000, GENERATION, "shop")
+    assert check is not None
+    assert check.keys == revocation.session_keys(SESSION, "shop") + revocation.user_keys(42, "shop")
+    assert check.session_count == 2  # its own name, and the one without a prefix
+    assert not check.revoked([None] * len(check.keys))
+    ended = [revocation.SESSION_ENDED] + [None] * (len(check.keys) - 1)
+    assert check.revoked(ended)
+
+
+def test_a_session_check_compares_generations_not_clocks() -> None:
+    check = revocation.session_check(SESSION, 42, 1_700_000_000, GENERATION, "shop")
+    assert check is not None
+    same = revocation.generation_record(GENERATION, clock=lambda: 1_800_000_000)
+    other = revocation.generation_record("cd" * 16, clock=lambda: 1)
+    assert not check.revoked([None, None, same, None, None][: len(check.keys)])
+    assert check.revoked([None, None, other, None, None][: len(check.keys)])
+
+
+def test_nothing_to_read_without_a_session_id_or_a_user() -> None:
+    assert revocation.session_check(None, None, 1_700_000_000) is None
+
+
+def test_records_written_live_as_long_as_every_token_they_refuse() -> None:
+    ended = revocation.ended_session(SESSION, 3600, "shop", 5)
+    assert (ended.key, ended.value) == (revocation.session_key(SESSION, "shop"), revocation.SESSION_ENDED)
+    assert ended.ttl == revocation.record_ttl(3600, 5)
+    user = revocation.user_generation_record(42, GENERATION, 3600, "shop", clock=lambda: 1_700_000_000)
+    assert (user.key, user.value) == (revocation.user_key(42, "shop"), f"g:{GENERATION}:1700000000")
+    assert user.ttl == revocation.record_ttl(3600, revocation.DEFAULT_CLOCK_SKEW)
+    assert revocation.recorded_generation(user.value) == GENERATION
+
+
+def test_a_link_use_is_one_command() -> None:
+    plain = revocation.link_use("nonce", 1_000_060, "client", clock=lambda: 1_000_000)
+    assert plain.command() == ("SET", plain.key, plain.digest, "EX", plain.ttl, "NX")
+    assert plain.ttl == 60 + revocation.RECORD_MARGIN
+    assert plain.first_use(True)
+    assert not plain.first_use(None)
+    file = revocation.link_use("nonce", 1_000_060, "client", file_size=10, continuation=4, clock=lambda: 1_000_000)
+    assert file.command()[:2] == ("EVAL", revocation.CONSUME_FILE_LINK_SCRIPT)
+    assert file.command()[-2:] == (10, 4)
+    assert file.first_use(2)
+    assert not file.first_use(1)
+    assert file.undo_command()[:2] == ("EVAL", revocation.UNDO_FIRST_USE_SCRIPT)
+
+
+def test_a_continuation_without_the_script_is_the_same_clients_only() -> None:
+    use = revocation.link_use("nonce", 1_000_060, "client", file_size=10, continuation=4, clock=lambda: 1_000_000)
+    assert use.allowed_continuation(revocation.client_digest("client")) == 4
+    assert use.allowed_continuation(revocation.client_digest("someone else")) is None
+    assert use.allowed_continuation(None) is None
+    whole = revocation.link_use("nonce", 1_000_060, "client", file_size=10, clock=lambda: 1_000_000)
+    assert whole.allowed_continuation(revocation.client_digest("client")) is None
+
+
+def test_a_cache_that_renames_keys_keeps_the_budget_in_the_once_records_slot() -> None:
+    use = revocation.link_use("nonce", 1_000_060, "client", file_size=10, stored_name=lambda key: f":1:{key}")
+    assert use.budget == revocation.budget_key("nonce", f":1:{revocation.single_use_key('nonce')}")
+
+
+@pytest.mark.parametrize(
+    ("owner", "keep_current", "fate"),
+    [
+        ("42", True, "keep"),  # log out my other devices
+        ("42", False, "end"),  # log out everywhere, here too: the cookie goes on this response
+        (None, True, "keep"),  # a password reset that then logs the user in
+        (None, False, "leave"),
+        ("1", True, "leave"),  # an administrator logging someone else out
+        ("1", False, "leave"),
+    ],
+)
+def test_what_log_out_everywhere_does_to_the_session_that_asks(
+    owner: str | None, keep_current: bool, fate: str
+) -> None:
+    assert revocation.current_session_fate(owner, 42, keep_current) == fate
+
+
+def test_a_session_state_reads_a_generation_once_per_user() -> None:
+    state = SessionState(SESSION, True, "42", GENERATION)
+    assert state.known_generation(42) == GENERATION  # as read with the session
+    assert state.known_generation("7") is None  # another user logged in during the request: read its record
+    assert state.took("7", "ef" * 16) == "ef" * 16
+    assert state.known_generation(7) == "ef" * 16
+    state.keep("7", "01" * 16)
+    assert state.session_id != SESSION
+    assert state.known_generation("7") == "01" * 16
+    kept = state.session_id
+    state.ended()
+    assert (state.revoke_on_clear, state.user, state.generation) == (False, None, "")
+    assert state.session_id not in (SESSION, kept)
