@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import weakref
 from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from asgiref.sync import sync_to_async
@@ -46,8 +45,11 @@ from django.utils.module_loading import import_string
 
 from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
-from ..expiry import SessionEnd, ends_at, now_datetime, seconds_until, session_end
-from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
+from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
+from ..expiry import LAST_EXPIRY as LAST_EXPIRY
+from ..expiry import SessionEnd, now_datetime, session_end
+from ..expiry import check_expiry as _check_expiry
+from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from ..timeouts import check_timeouts, session_start
@@ -69,9 +71,6 @@ AUTH_USER_ID: Final = "_auth_user_id"
 #: setting on, taken out by load() (so never seen by the application). A cookie without it began when it
 #: was signed.
 STARTED: Final = "_b2sw_started"
-#: Tokens carry 32-bit Unix times: no expiry can reach this second (2106-02-07 06:28:16 UTC).
-EXPIRY_LIMIT: Final = 2**32
-LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)
 
 
 class _ClientCookie(NamedTuple):
@@ -600,21 +599,12 @@ request_finished.connect(forget_current_session, dispatch_uid="blake2sign_web.dj
 
 
 def check_expiry(value: Any) -> None:
-    """ValueError for a set_expiry() value that ends at or after EXPIRY_LIMIT, which no token can carry."""
-    if isinstance(value, datetime):
-        ends = value.timestamp()  # a naive one is local time, as with USE_TZ = False
-    elif isinstance(value, timedelta) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        ends = ends_at(value)
-    else:  # None, 0 and what Django itself refuses
-        return
-    if not ends < EXPIRY_LIMIT:
-        raise ValueError(
-            f"Session expiry {value!r} is past {LAST_EXPIRY:%Y-%m-%d %H:%M:%S} UTC, the last second a session "
-            "token can carry: choose an earlier expiry, or set_expiry(None) for SESSION_COOKIE_AGE."
-        )
+    """ValueError for a set_expiry() value no token can carry (``expiry.check_expiry``), in Django's names."""
     config = session_config()
-    if config.revocation_cache is not None:
-        check_expiry_within(seconds_until(ends), config.cookie_age, "SESSION_COOKIE_AGE")
+    longest = config.cookie_age if config.revocation_cache is not None else None
+    _check_expiry(
+        value, longest=longest, longest_name="SESSION_COOKIE_AGE", default="set_expiry(None) for SESSION_COOKIE_AGE."
+    )
 
 
 def _timed(config: SessionConfig, value: dict[str, Any], issued_at: int) -> tuple[int, bool]:

@@ -47,10 +47,9 @@ from ..chunks import (
 )
 from ..cookies import CookieSettings, prefix_problem
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
-from ..expiry import SessionEnd, date_after, ends_at, seconds_until, session_end, written_end
-from ..formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
+from ..expiry import SessionEnd, check_expiry, date_after, session_end, written_end
 from ..keys import to_bytes
-from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id, missing_key_prefix
+from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id, missing_key_prefix
 from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..signer import MAC_LENGTH
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
@@ -176,10 +175,7 @@ class Session(dict[str, Any]):
                     "set_expiry() needs an aware datetime (with a tzinfo), e.g. datetime.now(timezone.utc)"
                 )
             seconds, fixed = value.timestamp(), True
-        if seconds is not None and (seconds if fixed else ends_at(seconds)) >= _TIMESTAMP_LIMIT:
-            raise ValueError(f"set_expiry({value!r}) ends after 2106-02-07, the last second a session token can carry")
-        if seconds is not None and self.longest_expiry is not None:
-            check_expiry_within(seconds_until(seconds) if fixed else seconds, self.longest_expiry, "max_age")
+        check_expiry(value, longest=self.longest_expiry, longest_name="max_age", default="set_expiry(None) for max_age")
         self._expiry, self._expiry_fixed = seconds, fixed
         self.accessed = self.modified = True
 
