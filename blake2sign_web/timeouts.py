@@ -50,7 +50,7 @@ def check_timeouts(
         raise SessionTimedOut(
             f"session not read for more than {idle_name} ({idle} seconds)", expired_at=issued_at + idle
         )
-    if absolute_reached(now, started, absolute):
+    if absolute is not None and absolute_reached(now, started, absolute):
         raise SessionTimedOut(
             f"session began more than {absolute_name} ({absolute} seconds) ago", expired_at=started + absolute
         )
