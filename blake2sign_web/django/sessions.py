@@ -50,6 +50,7 @@ from ..expiry import LAST_EXPIRY as LAST_EXPIRY
 from ..expiry import SessionEnd, now_datetime, session_end
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id
+from ..session_cookies import OversizePolicy
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from ..timeouts import check_timeouts, session_start
@@ -521,14 +522,15 @@ class SessionStore(SessionBase):
         ``limit``: add the cookie size limit to ``problem``, which does not name it.
         """
         config = session_config()
-        over = f", over the limit of {config.cookie_size_limit} bytes" if limit else ""
-        message = (
-            f"Session cookie {config.cookie_name!r} {problem}{over}: "
-            "store less in the session (keep large data server-side, keyed by the user)."
-        )
-        if config.raise_on_oversize:
-            raise SessionTooLarge(message)
-        logger.error("%s The client keeps its previous session cookie.", message)
+        OversizePolicy(
+            config.cookie_name,
+            config.raise_on_oversize,
+            SessionTooLarge,
+            f", over the limit of {config.cookie_size_limit} bytes",
+            "store less in the session (keep large data server-side, keyed by the user).",
+            "The client keeps its previous session cookie.",
+            logger,
+        ).refuse(problem, limit=limit)
         self.oversized = True
         self.chunks = None
         if self._verified_cookie is not None:

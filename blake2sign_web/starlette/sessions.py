@@ -51,6 +51,8 @@ from ..expiry import SessionEnd, check_expiry, date_after, session_end, written_
 from ..keys import to_bytes
 from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id, missing_key_prefix
 from ..serializer import MAX_DECOMPRESSED_SIZE
+from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
+from ..session_cookies import OversizePolicy
 from ..signer import MAC_LENGTH
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import REFRESH, TIMED_OUT, idle_past, read_timeouts
@@ -63,8 +65,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("blake2sign_web.starlette")
 revocation_logger = logging.getLogger("blake2sign_web.revocation")
 
-#: Browsers keep cookies of up to 4096 bytes, counting name, value and attributes.
-BROWSER_COOKIE_LIMIT: Final = 4096
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
 #: ``_read``'s value before a token verified.
@@ -460,6 +460,15 @@ class SessionMiddleware:
         self.max_age = max_age
         self.path = path
         self.on_oversize = on_oversize
+        self._oversize_policy = OversizePolicy(
+            session_cookie,
+            on_oversize == "raise",
+            SessionCookieTooLarge,
+            f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes",
+            "store less in request.session (keep an id and load the rest server-side).",
+            "The response keeps the client's previous session cookie.",
+            logger,
+        )
         signer_options: dict[str, Any] = {
             # The cookie name is part of the purpose: a cookie only verifies under the name it was issued for.
             "purpose": f"starlette.sessions:{session_cookie}",
@@ -992,15 +1001,7 @@ class SessionMiddleware:
             raise
 
     def _oversize(self, problem: str, *, limit: bool = True) -> None:
-        """SessionCookieTooLarge, or (on_oversize="log") an error logged; ``limit``: name the browser's limit."""
-        over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes" if limit else ""
-        message = (
-            f"Session cookie {self.session_cookie!r} {problem}{over}: "
-            "store less in request.session (keep an id and load the rest server-side)."
-        )
-        if self.on_oversize == "raise":
-            raise SessionCookieTooLarge(message)
-        logger.error("%s The response keeps the client's previous session cookie.", message)
+        self._oversize_policy.refuse(problem, limit=limit)
 
 
 def _check_chunks(chunked: object, max_chunks: object) -> None:
