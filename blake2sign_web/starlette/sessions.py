@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from http.cookies import _unquote  # what Starlette's cookie_parser uses
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, SupportsIndex
 
 import starlette
 from starlette.datastructures import Secret
-from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries
@@ -36,13 +34,9 @@ from ..cache import get_signer
 from ..chunks import (
     MAX_CHUNKS,
     IncompleteChunks,
-    TooManyChunks,
-    join_chunks,
     leftover_chunks,
     max_chunks_problem,
     refused_set,
-    split_token,
-    stale_chunks,
 )
 from ..cookies import CookieSettings, prefix_problem
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
@@ -50,7 +44,7 @@ from ..keys import to_bytes
 from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id, missing_key_prefix
 from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
-from ..session_cookies import OversizePolicy
+from ..session_cookies import OversizePolicy, SessionCookie
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
 from ..session_state import Session as Session
 from ..signer import MAC_LENGTH
@@ -69,7 +63,6 @@ revocation_logger = logging.getLogger("blake2sign_web.revocation")
 COMPRESSION_THRESHOLD: Final = 128
 #: ``_read``'s value before a token verified.
 _REJECTED: Final = object()
-_EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 _VARY_COOKIE: Final = (b"vary", b"Cookie")
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
@@ -286,15 +279,29 @@ class SessionMiddleware:
         self.max_age = max_age
         self.path = path
         self.on_oversize = on_oversize
-        self._oversize_policy = OversizePolicy(
+        #: The cookie (and its chunks) in the request's headers and the response's (blake2sign_web.session_cookies).
+        self.cookie = SessionCookie(
             session_cookie,
-            on_oversize == "raise",
-            SessionCookieTooLarge,
-            f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes",
-            "store less in request.session (keep an id and load the rest server-side).",
-            "The response keeps the client's previous session cookie.",
-            logger,
+            path=path,
+            max_age=max_age,
+            same_site=same_site,
+            secure=https_only,
+            domain=domain,
+            partitioned=partitioned,
+            max_chunks=max_chunks if chunked else 0,
+            oversize=OversizePolicy(
+                session_cookie,
+                on_oversize == "raise",
+                SessionCookieTooLarge,
+                f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes",
+                "store less in request.session (keep an id and load the rest server-side).",
+                "The response keeps the client's previous session cookie.",
+                logger,
+            ),
         )
+        # Bound once: the per-request paths call them without looking through self.cookie.
+        self._find_cookie, self._read_cookie, self._token_in = self.cookie.find, self.cookie.read, self.cookie.token_in
+        self._cookie_text = self.cookie.text
         signer_options: dict[str, Any] = {
             # The cookie name is part of the purpose: a cookie only verifies under the name it was issued for.
             "purpose": f"starlette.sessions:{session_cookie}",
@@ -338,32 +345,18 @@ class SessionMiddleware:
             StarletteCookieReader(secret, fallbacks, signer_options["max_age"]) if migrate_starlette_cookies else None
         )
 
-        # The Set-Cookie attributes, in Starlette's order and spelling.
-        self.security_flags = "httponly; samesite=" + same_site
-        if https_only:
-            self.security_flags += "; secure"
-        if domain is not None:
-            self.security_flags += f"; domain={domain}"
-        if partitioned:
-            self.security_flags += "; partitioned"
-        max_age_attribute = f"Max-Age={max_age}; " if max_age is not None else ""
-        self._cookie_suffix = f"; path={path}; {max_age_attribute}{self.security_flags}"
-        self._path_attribute = f"; path={path}; "
         #: idle_timeout or absolute_timeout: every write goes through _timed.
         self._timeouts = idle_timeout is not None or absolute_timeout is not None
         self.idle_timeout = idle_timeout
         self.absolute_timeout = absolute_timeout
         #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
         self._refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
-        self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
-        self._cookie_name = session_cookie.encode("latin-1")
         #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
         self.chunked = chunked
         self.max_chunks = max_chunks
         #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
         self._extras = revocation is not None or server_timing or chunked
-        self._cookie_prefix = self._cookie_name + b"="
-        self._prefix_length = len(self._cookie_prefix)
+        self._cookie_prefix, self._prefix_length = self.cookie.prefix, self.cookie.prefix_length
         #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
         self._direct = not (self._timeouts or self._expire_every_cookie or self.legacy is not None or self._extras)
 
@@ -485,17 +478,17 @@ class SessionMiddleware:
                 headers.extend((b"set-cookie", header) for header in written)
             if not written:  # a set the client sent in part, or whole and refused: every cookie of it deleted
                 doomed = incomplete or (refused_set(self.session_cookie, sent_chunks) if session.refused else ())
-                headers.extend((b"set-cookie", self._delete_named(name)) for name in doomed)
+                headers.extend((b"set-cookie", self.cookie.delete_named(name)) for name in doomed)
         elif session.modified and dict.__len__(session):
             header = self._cookie_header(session, None if token is None else token.session_id)
             if header is not None:
                 headers.append((b"set-cookie", header))
         elif session.modified and not session.loaded_empty:
-            headers.append((b"set-cookie", self._delete_cookie))
+            headers.append((b"set-cookie", self.cookie.deletion))
         if session.leftovers:  # a set written while chunking was on: every cookie of it goes, unless rewritten
             if not (session.modified and dict.__len__(session)):
-                headers.append((b"set-cookie", self._delete_cookie))
-            headers.extend((b"set-cookie", self._delete_named(name)) for name in session.leftovers)
+                headers.append((b"set-cookie", self.cookie.deletion))
+            headers.extend((b"set-cookie", self.cookie.delete_named(name)) for name in session.leftovers)
         if load_ms is not None:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
@@ -503,21 +496,10 @@ class SessionMiddleware:
     def _read_chunks(
         self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str], incomplete: list[str]
     ) -> str | None:
-        """With ``chunked``: the token the request's cookies carry, joined from ``name``, ``name.1``, ...
-
-        Every cookie of every Cookie header, parsed as Starlette parses one (the last of a name wins);
-        ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete those no longer
-        used. An incomplete set (``IncompleteChunks``: a chunk missing, the first cookie missing, too many) is
-        a bad cookie: logged, an empty session, and ``incomplete`` gets every cookie of it, to delete.
-        """
-        cookies: dict[str, str] = {}
-        for name, raw in headers:
-            if name == b"cookie":
-                cookies.update(cookie_parser(raw.decode("latin-1")))
-        prefix = self.session_cookie + "."
-        sent_chunks.extend(name for name in cookies if name.startswith(prefix))
+        """With ``chunked``: the token the cookies carry; an incomplete set is a bad cookie (logged, every
+        cookie of it in ``incomplete``, to delete)."""
         try:
-            return join_chunks(self.session_cookie, cookies, max_chunks=self.max_chunks)
+            return self.cookie.read_chunks(headers, sent_chunks)
         except IncompleteChunks as error:
             logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
             incomplete.extend(error.cookies)
@@ -525,83 +507,12 @@ class SessionMiddleware:
 
     def _chunked_headers(self, session: Session, session_id: bytes | None, sent_chunks: list[str]) -> list[bytes]:
         """The Set-Cookie values for ``session`` in as many cookies as it needs, deleting chunks no longer used."""
-        value: Any = session
-        expires_in = None
-        suffix = self._cookie_suffix
         if not dict.__len__(session):
-            cookies: list[tuple[str, str]] = []  # emptied: delete the cookie and every chunk
-        else:
-            if session._expiry is not None or self._timeouts:
-                timed = self._timed(session)
-                if timed is None:
-                    logger.warning("Session cookie %r deleted: the session has ended", self.session_cookie)
-                    return [self._delete_cookie, *map(self._delete_named, sent_chunks)]
-                value, expires_in, suffix = timed
-            try:
-                token = self._sign(value, expires_in, session_id)
-                cookies = split_token(
-                    self.session_cookie, token, attributes_length=len(suffix), max_chunks=self.max_chunks
-                )
-            except TooManyChunks as error:
-                self._oversize(error.problem("max_chunks"), limit=False)
-                return []
-            except ValueError:  # its JSON is over the size the signer would read back
-                self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
-                return []
-        headers = [f"{name}={text}{suffix}".encode("latin-1") for name, text in cookies]
-        if not cookies:
-            headers.append(self._delete_cookie)
-        headers.extend(map(self._delete_named, stale_chunks(self.session_cookie, len(cookies), sent_chunks)))
-        return headers
-
-    def _delete_named(self, name: str) -> bytes:
-        """The Set-Cookie value that deletes the cookie ``name`` (a chunk), with the session cookie's attributes."""
-        return f"{name}=null; path={self.path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
-
-    def _read_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
-        """This middleware's cookie, exactly as ``request.cookies`` would give it (the last one wins)."""
-        found = self._find_cookie(headers)
-        return None if found is None else self._cookie_text(found)
-
-    def _find_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | bytes | None:
-        """``_read_cookie``, except that in the usual case (a header holding only our cookie) it returns that
-        header's bytes, for ``_cookie_text`` to cut out and decode when the session is used.
-
-        Starlette's ``cookie_parser`` builds a dict of every cookie; this looks only for
-        ours, with the same splitting, stripping and unquoting.
-        """
-        # Single-byte ints, not ``bytes in bytes``: CPython tries that operand as an int first and clears the
-        # TypeError, which cost most of this method (about 0.2 us per test on a 300-byte header).
-        value: str | bytes | None = None
-        for name, raw in headers:
-            if name != b"cookie":
-                continue
-            if raw.startswith(self._cookie_prefix) and 59 not in raw and 34 not in raw:  # no ";" nor '"'
-                value = raw  # the usual case: one cookie, ours
-                continue
-            if raw.find(self._cookie_name) < 0:
-                continue
-            for chunk in raw.decode("latin-1").split(";"):
-                key, equals, text = chunk.partition("=")
-                if equals and key.strip() == self.session_cookie:
-                    value = _unquote(text.strip())
-        return value
-
-    def _token_in(self, header: bytes) -> str | bytes | None:
-        """The session cookie's value in a Cookie header, as ``request.cookies`` would give it, or None.
-
-        Bytes in the usual case (the header holds only our cookie): the signer reads them as they are.
-        """
-        if header.startswith(self._cookie_prefix) and 59 not in header and 34 not in header:  # no ";" nor '"'
-            return header[self._prefix_length :]
-        found = self._find_cookie(((b"cookie", header),))
-        return None if found is None else self._cookie_text(found)
-
-    def _cookie_text(self, cookie: str | bytes) -> str:
-        """The cookie's value from ``_find_cookie``'s answer."""
-        if isinstance(cookie, bytes):
-            return cookie[len(self._cookie_prefix) :].decode("latin-1").strip()
-        return cookie
+            return self.cookie.delete_all(sent_chunks)  # emptied: the cookie and every chunk
+        signed = self._signed(session, session_id)
+        if signed is None:
+            return self.cookie.delete_all(sent_chunks)  # ended
+        return [] if signed is False else self.cookie.set_chunks(*signed, sent_chunks)
 
     def _read_session(self, cookie: str) -> Session:
         return self._settled(self._read(cookie).session)
@@ -766,39 +677,37 @@ class SessionMiddleware:
             return None  # idle_timeout bounds every session
         return loaded
 
-    def _timed(self, session: Session) -> tuple[Any, int | None, str] | None:
-        """What to sign for a session with an expiry of its own: value, expires_in and cookie suffix; None: ended."""
-        written = session.written()
-        if written is None:
-            return None
-        age = written.cookie_max_age
-        max_age_attribute = f"Max-Age={age}; " if age is not None else ""
-        return written.value, written.expires_in, f"{self._path_attribute}{max_age_attribute}{self.security_flags}"
-
     def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
+        signed = self._signed(session, session_id)
+        if signed is None:
+            return self.cookie.deletion  # ended
+        return None if signed is False else self.cookie.set_cookie(*signed)
+
+    def _signed(self, session: Session, session_id: bytes | None) -> tuple[str, str] | Literal[False] | None:
+        """The token for ``session`` and the attributes after it; None: the session has ended (set_expiry() or
+        absolute_timeout, logged); False: too large (refused by the size policy)."""
         value: Any = session
         expires_in = None
-        suffix = self._cookie_suffix
+        suffix = self.cookie.suffix
         if session._expiry is not None or self._timeouts:
-            timed = self._timed(session)
-            if timed is None:
+            written = session.written()
+            if written is None:
                 logger.warning(
                     "Session cookie %r deleted: the session has ended (set_expiry() or absolute_timeout)",
                     self.session_cookie,
                 )
-                return self._delete_cookie
-            value, expires_in, suffix = timed
+                return None
+            value, expires_in, suffix = (
+                written.value,
+                written.expires_in,
+                self.cookie.suffix_for(written.cookie_max_age),
+            )
         try:
-            token = self._sign(value, expires_in, session_id)
+            return self._sign(value, expires_in, session_id), suffix
         except ValueError:  # its JSON is over the size the signer would read back
             self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
-            return None
-        header = f"{self.session_cookie}={token}{suffix}"
-        if len(header) > BROWSER_COOKIE_LIMIT:
-            self._oversize(f"would take {len(header)} bytes")
-            return None
-        return header.encode("latin-1")
+            return False
 
     def _sign(self, value: Any, expires_in: int | None, session_id: bytes | None) -> str:
         """The session's token; a value the token cannot hold raises NotJSON naming this middleware's typed option."""
@@ -808,8 +717,8 @@ class SessionMiddleware:
             error.name_option("SessionMiddleware(..., typed=True)")
             raise
 
-    def _oversize(self, problem: str, *, limit: bool = True) -> None:
-        self._oversize_policy.refuse(problem, limit=limit)
+    def _oversize(self, problem: str) -> None:
+        self.cookie.oversize.refuse(problem)
 
 
 def _check_chunks(chunked: object, max_chunks: object) -> None:
