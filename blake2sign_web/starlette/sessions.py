@@ -39,7 +39,7 @@ from ..chunks import (
     refused_set,
 )
 from ..cookies import CookieSettings, prefix_problem
-from ..exceptions import BadSignature, NotJSON, SignatureExpired
+from ..exceptions import BadSignature, NotJSON
 from ..keys import to_bytes
 from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id, missing_key_prefix
 from ..serializer import MAX_DECOMPRESSED_SIZE
@@ -47,9 +47,9 @@ from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # im
 from ..session_cookies import OversizePolicy, SessionCookie
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
 from ..session_state import Session as Session
+from ..session_token import EXPIRED, INCUMBENT_SHAPE, NOT_A_SESSION, TIMED_OUT, ReadToken, SessionTokenReader
 from ..signer import MAC_LENGTH
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
-from ..timeouts import REFRESH, TIMED_OUT, idle_past, read_timeouts
 from .session_migration import StarletteCookieReader
 
 if TYPE_CHECKING:
@@ -61,8 +61,6 @@ revocation_logger = logging.getLogger("blake2sign_web.revocation")
 
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
-#: ``_read``'s value before a token verified.
-_REJECTED: Final = object()
 _VARY_COOKIE: Final = (b"vary", b"Cookie")
 #: Characters of the longest token a session can make: the largest JSON, framed, in base64.
 _LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
@@ -349,14 +347,23 @@ class SessionMiddleware:
         self._timeouts = idle_timeout is not None or absolute_timeout is not None
         self.idle_timeout = idle_timeout
         self.absolute_timeout = absolute_timeout
-        #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
-        self._refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
         #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
         self.chunked = chunked
         self.max_chunks = max_chunks
         #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
         self._extras = revocation is not None or server_timing or chunked
         self._cookie_prefix, self._prefix_length = self.cookie.prefix, self.cookie.prefix_length
+        #: Reads a cookie into what it holds, every outcome named (blake2sign_web.session_token).
+        self._reader = SessionTokenReader(
+            self.signer,
+            self._unbounded,
+            needs_token=self._needs_token,
+            idle_timeout=idle_timeout,
+            absolute_timeout=absolute_timeout,
+            incumbent=None if self.legacy is None else self.legacy.read_dated,
+            incumbent_shape=_itsdangerous_shape,
+            expire_every_cookie=self._expire_every_cookie,
+        )
         #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
         self._direct = not (self._timeouts or self._expire_every_cookie or self.legacy is not None or self._extras)
 
@@ -533,72 +540,45 @@ class SessionMiddleware:
 
         A cookie that is not a valid session gives an empty session and a warning, never an exception.
         """
-        if self._expire_every_cookie:
-            logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return self._refused(cookie)
-        if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
-            dated = self.legacy.read_dated(cookie)
-            if dated is None:
-                logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return self._refused(cookie)
-            session = self._session_class(dated[0])
-            session.modified = True  # re-issue it in this project's format
-            return _Loaded(session, migrated_at=dated[1])
-        loaded: LoadedToken | None = None
-        value: Any = _REJECTED
-        try:
-            if self._needs_token:
-                loaded = self.signer.load_token(cookie)
-                value, rewrite = loaded.value, loaded.rewrite
-            else:  # the common case: skip building a LoadedToken
-                value, rewrite = self.signer.loads(cookie), False
-        except BadSignature as error:  # the core's messages never quote the token
-            if cookie.count(".") == 2:  # ours have no ".": itsdangerous writes data.timestamp.signature
-                logger.warning(
-                    "Rejected session cookie %r: %s; it has the shape of a cookie of Starlette's own "
-                    "SessionMiddleware (itsdangerous): is that middleware also on this app, under the same cookie "
-                    "name? While migrating from it, pass migrate_starlette_cookies=True",
-                    self.session_cookie,
-                    error,
-                )
-            elif not (isinstance(error, SignatureExpired) and (loaded := self._own_expiry(cookie))):
-                logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-                if self._timeouts and isinstance(error, SignatureExpired):
-                    return _Loaded(self._timed_out_session())
-            else:  # older than max_age, but within the set_expiry() signed into it
-                value, rewrite = loaded.value, loaded.rewrite
-        if value is _REJECTED:
-            return self._refused(cookie)
-        return self._session_of(value, loaded, rewrite)
+        return self._loaded(self._reader.read(cookie), cookie)
 
     def _session_of(self, value: Any, loaded: LoadedToken | None, rewrite: bool) -> _Loaded:
         """The session a verified token's value holds (``_read``'s second half)."""
-        meta: dict[str, Any] | None = None
-        if type(value) is list and len(value) == 2 and type(value[1]) is dict:
-            value, meta = value  # [session, what the middleware keeps of it]: see _dumps
-        if not isinstance(value, dict):
-            logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return self._refused()
-        session = self._session_class(value)
-        if meta is not None:
-            session.restore(meta)
-        if self._timeouts:
-            outcome = read_timeouts(
-                None if loaded is None else loaded.issued_at,
-                session._created_at,
-                self.absolute_timeout,
-                self._refresh_after if dict.__len__(session) else None,
+        return self._loaded(self._reader.of_value(value, loaded, rewrite), None)
+
+    def _loaded(self, read: ReadToken, cookie: str | None) -> _Loaded:
+        """The session for what the core read of a cookie, and the log line a refused one gets."""
+        outcome = read.outcome
+        if read.data is not None:  # VALID or MIGRATED
+            session = self._session_class(read.data)
+            if read.meta is not None:
+                session.restore(read.meta)
+            if read.reissue:  # re-signed with the current secret, in the current form, or for idle_timeout
+                session.modified = True
+            return _Loaded(session, read.token, read.migrated_at)
+        name = self.session_cookie
+        if outcome == INCUMBENT_SHAPE:
+            logger.warning(
+                "Rejected session cookie %r: %s; it has the shape of a cookie of Starlette's own "
+                "SessionMiddleware (itsdangerous): is that middleware also on this app, under the same cookie "
+                "name? While migrating from it, pass migrate_starlette_cookies=True",
+                name,
+                read.error,
             )
-            if outcome == TIMED_OUT:
-                logger.warning(
-                    "Rejected session cookie %r: past absolute_timeout=%r", self.session_cookie, self.absolute_timeout
-                )
-                return _Loaded(self._timed_out_session())
-            if outcome == REFRESH:
-                session.modified = True  # re-issued: the idle timer restarts
-        if rewrite:
-            session.modified = True  # re-sign it with the current secret, in the current form (LoadedToken.rewrite)
-        return _Loaded(session, loaded)
+        elif read.error is not None:
+            logger.warning("Rejected session cookie %r: %s", name, read.error)
+        elif outcome == TIMED_OUT:
+            logger.warning("Rejected session cookie %r: past absolute_timeout=%r", name, self.absolute_timeout)
+        elif outcome == EXPIRED:
+            logger.warning("Rejected session cookie %r: expired (max_age=%r)", name, self.max_age)
+        elif outcome == NOT_A_SESSION:
+            logger.warning("Rejected session cookie %r: its value is not a session", name)
+            return self._refused()
+        else:
+            logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", name)
+        if outcome == TIMED_OUT:
+            return _Loaded(self._timed_out_session())
+        return self._refused(cookie)
 
     def _refused(self, cookie: str | None = None) -> _Loaded:
         """An empty session for a cookie that was refused (``Session.refused``, ``Session.leftovers``)."""
@@ -658,25 +638,6 @@ class SessionMiddleware:
             )
         return session, fresh, False
 
-    def _own_expiry(self, cookie: str) -> LoadedToken | None:
-        """A cookie older than max_age: its token, if a set_expiry() of seconds or a date was signed into it.
-
-        The core has checked that expiry (``expires_at``) and the signature; browser-close (0) and no
-        set_expiry() keep max_age. Runs only for such a cookie, never on the path of a valid one.
-        """
-        try:
-            loaded = self._unbounded.load_token(cookie)
-        except BadSignature:
-            return None
-        value = loaded.value
-        if not (type(value) is list and len(value) == 2 and type(value[1]) is dict):
-            return None
-        if not value[1].get("e", value[1].get("t")):
-            return None
-        if idle_past(loaded.issued_at, self.idle_timeout):
-            return None  # idle_timeout bounds every session
-        return loaded
-
     def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
         signed = self._signed(session, session_id)
@@ -719,6 +680,11 @@ class SessionMiddleware:
 
     def _oversize(self, problem: str) -> None:
         self.cookie.oversize.refuse(problem)
+
+
+def _itsdangerous_shape(cookie: str) -> bool:
+    """Whether a cookie looks like one of Starlette's own middleware: data.timestamp.signature (ours have no ".")."""
+    return cookie.count(".") == 2
 
 
 def _check_chunks(chunked: object, max_chunks: object) -> None:

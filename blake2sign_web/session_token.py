@@ -1,0 +1,150 @@
+"""Reading a session cookie's token into what it holds, with every outcome named. No framework here.
+
+A session token's value is the session's data, or ``[data, meta]`` when a write signed more beside it
+(``session_state.Session.written``: its ``set_expiry()`` as ``e`` seconds or ``t`` a Unix second, and the
+session's first write ``c`` for the absolute timeout). ``SessionTokenReader.read`` verifies a cookie
+(verify before decode: the signer's order) and answers a ``ReadToken`` whose ``outcome`` is one of:
+
+- ``VALID``: the data (and meta); ``reissue`` when the response should write it again (a fallback secret
+  or an outdated form verified it, or more than a quarter of the idle timeout has passed);
+- ``MIGRATED``: a cookie of the incumbent framework's own sessions (``incumbent``), to re-issue;
+- ``EXPIRED``: past its age or its own expiry; ``TIMED_OUT``: past a timeout (the response deletes it);
+- ``BAD``: not verified (``error`` says why, never quoting the token); ``INCUMBENT_SHAPE``: not verified,
+  and shaped like the incumbent's cookie while migration is off; ``NOT_A_SESSION``: verified, but its
+  value holds no session.
+
+The adapter turns the outcome into its framework's session and log line; the rules are decided here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple
+
+from .exceptions import BadSignature, SignatureExpired
+from .serializer import LoadedToken, SerializerSigner
+from .timeouts import IDLE_REFRESH_FRACTION, REFRESH, idle_past, read_timeouts
+from .timeouts import TIMED_OUT as _PAST_ABSOLUTE
+
+VALID: Final = "valid"
+MIGRATED: Final = "migrated"
+EXPIRED: Final = "expired"
+TIMED_OUT: Final = "timed out"
+BAD: Final = "bad"
+INCUMBENT_SHAPE: Final = "incumbent shape"
+NOT_A_SESSION: Final = "not a session"
+
+
+class ReadToken(NamedTuple):
+    """What a session cookie held: the outcome, and for ``VALID``/``MIGRATED`` the session's data."""
+
+    outcome: str
+    data: dict[str, Any] | None = None
+    #: What a write signed beside the data (``Session.restore`` reads it back); None: nothing.
+    meta: dict[str, Any] | None = None
+    #: The verified token, when the reader was asked to build one (``needs_token``, or past ``max_age``).
+    token: LoadedToken | None = None
+    #: MIGRATED: the Unix second the incumbent's cookie was signed.
+    migrated_at: int | None = None
+    #: Write the session again on this response though nothing changed.
+    reissue: bool = False
+    #: Why the cookie was refused (EXPIRED, BAD, INCUMBENT_SHAPE, a TIMED_OUT of the idle timeout).
+    error: BadSignature | None = None
+
+
+class SessionTokenReader:
+    """Reads session cookies for one configuration: its signers, timeouts and incumbent reader, built once.
+
+    ``signer`` verifies within ``max_age`` (the smaller of the session's age and its idle timeout);
+    ``unbounded``, the same keys without ``max_age``, reads a token past it that carries a ``set_expiry()``
+    of its own. ``incumbent``: the framework's own session cookies (``data``, signed Unix second) or None
+    for anything else, tried for a cookie of ``incumbent_shape``; None when migration is off.
+    """
+
+    def __init__(
+        self,
+        signer: SerializerSigner,
+        unbounded: SerializerSigner,
+        *,
+        needs_token: bool,
+        idle_timeout: int | None,
+        absolute_timeout: int | None,
+        incumbent: Callable[[str], tuple[dict[str, Any], int] | None] | None,
+        incumbent_shape: Callable[[str], bool],
+        expire_every_cookie: bool = False,
+    ) -> None:
+        self.signer, self.unbounded = signer, unbounded
+        self.needs_token = needs_token
+        self.idle_timeout, self.absolute_timeout = idle_timeout, absolute_timeout
+        self.timeouts = idle_timeout is not None or absolute_timeout is not None
+        #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
+        self.refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
+        self.incumbent, self.incumbent_shape = incumbent, incumbent_shape
+        #: A configured age of zero or less: every cookie has expired when it arrives.
+        self.expire_every_cookie = expire_every_cookie
+
+    def read(self, cookie: str) -> ReadToken:
+        """What ``cookie`` holds; never raises for a bad cookie."""
+        if self.expire_every_cookie:
+            return ReadToken(EXPIRED)
+        if self.incumbent is not None and self.incumbent_shape(cookie):
+            dated = self.incumbent(cookie)
+            if dated is None:
+                return ReadToken(BAD)
+            return ReadToken(MIGRATED, dated[0], migrated_at=dated[1], reissue=True)
+        loaded: LoadedToken | None = None
+        try:
+            if self.needs_token:
+                loaded = self.signer.load_token(cookie)
+                value, rewrite = loaded.value, loaded.rewrite
+            else:  # the common case: skip building a LoadedToken
+                value, rewrite = self.signer.loads(cookie), False
+        except BadSignature as error:  # the core's messages never quote the token
+            if self.incumbent_shape(cookie):
+                return ReadToken(INCUMBENT_SHAPE, error=error)
+            if not isinstance(error, SignatureExpired):
+                return ReadToken(BAD, error=error)
+            loaded = self._own_expiry(cookie)
+            if loaded is None:
+                return ReadToken(TIMED_OUT if self.timeouts else EXPIRED, error=error)
+            value, rewrite = loaded.value, loaded.rewrite  # older than max_age, within its own set_expiry()
+        return self.of_value(value, loaded, rewrite)
+
+    def of_value(self, value: Any, loaded: LoadedToken | None, rewrite: bool) -> ReadToken:
+        """What a verified token's value holds (``read``'s second half): the data, its meta, the timeouts."""
+        meta: dict[str, Any] | None = None
+        if type(value) is list and len(value) == 2 and type(value[1]) is dict:
+            value, meta = value
+        if not isinstance(value, dict):
+            return ReadToken(NOT_A_SESSION)
+        if self.timeouts:
+            created = None if meta is None else meta.get("c")
+            outcome = read_timeouts(
+                None if loaded is None else loaded.issued_at,
+                created if type(created) is int else None,
+                self.absolute_timeout,
+                self.refresh_after if value else None,
+            )
+            if outcome == _PAST_ABSOLUTE:
+                return ReadToken(TIMED_OUT)
+            rewrite = rewrite or outcome == REFRESH  # re-issued: the idle timer restarts
+        return ReadToken(VALID, value, meta, loaded, reissue=rewrite)
+
+    def _own_expiry(self, cookie: str) -> LoadedToken | None:
+        """A cookie older than max_age: its token, if a set_expiry() of seconds or a date was signed into it.
+
+        The core has checked that expiry (``expires_at``) and the signature; browser-close (0) and no
+        set_expiry() keep max_age. Runs only for such a cookie, never on the path of a valid one.
+        """
+        try:
+            loaded = self.unbounded.load_token(cookie)
+        except BadSignature:
+            return None
+        value = loaded.value
+        if not (type(value) is list and len(value) == 2 and type(value[1]) is dict):
+            return None
+        if not value[1].get("e", value[1].get("t")):
+            return None
+        if idle_past(loaded.issued_at, self.idle_timeout):
+            return None  # the idle timeout bounds every session
+        return loaded
