@@ -21,8 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
+from .cache import get_signer
 from .exceptions import BadSignature, SignatureExpired
-from .serializer import LoadedToken, SerializerSigner
+from .serializer import MAX_DECOMPRESSED_SIZE, LoadedToken, SerializerSigner
+from .signer import MAC_LENGTH
 from .timeouts import IDLE_REFRESH_FRACTION, REFRESH, idle_past, read_timeouts
 from .timeouts import TIMED_OUT as _PAST_ABSOLUTE
 
@@ -33,6 +35,37 @@ TIMED_OUT: Final = "timed out"
 BAD: Final = "bad"
 INCUMBENT_SHAPE: Final = "incumbent shape"
 NOT_A_SESSION: Final = "not a session"
+
+
+#: Characters of the longest token a session can make: the largest JSON, framed, in base64.
+LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
+
+
+class SessionSigners(NamedTuple):
+    """The cached signers of one session configuration (``session_signers``)."""
+
+    #: Verifies cookies within max_age, refusing any longer than ``reader_limit`` before hashing them.
+    reader: SerializerSigner
+    #: Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
+    writer: SerializerSigner
+    #: Reads a token past max_age, accepted only when it carries a set_expiry() of its own.
+    unbounded: SerializerSigner
+
+
+def session_signers(
+    secret: str, *, max_age: int | None, idle_timeout: int | None, reader_limit: int, **options: Any
+) -> SessionSigners:
+    """The signers for sessions of ``max_age`` (None: no limit) and ``idle_timeout``, from the process cache.
+
+    The idle timeout is the signer's ``max_age`` when it is shorter: a token not re-issued for that long is
+    refused as one older than the session's age is. ``options``: ``get_signer``'s others (purpose, keys, form).
+    """
+    limit = max_age if idle_timeout is None else idle_timeout if max_age is None else min(max_age, idle_timeout)
+    return SessionSigners(
+        get_signer(secret, max_age=limit, max_token_length=reader_limit, **options),
+        get_signer(secret, max_age=limit, max_token_length=LONGEST_TOKEN, **options),
+        get_signer(secret, max_age=None, max_token_length=reader_limit, **options),
+    )
 
 
 class ReadToken(NamedTuple):

@@ -30,7 +30,6 @@ from starlette.datastructures import Secret
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries
-from ..cache import get_signer
 from ..chunks import (
     MAX_CHUNKS,
     IncompleteChunks,
@@ -42,13 +41,19 @@ from ..cookies import CookieSettings, prefix_problem
 from ..exceptions import BadSignature, NotJSON
 from ..keys import to_bytes
 from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id, missing_key_prefix
-from ..serializer import MAX_DECOMPRESSED_SIZE
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
 from ..session_cookies import OversizePolicy, SessionCookie
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
 from ..session_state import Session as Session
-from ..session_token import EXPIRED, INCUMBENT_SHAPE, NOT_A_SESSION, TIMED_OUT, ReadToken, SessionTokenReader
-from ..signer import MAC_LENGTH
+from ..session_token import (
+    EXPIRED,
+    INCUMBENT_SHAPE,
+    NOT_A_SESSION,
+    TIMED_OUT,
+    ReadToken,
+    SessionTokenReader,
+    session_signers,
+)
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from .session_migration import StarletteCookieReader
 
@@ -62,8 +67,6 @@ revocation_logger = logging.getLogger("blake2sign_web.revocation")
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
 _VARY_COOKIE: Final = (b"vary", b"Cookie")
-#: Characters of the longest token a session can make: the largest JSON, framed, in base64.
-_LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
 #: The middleware's arguments behind the cookie's attributes, as a configuration error names them (always HttpOnly).
 _COOKIE_SETTINGS: Final = CookieSettings(
     name="session_cookie", secure="https_only=True", path="path='/'", domain="domain=None", http_only=""
@@ -303,8 +306,6 @@ class SessionMiddleware:
         signer_options: dict[str, Any] = {
             # The cookie name is part of the purpose: a cookie only verifies under the name it was issued for.
             "purpose": f"starlette.sessions:{session_cookie}",
-            # idle_timeout: a token not re-issued for that long is refused, as one older than max_age is.
-            "max_age": None if self._expire_every_cookie else _shortest(max_age, idle_timeout),
             "fallbacks": fallbacks,
             "hasher": hasher,
             "compression": compression,
@@ -317,14 +318,14 @@ class SessionMiddleware:
         }
         if encrypt or decrypt:
             _check_cryptography("encrypt=True" if encrypt else "decrypt=True")
-        # Verifies cookies, refusing any over the browser limit (max_chunks cookies' worth when chunked) before
-        # hashing them.
-        reader_limit = BROWSER_COOKIE_LIMIT * (max_chunks if chunked else 1)
-        self.signer = get_signer(secret, max_token_length=reader_limit, **signer_options)
-        # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
-        self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
-        # Reads a token past max_age, accepted only when it carries a set_expiry() of its own (see _read).
-        self._unbounded = get_signer(secret, max_token_length=reader_limit, **{**signer_options, "max_age": None})
+        # max_age <= 0 reaches no signer (the core refuses it): every cookie has expired when it arrives.
+        self.signer, self._writer, self._unbounded = session_signers(
+            secret,
+            max_age=None if self._expire_every_cookie else max_age,
+            idle_timeout=None if self._expire_every_cookie else idle_timeout,
+            reader_limit=BROWSER_COOKIE_LIMIT * (max_chunks if chunked else 1),  # max_chunks cookies' worth
+            **signer_options,
+        )
         # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
         # encrypt/decrypt: to see a cookie in a form no longer written (LoadedToken.outdated), re-issued when used.
         self._needs_token = bool(fallbacks) or revocation is not None or idle_timeout is not None or encrypt or decrypt
@@ -340,7 +341,7 @@ class SessionMiddleware:
         #: How long a session can live: how long a "log out everywhere" record is kept.
         self._lifetime = int(max_age or 0)
         self.legacy = (
-            StarletteCookieReader(secret, fallbacks, signer_options["max_age"]) if migrate_starlette_cookies else None
+            StarletteCookieReader(secret, fallbacks, self.signer.max_age) if migrate_starlette_cookies else None
         )
 
         #: idle_timeout or absolute_timeout: every write goes through _timed.
@@ -711,13 +712,6 @@ def _check_cryptography(option: str) -> None:
 def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
     """Pickle a middleware's session class as the module's (``SESSION_CLASS``), which pickle can find by name."""
     return (SESSION_CLASS, (dict(self),), vars(self) or None)
-
-
-def _shortest(seconds: int | None, limit: int | None) -> int | None:
-    """The smaller of two optional limits (None: no limit)."""
-    if limit is None:
-        return seconds
-    return limit if seconds is None else min(seconds, limit)
 
 
 def _check_timeout(name: str, value: object) -> None:
