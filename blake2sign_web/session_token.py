@@ -25,8 +25,7 @@ from .cache import get_signer
 from .exceptions import BadSignature, SignatureExpired
 from .serializer import MAX_DECOMPRESSED_SIZE, LoadedToken, SerializerSigner
 from .signer import MAC_LENGTH
-from .timeouts import IDLE_REFRESH_FRACTION, REFRESH, idle_past, read_timeouts
-from .timeouts import TIMED_OUT as _PAST_ABSOLUTE
+from .timeouts import SessionTimedOut, check_timeouts, idle_past
 
 VALID: Final = "valid"
 MIGRATED: Final = "migrated"
@@ -81,23 +80,29 @@ class ReadToken(NamedTuple):
     migrated_at: int | None = None
     #: Write the session again on this response though nothing changed.
     reissue: bool = False
-    #: Why the cookie was refused (EXPIRED, BAD, INCUMBENT_SHAPE, a TIMED_OUT of the idle timeout).
+    #: Why the cookie was refused (EXPIRED, BAD, INCUMBENT_SHAPE, TIMED_OUT: a SessionTimedOut naming the setting).
     error: BadSignature | None = None
+    #: When the session began, for the absolute timeout: what the token carries (else, with ``started_key``,
+    #: when it was signed; without, None).
+    started: int | None = None
 
 
 class SessionTokenReader:
     """Reads session cookies for one configuration: its signers, timeouts and incumbent reader, built once.
 
-    ``signer`` verifies within ``max_age`` (the smaller of the session's age and its idle timeout);
-    ``unbounded``, the same keys without ``max_age``, reads a token past it that carries a ``set_expiry()``
-    of its own. ``incumbent``: the framework's own session cookies (``data``, signed Unix second) or None
-    for anything else, tried for a cookie of ``incumbent_shape``; None when migration is off.
+    ``signer`` verifies within its ``max_age`` (``session_signers``: the smaller of the session's age and
+    its idle timeout); ``unbounded``, the same keys without it, reads a token past it that carries a
+    ``set_expiry()`` of its own (None: ``read(default_age=)`` bounds only a token without one). ``incumbent``:
+    the framework's own session cookies (``data``, signed Unix second) or None for anything else, tried for a
+    cookie of ``incumbent_shape``; None when migration is off. ``started_key``: the data's key holding when
+    the session began (Django's layout; taken out of the data); None: the meta's ``c`` (Starlette's).
+    ``timeout_names``: the idle and absolute timeouts as the user's framework names them, for messages.
     """
 
     def __init__(
         self,
         signer: SerializerSigner,
-        unbounded: SerializerSigner,
+        unbounded: SerializerSigner | None,
         *,
         needs_token: bool,
         idle_timeout: int | None,
@@ -105,29 +110,34 @@ class SessionTokenReader:
         incumbent: Callable[[str], tuple[dict[str, Any], int] | None] | None,
         incumbent_shape: Callable[[str], bool],
         expire_every_cookie: bool = False,
+        started_key: str | None = None,
+        timeout_names: tuple[str, str] = ("idle_timeout", "absolute_timeout"),
     ) -> None:
         self.signer, self.unbounded = signer, unbounded
         self.needs_token = needs_token
         self.idle_timeout, self.absolute_timeout = idle_timeout, absolute_timeout
         self.timeouts = idle_timeout is not None or absolute_timeout is not None
-        #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
-        self.refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
+        self.started_key, self.timeout_names = started_key, timeout_names
         self.incumbent, self.incumbent_shape = incumbent, incumbent_shape
         #: A configured age of zero or less: every cookie has expired when it arrives.
         self.expire_every_cookie = expire_every_cookie
 
-    def read(self, cookie: str) -> ReadToken:
-        """What ``cookie`` holds; never raises for a bad cookie."""
+    def read(self, cookie: str, *, default_age: int | None = None) -> ReadToken:
+        """What ``cookie`` holds; never raises for a bad cookie. ``default_age``: how long a token without an
+        expiry of its own lives (Django's ``SESSION_COOKIE_AGE``; it builds the token)."""
         if self.expire_every_cookie:
             return ReadToken(EXPIRED)
         if self.incumbent is not None and self.incumbent_shape(cookie):
             dated = self.incumbent(cookie)
             if dated is None:
                 return ReadToken(BAD)
-            return ReadToken(MIGRATED, dated[0], migrated_at=dated[1], reissue=True)
+            return self._timed(dated[0], None, None, dated[1], True)._replace(outcome=MIGRATED, migrated_at=dated[1])
         loaded: LoadedToken | None = None
         try:
-            if self.needs_token:
+            if default_age is not None:
+                loaded = self.signer.load_token(cookie, default_age=default_age)
+                value, rewrite = loaded.value, loaded.rewrite
+            elif self.needs_token:
                 loaded = self.signer.load_token(cookie)
                 value, rewrite = loaded.value, loaded.rewrite
             else:  # the common case: skip building a LoadedToken
@@ -137,7 +147,7 @@ class SessionTokenReader:
                 return ReadToken(INCUMBENT_SHAPE, error=error)
             if not isinstance(error, SignatureExpired):
                 return ReadToken(BAD, error=error)
-            loaded = self._own_expiry(cookie)
+            loaded = None if self.unbounded is None else self._own_expiry(cookie, self.unbounded)
             if loaded is None:
                 return ReadToken(TIMED_OUT if self.timeouts else EXPIRED, error=error)
             value, rewrite = loaded.value, loaded.rewrite  # older than max_age, within its own set_expiry()
@@ -150,27 +160,48 @@ class SessionTokenReader:
             value, meta = value
         if not isinstance(value, dict):
             return ReadToken(NOT_A_SESSION)
-        if self.timeouts:
-            created = None if meta is None else meta.get("c")
-            outcome = read_timeouts(
-                None if loaded is None else loaded.issued_at,
-                created if type(created) is int else None,
-                self.absolute_timeout,
-                self.refresh_after if value else None,
-            )
-            if outcome == _PAST_ABSOLUTE:
-                return ReadToken(TIMED_OUT)
-            rewrite = rewrite or outcome == REFRESH  # re-issued: the idle timer restarts
-        return ReadToken(VALID, value, meta, loaded, reissue=rewrite)
+        return self._timed(value, meta, loaded, None if loaded is None else loaded.issued_at, rewrite)
 
-    def _own_expiry(self, cookie: str) -> LoadedToken | None:
+    def _timed(
+        self,
+        data: dict[str, Any],
+        meta: dict[str, Any] | None,
+        loaded: LoadedToken | None,
+        issued_at: int | None,
+        rewrite: bool,
+    ) -> ReadToken:
+        """A verified session's data under the timeouts (``timeouts.check_timeouts``): valid, to re-issue (more
+        than a quarter of the idle timeout since it was issued: the idle timer restarts), or timed out."""
+        if self.started_key is not None:  # Django's layout: the start is a key of the data, not the application's
+            started = data.pop(self.started_key, None)
+            started = started if type(started) is int else issued_at
+        else:
+            started = None if meta is None else meta.get("c")
+            started = started if type(started) is int else None
+        if self.timeouts:
+            idle_name, absolute_name = self.timeout_names
+            try:
+                refresh = check_timeouts(
+                    issued_at,
+                    started,
+                    self.idle_timeout,
+                    self.absolute_timeout,
+                    idle_name=idle_name,
+                    absolute_name=absolute_name,
+                )
+            except SessionTimedOut as error:
+                return ReadToken(TIMED_OUT, error=error)
+            rewrite = rewrite or (refresh and bool(data))
+        return ReadToken(VALID, data, meta, loaded, reissue=rewrite, started=started)
+
+    def _own_expiry(self, cookie: str, unbounded: SerializerSigner) -> LoadedToken | None:
         """A cookie older than max_age: its token, if a set_expiry() of seconds or a date was signed into it.
 
         The core has checked that expiry (``expires_at``) and the signature; browser-close (0) and no
         set_expiry() keep max_age. Runs only for such a cookie, never on the path of a valid one.
         """
         try:
-            loaded = self.unbounded.load_token(cookie)
+            loaded = unbounded.load_token(cookie)
         except BadSignature:
             return None
         value = loaded.value

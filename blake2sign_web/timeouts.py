@@ -37,24 +37,31 @@ class SessionTimedOut(SignatureExpired):
 
 
 def check_timeouts(
-    issued_at: int, started: int, idle: int | None, absolute: int | None, *, idle_name: str, absolute_name: str
+    issued_at: int | None,
+    started: int | None,
+    idle: int | None,
+    absolute: int | None,
+    *,
+    idle_name: str,
+    absolute_name: str,
 ) -> bool:
     """SessionTimedOut past ``idle`` or ``absolute`` (Django's engine); else whether a read should re-issue the cookie.
 
-    ``issued_at``: when the cookie was signed; ``started``: when the session began. Past the idle timeout means
+    ``issued_at``: when the cookie was signed; ``started``: when the session began (None: unknown, not checked).
+    Past the idle timeout means
     more than it (an age, as the signer's max_age); the absolute one is reached at its moment
     (``absolute_reached``). ``idle_name`` and ``absolute_name`` name the settings in the message.
     """
     now = time.time()
-    if idle is not None and now - issued_at > idle:
+    if idle is not None and issued_at is not None and now - issued_at > idle:
         raise SessionTimedOut(
             f"session not read for more than {idle_name} ({idle} seconds)", expired_at=issued_at + idle
         )
-    if absolute is not None and absolute_reached(now, started, absolute):
+    if absolute is not None and started is not None and absolute_reached(now, started, absolute):
         raise SessionTimedOut(
             f"session began more than {absolute_name} ({absolute} seconds) ago", expired_at=started + absolute
         )
-    return idle is not None and now - issued_at > idle * IDLE_REFRESH_FRACTION
+    return idle is not None and issued_at is not None and now - issued_at > idle * IDLE_REFRESH_FRACTION
 
 
 #: ``read_timeouts``' answers.

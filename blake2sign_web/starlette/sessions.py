@@ -55,6 +55,7 @@ from ..session_token import (
     session_signers,
 )
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
+from ..timeouts import SessionTimedOut
 from .session_migration import StarletteCookieReader
 
 if TYPE_CHECKING:
@@ -566,10 +567,10 @@ class SessionMiddleware:
                 name,
                 read.error,
             )
+        elif isinstance(read.error, SessionTimedOut):  # idle_timeout is the signer's: the absolute one
+            logger.warning("Rejected session cookie %r: past absolute_timeout=%r", name, self.absolute_timeout)
         elif read.error is not None:
             logger.warning("Rejected session cookie %r: %s", name, read.error)
-        elif outcome == TIMED_OUT:
-            logger.warning("Rejected session cookie %r: past absolute_timeout=%r", name, self.absolute_timeout)
         elif outcome == EXPIRED:
             logger.warning("Rejected session cookie %r: expired (max_age=%r)", name, self.max_age)
         elif outcome == NOT_A_SESSION:
