@@ -131,7 +131,8 @@ class SessionTokenReader:
             dated = self.incumbent(cookie)
             if dated is None:
                 return ReadToken(BAD)
-            return self._timed(dated[0], None, None, dated[1], True)._replace(outcome=MIGRATED, migrated_at=dated[1])
+            read = self._timed(dated[0], None, None, dated[1], True)
+            return read._replace(outcome=MIGRATED, migrated_at=dated[1]) if read.outcome == VALID else read
         loaded: LoadedToken | None = None
         try:
             if default_age is not None:

@@ -51,9 +51,10 @@ from ..expiry import SessionEnd, now_datetime, session_end
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id
 from ..session_cookies import OversizePolicy
+from ..session_token import BAD, NOT_A_SESSION, SessionTokenReader
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
-from ..timeouts import check_timeouts, session_start
+from ..timeouts import session_start
 from . import revocation
 from .conf import SETTING, SessionConfig, session_config
 from .current import CURRENT_SESSION, forget_current_session
@@ -180,7 +181,6 @@ class SessionStore(SessionBase):
             self._generation_user = None if user is None else str(user)
             self._generation = generation
         self._started_at = client.started
-        client.value.pop(STARTED, None)  # the engine's, not the application's: kept out of the session's data
         if client.migrated:
             self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
         else:
@@ -193,35 +193,23 @@ class SessionStore(SessionBase):
         return client.value
 
     def _verify(self, config: SessionConfig, token: str) -> _ClientCookie:
-        """What the client's cookie holds, verified; BadSignature (from this format) if it is no valid session.
+        """What the client's cookie holds, verified (``session_token``); BadSignature if it is no valid session.
 
         With ``ACCEPT_DJANGO_SIGNED_COOKIES`` a cookie of Django's engine is accepted too,
         dated by its own signed timestamp. With revocation on, a cookie without a session id
         (Django's, or one of ours signed before revocation was on) gets one derived from it.
         """
-        age = self.get_session_cookie_age()
-        try:
-            loaded = config.signer.load_token(token, default_age=age)  # a token without set_expiry(): the age
-            value, issued_at, _, _ = loaded
-            if not isinstance(value, dict):
-                raise BadSignature("session is not a JSON object")
-        except BadSignature:
-            migrated = self._load_django_signed_cookie(token) if config.accept_django_signed_cookies else None
-            if migrated is None:
-                raise
-            value, issued_at = migrated
-            session_id = None if config.revocation_cache is None else derived_session_id(token)
-            started = issued_at
-            if config.idle_timeout is not None or config.absolute_timeout is not None:
-                started, _ = _timed(config, value, issued_at)  # re-issued anyway: migrated
-            return _ClientCookie(value, issued_at, session_id, False, True, started)
-        session_id = loaded.session_id
+        read = _reader(config).read(token, default_age=self.get_session_cookie_age())
+        if read.data is None:
+            raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
+        migrated = read.token is None
+        session_id = None if read.token is None else read.token.session_id
         if session_id is None and config.revocation_cache is not None:
             session_id = derived_session_id(token)
-        if config.idle_timeout is None and config.absolute_timeout is None:  # the default: nothing more to check
-            return _ClientCookie(value, issued_at, session_id, loaded.rewrite, False, issued_at)
-        started, rewrite = _timed(config, value, issued_at)
-        return _ClientCookie(value, issued_at, session_id, rewrite or loaded.rewrite, False, started)
+        issued_at = read.migrated_at if read.token is None else read.token.issued_at
+        return _ClientCookie(
+            read.data, issued_at or 0, session_id, read.reissue and not migrated, migrated, read.started or 0
+        )
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
@@ -333,28 +321,6 @@ class SessionStore(SessionBase):
             if raise_errors:
                 raise
             revocation.logger.error("Session could not be revoked: %s.", error)
-
-    def _load_django_signed_cookie(self, token: str) -> tuple[dict[str, Any], int] | None:
-        """A cookie of Django's signed_cookies engine: its session and when it was signed, or None."""
-        if ":" not in token:  # Django's tokens are "payload:timestamp:signature"; ours have no colon
-            return None
-        try:
-            value = signing.loads(
-                token,
-                salt=DJANGO_SIGNED_COOKIES_SALT,
-                serializer=self.serializer,
-                max_age=self.get_session_cookie_age(),
-            )
-        except Exception:  # BadSignature, or whatever the serializer raises
-            return None
-        if not isinstance(value, dict):
-            return None
-        # Verified: its timestamp (base 62, between the last two colons) is the one Django signed.
-        try:
-            issued_at = signing.b62_decode(token.rsplit(":", 2)[1])
-        except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
-            issued_at = 0  # no usable date: older than any cut-off, so refused by one
-        return value, issued_at
 
     def create(self) -> None:
         """No store to create a key in: mark the session so the middleware sends a cookie."""
@@ -609,24 +575,56 @@ def check_expiry(value: Any) -> None:
     )
 
 
-def _timed(config: SessionConfig, value: dict[str, Any], issued_at: int) -> tuple[int, bool]:
-    """When the session began, and whether a read should re-issue it; SessionTimedOut past a timeout."""
-    started = _started(value, issued_at)
-    rewrite = check_timeouts(
-        issued_at,
-        started,
-        config.idle_timeout,
-        config.absolute_timeout,
-        idle_name="IDLE_TIMEOUT",
-        absolute_name="ABSOLUTE_TIMEOUT",
+#: The reader of the configuration last used, built once per configuration (settings changes make a new one).
+_last_reader: tuple[SessionConfig, SessionTokenReader] | None = None
+#: Why a cookie read as none of ours (no BadSignature of its own).
+_REFUSALS: Final = {NOT_A_SESSION: "session is not a JSON object", BAD: "not a session cookie of Django's engine"}
+
+
+def _reader(config: SessionConfig) -> SessionTokenReader:
+    """The core's reader for ``config``: Django's layout (the start a key of the data), names and incumbent."""
+    global _last_reader
+    if _last_reader is not None and _last_reader[0] is config:
+        return _last_reader[1]
+    reader = SessionTokenReader(
+        config.signer,
+        None,  # SESSION_COOKIE_AGE bounds only a token without an expiry of its own: read(default_age=)
+        needs_token=True,
+        idle_timeout=config.idle_timeout,
+        absolute_timeout=config.absolute_timeout,
+        incumbent=_load_django_signed_cookie if config.accept_django_signed_cookies else None,
+        incumbent_shape=_django_shape,
+        started_key=STARTED,
+        timeout_names=("IDLE_TIMEOUT", "ABSOLUTE_TIMEOUT"),
     )
-    return started, rewrite
+    _last_reader = (config, reader)
+    return reader
 
 
-def _started(value: dict[str, Any], issued_at: int) -> int:
-    """When the session began: the time its token carries (ABSOLUTE_TIMEOUT), else when the token was signed."""
-    started = value.get(STARTED)
-    return started if type(started) is int else issued_at
+def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
+    """A cookie of Django's signed_cookies engine: its session and when it was signed, or None."""
+    try:
+        value = signing.loads(
+            token,
+            salt=DJANGO_SIGNED_COOKIES_SALT,
+            serializer=import_string(settings.SESSION_SERIALIZER),
+            max_age=session_config().cookie_age,
+        )
+    except Exception:  # BadSignature, or whatever the serializer raises
+        return None
+    if not isinstance(value, dict):
+        return None
+    # Verified: its timestamp (base 62, between the last two colons) is the one Django signed.
+    try:
+        issued_at = signing.b62_decode(token.rsplit(":", 2)[1])
+    except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
+        issued_at = 0  # no usable date: older than any cut-off, so refused by one
+    return value, issued_at
+
+
+def _django_shape(token: str) -> bool:
+    """Whether a cookie looks like one of Django's ``signing`` (``data:timestamp:signature``; ours have no ":")."""
+    return ":" in token
 
 
 def _reason(error: BadSignature) -> str:

@@ -332,9 +332,10 @@ class SessionMiddleware:
         self._needs_token = bool(fallbacks) or revocation is not None or idle_timeout is not None or encrypt or decrypt
         # Verify and decode a cookie only when request.session is used (Starlette 1.0 and later, whose
         # request.session marks it accessed: before it, code that reads the session without marking it
-        # could serialize the still-empty dict). A cookie of a fallback secret or of Starlette's own
-        # middleware is re-issued when the session is read, as in Django (docs/conformance.md).
+        # could serialize the still-empty dict).
         self._lazy = STARLETTE_MARKS_ACCESS
+        #: With fallback secrets a session is re-signed under secret_key even when the request never used it.
+        self._resign_unread = bool(fallbacks)
         self.revocation = revocation
         self.user_key = user_key
         #: Add ``Server-Timing: b2sw-load;dur=..., b2sw-save;dur=...`` (milliseconds) to every response.
@@ -366,6 +367,8 @@ class SessionMiddleware:
             incumbent_shape=_itsdangerous_shape,
             expire_every_cookie=self._expire_every_cookie,
         )
+        #: Every cookie is read lazily (no cookie of Starlette's own middleware to re-issue at once).
+        self._lazy_always = self._lazy and self.legacy is None
         #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
         self._direct = not (self._timeouts or self._expire_every_cookie or self.legacy is not None or self._extras)
 
@@ -379,7 +382,7 @@ class SessionMiddleware:
 
         # The common case, kept short: it runs on every request, most of which never use the session.
         cookie: str | bytes | None = None
-        if self._lazy:
+        if self._lazy_always:
             # Only the Cookie header is found now; the session cookie is cut out of it if the session is used.
             for name, raw in scope["headers"]:
                 if name == b"cookie":
@@ -391,7 +394,9 @@ class SessionMiddleware:
             cookie = self._find_cookie(scope["headers"])
         if cookie is None:
             session = self._session_class()
-        elif self._lazy:  # verified and decoded when first used
+        elif self._lazy_always or (self._lazy and self._cookie_text(cookie).count(".") != 2):
+            # Verified and decoded when first used. (A cookie of Starlette's own middleware is read now:
+            # it is re-issued in this format on any request, docs/migrating/from-starlette.md.)
             session = LazySession()
             session.cookie, session.middleware = cookie, self
         else:
@@ -402,7 +407,7 @@ class SessionMiddleware:
             # Not a coroutine of its own: the server's send is awaited directly, one frame less per message.
             if message["type"] == "http.response.start":
                 session = scope["session"]
-                if session.modified:
+                if session.modified or self._resign_unread:
                     self._finish(session, message, None)
                 elif session.accessed:  # read, unchanged: only Vary (what _finish would add)
                     message["headers"] = _with_vary_cookie(message.get("headers", ()))
@@ -425,7 +430,7 @@ class SessionMiddleware:
         if self.revocation is None:
             if cookie is None:
                 session = self._session_class()
-            elif self._lazy:
+            elif self._lazy and not (self.legacy is not None and _itsdangerous_shape(cookie)):
                 session = LazySession()
                 session.cookie, session.middleware = cookie, self
             else:
@@ -473,6 +478,9 @@ class SessionMiddleware:
         incomplete: list[str] | None = None,
     ) -> None:
         """Add to the response's start message what the session needs: Vary, Set-Cookie, Server-Timing."""
+        if self._resign_unread and type(session) is LazySession:
+            # Fallback secrets: a session verified by one is re-signed, whether or not it was used.
+            session.load()
         if not (session.accessed or session.modified or load_ms is not None or incomplete):
             return
         started = perf_counter()
