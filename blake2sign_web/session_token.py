@@ -118,6 +118,8 @@ class SessionTokenReader:
         self.idle_timeout, self.absolute_timeout = idle_timeout, absolute_timeout
         self.timeouts = idle_timeout is not None or absolute_timeout is not None
         self.started_key, self.timeout_names = started_key, timeout_names
+        #: Nothing to decide after verification but the data's shape (``of_value``'s short way).
+        self.plain = not self.timeouts and started_key is None
         self.incumbent, self.incumbent_shape = incumbent, incumbent_shape
         #: A configured age of zero or less: every cookie has expired when it arrives.
         self.expire_every_cookie = expire_every_cookie
@@ -161,6 +163,14 @@ class SessionTokenReader:
             value, meta = value
         if not isinstance(value, dict):
             return ReadToken(NOT_A_SESSION)
+        if self.plain:  # no timeouts, no start in the data: the usual read, without another call
+            return ReadToken(VALID, value, meta, loaded, None, rewrite)
+        key = self.started_key
+        if key is not None and not self.timeouts:  # Django's usual read: only the start to take out of the data
+            started = value.pop(key, None)
+            if type(started) is not int:
+                started = None if loaded is None else loaded.issued_at
+            return ReadToken(VALID, value, meta, loaded, None, rewrite, None, started)
         return self._timed(value, meta, loaded, None if loaded is None else loaded.issued_at, rewrite)
 
     def _timed(
@@ -193,7 +203,7 @@ class SessionTokenReader:
             except SessionTimedOut as error:
                 return ReadToken(TIMED_OUT, error=error)
             rewrite = rewrite or (refresh and bool(data))
-        return ReadToken(VALID, data, meta, loaded, reissue=rewrite, started=started)
+        return ReadToken(VALID, data, meta, loaded, None, rewrite, None, started)
 
     def _own_expiry(self, cookie: str, unbounded: SerializerSigner) -> LoadedToken | None:
         """A cookie older than max_age: its token, if a set_expiry() of seconds or a date was signed into it.

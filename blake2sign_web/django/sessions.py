@@ -51,7 +51,7 @@ from ..expiry import SessionEnd, now_datetime, session_end
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id
 from ..session_cookies import OversizePolicy
-from ..session_token import BAD, NOT_A_SESSION, SessionTokenReader
+from ..session_token import BAD, NOT_A_SESSION, ReadToken, SessionTokenReader
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from ..timeouts import session_start
@@ -165,13 +165,14 @@ class SessionStore(SessionBase):
         if not token:  # SessionStore().load(), as Django's middleware tests call it
             return {}
         try:
-            client = self._verify(config, token)
+            read = self._verify(config, token)
         except BadSignature as error:
             suspicious_logger.warning("Session cookie rejected: %s.", _reason(error))
             # Forget the key: the middleware then deletes the bad cookie.
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
+            client = _client(config, read, token)
             self._remember_client_session(client.session_id)
             generation = client.value.pop(GENERATION_KEY, None)  # the engine's, never the application's
             generation = generation if type(generation) is str else ""
@@ -180,36 +181,31 @@ class SessionStore(SessionBase):
             user = client.value.get(AUTH_USER_ID)
             self._generation_user = None if user is None else str(user)
             self._generation = generation
-        self._started_at = client.started
-        if client.migrated:
+        self._started_at = read.started
+        if read.token is None:
             self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
         else:
             self._verified_cookie = token
-            if client.rewrite:
+            if read.reissue:
                 # Verified by a SECRET_KEY_FALLBACKS key, signed and read by an encrypting engine, or read
                 # a quarter of IDLE_TIMEOUT after it was issued: issued again under SECRET_KEY, in the form
                 # this engine writes, with the time of this request.
                 self.modified = True
-        return client.value
+        return read.data  # type: ignore[return-value]  # _verify raised for a cookie without data
 
-    def _verify(self, config: SessionConfig, token: str) -> _ClientCookie:
+    def _verify(self, config: SessionConfig, token: str) -> ReadToken:
         """What the client's cookie holds, verified (``session_token``); BadSignature if it is no valid session.
 
         With ``ACCEPT_DJANGO_SIGNED_COOKIES`` a cookie of Django's engine is accepted too,
         dated by its own signed timestamp. With revocation on, a cookie without a session id
         (Django's, or one of ours signed before revocation was on) gets one derived from it.
         """
-        read = _reader(config).read(token, default_age=self.get_session_cookie_age())
+        cached = _last_reader
+        reader = cached[1] if cached is not None and cached[0] is config else _reader(config)
+        read = reader.read(token, default_age=self.get_session_cookie_age())
         if read.data is None:
             raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
-        migrated = read.token is None
-        session_id = None if read.token is None else read.token.session_id
-        if session_id is None and config.revocation_cache is not None:
-            session_id = derived_session_id(token)
-        issued_at = read.migrated_at if read.token is None else read.token.issued_at
-        return _ClientCookie(
-            read.data, issued_at or 0, session_id, read.reissue and not migrated, migrated, read.started or 0
-        )
+        return read
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
@@ -256,8 +252,9 @@ class SessionStore(SessionBase):
             self._client_session_read = True
             token = self._session_key
             if token:
+                config = session_config()
                 try:
-                    client = self._verify(session_config(), token)
+                    client = _client(config, self._verify(config, token), token)
                 except BadSignature:
                     return None
                 if client.session_id is not None:
@@ -620,6 +617,18 @@ def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
     except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
         issued_at = 0  # no usable date: older than any cut-off, so refused by one
     return value, issued_at
+
+
+def _client(config: SessionConfig, read: ReadToken, token: str) -> _ClientCookie:
+    """What revocation needs of a verified cookie; a cookie without a session id (Django's, or one of ours
+    signed before revocation was on) gets one derived from it."""
+    migrated = read.token is None
+    session_id = None if read.token is None else read.token.session_id
+    if session_id is None and config.revocation_cache is not None:
+        session_id = derived_session_id(token)
+    issued_at = read.migrated_at if read.token is None else read.token.issued_at
+    data: dict[str, Any] = read.data or {}
+    return _ClientCookie(data, issued_at or 0, session_id, read.reissue and not migrated, migrated, read.started or 0)
 
 
 def _django_shape(token: str) -> bool:
