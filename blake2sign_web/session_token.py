@@ -23,6 +23,7 @@ from typing import Any, Final, NamedTuple
 
 from .cache import get_signer
 from .exceptions import BadSignature, SignatureExpired
+from .revocation import GENERATION_KEY, derived_session_id
 from .serializer import MAX_DECOMPRESSED_SIZE, LoadedToken, SerializerSigner
 from .signer import MAC_LENGTH
 from .timeouts import SessionTimedOut, check_timeouts, idle_past
@@ -223,3 +224,27 @@ class SessionTokenReader:
         if idle_past(loaded.issued_at, self.idle_timeout):
             return None  # the idle timeout bounds every session
         return loaded
+
+
+class Presented(NamedTuple):
+    """What revocation checks of a verified session cookie (both adapters: one rule)."""
+
+    #: The token's session id; one derived from the cookie when it carries none (an incumbent's cookie, or
+    #: one of ours signed before revocation was on), so that every copy of it ends together.
+    session_id: bytes
+    #: When it was signed (an incumbent's cookie: its own signed timestamp).
+    issued_at: int
+    #: The user's generation it was signed with (taken out of the data: the engine's, never the application's);
+    #: None for an incumbent's cookie, which cannot carry one.
+    generation: str | None
+
+
+def presented(token: LoadedToken | None, migrated_at: int | None, cookie: str, data: dict[str, Any]) -> Presented:
+    """What revocation checks of a cookie read as ``token`` (or, migrated, signed at ``migrated_at``)."""
+    generation = dict.pop(data, GENERATION_KEY, None)  # dict's: a session class would count it as a change
+    if type(generation) is not str:
+        generation = ""
+    if token is None:
+        return Presented(derived_session_id(cookie), migrated_at or 0, None)
+    session_id = token.session_id if token.session_id is not None else derived_session_id(cookie)
+    return Presented(session_id, token.issued_at, generation)

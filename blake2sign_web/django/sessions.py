@@ -49,9 +49,9 @@ from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still im
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
 from ..expiry import SessionEnd, now_datetime, session_end
 from ..expiry import check_expiry as _check_expiry
-from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id
+from ..revocation import GENERATION_KEY, StoreUnavailable
 from ..session_cookies import OversizePolicy
-from ..session_token import BAD, NOT_A_SESSION, ReadToken, SessionTokenReader
+from ..session_token import BAD, NOT_A_SESSION, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from ..timeouts import session_start
@@ -76,20 +76,13 @@ STARTED: Final = "_b2sw_started"
 
 
 class _ClientCookie(NamedTuple):
-    """A verified session cookie: its data, when it was signed, its session id, how it verified."""
+    """What revocation checks of a verified session cookie: its data, when it was signed, its session id, and
+    the generation it was signed with (None: a cookie of Django's signed_cookies engine carries none)."""
 
     value: dict[str, Any]
     issued_at: int
-    #: None only with revocation off and a cookie that carries none.
-    session_id: bytes | None
-    #: Write it again on this response though nothing changed: a fallback key verified it, or it is in a
-    #: form the engine no longer writes (signed, read by an engine with ENCRYPT on).
-    rewrite: bool
-    #: A cookie of Django's signed_cookies engine (ACCEPT_DJANGO_SIGNED_COOKIES), to re-issue in this format.
-    migrated: bool
-    #: When the session began (login), for ABSOLUTE_TIMEOUT: what its token carries, else when it was signed
-    #: (always the latter with both timeouts off).
-    started: int = 0
+    session_id: bytes
+    generation: str | None
 
 
 class SessionTooLarge(ValueError):
@@ -174,9 +167,9 @@ class SessionStore(SessionBase):
         if config.revocation_cache is not None:
             client = _client(config, read, token)
             self._remember_client_session(client.session_id)
-            generation = client.value.pop(GENERATION_KEY, None)  # the engine's, never the application's
-            generation = generation if type(generation) is str else ""
-            if not self._still_valid(config, config.revocation_cache, client, None if client.migrated else generation):
+            signed_generation = client.generation
+            generation = signed_generation or ""
+            if not self._still_valid(config, config.revocation_cache, client, signed_generation):
                 return {}
             user = client.value.get(AUTH_USER_ID)
             self._generation_user = None if user is None else str(user)
@@ -620,15 +613,10 @@ def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
 
 
 def _client(config: SessionConfig, read: ReadToken, token: str) -> _ClientCookie:
-    """What revocation needs of a verified cookie; a cookie without a session id (Django's, or one of ours
-    signed before revocation was on) gets one derived from it."""
-    migrated = read.token is None
-    session_id = None if read.token is None else read.token.session_id
-    if session_id is None and config.revocation_cache is not None:
-        session_id = derived_session_id(token)
-    issued_at = read.migrated_at if read.token is None else read.token.issued_at
+    """What revocation needs of a verified cookie (``session_token.presented``), with its data."""
     data: dict[str, Any] = read.data or {}
-    return _ClientCookie(data, issued_at or 0, session_id, read.reissue and not migrated, migrated, read.started or 0)
+    session_id, issued_at, generation = presented(read.token, read.migrated_at, token, data)
+    return _ClientCookie(data, issued_at, session_id, generation)
 
 
 def _django_shape(token: str) -> bool:

@@ -40,7 +40,7 @@ from ..chunks import (
 from ..cookies import CookieSettings, prefix_problem
 from ..exceptions import BadSignature, NotJSON
 from ..keys import to_bytes
-from ..revocation import GENERATION_KEY, StoreUnavailable, derived_session_id, missing_key_prefix
+from ..revocation import GENERATION_KEY, StoreUnavailable, missing_key_prefix
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
 from ..session_cookies import OversizePolicy, SessionCookie
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
@@ -52,6 +52,7 @@ from ..session_token import (
     TIMED_OUT,
     ReadToken,
     SessionTokenReader,
+    presented,
     session_signers,
 )
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
@@ -611,25 +612,14 @@ class SessionMiddleware:
 
         loaded = _Loaded(self._session_class()) if cookie is None else self._read(cookie)
         session = loaded.session
-        if cookie is not None and loaded.token is not None:
-            token = loaded.token
-            issued_at = token.issued_at
-            # A token signed before revocation was on has no id: one derived from it ends every copy of it.
-            session_id = token.session_id if token.session_id is not None else derived_session_id(cookie)
-        elif cookie is not None and loaded.migrated_at is not None:
-            # A cookie of Starlette's own middleware, dated by its signed timestamp; its id is derived from it.
-            issued_at = loaded.migrated_at
-            session_id = derived_session_id(cookie)
-        else:
+        if cookie is None or (loaded.token is None and loaded.migrated_at is None):
             return session, SessionToken(store, new_session_id(), False, self._lifetime, self.user_key), False
+        session_id, issued_at, signed_generation = presented(loaded.token, loaded.migrated_at, cookie, session)
         user = dict.get(session, self.user_key)
-        generation = dict.pop(session, GENERATION_KEY, None)  # the middleware's, never the application's
-        if type(generation) is not str:
-            generation = ""
+        generation = signed_generation or ""
         fresh = SessionToken(store, session_id, True, self._lifetime, self.user_key, user, generation)
-        migrated = loaded.token is None  # Starlette's own cookie: it cannot carry a generation
         try:
-            revoked = await store.is_revoked(session_id, user, issued_at, None if migrated else generation)
+            revoked = await store.is_revoked(session_id, user, issued_at, signed_generation)
         except StoreUnavailable as error:
             if store.fails_open:
                 revocation_logger.error("Session accepted unchecked (on_unavailable='open'): %s", error)
