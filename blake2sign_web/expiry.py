@@ -27,7 +27,13 @@ from __future__ import annotations
 import math
 import time
 from datetime import datetime, timedelta, timezone
-from typing import NamedTuple
+from typing import Any, Final, NamedTuple
+
+from .formats import TIMESTAMP_LIMIT
+
+#: Tokens carry 32-bit Unix times: no session can end at or after this second (2106-02-07 06:28:16 UTC).
+EXPIRY_LIMIT: Final = TIMESTAMP_LIMIT
+LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, timezone.utc)
 
 
 class SessionEnd(NamedTuple):
@@ -165,3 +171,34 @@ def seconds_until(moment: float) -> float:
 def now_datetime(aware: bool) -> datetime:
     """Now as Django's ``timezone.now()`` gives it: aware in UTC, or naive local time (``USE_TZ = False``)."""
     return datetime.now(timezone.utc if aware else None)
+
+
+def check_expiry(value: Any, *, longest: int | None = None, longest_name: str = "", default: str = "") -> None:
+    """ValueError for a ``set_expiry()`` value no session token can hold: both adapters' one rule.
+
+    Seconds or a ``timedelta`` from now, or a ``datetime`` (a naive one is local time, as with Django's
+    ``USE_TZ = False``), must end before ``EXPIRY_LIMIT`` (tokens carry 32-bit Unix times). With revocation
+    on, ``longest`` (the longest a session lives, ``longest_name`` in the user's framework) bounds it: an
+    ended session's record is kept that long, and a token that lived longer would come back after it.
+    ``default``: the user's way back to the default expiry, for the message. Anything else passes.
+    """
+    now = time.time()
+    if isinstance(value, datetime):
+        ends = value.timestamp()
+        seconds = ends - now
+    elif isinstance(value, timedelta) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        seconds = value.total_seconds() if isinstance(value, timedelta) else value
+        ends = now + seconds
+    else:
+        return
+    if not ends < EXPIRY_LIMIT:
+        raise ValueError(
+            f"set_expiry({value!r}) ends past {LAST_EXPIRY:%Y-%m-%d %H:%M:%S} UTC, the last second a "
+            f"session token can carry: choose an earlier expiry, or {default}"
+        )
+    if longest is not None and seconds > longest:
+        raise ValueError(
+            f"set_expiry() of {math.ceil(seconds)} seconds is longer than {longest_name} ({longest} seconds), the "
+            f"longest a session lives with revocation on (an ended session's record is kept that long): raise "
+            f"{longest_name}, or choose a shorter expiry"
+        )

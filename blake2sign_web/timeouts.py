@@ -37,23 +37,31 @@ class SessionTimedOut(SignatureExpired):
 
 
 def check_timeouts(
-    issued_at: int, started: int, idle: int | None, absolute: int | None, *, idle_name: str, absolute_name: str
+    issued_at: int | None,
+    started: int | None,
+    idle: int | None,
+    absolute: int | None,
+    *,
+    idle_name: str,
+    absolute_name: str,
 ) -> bool:
     """SessionTimedOut past ``idle`` or ``absolute`` (Django's engine); else whether a read should re-issue the cookie.
 
-    ``issued_at``: when the cookie was signed; ``started``: when the session began. Past means more than the
-    timeout; ``idle_name`` and ``absolute_name`` name the settings in the message.
+    ``issued_at``: when the cookie was signed; ``started``: when the session began (None: unknown, not checked).
+    Past the idle timeout means
+    more than it (an age, as the signer's max_age); the absolute one is reached at its moment
+    (``absolute_reached``). ``idle_name`` and ``absolute_name`` name the settings in the message.
     """
     now = time.time()
-    if idle is not None and now - issued_at > idle:
+    if idle is not None and issued_at is not None and now - issued_at > idle:
         raise SessionTimedOut(
             f"session not read for more than {idle_name} ({idle} seconds)", expired_at=issued_at + idle
         )
-    if absolute is not None and now - started > absolute:
+    if absolute is not None and started is not None and absolute_reached(now, started, absolute):
         raise SessionTimedOut(
             f"session began more than {absolute_name} ({absolute} seconds) ago", expired_at=started + absolute
         )
-    return idle is not None and now - issued_at > idle * IDLE_REFRESH_FRACTION
+    return idle is not None and issued_at is not None and now - issued_at > idle * IDLE_REFRESH_FRACTION
 
 
 #: ``read_timeouts``' answers.
@@ -63,15 +71,25 @@ VALID, TIMED_OUT, REFRESH = 0, 1, 2
 def read_timeouts(issued_at: int | None, started: int | None, absolute: int | None, refresh_after: float | None) -> int:
     """A verified session read now (Starlette's middleware): TIMED_OUT, REFRESH (re-issue it) or VALID.
 
-    TIMED_OUT: ``absolute`` seconds or more since ``started``; REFRESH: more than ``refresh_after`` seconds since
+    TIMED_OUT: ``absolute_reached``; REFRESH: more than ``refresh_after`` seconds since
     ``issued_at`` (None: no token, or nothing to refresh). The idle timeout itself is the signer's max_age.
     """
     now = time.time()
-    if started is not None and absolute is not None and now - started >= absolute:
+    if started is not None and absolute_reached(now, started, absolute):
         return TIMED_OUT
     if refresh_after is not None and issued_at is not None and now - issued_at > refresh_after:
         return REFRESH
     return VALID
+
+
+def absolute_reached(now: float, started: int, absolute: int | None) -> bool:
+    """Whether a session begun at ``started`` has reached its absolute timeout: both adapters' one rule.
+
+    The absolute timeout is a moment, ``started + absolute``, and the session has ended at it, as a token
+    has at its own expiry (the signer's ``now >= expires_at``) and as a write at that moment finds it ended
+    (``expiry.written_end``): Starlette's rule, which Django's engine (``> absolute``) now follows too.
+    """
+    return absolute is not None and now - started >= absolute
 
 
 def idle_past(issued_at: int, idle: int | None) -> bool:

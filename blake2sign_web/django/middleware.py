@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
 from http.cookies import Morsel
 from typing import Any, Final, Literal, TypeVar, cast
@@ -66,6 +66,28 @@ class CookieSettings:
     #: ``MAX_CHUNKS`` when ``CHUNKED`` is on (this project's engine only): cookies ``name``, ``name.1``...
     #: make one session. 0: one cookie.
     max_chunks: int = 0
+    #: ``SESSION_COOKIE_PARTITIONED``: the cookie, its chunks and their deletions carry ``Partitioned`` (CHIPS).
+    partitioned: bool = False
+
+    def morsel(self) -> Morsel[str]:
+        """An empty Morsel for one of the session's cookies, partitioned when so configured."""
+        return PartitionedMorsel() if self.partitioned else Morsel()
+
+    def delete(self, response: HttpResponseBase, name: str) -> None:
+        """Django's ``delete_cookie`` for one of the session's cookies; partitioned (and so Secure) if it is."""
+        response.delete_cookie(name, path=self.path, domain=self.domain, samesite=self.samesite)
+        if self.partitioned:
+            deleted = response.cookies[name]
+            deleted.__class__ = PartitionedMorsel
+            deleted["secure"] = True  # browsers refuse a Partitioned cookie that is not Secure
+
+
+class PartitionedMorsel(Morsel[str]):
+    """A Morsel with the ``Partitioned`` attribute (CHIPS), which ``http.cookies`` writes only from Python 3.14
+    and Django's ``set_cookie`` not yet (its support is an open pull request)."""
+
+    def OutputString(self, attrs: Container[str] | None = None) -> str:
+        return super().OutputString(attrs) + "; Partitioned"
 
 
 _cookie_settings: CookieSettings | None = None
@@ -98,6 +120,7 @@ def cookie_settings() -> CookieSettings:
             save_every_request=settings.SESSION_SAVE_EVERY_REQUEST,
             server_timing=options["SERVER_TIMING"] is True,
             max_chunks=options["MAX_CHUNKS"] if options["CHUNKED"] is True else 0,
+            partitioned=bool(getattr(settings, "SESSION_COOKIE_PARTITIONED", False)),
         )
     return current
 
@@ -222,7 +245,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         # session cookie even when the client left it out of its Cookie header (it still holds it).
         incomplete = getattr(request, INCOMPLETE_CHUNKS, None)
         if empty and (cookie.name in request.COOKIES or incomplete):
-            response.delete_cookie(cookie.name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
+            cookie.delete(response, cookie.name)
             if cookie.max_chunks:
                 self._delete_stale_chunks(request, response, cookie, 0)
             else:
@@ -262,7 +285,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
     @staticmethod
     def _set_cookie(response: HttpResponseBase, cookie: CookieSettings, session: Any) -> None:
         """What ``response.set_cookie(...)`` writes, without re-validating each attribute."""
-        morsel: Morsel[str] = Morsel()
+        morsel = cookie.morsel()
         morsel.set(cookie.name, *response.cookies.value_encode(session.session_key))
         dict.update(morsel, _attributes(cookie, session))
         dict.__setitem__(response.cookies, cookie.name, morsel)
@@ -279,7 +302,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         """CHUNKED: one cookie per chunk, all with the same attributes; the client's stale chunks deleted."""
         items = _attributes(cookie, session)
         for name, value in chunks:
-            morsel: Morsel[str] = Morsel()
+            morsel = cookie.morsel()
             morsel.set(name, *response.cookies.value_encode(value))
             dict.update(morsel, items)
             dict.__setitem__(response.cookies, name, morsel)
@@ -291,13 +314,13 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
     ) -> None:
         """Delete the chunk cookies (``name.N``) the client sent past the ``written`` the response sets."""
         for name in stale_chunks(cookie.name, written, request.COOKIES):
-            response.delete_cookie(name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
+            cookie.delete(response, name)
 
 
 def _delete_leftover_chunks_of(request: HttpRequest, response: HttpResponseBase, cookie: CookieSettings) -> None:
     """CHUNKED off: delete the chunks of a set written while it was on (``chunks.leftover_chunks``)."""
     for name in leftover_chunks(cookie.name, request.COOKIES.get(cookie.name)):
-        response.delete_cookie(name, path=cookie.path, domain=cookie.domain, samesite=cookie.samesite)
+        cookie.delete(response, name)
 
 
 def _attributes(cookie: CookieSettings, session: Any) -> dict[str, Any]:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import weakref
 from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from asgiref.sync import sync_to_async
@@ -46,11 +45,16 @@ from django.utils.module_loading import import_string
 
 from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
-from ..expiry import SessionEnd, ends_at, now_datetime, seconds_until, session_end
-from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
+from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
+from ..expiry import LAST_EXPIRY as LAST_EXPIRY
+from ..expiry import SessionEnd, now_datetime, session_end
+from ..expiry import check_expiry as _check_expiry
+from ..revocation import GENERATION_KEY, StoreUnavailable
+from ..session_cookies import OversizePolicy
+from ..session_token import BAD, NOT_A_SESSION, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
-from ..timeouts import check_timeouts, session_start
+from ..timeouts import session_start
 from . import revocation
 from .conf import SETTING, SessionConfig, session_config
 from .current import CURRENT_SESSION, forget_current_session
@@ -69,26 +73,16 @@ AUTH_USER_ID: Final = "_auth_user_id"
 #: setting on, taken out by load() (so never seen by the application). A cookie without it began when it
 #: was signed.
 STARTED: Final = "_b2sw_started"
-#: Tokens carry 32-bit Unix times: no expiry can reach this second (2106-02-07 06:28:16 UTC).
-EXPIRY_LIMIT: Final = 2**32
-LAST_EXPIRY: Final = datetime.fromtimestamp(EXPIRY_LIMIT - 1, dt_timezone.utc)
 
 
 class _ClientCookie(NamedTuple):
-    """A verified session cookie: its data, when it was signed, its session id, how it verified."""
+    """What revocation checks of a verified session cookie: its data, when it was signed, its session id, and
+    the generation it was signed with (None: a cookie of Django's signed_cookies engine carries none)."""
 
     value: dict[str, Any]
     issued_at: int
-    #: None only with revocation off and a cookie that carries none.
-    session_id: bytes | None
-    #: Write it again on this response though nothing changed: a fallback key verified it, or it is in a
-    #: form the engine no longer writes (signed, read by an engine with ENCRYPT on).
-    rewrite: bool
-    #: A cookie of Django's signed_cookies engine (ACCEPT_DJANGO_SIGNED_COOKIES), to re-issue in this format.
-    migrated: bool
-    #: When the session began (login), for ABSOLUTE_TIMEOUT: what its token carries, else when it was signed
-    #: (always the latter with both timeouts off).
-    started: int = 0
+    session_id: bytes
+    generation: str | None
 
 
 class SessionTooLarge(ValueError):
@@ -164,64 +158,47 @@ class SessionStore(SessionBase):
         if not token:  # SessionStore().load(), as Django's middleware tests call it
             return {}
         try:
-            client = self._verify(config, token)
+            read = self._verify(config, token)
         except BadSignature as error:
             suspicious_logger.warning("Session cookie rejected: %s.", _reason(error))
             # Forget the key: the middleware then deletes the bad cookie.
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
+            client = _client(config, read, token)
             self._remember_client_session(client.session_id)
-            generation = client.value.pop(GENERATION_KEY, None)  # the engine's, never the application's
-            generation = generation if type(generation) is str else ""
-            if not self._still_valid(config, config.revocation_cache, client, None if client.migrated else generation):
+            signed_generation = client.generation
+            generation = signed_generation or ""
+            if not self._still_valid(config, config.revocation_cache, client, signed_generation):
                 return {}
             user = client.value.get(AUTH_USER_ID)
             self._generation_user = None if user is None else str(user)
             self._generation = generation
-        self._started_at = client.started
-        client.value.pop(STARTED, None)  # the engine's, not the application's: kept out of the session's data
-        if client.migrated:
+        self._started_at = read.started
+        if read.token is None:
             self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
         else:
             self._verified_cookie = token
-            if client.rewrite:
+            if read.reissue:
                 # Verified by a SECRET_KEY_FALLBACKS key, signed and read by an encrypting engine, or read
                 # a quarter of IDLE_TIMEOUT after it was issued: issued again under SECRET_KEY, in the form
                 # this engine writes, with the time of this request.
                 self.modified = True
-        return client.value
+        return read.data  # type: ignore[return-value]  # _verify raised for a cookie without data
 
-    def _verify(self, config: SessionConfig, token: str) -> _ClientCookie:
-        """What the client's cookie holds, verified; BadSignature (from this format) if it is no valid session.
+    def _verify(self, config: SessionConfig, token: str) -> ReadToken:
+        """What the client's cookie holds, verified (``session_token``); BadSignature if it is no valid session.
 
         With ``ACCEPT_DJANGO_SIGNED_COOKIES`` a cookie of Django's engine is accepted too,
         dated by its own signed timestamp. With revocation on, a cookie without a session id
         (Django's, or one of ours signed before revocation was on) gets one derived from it.
         """
-        age = self.get_session_cookie_age()
-        try:
-            loaded = config.signer.load_token(token, default_age=age)  # a token without set_expiry(): the age
-            value, issued_at, _, _ = loaded
-            if not isinstance(value, dict):
-                raise BadSignature("session is not a JSON object")
-        except BadSignature:
-            migrated = self._load_django_signed_cookie(token) if config.accept_django_signed_cookies else None
-            if migrated is None:
-                raise
-            value, issued_at = migrated
-            session_id = None if config.revocation_cache is None else derived_session_id(token)
-            started = issued_at
-            if config.idle_timeout is not None or config.absolute_timeout is not None:
-                started, _ = _timed(config, value, issued_at)  # re-issued anyway: migrated
-            return _ClientCookie(value, issued_at, session_id, False, True, started)
-        session_id = loaded.session_id
-        if session_id is None and config.revocation_cache is not None:
-            session_id = derived_session_id(token)
-        if config.idle_timeout is None and config.absolute_timeout is None:  # the default: nothing more to check
-            return _ClientCookie(value, issued_at, session_id, loaded.rewrite, False, issued_at)
-        started, rewrite = _timed(config, value, issued_at)
-        return _ClientCookie(value, issued_at, session_id, rewrite or loaded.rewrite, False, started)
+        cached = _last_reader
+        reader = cached[1] if cached is not None and cached[0] is config else _reader(config)
+        read = reader.read(token, default_age=self.get_session_cookie_age())
+        if read.data is None:
+            raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
+        return read
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
@@ -268,8 +245,9 @@ class SessionStore(SessionBase):
             self._client_session_read = True
             token = self._session_key
             if token:
+                config = session_config()
                 try:
-                    client = self._verify(session_config(), token)
+                    client = _client(config, self._verify(config, token), token)
                 except BadSignature:
                     return None
                 if client.session_id is not None:
@@ -333,28 +311,6 @@ class SessionStore(SessionBase):
             if raise_errors:
                 raise
             revocation.logger.error("Session could not be revoked: %s.", error)
-
-    def _load_django_signed_cookie(self, token: str) -> tuple[dict[str, Any], int] | None:
-        """A cookie of Django's signed_cookies engine: its session and when it was signed, or None."""
-        if ":" not in token:  # Django's tokens are "payload:timestamp:signature"; ours have no colon
-            return None
-        try:
-            value = signing.loads(
-                token,
-                salt=DJANGO_SIGNED_COOKIES_SALT,
-                serializer=self.serializer,
-                max_age=self.get_session_cookie_age(),
-            )
-        except Exception:  # BadSignature, or whatever the serializer raises
-            return None
-        if not isinstance(value, dict):
-            return None
-        # Verified: its timestamp (base 62, between the last two colons) is the one Django signed.
-        try:
-            issued_at = signing.b62_decode(token.rsplit(":", 2)[1])
-        except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
-            issued_at = 0  # no usable date: older than any cut-off, so refused by one
-        return value, issued_at
 
     def create(self) -> None:
         """No store to create a key in: mark the session so the middleware sends a cookie."""
@@ -522,14 +478,15 @@ class SessionStore(SessionBase):
         ``limit``: add the cookie size limit to ``problem``, which does not name it.
         """
         config = session_config()
-        over = f", over the limit of {config.cookie_size_limit} bytes" if limit else ""
-        message = (
-            f"Session cookie {config.cookie_name!r} {problem}{over}: "
-            "store less in the session (keep large data server-side, keyed by the user)."
-        )
-        if config.raise_on_oversize:
-            raise SessionTooLarge(message)
-        logger.error("%s The client keeps its previous session cookie.", message)
+        OversizePolicy(
+            config.cookie_name,
+            config.raise_on_oversize,
+            SessionTooLarge,
+            f", over the limit of {config.cookie_size_limit} bytes",
+            "store less in the session (keep large data server-side, keyed by the user).",
+            "The client keeps its previous session cookie.",
+            logger,
+        ).refuse(problem, limit=limit)
         self.oversized = True
         self.chunks = None
         if self._verified_cookie is not None:
@@ -600,41 +557,71 @@ request_finished.connect(forget_current_session, dispatch_uid="blake2sign_web.dj
 
 
 def check_expiry(value: Any) -> None:
-    """ValueError for a set_expiry() value that ends at or after EXPIRY_LIMIT, which no token can carry."""
-    if isinstance(value, datetime):
-        ends = value.timestamp()  # a naive one is local time, as with USE_TZ = False
-    elif isinstance(value, timedelta) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        ends = ends_at(value)
-    else:  # None, 0 and what Django itself refuses
-        return
-    if not ends < EXPIRY_LIMIT:
-        raise ValueError(
-            f"Session expiry {value!r} is past {LAST_EXPIRY:%Y-%m-%d %H:%M:%S} UTC, the last second a session "
-            "token can carry: choose an earlier expiry, or set_expiry(None) for SESSION_COOKIE_AGE."
-        )
+    """ValueError for a set_expiry() value no token can carry (``expiry.check_expiry``), in Django's names."""
     config = session_config()
-    if config.revocation_cache is not None:
-        check_expiry_within(seconds_until(ends), config.cookie_age, "SESSION_COOKIE_AGE")
-
-
-def _timed(config: SessionConfig, value: dict[str, Any], issued_at: int) -> tuple[int, bool]:
-    """When the session began, and whether a read should re-issue it; SessionTimedOut past a timeout."""
-    started = _started(value, issued_at)
-    rewrite = check_timeouts(
-        issued_at,
-        started,
-        config.idle_timeout,
-        config.absolute_timeout,
-        idle_name="IDLE_TIMEOUT",
-        absolute_name="ABSOLUTE_TIMEOUT",
+    longest = config.cookie_age if config.revocation_cache is not None else None
+    _check_expiry(
+        value, longest=longest, longest_name="SESSION_COOKIE_AGE", default="set_expiry(None) for SESSION_COOKIE_AGE."
     )
-    return started, rewrite
 
 
-def _started(value: dict[str, Any], issued_at: int) -> int:
-    """When the session began: the time its token carries (ABSOLUTE_TIMEOUT), else when the token was signed."""
-    started = value.get(STARTED)
-    return started if type(started) is int else issued_at
+#: The reader of the configuration last used, built once per configuration (settings changes make a new one).
+_last_reader: tuple[SessionConfig, SessionTokenReader] | None = None
+#: Why a cookie read as none of ours (no BadSignature of its own).
+_REFUSALS: Final = {NOT_A_SESSION: "session is not a JSON object", BAD: "not a session cookie of Django's engine"}
+
+
+def _reader(config: SessionConfig) -> SessionTokenReader:
+    """The core's reader for ``config``: Django's layout (the start a key of the data), names and incumbent."""
+    global _last_reader
+    if _last_reader is not None and _last_reader[0] is config:
+        return _last_reader[1]
+    reader = SessionTokenReader(
+        config.signer,
+        None,  # SESSION_COOKIE_AGE bounds only a token without an expiry of its own: read(default_age=)
+        needs_token=True,
+        idle_timeout=config.idle_timeout,
+        absolute_timeout=config.absolute_timeout,
+        incumbent=_load_django_signed_cookie if config.accept_django_signed_cookies else None,
+        incumbent_shape=_django_shape,
+        started_key=STARTED,
+        timeout_names=("IDLE_TIMEOUT", "ABSOLUTE_TIMEOUT"),
+    )
+    _last_reader = (config, reader)
+    return reader
+
+
+def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
+    """A cookie of Django's signed_cookies engine: its session and when it was signed, or None."""
+    try:
+        value = signing.loads(
+            token,
+            salt=DJANGO_SIGNED_COOKIES_SALT,
+            serializer=import_string(settings.SESSION_SERIALIZER),
+            max_age=session_config().cookie_age,
+        )
+    except Exception:  # BadSignature, or whatever the serializer raises
+        return None
+    if not isinstance(value, dict):
+        return None
+    # Verified: its timestamp (base 62, between the last two colons) is the one Django signed.
+    try:
+        issued_at = signing.b62_decode(token.rsplit(":", 2)[1])
+    except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
+        issued_at = 0  # no usable date: older than any cut-off, so refused by one
+    return value, issued_at
+
+
+def _client(config: SessionConfig, read: ReadToken, token: str) -> _ClientCookie:
+    """What revocation needs of a verified cookie (``session_token.presented``), with its data."""
+    data: dict[str, Any] = read.data or {}
+    session_id, issued_at, generation = presented(read.token, read.migrated_at, token, data)
+    return _ClientCookie(data, issued_at, session_id, generation)
+
+
+def _django_shape(token: str) -> bool:
+    """Whether a cookie looks like one of Django's ``signing`` (``data:timestamp:signature``; ours have no ":")."""
+    return ":" in token
 
 
 def _reason(error: BadSignature) -> str:

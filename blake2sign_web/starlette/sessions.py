@@ -21,38 +21,40 @@ cookie then costs one Redis round trip (MGET); without it nothing changes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from datetime import datetime, timedelta, timezone
-from http.cookies import _unquote  # what Starlette's cookie_parser uses
+from collections.abc import Awaitable, Callable, Iterable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, SupportsIndex
 
 import starlette
 from starlette.datastructures import Secret
-from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries
-from ..cache import get_signer
 from ..chunks import (
     MAX_CHUNKS,
     IncompleteChunks,
-    TooManyChunks,
-    join_chunks,
     leftover_chunks,
     refused_set,
-    split_token,
-    stale_chunks,
 )
-from ..exceptions import BadSignature, NotJSON, SignatureExpired
-from ..expiry import SessionEnd, date_after, ends_at, seconds_until, session_end, written_end
-from ..formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
+from ..exceptions import BadSignature, NotJSON
 from ..options import STARLETTE, problems, raise_first, secret_problems
-from ..revocation import GENERATION_KEY, StoreUnavailable, check_expiry_within, derived_session_id
-from ..serializer import MAX_DECOMPRESSED_SIZE
-from ..signer import MAC_LENGTH
+from ..revocation import GENERATION_KEY, StoreUnavailable
+from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
+from ..session_cookies import OversizePolicy, SessionCookie
+from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
+from ..session_state import Session as Session
+from ..session_token import (
+    EXPIRED,
+    INCUMBENT_SHAPE,
+    NOT_A_SESSION,
+    TIMED_OUT,
+    ReadToken,
+    SessionTokenReader,
+    presented,
+    session_signers,
+)
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
-from ..timeouts import REFRESH, TIMED_OUT, idle_past, read_timeouts
+from ..timeouts import SessionTimedOut
 from .session_migration import StarletteCookieReader
 
 if TYPE_CHECKING:
@@ -62,16 +64,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("blake2sign_web.starlette")
 revocation_logger = logging.getLogger("blake2sign_web.revocation")
 
-#: Browsers keep cookies of up to 4096 bytes, counting name, value and attributes.
-BROWSER_COOKIE_LIMIT: Final = 4096
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
-#: ``_read``'s value before a token verified.
-_REJECTED: Final = object()
-_EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
 _VARY_COOKIE: Final = (b"vary", b"Cookie")
-#: Characters of the longest token a session can make: the largest JSON, framed, in base64.
-_LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
 
 
 class _Loaded(NamedTuple):
@@ -85,183 +80,6 @@ class _Loaded(NamedTuple):
 
 class SessionCookieTooLarge(ValueError):
     """The session would make a cookie over the browser limit, which browsers silently drop."""
-
-
-class Session(dict[str, Any]):
-    """``request.session``: a dict that records whether it was read and whether it changed.
-
-    The same contract as Starlette 1.x's own Session: ``request.session`` calls
-    ``mark_accessed`` (which makes the response ``Vary: Cookie``), every change marks it
-    modified (which re-issues the cookie).
-    """
-
-    accessed: bool = False
-    modified: bool = False
-    #: The middleware's max_age: what ``get_expiry_age`` gives without ``set_expiry`` (set per middleware).
-    default_age: int | None = 14 * 24 * 60 * 60
-    #: With revocation: max_age, the longest set_expiry() may ask for (an ended session's record lives that long).
-    longest_expiry: int | None = None
-    #: The middleware's idle_timeout and absolute_timeout, which bound the expiry accessors (set per middleware).
-    idle_timeout: int | None = None
-    absolute_timeout: int | None = None
-    #: ``set_expiry``'s value as kept: None (the middleware's max_age), seconds (0: until the browser
-    #: closes) or the Unix second a fixed expiry (a datetime or timedelta) ends. Carried in the token.
-    _expiry: int | float | None = None
-    _expiry_fixed: bool = False
-    #: With absolute_timeout: the Unix second the session first got data (carried in the token).
-    _created_at: int | None = None
-    #: Read from a cookie past idle_timeout or absolute_timeout: the response deletes it.
-    _timed_out: bool = False
-    #: Emptied by clear() during the request (revocation ends the old session then).
-    cleared: bool = False
-    #: The client sent no session (no cookie, or one that did not hold a session): emptying it deletes nothing.
-    loaded_empty: bool = True
-    #: The client's cookie was refused (bad, expired, not a session): with chunks, the response deletes the set.
-    refused: bool = False
-    #: Refused, with chunking off, as the first cookie of a set written while it was on: its chunks, to delete.
-    leftovers: list[str] | None = None
-
-    def mark_accessed(self) -> None:
-        self.accessed = True
-
-    def mark_modified(self) -> None:
-        self.accessed = self.modified = True
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.accessed = self.modified = True
-        dict.__setitem__(self, key, value)
-
-    def __delitem__(self, key: str) -> None:
-        self.accessed = self.modified = True
-        dict.__delitem__(self, key)
-
-    def clear(self) -> None:
-        self.accessed = self.modified = self.cleared = True
-        if self._expiry is not None:  # as in Django, where the expiry is a key of the session
-            self._expiry, self._expiry_fixed = None, False
-        dict.clear(self)
-
-    def set_expiry(self, value: int | timedelta | datetime | None) -> None:
-        """Django's ``set_expiry``: when this session ends, signed into its token (a copied cookie ends too).
-
-        An int: that many seconds after each write of the session (0: when the browser closes, the
-        cookie getting no Max-Age, while the middleware's max_age still bounds the token); a
-        ``timedelta``: that long from now; an aware ``datetime``: then; None: back to the middleware's
-        ``max_age``. An expiry already past ends the session when the response is sent. Marks the
-        session modified, so the response carries the new cookie.
-        """
-        fixed = False
-        if value is None:
-            seconds: int | float | None = None
-        elif isinstance(value, bool) or not isinstance(value, (int, timedelta, datetime)):
-            raise TypeError(
-                "set_expiry() takes seconds (an int), a timedelta, an aware datetime or None; "
-                f"got {type(value).__name__}"
-            )
-        elif isinstance(value, int):
-            seconds = value
-        else:
-            if isinstance(value, timedelta):
-                value = date_after(value)
-            elif value.tzinfo is None or value.utcoffset() is None:
-                raise ValueError(
-                    "set_expiry() needs an aware datetime (with a tzinfo), e.g. datetime.now(timezone.utc)"
-                )
-            seconds, fixed = value.timestamp(), True
-        if seconds is not None and (seconds if fixed else ends_at(seconds)) >= _TIMESTAMP_LIMIT:
-            raise ValueError(f"set_expiry({value!r}) ends after 2106-02-07, the last second a session token can carry")
-        if seconds is not None and self.longest_expiry is not None:
-            check_expiry_within(seconds_until(seconds) if fixed else seconds, self.longest_expiry, "max_age")
-        self._expiry, self._expiry_fixed = seconds, fixed
-        self.accessed = self.modified = True
-
-    def get_expiry_age(self) -> int | None:
-        """Django's ``get_expiry_age``: seconds the session lasts from now if written now; the cookie's Max-Age.
-
-        The earliest of ``set_expiry``'s end (else ``max_age``), ``idle_timeout`` and what is left of
-        ``absolute_timeout`` (``blake2sign_web.expiry``). For a browser-session cookie (``set_expiry(0)``,
-        ``max_age=None``), which has no Max-Age, the server's limit; None when there is none.
-        """
-        return self._end().age
-
-    def get_expiry_date(self) -> datetime | None:
-        """Django's ``get_expiry_date``: when the session ends if written now (aware, UTC); None without a limit."""
-        at = self._end().at
-        return None if at is None else datetime.fromtimestamp(at, timezone.utc)
-
-    def get_expire_at_browser_close(self) -> bool:
-        """Django's: whether the cookie has no Max-Age (``set_expiry(0)``, or ``max_age=None`` without an expiry)."""
-        return self._end().browser_session
-
-    def _end(self) -> SessionEnd:
-        return _session_end(self, self.default_age, self.idle_timeout, self.absolute_timeout)
-
-    def pop(self, key: str, *args: Any) -> Any:
-        if dict.__contains__(self, key):
-            self.accessed = self.modified = True
-        return dict.pop(self, key, *args)
-
-    def popitem(self) -> tuple[str, Any]:
-        item = dict.popitem(self)
-        self.accessed = self.modified = True
-        return item
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        if not dict.__contains__(self, key):
-            self.accessed = self.modified = True
-        return dict.setdefault(self, key, default)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        self.accessed = self.modified = True
-        dict.update(self, *args, **kwargs)
-
-    def __ior__(self, other: Any, /) -> Session:  # type: ignore[override,misc]
-        self.accessed = self.modified = True
-        return dict.__ior__(self, other)
-
-
-class ReadTrackingSession(Session):
-    """Session for Starlette before 1.0, whose ``request.session`` marks nothing: reads mark it accessed."""
-
-    def __getitem__(self, key: str) -> Any:
-        self.accessed = True
-        return dict.__getitem__(self, key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self.accessed = True
-        return dict.get(self, key, default)
-
-    def __contains__(self, key: object) -> bool:
-        self.accessed = True
-        return dict.__contains__(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        self.accessed = True
-        return dict.__iter__(self)
-
-    def __len__(self) -> int:
-        self.accessed = True
-        return dict.__len__(self)
-
-    def keys(self) -> Any:
-        self.accessed = True
-        return dict.keys(self)
-
-    def values(self) -> Any:
-        self.accessed = True
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self.accessed = True
-        return dict.items(self)
-
-    def pop(self, key: str, *args: Any) -> Any:
-        self.accessed = True
-        return super().pop(key, *args)
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        self.accessed = True
-        return super().setdefault(key, default)
 
 
 #: Starlette 1.0 made ``request.session`` call ``mark_accessed``; before it, reads have to.
@@ -454,11 +272,32 @@ class SessionMiddleware:
         self.max_age = max_age
         self.path = path
         self.on_oversize = on_oversize
+        #: The cookie (and its chunks) in the request's headers and the response's (blake2sign_web.session_cookies).
+        self.cookie = SessionCookie(
+            session_cookie,
+            path=path,
+            max_age=max_age,
+            same_site=same_site,
+            secure=https_only,
+            domain=domain,
+            partitioned=partitioned,
+            max_chunks=max_chunks if chunked else 0,
+            oversize=OversizePolicy(
+                session_cookie,
+                on_oversize == "raise",
+                SessionCookieTooLarge,
+                f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes",
+                "store less in request.session (keep an id and load the rest server-side).",
+                "The response keeps the client's previous session cookie.",
+                logger,
+            ),
+        )
+        # Bound once: the per-request paths call them without looking through self.cookie.
+        self._find_cookie, self._read_cookie, self._token_in = self.cookie.find, self.cookie.read, self.cookie.token_in
+        self._cookie_text = self.cookie.text
         signer_options: dict[str, Any] = {
             # The cookie name is part of the purpose: a cookie only verifies under the name it was issued for.
             "purpose": f"starlette.sessions:{session_cookie}",
-            # idle_timeout: a token not re-issued for that long is refused, as one older than max_age is.
-            "max_age": None if self._expire_every_cookie else _shortest(max_age, idle_timeout),
             "fallbacks": fallbacks,
             "hasher": hasher,
             "compression": compression,
@@ -469,14 +308,14 @@ class SessionMiddleware:
             # Only those turned on: the signers of a middleware without them are the ones they always were.
             **{name: True for name, flag in extended.items() if flag},
         }
-        # Verifies cookies, refusing any over the browser limit (max_chunks cookies' worth when chunked) before
-        # hashing them.
-        reader_limit = BROWSER_COOKIE_LIMIT * (max_chunks if chunked else 1)
-        self.signer = get_signer(secret, max_token_length=reader_limit, **signer_options)
-        # Signs with the same keys and no length limit of its own, so an oversized session's size can be told.
-        self._writer = get_signer(secret, max_token_length=_LONGEST_TOKEN, **signer_options)
-        # Reads a token past max_age, accepted only when it carries a set_expiry() of its own (see _read).
-        self._unbounded = get_signer(secret, max_token_length=reader_limit, **{**signer_options, "max_age": None})
+        # max_age <= 0 reaches no signer (the core refuses it): every cookie has expired when it arrives.
+        self.signer, self._writer, self._unbounded = session_signers(
+            secret,
+            max_age=None if self._expire_every_cookie else max_age,
+            idle_timeout=None if self._expire_every_cookie else idle_timeout,
+            reader_limit=BROWSER_COOKIE_LIMIT * (max_chunks if chunked else 1),  # max_chunks cookies' worth
+            **signer_options,
+        )
         # A LoadedToken is built only when needed: to see a fallback verified it, or for its session id.
         # encrypt/decrypt: to see a cookie in a form no longer written (LoadedToken.outdated), re-issued when used.
         self._needs_token = bool(fallbacks) or revocation is not None or idle_timeout is not None or encrypt or decrypt
@@ -493,35 +332,30 @@ class SessionMiddleware:
         #: How long a session can live: how long a "log out everywhere" record is kept.
         self._lifetime = int(max_age or 0)
         self.legacy = (
-            StarletteCookieReader(secret, fallbacks, signer_options["max_age"]) if migrate_starlette_cookies else None
+            StarletteCookieReader(secret, fallbacks, self.signer.max_age) if migrate_starlette_cookies else None
         )
 
-        # The Set-Cookie attributes, in Starlette's order and spelling.
-        self.security_flags = "httponly; samesite=" + same_site
-        if https_only:
-            self.security_flags += "; secure"
-        if domain is not None:
-            self.security_flags += f"; domain={domain}"
-        if partitioned:
-            self.security_flags += "; partitioned"
-        max_age_attribute = f"Max-Age={max_age}; " if max_age is not None else ""
-        self._cookie_suffix = f"; path={path}; {max_age_attribute}{self.security_flags}"
-        self._path_attribute = f"; path={path}; "
         #: idle_timeout or absolute_timeout: every write goes through _timed.
         self._timeouts = idle_timeout is not None or absolute_timeout is not None
         self.idle_timeout = idle_timeout
         self.absolute_timeout = absolute_timeout
-        #: A read re-issues the cookie once this much of idle_timeout has passed since it was issued.
-        self._refresh_after = None if idle_timeout is None else idle_timeout * IDLE_REFRESH_FRACTION
-        self._delete_cookie = f"{session_cookie}=null; path={path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
-        self._cookie_name = session_cookie.encode("latin-1")
         #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
         self.chunked = chunked
         self.max_chunks = max_chunks
         #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
         self._extras = revocation is not None or server_timing or chunked
-        self._cookie_prefix = self._cookie_name + b"="
-        self._prefix_length = len(self._cookie_prefix)
+        self._cookie_prefix, self._prefix_length = self.cookie.prefix, self.cookie.prefix_length
+        #: Reads a cookie into what it holds, every outcome named (blake2sign_web.session_token).
+        self._reader = SessionTokenReader(
+            self.signer,
+            self._unbounded,
+            needs_token=self._needs_token,
+            idle_timeout=idle_timeout,
+            absolute_timeout=absolute_timeout,
+            incumbent=None if self.legacy is None else self.legacy.read_dated,
+            incumbent_shape=_itsdangerous_shape,
+            expire_every_cookie=self._expire_every_cookie,
+        )
         #: Every cookie is read lazily (no cookie of Starlette's own middleware to re-issue at once).
         self._lazy_always = self._lazy and self.legacy is None
         #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
@@ -551,7 +385,7 @@ class SessionMiddleware:
             session = self._session_class()
         elif self._lazy_always or (self._lazy and self._cookie_text(cookie).count(".") != 2):
             # Verified and decoded when first used. (A cookie of Starlette's own middleware is read now:
-            # it is re-issued in this format on any request.)
+            # it is re-issued in this format on any request, docs/migrating/from-starlette.md.)
             session = LazySession()
             session.cookie, session.middleware = cookie, self
         else:
@@ -585,7 +419,7 @@ class SessionMiddleware:
         if self.revocation is None:
             if cookie is None:
                 session = self._session_class()
-            elif self._lazy and not (self.legacy is not None and cookie.count(".") == 2):
+            elif self._lazy and not (self.legacy is not None and _itsdangerous_shape(cookie)):
                 session = LazySession()
                 session.cookie, session.middleware = cookie, self
             else:
@@ -650,17 +484,17 @@ class SessionMiddleware:
                 headers.extend((b"set-cookie", header) for header in written)
             if not written:  # a set the client sent in part, or whole and refused: every cookie of it deleted
                 doomed = incomplete or (refused_set(self.session_cookie, sent_chunks) if session.refused else ())
-                headers.extend((b"set-cookie", self._delete_named(name)) for name in doomed)
+                headers.extend((b"set-cookie", self.cookie.delete_named(name)) for name in doomed)
         elif session.modified and dict.__len__(session):
             header = self._cookie_header(session, None if token is None else token.session_id)
             if header is not None:
                 headers.append((b"set-cookie", header))
         elif session.modified and not session.loaded_empty:
-            headers.append((b"set-cookie", self._delete_cookie))
+            headers.append((b"set-cookie", self.cookie.deletion))
         if session.leftovers:  # a set written while chunking was on: every cookie of it goes, unless rewritten
             if not (session.modified and dict.__len__(session)):
-                headers.append((b"set-cookie", self._delete_cookie))
-            headers.extend((b"set-cookie", self._delete_named(name)) for name in session.leftovers)
+                headers.append((b"set-cookie", self.cookie.deletion))
+            headers.extend((b"set-cookie", self.cookie.delete_named(name)) for name in session.leftovers)
         if load_ms is not None:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
@@ -668,21 +502,10 @@ class SessionMiddleware:
     def _read_chunks(
         self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str], incomplete: list[str]
     ) -> str | None:
-        """With ``chunked``: the token the request's cookies carry, joined from ``name``, ``name.1``, ...
-
-        Every cookie of every Cookie header, parsed as Starlette parses one (the last of a name wins);
-        ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete those no longer
-        used. An incomplete set (``IncompleteChunks``: a chunk missing, the first cookie missing, too many) is
-        a bad cookie: logged, an empty session, and ``incomplete`` gets every cookie of it, to delete.
-        """
-        cookies: dict[str, str] = {}
-        for name, raw in headers:
-            if name == b"cookie":
-                cookies.update(cookie_parser(raw.decode("latin-1")))
-        prefix = self.session_cookie + "."
-        sent_chunks.extend(name for name in cookies if name.startswith(prefix))
+        """With ``chunked``: the token the cookies carry; an incomplete set is a bad cookie (logged, every
+        cookie of it in ``incomplete``, to delete)."""
         try:
-            return join_chunks(self.session_cookie, cookies, max_chunks=self.max_chunks)
+            return self.cookie.read_chunks(headers, sent_chunks)
         except IncompleteChunks as error:
             logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
             incomplete.extend(error.cookies)
@@ -690,83 +513,12 @@ class SessionMiddleware:
 
     def _chunked_headers(self, session: Session, session_id: bytes | None, sent_chunks: list[str]) -> list[bytes]:
         """The Set-Cookie values for ``session`` in as many cookies as it needs, deleting chunks no longer used."""
-        value: Any = session
-        expires_in = None
-        suffix = self._cookie_suffix
         if not dict.__len__(session):
-            cookies: list[tuple[str, str]] = []  # emptied: delete the cookie and every chunk
-        else:
-            if session._expiry is not None or self._timeouts:
-                timed = self._timed(session)
-                if timed is None:
-                    logger.warning("Session cookie %r deleted: the session has ended", self.session_cookie)
-                    return [self._delete_cookie, *map(self._delete_named, sent_chunks)]
-                value, expires_in, suffix = timed
-            try:
-                token = self._sign(value, expires_in, session_id)
-                cookies = split_token(
-                    self.session_cookie, token, attributes_length=len(suffix), max_chunks=self.max_chunks
-                )
-            except TooManyChunks as error:
-                self._oversize(error.problem("max_chunks"), limit=False)
-                return []
-            except ValueError:  # its JSON is over the size the signer would read back
-                self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
-                return []
-        headers = [f"{name}={text}{suffix}".encode("latin-1") for name, text in cookies]
-        if not cookies:
-            headers.append(self._delete_cookie)
-        headers.extend(map(self._delete_named, stale_chunks(self.session_cookie, len(cookies), sent_chunks)))
-        return headers
-
-    def _delete_named(self, name: str) -> bytes:
-        """The Set-Cookie value that deletes the cookie ``name`` (a chunk), with the session cookie's attributes."""
-        return f"{name}=null; path={self.path}; {_EXPIRED}{self.security_flags}".encode("latin-1")
-
-    def _read_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
-        """This middleware's cookie, exactly as ``request.cookies`` would give it (the last one wins)."""
-        found = self._find_cookie(headers)
-        return None if found is None else self._cookie_text(found)
-
-    def _find_cookie(self, headers: Iterable[tuple[bytes, bytes]]) -> str | bytes | None:
-        """``_read_cookie``, except that in the usual case (a header holding only our cookie) it returns that
-        header's bytes, for ``_cookie_text`` to cut out and decode when the session is used.
-
-        Starlette's ``cookie_parser`` builds a dict of every cookie; this looks only for
-        ours, with the same splitting, stripping and unquoting.
-        """
-        # Single-byte ints, not ``bytes in bytes``: CPython tries that operand as an int first and clears the
-        # TypeError, which cost most of this method (about 0.2 us per test on a 300-byte header).
-        value: str | bytes | None = None
-        for name, raw in headers:
-            if name != b"cookie":
-                continue
-            if raw.startswith(self._cookie_prefix) and 59 not in raw and 34 not in raw:  # no ";" nor '"'
-                value = raw  # the usual case: one cookie, ours
-                continue
-            if raw.find(self._cookie_name) < 0:
-                continue
-            for chunk in raw.decode("latin-1").split(";"):
-                key, equals, text = chunk.partition("=")
-                if equals and key.strip() == self.session_cookie:
-                    value = _unquote(text.strip())
-        return value
-
-    def _token_in(self, header: bytes) -> str | bytes | None:
-        """The session cookie's value in a Cookie header, as ``request.cookies`` would give it, or None.
-
-        Bytes in the usual case (the header holds only our cookie): the signer reads them as they are.
-        """
-        if header.startswith(self._cookie_prefix) and 59 not in header and 34 not in header:  # no ";" nor '"'
-            return header[self._prefix_length :]
-        found = self._find_cookie(((b"cookie", header),))
-        return None if found is None else self._cookie_text(found)
-
-    def _cookie_text(self, cookie: str | bytes) -> str:
-        """The cookie's value from ``_find_cookie``'s answer."""
-        if isinstance(cookie, bytes):
-            return cookie[len(self._cookie_prefix) :].decode("latin-1").strip()
-        return cookie
+            return self.cookie.delete_all(sent_chunks)  # emptied: the cookie and every chunk
+        signed = self._signed(session, session_id)
+        if signed is None:
+            return self.cookie.delete_all(sent_chunks)  # ended
+        return [] if signed is False else self.cookie.set_chunks(*signed, sent_chunks)
 
     def _read_session(self, cookie: str) -> Session:
         return self._settled(self._read(cookie).session)
@@ -787,72 +539,45 @@ class SessionMiddleware:
 
         A cookie that is not a valid session gives an empty session and a warning, never an exception.
         """
-        if self._expire_every_cookie:
-            logger.warning("Rejected session cookie %r: expired (max_age=%r)", self.session_cookie, self.max_age)
-            return self._refused(cookie)
-        if self.legacy is not None and cookie.count(".") == 2:  # itsdangerous: data.timestamp.signature
-            dated = self.legacy.read_dated(cookie)
-            if dated is None:
-                logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", self.session_cookie)
-                return self._refused(cookie)
-            session = self._session_class(dated[0])
-            session.modified = True  # re-issue it in this project's format
-            return _Loaded(session, migrated_at=dated[1])
-        loaded: LoadedToken | None = None
-        value: Any = _REJECTED
-        try:
-            if self._needs_token:
-                loaded = self.signer.load_token(cookie)
-                value, rewrite = loaded.value, loaded.rewrite
-            else:  # the common case: skip building a LoadedToken
-                value, rewrite = self.signer.loads(cookie), False
-        except BadSignature as error:  # the core's messages never quote the token
-            if cookie.count(".") == 2:  # ours have no ".": itsdangerous writes data.timestamp.signature
-                logger.warning(
-                    "Rejected session cookie %r: %s; it has the shape of a cookie of Starlette's own "
-                    "SessionMiddleware (itsdangerous): is that middleware also on this app, under the same cookie "
-                    "name? While migrating from it, pass migrate_starlette_cookies=True",
-                    self.session_cookie,
-                    error,
-                )
-            elif not (isinstance(error, SignatureExpired) and (loaded := self._own_expiry(cookie))):
-                logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-                if self._timeouts and isinstance(error, SignatureExpired):
-                    return _Loaded(self._timed_out_session())
-            else:  # older than max_age, but within the set_expiry() signed into it
-                value, rewrite = loaded.value, loaded.rewrite
-        if value is _REJECTED:
-            return self._refused(cookie)
-        return self._session_of(value, loaded, rewrite)
+        return self._loaded(self._reader.read(cookie), cookie)
 
     def _session_of(self, value: Any, loaded: LoadedToken | None, rewrite: bool) -> _Loaded:
         """The session a verified token's value holds (``_read``'s second half)."""
-        meta: dict[str, Any] | None = None
-        if type(value) is list and len(value) == 2 and type(value[1]) is dict:
-            value, meta = value  # [session, what the middleware keeps of it]: see _dumps
-        if not isinstance(value, dict):
-            logger.warning("Rejected session cookie %r: its value is not a session", self.session_cookie)
-            return self._refused()
-        session = self._session_class(value)
-        if meta is not None:
-            _restore(session, meta)
-        if self._timeouts:
-            outcome = read_timeouts(
-                None if loaded is None else loaded.issued_at,
-                session._created_at,
-                self.absolute_timeout,
-                self._refresh_after if dict.__len__(session) else None,
+        return self._loaded(self._reader.of_value(value, loaded, rewrite), None)
+
+    def _loaded(self, read: ReadToken, cookie: str | None) -> _Loaded:
+        """The session for what the core read of a cookie, and the log line a refused one gets."""
+        outcome = read.outcome
+        if read.data is not None:  # VALID or MIGRATED
+            session = self._session_class(read.data)
+            if read.meta is not None:
+                session.restore(read.meta)
+            if read.reissue:  # re-signed with the current secret, in the current form, or for idle_timeout
+                session.modified = True
+            return _Loaded(session, read.token, read.migrated_at)
+        name = self.session_cookie
+        if outcome == INCUMBENT_SHAPE:
+            logger.warning(
+                "Rejected session cookie %r: %s; it has the shape of a cookie of Starlette's own "
+                "SessionMiddleware (itsdangerous): is that middleware also on this app, under the same cookie "
+                "name? While migrating from it, pass migrate_starlette_cookies=True",
+                name,
+                read.error,
             )
-            if outcome == TIMED_OUT:
-                logger.warning(
-                    "Rejected session cookie %r: past absolute_timeout=%r", self.session_cookie, self.absolute_timeout
-                )
-                return _Loaded(self._timed_out_session())
-            if outcome == REFRESH:
-                session.modified = True  # re-issued: the idle timer restarts
-        if rewrite:
-            session.modified = True  # re-sign it with the current secret, in the current form (LoadedToken.rewrite)
-        return _Loaded(session, loaded)
+        elif isinstance(read.error, SessionTimedOut):  # idle_timeout is the signer's: the absolute one
+            logger.warning("Rejected session cookie %r: past absolute_timeout=%r", name, self.absolute_timeout)
+        elif read.error is not None:
+            logger.warning("Rejected session cookie %r: %s", name, read.error)
+        elif outcome == EXPIRED:
+            logger.warning("Rejected session cookie %r: expired (max_age=%r)", name, self.max_age)
+        elif outcome == NOT_A_SESSION:
+            logger.warning("Rejected session cookie %r: its value is not a session", name)
+            return self._refused()
+        else:
+            logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", name)
+        if outcome == TIMED_OUT:
+            return _Loaded(self._timed_out_session())
+        return self._refused(cookie)
 
     def _refused(self, cookie: str | None = None) -> _Loaded:
         """An empty session for a cookie that was refused (``Session.refused``, ``Session.leftovers``)."""
@@ -875,25 +600,14 @@ class SessionMiddleware:
 
         loaded = _Loaded(self._session_class()) if cookie is None else self._read(cookie)
         session = loaded.session
-        if cookie is not None and loaded.token is not None:
-            token = loaded.token
-            issued_at = token.issued_at
-            # A token signed before revocation was on has no id: one derived from it ends every copy of it.
-            session_id = token.session_id if token.session_id is not None else derived_session_id(cookie)
-        elif cookie is not None and loaded.migrated_at is not None:
-            # A cookie of Starlette's own middleware, dated by its signed timestamp; its id is derived from it.
-            issued_at = loaded.migrated_at
-            session_id = derived_session_id(cookie)
-        else:
+        if cookie is None or (loaded.token is None and loaded.migrated_at is None):
             return session, SessionToken(store, new_session_id(), False, self._lifetime, self.user_key), False
+        session_id, issued_at, signed_generation = presented(loaded.token, loaded.migrated_at, cookie, session)
         user = dict.get(session, self.user_key)
-        generation = dict.pop(session, GENERATION_KEY, None)  # the middleware's, never the application's
-        if type(generation) is not str:
-            generation = ""
+        generation = signed_generation or ""
         fresh = SessionToken(store, session_id, True, self._lifetime, self.user_key, user, generation)
-        migrated = loaded.token is None  # Starlette's own cookie: it cannot carry a generation
         try:
-            revoked = await store.is_revoked(session_id, user, issued_at, None if migrated else generation)
+            revoked = await store.is_revoked(session_id, user, issued_at, signed_generation)
         except StoreUnavailable as error:
             if store.fails_open:
                 revocation_logger.error("Session accepted unchecked (on_unavailable='open'): %s", error)
@@ -912,76 +626,37 @@ class SessionMiddleware:
             )
         return session, fresh, False
 
-    def _own_expiry(self, cookie: str) -> LoadedToken | None:
-        """A cookie older than max_age: its token, if a set_expiry() of seconds or a date was signed into it.
-
-        The core has checked that expiry (``expires_at``) and the signature; browser-close (0) and no
-        set_expiry() keep max_age. Runs only for such a cookie, never on the path of a valid one.
-        """
-        try:
-            loaded = self._unbounded.load_token(cookie)
-        except BadSignature:
-            return None
-        value = loaded.value
-        if not (type(value) is list and len(value) == 2 and type(value[1]) is dict):
-            return None
-        if not value[1].get("e", value[1].get("t")):
-            return None
-        if idle_past(loaded.issued_at, self.idle_timeout):
-            return None  # idle_timeout bounds every session
-        return loaded
-
-    def _timed(self, session: Session) -> tuple[Any, int | None, str] | None:
-        """What to sign for a session with an expiry of its own: value, expires_in and cookie suffix; None: ended."""
-        meta: dict[str, int | float] = {}
-        expiry, fixed = session._expiry, session._expiry_fixed
-        if expiry is not None:
-            if fixed:
-                meta["t"] = int(expiry)
-            else:
-                meta["e"] = expiry
-        end = written_end(  # the token's own end and the cookie's Max-Age (blake2sign_web.expiry)
-            default_age=self.max_age,
-            browser_session_default=self.max_age is None,
-            expiry=None if fixed else expiry,
-            expiry_at=int(expiry) if fixed and expiry is not None else None,
-            idle_timeout=self.idle_timeout,
-            absolute_timeout=self.absolute_timeout,
-            started=None if session.cleared else session._created_at,  # emptied during this request: afresh
-        )
-        if end is None:
-            return None  # set_expiry() in the past, or absolute_timeout reached: the session has ended
-        if end.started is not None:
-            meta["c"] = end.started  # from the session's first write with data
-        expires_in, cookie_age = end.expires_in, end.cookie_max_age
-        max_age_attribute = f"Max-Age={cookie_age}; " if cookie_age is not None else ""
-        value = [session, meta] if meta else session
-        return value, expires_in, f"{self._path_attribute}{max_age_attribute}{self.security_flags}"
-
     def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
+        signed = self._signed(session, session_id)
+        if signed is None:
+            return self.cookie.deletion  # ended
+        return None if signed is False else self.cookie.set_cookie(*signed)
+
+    def _signed(self, session: Session, session_id: bytes | None) -> tuple[str, str] | Literal[False] | None:
+        """The token for ``session`` and the attributes after it; None: the session has ended (set_expiry() or
+        absolute_timeout, logged); False: too large (refused by the size policy)."""
         value: Any = session
         expires_in = None
-        suffix = self._cookie_suffix
+        suffix = self.cookie.suffix
         if session._expiry is not None or self._timeouts:
-            timed = self._timed(session)
-            if timed is None:
+            written = session.written()
+            if written is None:
                 logger.warning(
                     "Session cookie %r deleted: the session has ended (set_expiry() or absolute_timeout)",
                     self.session_cookie,
                 )
-                return self._delete_cookie
-            value, expires_in, suffix = timed
+                return None
+            value, expires_in, suffix = (
+                written.value,
+                written.expires_in,
+                self.cookie.suffix_for(written.cookie_max_age),
+            )
         try:
-            token = self._sign(value, expires_in, session_id)
+            return self._sign(value, expires_in, session_id), suffix
         except ValueError:  # its JSON is over the size the signer would read back
             self._oversize(f"holds over {self.signer.max_decompressed_size} bytes of JSON")
-            return None
-        header = f"{self.session_cookie}={token}{suffix}"
-        if len(header) > BROWSER_COOKIE_LIMIT:
-            self._oversize(f"would take {len(header)} bytes")
-            return None
-        return header.encode("latin-1")
+            return False
 
     def _sign(self, value: Any, expires_in: int | None, session_id: bytes | None) -> str:
         """The session's token; a value the token cannot hold raises NotJSON naming this middleware's typed option."""
@@ -991,58 +666,18 @@ class SessionMiddleware:
             error.name_option("SessionMiddleware(..., typed=True)")
             raise
 
-    def _oversize(self, problem: str, *, limit: bool = True) -> None:
-        """SessionCookieTooLarge, or (on_oversize="log") an error logged; ``limit``: name the browser's limit."""
-        over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes" if limit else ""
-        message = (
-            f"Session cookie {self.session_cookie!r} {problem}{over}: "
-            "store less in request.session (keep an id and load the rest server-side)."
-        )
-        if self.on_oversize == "raise":
-            raise SessionCookieTooLarge(message)
-        logger.error("%s The response keeps the client's previous session cookie.", message)
+    def _oversize(self, problem: str) -> None:
+        self.cookie.oversize.refuse(problem)
+
+
+def _itsdangerous_shape(cookie: str) -> bool:
+    """Whether a cookie looks like one of Starlette's own middleware: data.timestamp.signature (ours have no ".")."""
+    return cookie.count(".") == 2
 
 
 def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
     """Pickle a middleware's session class as the module's (``SESSION_CLASS``), which pickle can find by name."""
     return (SESSION_CLASS, (dict(self),), vars(self) or None)
-
-
-def _shortest(seconds: int | None, limit: int | None) -> int | None:
-    """The smaller of two optional limits (None: no limit)."""
-    if limit is None:
-        return seconds
-    return limit if seconds is None else min(seconds, limit)
-
-
-def _session_end(
-    session: Session, max_age: int | None, idle_timeout: int | None, absolute_timeout: int | None
-) -> SessionEnd:
-    """When ``session`` ends if written now under these options: its accessors' answer (``blake2sign_web.expiry``)."""
-    fixed = session._expiry_fixed
-    expiry = session._expiry
-    return session_end(
-        None,  # now, by the core's clock
-        default_age=max_age,
-        browser_session_default=max_age is None,
-        expiry=None if fixed else expiry,
-        expiry_at=int(expiry) if fixed and expiry is not None else None,  # the token carries whole seconds
-        idle_timeout=idle_timeout,
-        absolute_timeout=absolute_timeout,
-        # From the session's first write with data (now, at its whole second, for a new or emptied one).
-        started=None if session.cleared else session._created_at,
-        start_whole_second=True,
-    )
-
-
-def _restore(session: Session, meta: dict[str, Any]) -> None:
-    """Put back on ``session`` what ``_timed`` signed beside it: its set_expiry() and first-write time."""
-    if type(fixed := meta.get("t")) is int:
-        session._expiry, session._expiry_fixed = fixed, True
-    elif type(seconds := meta.get("e")) is int:
-        session._expiry = seconds
-    if type(created := meta.get("c")) is int:
-        session._created_at = created
 
 
 async def _end_client_session(token: SessionToken) -> None:

@@ -50,8 +50,9 @@ DIFFERENCES: Final[dict[str, str]] = {
         "then bounds both."
     ),
     "partitioned": (
-        "Django has no setting for the Partitioned (CHIPS) attribute yet (its own support is an open pull "
-        "request; issue 28, item 4 adds one): the scenario runs on Starlette only."
+        "Django's set_cookie() cannot write the Partitioned (CHIPS) attribute yet (its own support is an open pull "
+        "request): this project's Django middleware writes it with SESSION_COOKIE_PARTITIONED = True, Django's own "
+        "middleware cannot, so the Partitioned scenarios skip that driver."
     ),
     "chunked needs our Django middleware": (
         "CHUNKED needs this project's Django session middleware (system check blake2sign_web.E022): Django's "

@@ -480,8 +480,6 @@ class DjangoDriver(Driver):
     """``SESSION_ENGINE = "blake2sign_web.django.sessions"`` behind a session middleware, via Django's test client."""
 
     framework = "django"
-    #: DIFFERENCES["partitioned"]: Django has no setting for it yet.
-    unsupported = frozenset({"partitioned"})
     #: DIFFERENCES["_session_expiry"].
     private_keys = frozenset({"_session_expiry"})
 
@@ -521,6 +519,7 @@ class DjangoDriver(Driver):
             "SESSION_COOKIE_SECURE": o["secure"],
             "SESSION_COOKIE_HTTPONLY": True,
             "SESSION_COOKIE_SAMESITE": o["same_site"].capitalize(),
+            "SESSION_COOKIE_PARTITIONED": o["partitioned"],
             "SESSION_SAVE_EVERY_REQUEST": False,
         }
         if o["revocation"] is not None:
@@ -621,6 +620,7 @@ class DjangoOwnMiddleware(DjangoDriver):
     """The engine behind Django's own SessionMiddleware: what a project that only switches the engine runs."""
 
     name = "django-own"
+    #: DIFFERENCES["chunked needs our Django middleware"], DIFFERENCES["partitioned"].
     unsupported = frozenset({"chunked", "partitioned"})
 
     def __init__(self, options: dict[str, Any]) -> None:

@@ -504,6 +504,30 @@ def scenario_partitioned(start: Start) -> Any:
         return cookie.neutral()
 
 
+@scenario(SCENARIOS, features={"partitioned"})
+def scenario_partitioned_deletion_is_partitioned_and_secure(start: Start) -> Any:
+    """A partitioned cookie is deleted only by a partitioned Set-Cookie (CHIPS keys it by the top-level site),
+    which browsers accept only when Secure."""
+    with start(secure=True, same_site="none", partitioned=True) as driver:
+        driver.request(["set", "a", 1])
+        deleted = driver.request(["flush"]).cookie("session")
+        assert deleted is not None
+        assert deleted.deleted
+        assert deleted.attributes.get("partitioned") is True
+        assert deleted.attributes.get("secure") is True
+        return deleted.neutral()
+
+
+@scenario(SCENARIOS, features={"partitioned", "chunked"})
+def scenario_partitioned_chunks(start: Start) -> Any:
+    with start(secure=True, same_site="none", partitioned=True, chunked=True, max_chunks=3) as driver:
+        response = driver.request(["set_blob", "blob", 5000])  # two cookies' worth, incompressible
+        names = sorted(response.cookies())
+        assert names == ["session", "session.1"]
+        assert all(c.attributes.get("partitioned") is True for c in response.set_cookies)
+        return names
+
+
 def _start_up_error(start: Start, **options: Any) -> BaseException:
     """The error a configuration stops with, before any response (DIFFERENCES["when a configuration error..."])."""
     try:
