@@ -36,7 +36,6 @@ single-use link while its cache is unreachable (``SINGLE_USE_UNAVAILABLE = "clos
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, Final, TypeVar, overload
@@ -47,16 +46,16 @@ from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.urls import get_script_prefix
 from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation
-from ..exceptions import BadSignature, SignatureExpired
+from .. import confirmation, link_requests
 from ..keys import HASHERS
+from ..link_requests import Refusal
 from ..revocation import POLICIES, StoreUnavailable
 from ..urls import (
     LINK_PARAMETERS,
@@ -70,12 +69,8 @@ from ..urls import (
 )
 from . import revocation
 
-logger = logging.getLogger("blake2sign_web.signed_urls")
-
 SETTING: Final = "BLAKE2SIGN_WEB"
 SECTION: Final = "SIGNED_URLS"
-#: At most this many characters of a refused path are logged (escaped with repr).
-LOGGED_PATH_LENGTH: Final = 200
 DEFAULTS: Final[Mapping[str, Any]] = {
     "PURPOSE": "blake2sign_web.signed_urls",
     "HASHER": "blake2b",
@@ -128,8 +123,10 @@ def options() -> dict[str, Any]:
     result = {**DEFAULTS, **section}
     if result["HASHER"] not in HASHERS:
         raise ImproperlyConfigured(f"{name}['HASHER'] must be one of {', '.join(HASHERS)}; got {result['HASHER']!r}.")
-    if result["EXPIRED_STATUS"] not in (403, 410):
-        raise ImproperlyConfigured(f"{name}['EXPIRED_STATUS'] must be 410 or 403; got {result['EXPIRED_STATUS']!r}.")
+    try:
+        link_requests.check_expired_status(result["EXPIRED_STATUS"], f"{name}['EXPIRED_STATUS']")
+    except ValueError as error:
+        raise ImproperlyConfigured(f"{error}.") from None
     if isinstance(result["IGNORED_PARAMS"], str):
         raise ImproperlyConfigured(f"{name}['IGNORED_PARAMS'] must be a tuple of names or patterns like 'utm_*'.")
     settable = {"signature_param": "SIGNATURE_PARAM", "expires_param": "EXPIRES_PARAM", "ignore": "IGNORED_PARAMS"}
@@ -285,24 +282,37 @@ async def averify_request(
 
 
 def admit(
-    request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
+    request: HttpRequest,
+    *,
+    bind: BindFunction | None = None,
+    confirm: ConfirmFunction | None = None,
+    serves_file: bool = False,
 ) -> VerifiedLink | HttpResponse:
     """The verified link (also set as ``request.signed_link``), or the response that stands in for the view.
 
     That response is: 410 for an expired link, the confirmation page for GET or HEAD of a
-    ``consume_on="post"`` link, 405 for another method than GET, HEAD or POST of one.
-    PermissionDenied for a bad link. Nothing is consumed here (no I/O).
+    ``consume_on="post"`` link, 405 for a method the link may not be used with
+    (``link_requests.admission``). PermissionDenied for a bad link. Nothing is consumed here (no I/O).
     """
     link = check_signature(request, bind=bind)
     if isinstance(link, HttpResponse):
         return link
     request.signed_link = link  # type: ignore[attr-defined]
-    if link.consume_on == "post":
-        if request.method in ("GET", "HEAD"):
-            return confirmation_response(request, link, confirm)
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
+    admitted = link_requests.admission(link, request.method or "GET", serves_file=serves_file)
+    if admitted == link_requests.CONFIRM:
+        return confirmation_response(request, link, confirm)
+    if isinstance(admitted, Refusal):
+        return refusal_response(admitted)
     return link
+
+
+def refusal_response(refusal: Refusal) -> HttpResponse:
+    """Django's answer to a refusal: a 403 is PermissionDenied (the site's 403 page renders), else plain text."""
+    if refusal.status == 403:
+        raise PermissionDenied(refusal.message)
+    return HttpResponse(
+        refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8", headers=refusal.headers
+    )
 
 
 def confirmation_response(
@@ -380,12 +390,11 @@ def consume_single_use(
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
-    logged_path = request.path[:LOGGED_PATH_LENGTH]
     if _single_use_cache is None:
-        logger.error("refused single-use URL for %r: SINGLE_USE_CACHE is not configured", logged_path)
-        raise PermissionDenied("This link is not valid.")
+        return refusal_response(link_requests.no_store(request.path, "SINGLE_USE_CACHE is not configured"))
+    answer: bool | StoreUnavailable
     try:
-        allowed = revocation.consume_link(
+        answer = revocation.consume_link(
             revocation.get_cache(_single_use_cache),
             link.nonce,
             link.expires_at,
@@ -394,23 +403,15 @@ def consume_single_use(
             continuation=continuation,
         )
     except StoreUnavailable as error:
-        if _single_use_fails_open:
-            logger.error(
-                "accepted single-use URL for %r unchecked (SINGLE_USE_UNAVAILABLE='open'): %s", logged_path, error
-            )
-            return None
-        logger.error("refused single-use URL for %r: %s", logged_path, error)
-        return HttpResponse(
-            "This link cannot be checked right now; try again shortly.",
-            status=503,
-            content_type="text/plain; charset=utf-8",
-        )
-    if allowed:
-        return None
-    logger.info("used single-use URL for %r", logged_path)
-    if _expired_status == 410:
-        return HttpResponse("This link has already been used.", status=410, content_type="text/plain; charset=utf-8")
-    raise PermissionDenied("This link has already been used.")
+        answer = error
+    refusal = link_requests.consumed(
+        answer,
+        path=request.path,
+        fails_open=_single_use_fails_open,
+        expired_status=_expired_status,
+        option="SINGLE_USE_UNAVAILABLE",
+    )
+    return None if refusal is None else refusal_response(refusal)
 
 
 def check_signature(request: HttpRequest, *, bind: BindFunction | None = None) -> VerifiedLink | HttpResponse:
@@ -419,19 +420,9 @@ def check_signature(request: HttpRequest, *, bind: BindFunction | None = None) -
     url = request_url(request)
     if signer.bind_host:
         url = f"{request.scheme}://{request.get_host()}{url}"
-    # Logged with repr: the decoded path may hold CR, LF, ESC or U+2028 that would forge log lines.
-    logged_path = request.path[:LOGGED_PATH_LENGTH]
-    try:
-        return signer.verify_link(url, bind=None if bind is None else bind(request))
-    except SignatureExpired:
-        logger.info("expired signed URL for %r", logged_path)
-        if _expired_status == 410:
-            return HttpResponse("This link has expired.", status=410, content_type="text/plain; charset=utf-8")
-        raise PermissionDenied("This link has expired.") from None
-    except BadSignature as error:
-        # The reason, not the URL: its query holds the signature.
-        logger.warning("rejected signed URL for %r: %s", logged_path, error)
-        raise PermissionDenied("This link is not valid.") from None
+    bound = None if bind is None else bind(request)
+    outcome = link_requests.verify(signer, url, bind=bound, path=request.path, expired_status=_expired_status)
+    return refusal_response(outcome) if isinstance(outcome, Refusal) else outcome
 
 
 def request_url(request: HttpRequest) -> str:

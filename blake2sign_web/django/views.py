@@ -35,14 +35,14 @@ from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import FileSystemStorage, Storage, default_storage, storages
 from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.utils.cache import get_conditional_response
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import files, revocation
+from .. import files, link_requests
+from ..link_requests import LOGGED_PATH_LENGTH
 from ..urls import VerifiedLink
-from .signed_urls import LOGGED_PATH_LENGTH, BindFunction, ConfirmFunction, admit, consume_single_use
+from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 #: ``range_fallback`` values: where a remote storage has no ranged read, redirect a Range request to its URL,
@@ -82,7 +82,7 @@ class SignedFileView(View):
         # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
         bind = self.__dict__.get("bind", type(self).bind)
         confirm = self.__dict__.get("confirm", type(self).confirm)
-        link = admit(request, bind=bind, confirm=confirm)
+        link = admit(request, bind=bind, confirm=confirm, serves_file=True)
         if isinstance(link, HttpResponseBase):
             return link
         #: A single-use link is used up in ``respond``, which knows the file (see ``consume``).
@@ -95,9 +95,7 @@ class SignedFileView(View):
         return default_storage if self.storage == "default" else storages[self.storage]
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        """The confirmation page's POST: uses a ``consume_on="post"`` link up and sends the whole file."""
-        if self.link.consume_on != "post":
-            return self.http_method_not_allowed(request, *args, **kwargs)
+        """The confirmation page's POST (``admit`` lets no other POST through): uses the link up, sends the file."""
         return self.get(request, *args, **kwargs)
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
@@ -178,10 +176,7 @@ class SignedFileView(View):
         return stored
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
-        etag = last_modified = None
-        if stored.mtime_ns is not None:
-            etag = files.etag_for(stored.size, stored.mtime_ns)
-            last_modified = files.http_date(stored.mtime_ns / 1e9)
+        etag, last_modified = link_requests.validators(stored.size, stored.mtime_ns)
         # The confirmation's POST gets the whole file: no range, no validators (a POST is never a 304).
         posted = request.method == "POST"
         # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
@@ -207,26 +202,18 @@ class SignedFileView(View):
             # A file that cannot seek is sent whole: reading up to the range would cost as much.
             # (Asked only for a GET with a Range: another storage may have to read the file to tell.)
             asked = unsatisfiable = None
-        continuation = revocation.continuation_cost(request.method or "GET", asked, stored.size)
-        refused = self.consume(request, stored.size, continuation)
+        refused = self.consume(request, stored.size, asked)
         if refused is not None:
             stored.close()
             return refused
         mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
-        conditional = None if posted else get_conditional_response(request, etag=etag, last_modified=mtime)
-        if conditional is not None:
+        status = (
+            None if posted else link_requests.conditional_status(request.method or "GET", request.headers, etag, mtime)
+        )
+        if status is not None:
             stored.close()
-            return conditional
-        headers = {
-            # The type follows the stored name, never the link's filename: a link cannot make a file HTML.
-            "Content-Type": files.content_type_for(name),
-            "Content-Disposition": self.disposition(name),
-            "X-Content-Type-Options": "nosniff",
-        }
-        if posted:
-            headers["Cache-Control"] = "no-store"
-        if etag is not None and last_modified is not None:
-            headers.update({"ETag": etag, "Last-Modified": last_modified})
+            return HttpResponse(status=status, headers=link_requests.conditional_headers(status, etag, last_modified))
+        headers = link_requests.file_headers(name, self.disposition(name), etag, last_modified, posted=posted)
         if self.accel_redirect is not None or self.sendfile:
             stored.close()
             return self.offload(name, stored, headers)
@@ -315,25 +302,19 @@ class SignedFileView(View):
 
     def disposition(self, name: str) -> str:
         """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
-        link: VerifiedLink | None = getattr(self, "link", None)
-        filename = name if link is None or link.filename is None else link.filename
-        as_attachment = (
-            self.as_attachment if link is None or link.disposition is None else link.disposition == "attachment"
-        )
-        return files.content_disposition(filename, as_attachment=as_attachment)
+        return link_requests.download_disposition(name, self.as_attachment, getattr(self, "link", None))
 
-    def consume(self, request: HttpRequest, size: int, continuation: int | None) -> HttpResponseBase | None:
+    def consume(self, request: HttpRequest, size: int, asked: files.ByteRange | None) -> HttpResponseBase | None:
         """Use up a single-use link (None: this request may have the file), knowing the file's size.
 
-        After its first use, only the same client continues, with what ``continuation_cost``
+        After its first use, only the same client continues, with what ``link_requests.consumption``
         allows (HEAD, one byte range shorter than the file) within a budget of ``size`` bytes.
         """
         link: VerifiedLink | None = getattr(self, "link", None)
         if link is None or link.nonce is None:
             return None
-        if link.consume_on == "post":  # only its POST gets here: a first use, never continued by GET
-            return consume_single_use(request, link)
-        return consume_single_use(request, link, file_size=size, continuation=continuation)
+        terms = link_requests.consumption(link, request.method or "GET", file_size=size, byte_range=asked)
+        return consume_single_use(request, link, file_size=terms.file_size, continuation=terms.continuation)
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
         """Let the front server send the bytes (and handle Range itself)."""

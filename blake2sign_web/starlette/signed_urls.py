@@ -33,7 +33,6 @@ the default), 400 for an unsafe path, 404 for a missing file, 416 for an unsatis
 from __future__ import annotations
 
 import functools
-import logging
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
@@ -47,20 +46,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, revocation
-from ..exceptions import BadSignature, SignatureExpired
+from .. import confirmation, files, link_requests
+from ..link_requests import Refusal
 from ..revocation import StoreUnavailable
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
 if TYPE_CHECKING:
     from .revocation import RedisStore
 
-logger = logging.getLogger("blake2sign_web.signed_urls")
-
 #: Characters a re-encoded path keeps as they are (RFC 3986 pchar and "/"); "%" is not one of them.
 _PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
-#: At most this many characters of a refused path are logged (escaped with repr).
-LOGGED_PATH_LENGTH: Final = 200
 
 BindFunction = Callable[[Request], Bound | None]
 #: Who is asking, for single-use links: the same text may continue a download it started.
@@ -166,13 +161,10 @@ def _public_base(base_url: str | URL) -> URL:
     """``base_url`` as a URL, checked: http or https, a host, no query or fragment."""
     if not isinstance(base_url, (str, URL)):
         raise TypeError(f"base_url must be a str such as 'https://example.com' or a URL, not {type(base_url).__name__}")
-    url = URL(str(base_url))
-    if url.scheme not in ("http", "https") or not url.hostname or url.query or url.fragment or "@" in url.netloc:
-        raise ValueError(
-            f"base_url must be the site's public URL, http(s)://host[:port][/prefix], such as "
-            f"'https://example.com'; got {str(base_url)[:80]!r}"
-        )
-    return url
+    problem = link_requests.public_base_problem(str(base_url))
+    if problem is not None:
+        raise ValueError(problem)
+    return URL(str(base_url))
 
 
 def default_client(request: Request) -> str:
@@ -222,21 +214,20 @@ def check_signature(
 
     A single-use link passes here too: ``consume_single_use`` must follow (``require_signature`` does).
     """
-    # Logged with repr: a decoded path may hold CR, LF, ESC or U+2028 that would forge log lines.
-    # (Not request.url.path: building the URL silently drops CR, LF and tab.)
-    logged_path = _full_path(request.scope)[:LOGGED_PATH_LENGTH]
+    # The decoded path for the log (not request.url.path: building the URL silently drops CR, LF and tab).
+    path = _full_path(request.scope)
     try:
-        return signer.verify_link(request_url(request, signer), bind=bind)
-    except SignatureExpired:
-        logger.info("expired signed URL for %r", logged_path)
-        raise HTTPException(expired_status, "This link has expired.") from None
-    except BadSignature as error:
-        logger.warning("rejected signed URL for %r: %s", logged_path, error)
-        raise HTTPException(403, "This link is not valid.") from None
-    except UnicodeEncodeError:
-        # A path with a lone surrogate (only a non-server scope can hold one) is no URL anybody signed.
-        logger.warning("rejected signed URL for %r: path is not UTF-8", logged_path)
-        raise HTTPException(403, "This link is not valid.") from None
+        url: str | None = request_url(request, signer)
+    except UnicodeEncodeError:  # a lone surrogate in the path
+        url = None
+    return _raise_refusal(link_requests.verify(signer, url, bind=bind, path=path, expired_status=expired_status))
+
+
+def _raise_refusal(outcome: VerifiedLink | Refusal | None) -> VerifiedLink:
+    if isinstance(outcome, Refusal):
+        raise HTTPException(outcome.status, outcome.message, headers=dict(outcome.headers) or None)
+    assert outcome is not None
+    return outcome
 
 
 async def consume_single_use(
@@ -260,31 +251,25 @@ async def consume_single_use(
     """
     if link.nonce is None or link.expires_at is None:
         return
-    logged_path = _full_path(request.scope)[:LOGGED_PATH_LENGTH]
+    path = _full_path(request.scope)
     if link.consume_on == "post" and confirmation.cross_site_post(request.headers):
         # Starlette has no CSRF check: another site's form must not use the link up with this browser's cookies.
-        logger.warning("refused a cross-site POST of the single-use URL for %r", logged_path)
-        raise HTTPException(403, "This link must be confirmed from its own page.")
+        _raise_refusal(link_requests.cross_site_refusal(path))
     if store is None:
-        logger.error("refused single-use URL for %r: no single_use store configured for this endpoint", logged_path)
-        raise HTTPException(403, "This link is not valid.")
+        _raise_refusal(link_requests.no_store(path, "no single_use store configured for this endpoint"))
+        return
+    answer: bool | StoreUnavailable
     try:
-        allowed = await store.consume_link(
-            link.nonce,
-            link.expires_at,
-            client(request),
-            file_size=file_size,
-            continuation=continuation,
+        answer = await store.consume_link(
+            link.nonce, link.expires_at, client(request), file_size=file_size, continuation=continuation
         )
     except StoreUnavailable as error:
-        if store.fails_open:
-            logger.error("accepted single-use URL for %r unchecked (on_unavailable='open'): %s", logged_path, error)
-            return
-        logger.error("refused single-use URL for %r: %s", logged_path, error)
-        raise HTTPException(503, "This link cannot be checked right now; try again shortly.") from None
-    if not allowed:
-        logger.info("used single-use URL for %r", logged_path)
-        raise HTTPException(expired_status, "This link has already been used.")
+        answer = error
+    refusal = link_requests.consumed(
+        answer, path=path, fails_open=store.fails_open, expired_status=expired_status, option="on_unavailable"
+    )
+    if refusal is not None:
+        _raise_refusal(refusal)
 
 
 def require_signature(
@@ -304,24 +289,40 @@ def require_signature(
     as ``ConfirmationRequired`` for GET and HEAD (install ``confirmation_handler``; let the route
     accept POST: ``@app.api_route(..., methods=["GET", "HEAD", "POST"])``).
     """
-    if expired_status not in (403, 410):
-        raise ValueError(f"expired_status must be 410 or 403; got {expired_status!r}")
-    if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
-        raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
+    _check_options(expired_status, single_use)
 
     async def signature_required(request: Request) -> None:
-        bound = None if bind is None else bind(request)
-        link = check_signature(request, signer, bind=bound, expired_status=expired_status)
-        request.state.signed_link = link
-        if link.consume_on == "post":
-            if request.method in ("GET", "HEAD"):
-                raise ConfirmationRequired(confirmation_response(request, link, confirm))
-            if request.method != "POST":
-                raise HTTPException(405, headers={"Allow": "GET, HEAD, POST"})
+        link = _admit(request, signer, bind, expired_status, confirm, serves_file=False)
         if link.nonce is not None:
             await consume_single_use(request, link, single_use, client=client, expired_status=expired_status)
 
     return signature_required
+
+
+def _check_options(expired_status: int, single_use: RedisStore | None) -> None:
+    link_requests.check_expired_status(expired_status)
+    if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
+        raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
+
+
+def _admit(
+    request: Request,
+    signer: URLSigner,
+    bind: BindFunction | None,
+    expired_status: int,
+    confirm: ConfirmFunction | None,
+    *,
+    serves_file: bool,
+) -> VerifiedLink:
+    """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
+    link = check_signature(request, signer, bind=None if bind is None else bind(request), expired_status=expired_status)
+    request.state.signed_link = link
+    admitted = link_requests.admission(link, request.method, serves_file=serves_file)
+    if admitted == link_requests.CONFIRM:
+        raise ConfirmationRequired(confirmation_response(request, link, confirm))
+    if isinstance(admitted, Refusal):
+        _raise_refusal(admitted)
+    return link
 
 
 def signed_url_required(
@@ -426,9 +427,8 @@ async def signed_file_response(
         link = getattr(request.state, "signed_link", None)
     opened = await _open(root, name)
     try:
-        disposition = _disposition(name, as_attachment, link)
         posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        return _file_response(request, opened, name, disposition, _requested_range(request, opened), posted=posted)
+        return _file_response(request, opened, name, as_attachment, link, _requested_range(request, opened), posted)
     except BaseException:
         opened.handle.close()
         raise
@@ -443,13 +443,9 @@ async def _open(root: str | os.PathLike[str], name: str) -> files.OpenedFile:
         raise HTTPException(404, "No such file.") from None
 
 
-def _validators(opened: files.OpenedFile) -> tuple[str, str]:
-    return files.etag_for(opened.stat.st_size, opened.stat.st_mtime_ns), files.http_date(opened.stat.st_mtime)
-
-
 def _requested_range(request: Request, opened: files.OpenedFile) -> files.ByteRange | files.RangeNotSatisfiable | None:
     """The byte range asked for (None: the whole file), or the error to answer with 416."""
-    etag, last_modified = _validators(opened)
+    etag, last_modified = link_requests.validators(opened.stat.st_size, opened.stat.st_mtime_ns)
     try:
         return files.requested_range(
             request.headers.get("range"), request.headers.get("if-range"), opened.stat.st_size, etag, last_modified
@@ -458,49 +454,33 @@ def _requested_range(request: Request, opened: files.OpenedFile) -> files.ByteRa
         return error
 
 
-def _disposition(name: str, as_attachment: bool, link: VerifiedLink | None) -> str:
-    """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
-    if link is not None and link.disposition is not None:
-        as_attachment = link.disposition == "attachment"
-    filename = name if link is None or link.filename is None else link.filename
-    return files.content_disposition(filename, as_attachment=as_attachment)
-
-
 def _file_response(
     request: Request,
     opened: files.OpenedFile,
     name: str,
-    disposition: str,
+    as_attachment: bool,
+    link: VerifiedLink | None,
     byte_range: files.ByteRange | files.RangeNotSatisfiable | None,
-    *,
-    posted: bool = False,
+    posted: bool,
 ) -> Response:
-    size, mtime = opened.stat.st_size, opened.stat.st_mtime
-    etag, last_modified = _validators(opened)
-    if posted:  # a confirmation's POST: the whole file, never a 304 or a range
-        headers = {
-            "etag": etag,
-            "last-modified": last_modified,
-            "content-disposition": disposition,
-            "x-content-type-options": "nosniff",
-            "cache-control": "no-store",
-        }
-        return _OpenFileResponse(opened.handle, size, headers=headers, media_type=files.content_type_for(name))
-    if files.not_modified(request.headers.get("if-none-match"), request.headers.get("if-modified-since"), etag, mtime):
+    size, mtime_ns = opened.stat.st_size, opened.stat.st_mtime_ns
+    etag, last_modified = link_requests.validators(size, mtime_ns)
+    # A confirmation's POST gets the whole file: never a 304 or a range.
+    status = (
+        None if posted else link_requests.conditional_status(request.method, request.headers, etag, mtime_ns // 10**9)
+    )
+    if status is not None:
         opened.handle.close()
-        return Response(status_code=304, headers={"etag": etag, "last-modified": last_modified})
-    if isinstance(byte_range, files.RangeNotSatisfiable):
+        return Response(status_code=status, headers=link_requests.conditional_headers(status, etag, last_modified))
+    if isinstance(byte_range, files.RangeNotSatisfiable) and not posted:
         opened.handle.close()
         return Response(status_code=416, headers={"content-range": byte_range.content_range})
-    headers = {
-        "etag": etag,
-        "last-modified": last_modified,
-        "content-disposition": disposition,
-        "x-content-type-options": "nosniff",
-    }
-    return _OpenFileResponse(
-        opened.handle, size, byte_range=byte_range, headers=headers, media_type=files.content_type_for(name)
-    )
+    disposition = link_requests.download_disposition(name, as_attachment, link)
+    headers = link_requests.file_headers(name, disposition, etag, last_modified, posted=posted)
+    # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
+    media_type = headers.pop("Content-Type")
+    sent = byte_range if isinstance(byte_range, files.ByteRange) and not posted else None
+    return _OpenFileResponse(opened.handle, size, byte_range=sent, headers=headers, media_type=media_type)
 
 
 class SignedFiles:
@@ -521,10 +501,7 @@ class SignedFiles:
     ) -> None:
         if not os.path.isdir(root):
             raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
-        if expired_status not in (403, 410):
-            raise ValueError(f"expired_status must be 410 or 403; got {expired_status!r}")
-        if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
-            raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
+        _check_options(expired_status, single_use)
         self.signer = signer
         self.bind = bind
         self.expired_status = expired_status
@@ -540,44 +517,36 @@ class SignedFiles:
         request = Request(scope, receive)
         try:
             response = await self.respond(request)
+        except ConfirmationRequired as page:
+            response = page.response
         except HTTPException as error:
             response = PlainTextResponse(error.detail, status_code=error.status_code, headers=error.headers)
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
-        bound = None if self.bind is None else self.bind(request)
-        link = check_signature(request, self.signer, bind=bound, expired_status=self.expired_status)
-        request.state.signed_link = link
-        posted = link.consume_on == "post"
-        if posted and request.method in ("GET", "HEAD"):  # never used up by GET or HEAD: the file is not opened
-            return confirmation_response(request, link, self.confirm)
-        if request.method not in ("GET", "HEAD", "POST") or (request.method == "POST") != posted:
-            allowed = "GET, HEAD, POST" if posted else "GET, HEAD"
-            raise HTTPException(405, headers={"Allow": allowed})
-        opened = await _open(self.root, request.path_params[self.path_param])
+        link = _admit(request, self.signer, self.bind, self.expired_status, self.confirm, serves_file=True)
+        name = request.path_params[self.path_param]
+        opened = await _open(self.root, name)  # the file is not opened for a confirmation page
         try:
             byte_range = _requested_range(request, opened)
-            if posted:  # the confirmation's POST: its first use, never continued
-                await consume_single_use(
-                    request, link, self.single_use, client=self.client, expired_status=self.expired_status
-                )
-            elif link.nonce is not None:
-                # A single-use link is used up here, knowing the file: its first use, or a continuation
-                # of a download by the same client within the file's size.
+            if link.nonce is not None:
+                # Used up here, knowing the file: its first use, or a continuation of a download by the same
+                # client within the file's size (a confirmation's POST is a first use, never continued).
                 requested = byte_range if isinstance(byte_range, files.ByteRange) else None
-                size = opened.stat.st_size
+                terms = link_requests.consumption(
+                    link, request.method, file_size=opened.stat.st_size, byte_range=requested
+                )
                 await consume_single_use(
                     request,
                     link,
                     self.single_use,
                     client=self.client,
                     expired_status=self.expired_status,
-                    file_size=size,
-                    continuation=revocation.continuation_cost(request.method, requested, size),
+                    file_size=terms.file_size,
+                    continuation=terms.continuation,
                 )
-            name = request.path_params[self.path_param]
-            disposition = _disposition(name, self.as_attachment, link)
-            return _file_response(request, opened, name, disposition, byte_range, posted=posted)
+            posted = link.consume_on == "post"
+            return _file_response(request, opened, name, self.as_attachment, link, byte_range, posted)
         except BaseException:
             opened.handle.close()
             raise

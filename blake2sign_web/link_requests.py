@@ -1,0 +1,264 @@
+"""What a request by a signed link gets, decided once for every framework (no I/O here).
+
+An adapter describes its request in plain values (the method, the URL to verify, the few
+headers a decision needs), calls these functions in order, and translates what they return
+into its framework's response. The I/O stays in the adapter (the single-use store, sync in
+Django and async in Starlette; the file), between the decisions:
+
+1. ``verify``: the link's MAC, expiry and options, or a ``Refusal`` (403, or ``expired_status``);
+2. ``admission``: what the method may do with it: ``PROCEED``, ``CONFIRM`` (the confirmation
+   page of a ``consume_on="post"`` link), or a 405 ``Refusal``;
+3. for a single-use link, ``consumption`` (what to ask the store, and for a file the continuation's
+   cost), the store call, then ``consumed`` (the store's answer, or its failure, as a ``Refusal``);
+4. for a file: ``download_disposition``, ``conditional_status`` and ``file_headers``.
+
+A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
+as ``PermissionDenied`` (the site's 403 page), as its contract has it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import timezone
+from email.utils import parsedate_to_datetime
+from typing import Final, Literal, NamedTuple
+from urllib.parse import urlsplit
+
+from . import files
+from .exceptions import BadSignature, SignatureExpired
+from .revocation import StoreUnavailable, continuation_cost
+from .urls import Bound, URLSigner, VerifiedLink
+
+logger = logging.getLogger("blake2sign_web.signed_urls")
+
+#: At most this many characters of a refused path are logged (escaped with repr).
+LOGGED_PATH_LENGTH: Final = 200
+#: The statuses an expired or used link may get: 410 Gone (the page can say "ask for a new link"), or 403.
+EXPIRED_STATUSES: Final = (410, 403)
+INVALID: Final = "This link is not valid."
+EXPIRED: Final = "This link has expired."
+USED: Final = "This link has already been used."
+UNAVAILABLE: Final = "This link cannot be checked right now; try again shortly."
+CROSS_SITE: Final = "This link must be confirmed from its own page."
+
+
+class Refusal(NamedTuple):
+    """What stands in for the view: ``status``, a plain-text ``message``, and ``headers`` (Allow for a 405)."""
+
+    status: int
+    message: str
+    headers: Mapping[str, str] = {}
+
+
+Admission = Literal["proceed", "confirm"]
+PROCEED: Final = "proceed"
+CONFIRM: Final = "confirm"
+
+
+def check_expired_status(value: object, name: str = "expired_status") -> int:
+    """``value`` as the status of an expired or used link; ValueError naming the option (``name``) otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value not in EXPIRED_STATUSES:
+        raise ValueError(f"{name} must be 410 or 403; got {value!r}")
+    return value
+
+
+def logged(path: str) -> str:
+    """The part of a path that is logged (with repr: it may hold CR, LF, ESC or U+2028 that would forge lines)."""
+    return path[:LOGGED_PATH_LENGTH]
+
+
+def verify(
+    signer: URLSigner, url: str | None, *, bind: Bound | None, path: str, expired_status: int = 410
+) -> VerifiedLink | Refusal:
+    """The verified link, or the refusal of a bad (403) or expired (``expired_status``) one, logged.
+
+    ``url``: the path and query the client sent (absolute when the signer binds the host), None when
+    the path is not text (a lone surrogate, which only a scope no server made can hold); ``path``: the
+    decoded path, for the log. The reason is logged, never the URL: its query holds the signature.
+    """
+    if url is None:
+        logger.warning("rejected signed URL for %r: path is not UTF-8", logged(path))
+        return Refusal(403, INVALID)
+    try:
+        return signer.verify_link(url, bind=bind)
+    except SignatureExpired:
+        logger.info("expired signed URL for %r", logged(path))
+        return Refusal(expired_status, EXPIRED)
+    except BadSignature as error:
+        logger.warning("rejected signed URL for %r: %s", logged(path), error)
+        return Refusal(403, INVALID)
+
+
+def admission(link: VerifiedLink, method: str, *, serves_file: bool = False) -> Admission | Refusal:
+    """What ``method`` may do with a verified link: go on, get the confirmation page, or 405.
+
+    A ``consume_on="post"`` link is never used up by GET or HEAD (mail scanners fetch links): they get
+    the confirmation page, whose POST goes on. A view accepts any other method of an ordinary link
+    (it decides); a file is only read (GET, HEAD), or POSTed from its confirmation page.
+    """
+    posted = link.consume_on == "post"
+    if posted and method in ("GET", "HEAD"):
+        return CONFIRM
+    if posted and method != "POST":
+        return Refusal(405, "Method Not Allowed", {"Allow": "GET, HEAD, POST"})
+    if serves_file and not posted and method not in ("GET", "HEAD"):
+        return Refusal(405, "Method Not Allowed", {"Allow": "GET, HEAD"})
+    return PROCEED
+
+
+class Consumption(NamedTuple):
+    """What to ask the store for a single-use link: the file's size and the continuation's cost, or None."""
+
+    file_size: int | None = None
+    continuation: int | None = None
+
+
+def consumption(
+    link: VerifiedLink, method: str, *, file_size: int | None = None, byte_range: files.ByteRange | None = None
+) -> Consumption:
+    """The terms of the store call. Only a file's link (``file_size``) continues after its first use, for the
+    same client (HEAD, one byte range shorter than the file: ``revocation.continuation_cost``); a link
+    confirmed by POST, or to any other view, is used up by its first request."""
+    if file_size is None or link.consume_on == "post":
+        return Consumption()
+    return Consumption(file_size, continuation_cost(method, byte_range, file_size))
+
+
+def cross_site_refusal(path: str) -> Refusal:
+    """The confirmation's POST came from another site's page (its form must not use the link up)."""
+    logger.warning("refused a cross-site POST of the single-use URL for %r", logged(path))
+    return Refusal(403, CROSS_SITE)
+
+
+def no_store(path: str, why: str) -> Refusal:
+    """A single-use link where nothing can consume it: refused (``why`` names the missing option)."""
+    logger.error("refused single-use URL for %r: %s", logged(path), why)
+    return Refusal(403, INVALID)
+
+
+def consumed(
+    answer: bool | StoreUnavailable, *, path: str, fails_open: bool, expired_status: int = 410, option: str
+) -> Refusal | None:
+    """The store's answer (True: this request may have the link), or its failure, as None or a refusal.
+
+    A store that cannot be reached refuses with 503 (``fails_open=False``), or lets the request
+    through, logged; ``option``: how the framework spells that choice, for the log.
+    """
+    if isinstance(answer, StoreUnavailable):
+        if fails_open:
+            logger.error("accepted single-use URL for %r unchecked (%s='open'): %s", logged(path), option, answer)
+            return None
+        logger.error("refused single-use URL for %r: %s", logged(path), answer)
+        return Refusal(503, UNAVAILABLE)
+    if answer:
+        return None
+    logger.info("used single-use URL for %r", logged(path))
+    return Refusal(expired_status, USED)
+
+
+def download_disposition(name: str, as_attachment: bool, link: VerifiedLink | None) -> str:
+    """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
+    if link is not None and link.disposition is not None:
+        as_attachment = link.disposition == "attachment"
+    filename = name if link is None or link.filename is None else link.filename
+    return files.content_disposition(filename, as_attachment=as_attachment)
+
+
+def file_headers(
+    name: str, disposition: str, etag: str | None, last_modified: str | None, *, posted: bool
+) -> dict[str, str]:
+    """The headers of a file sent by a link (200, 206, or HEAD of them).
+
+    The type follows the stored name, never the link's filename: a link cannot make a file HTML. The
+    confirmation's POST is answered once, and never cached.
+    """
+    headers = {
+        "Content-Type": files.content_type_for(name),
+        "Content-Disposition": disposition,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if posted:
+        headers["Cache-Control"] = "no-store"
+    if etag is not None and last_modified is not None:
+        headers.update({"ETag": etag, "Last-Modified": last_modified})
+    return headers
+
+
+def validators(size: int, mtime_ns: int | None) -> tuple[str | None, str | None]:
+    """The file's ETag and Last-Modified (None, None when the storage cannot say when it changed)."""
+    if mtime_ns is None:
+        return None, None
+    return files.etag_for(size, mtime_ns), files.http_date(mtime_ns / 1e9)
+
+
+def conditional_status(
+    method: str, headers: Mapping[str, str], etag: str | None, mtime: int | None
+) -> Literal[304, 412] | None:
+    """RFC 9110 section 13.2.2: 412 (If-Match, If-Unmodified-Since fail), 304 (GET or HEAD not modified), or None.
+
+    ``headers``: the request's, read case-insensitively by their lowercase names; ``mtime``: Unix
+    seconds. Never asked for a confirmation's POST, which is answered with the file.
+    """
+    if_match = headers.get("if-match")
+    if if_match is not None:
+        if etag is None or etag.startswith("W/") or not _matches(if_match, etag, weak=False):
+            return 412
+    else:
+        unmodified_since = _date(headers.get("if-unmodified-since"))
+        if unmodified_since is not None and (mtime is None or mtime > unmodified_since):
+            return 412
+    if_none_match = headers.get("if-none-match")
+    if if_none_match is not None:
+        if etag is not None and _matches(if_none_match, etag, weak=True):
+            return 304 if method in ("GET", "HEAD") else 412
+        return None
+    modified_since = _date(headers.get("if-modified-since"))
+    if method in ("GET", "HEAD") and mtime is not None and modified_since is not None and mtime <= modified_since:
+        return 304
+    return None
+
+
+def conditional_headers(status: int, etag: str | None, last_modified: str | None) -> dict[str, str]:
+    """The headers of a 304 (the validators the client is to keep using); a 412 has none."""
+    if status != 304 or etag is None or last_modified is None:
+        return {}
+    return {"ETag": etag, "Last-Modified": last_modified}
+
+
+def _matches(header: str, etag: str, *, weak: bool) -> bool:
+    tags = {tag.strip() for tag in header.split(",")}
+    if "*" in tags:
+        return True
+    if weak:
+        return etag.removeprefix("W/") in {tag.removeprefix("W/") for tag in tags}
+    return etag in tags
+
+
+def _date(header: str | None) -> float | None:
+    """An HTTP date as Unix seconds (None: no header, or not a date, which is then ignored)."""
+    if header is None:
+        return None
+    try:
+        date = parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return (date if date.tzinfo is not None else date.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def public_base_problem(base_url: str) -> str | None:
+    """Why ``base_url`` cannot be the site's public URL that mailed links start with (None: it can).
+
+    http or https, a host, no user info, query or fragment: a forged ``Host`` never gets into a link.
+    """
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if host is None or parts.scheme not in ("http", "https") or parts.query or parts.fragment or "@" in parts.netloc:
+        return (
+            f"base_url must be the site's public URL, http(s)://host[:port][/prefix], such as "
+            f"'https://example.com'; got {base_url[:80]!r}"
+        )
+    return None
