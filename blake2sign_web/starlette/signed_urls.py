@@ -36,7 +36,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -48,14 +48,13 @@ from starlette.types import Receive, Scope, Send
 
 from .. import confirmation, files, link_requests
 from ..link_requests import Refusal
+from ..link_text import PATH_SAFE
 from ..revocation import StoreUnavailable
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
 if TYPE_CHECKING:
     from .revocation import RedisStore
 
-#: Characters a re-encoded path keeps as they are (RFC 3986 pchar and "/"); "%" is not one of them.
-_PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
 
 BindFunction = Callable[[Request], Bound | None]
 #: Who is asking, for single-use links: the same text may continue a download it started.
@@ -189,10 +188,10 @@ def request_url(request: Request, signer: URLSigner) -> str:
         # root_path + path, which is what url_for signed. uvicorn puts it into raw_path already;
         # a server that does not gets it added here, as _full_path does for the decoded path.
         root_path: str = request.scope.get("root_path", "")
-        if root_path and not path.startswith(quote(root_path, safe=_PATH_SAFE)):
-            path = quote(root_path, safe=_PATH_SAFE) + path
+        if root_path and not path.startswith(quote(root_path, safe=PATH_SAFE)):
+            path = quote(root_path, safe=PATH_SAFE) + path
     else:
-        path = quote(_full_path(request.scope), safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape")
+        path = quote(_full_path(request.scope), safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
     query = request.scope.get("query_string", b"").decode("latin-1")
     url = path + ("?" + query if query else "")
     if signer.bind_host:
