@@ -168,7 +168,7 @@ def download_disposition(name: str, as_attachment: bool, link: VerifiedLink | No
 def file_headers(
     name: str, disposition: str, etag: str | None, last_modified: str | None, *, posted: bool
 ) -> dict[str, str]:
-    """The headers of a file sent by a link (200, 206, or HEAD of them).
+    """The headers of a file sent by a link, before its length and range (``file_answer`` adds them).
 
     The type follows the stored name, never the link's filename: a link cannot make a file HTML. The
     confirmation's POST is answered once, and never cached.
@@ -183,6 +183,66 @@ def file_headers(
     if etag is not None and last_modified is not None:
         headers.update({"ETag": etag, "Last-Modified": last_modified})
     return headers
+
+
+Wanted = files.ByteRange | files.RangeNotSatisfiable | None
+
+
+def wanted_range(
+    headers: Mapping[str, str], size: int, etag: str | None, last_modified: str | None, *, posted: bool
+) -> Wanted:
+    """The byte range a request asks for and may get (``Range`` gated by ``If-Range``), or why not (416).
+
+    None: the whole file, as for a confirmation's POST, which is answered with the whole file once.
+    """
+    if posted:
+        return None
+    try:
+        return files.requested_range(headers.get("range"), headers.get("if-range"), size, etag, last_modified)
+    except files.RangeNotSatisfiable as error:
+        return error
+
+
+class FileAnswer(NamedTuple):
+    """200 (the whole file), 206 (``byte_range``) or 416, with every header to send."""
+
+    status: int
+    headers: dict[str, str]
+    byte_range: files.ByteRange | None
+
+
+def file_answer(
+    name: str,
+    disposition: str,
+    size: int,
+    validators: tuple[str | None, str | None],
+    wanted: Wanted,
+    *,
+    posted: bool,
+    seekable: bool | None = True,
+) -> FileAnswer:
+    """What a file request gets once its link and its preconditions passed (``conditional_status``).
+
+    ``seekable``: whether a range can be read (False: ``Accept-Ranges: none``, the whole file); None when
+    not known (HEAD on a storage that would have to read the file to tell): the whole file, no
+    ``Accept-Ranges``.
+    """
+    if not seekable:
+        wanted = None
+    if isinstance(wanted, files.RangeNotSatisfiable):
+        return FileAnswer(416, {"Content-Range": wanted.content_range}, None)
+    headers = file_headers(name, disposition, *validators, posted=posted)
+    if seekable is not None:
+        headers["Accept-Ranges"] = "bytes" if seekable else "none"
+    headers["Content-Length"] = str(size if wanted is None else wanted.length)
+    if wanted is None:
+        return FileAnswer(200, headers, None)
+    headers["Content-Range"] = wanted.content_range
+    return FileAnswer(206, headers, wanted)
+
+
+#: A redirect to a storage's own URL: that URL is a bearer link of its own, kept by no cache, leaked by no Referer.
+REDIRECT_HEADERS: Final = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
 def validators(size: int, mtime_ns: int | None) -> tuple[str | None, str | None]:

@@ -176,66 +176,47 @@ class SignedFileView(View):
         return stored
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
-        etag, last_modified = link_requests.validators(stored.size, stored.mtime_ns)
-        # The confirmation's POST gets the whole file: no range, no validators (a POST is never a 304).
-        posted = request.method == "POST"
+        etag, last_modified = validators = link_requests.validators(stored.size, stored.mtime_ns)
+        posted, method = request.method == "POST", request.method or "GET"
         # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
-        try:
-            asked: files.ByteRange | None = None
-            if not posted:
-                asked = files.requested_range(
-                    request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
-                )
-            unsatisfiable = None
-        except files.RangeNotSatisfiable as error:
-            asked, unsatisfiable = None, error
-        has_range = asked is not None or unsatisfiable is not None
+        wanted = link_requests.wanted_range(request.headers, stored.size, etag, last_modified, posted=posted)
         link: VerifiedLink | None = getattr(self, "link", None)
         single_use = link is not None and link.nonce is not None
         # Never for a single-use link: the storage's URL could be used again and again until it expires.
-        if asked is not None and request.method == "GET" and stored.downloads_whole and not single_use:
+        if isinstance(wanted, files.ByteRange) and method == "GET" and stored.downloads_whole and not single_use:
             redirect = None if self.accel_or_sendfile else self.redirect_range(request, storage, name)
             if redirect is not None:
                 stored.close()
                 return redirect
-        if has_range and request.method == "GET" and not stored.can_seek():
+        if wanted is not None and method == "GET" and not stored.can_seek():
             # A file that cannot seek is sent whole: reading up to the range would cost as much.
             # (Asked only for a GET with a Range: another storage may have to read the file to tell.)
-            asked = unsatisfiable = None
-        refused = self.consume(request, stored.size, asked)
+            wanted = None
+        refused = self.consume(request, stored.size, wanted if isinstance(wanted, files.ByteRange) else None)
+        mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
+        # A confirmation's POST gets the file: never a 304 or a 412.
+        status = None if posted else link_requests.conditional_status(method, request.headers, etag, mtime)
         if refused is not None:
             stored.close()
             return refused
-        mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
-        status = (
-            None if posted else link_requests.conditional_status(request.method or "GET", request.headers, etag, mtime)
-        )
         if status is not None:
             stored.close()
             return HttpResponse(status=status, headers=link_requests.conditional_headers(status, etag, last_modified))
-        headers = link_requests.file_headers(name, self.disposition(name), etag, last_modified, posted=posted)
-        if self.accel_redirect is not None or self.sendfile:
+        if self.accel_or_sendfile:
             stored.close()
-            return self.offload(name, stored, headers)
+            return self.offload(
+                name, stored, link_requests.file_headers(name, self.disposition(name), *validators, posted=posted)
+            )
         # HEAD does not make another storage read its file to learn whether it seeks: it answers for the whole file.
-        seekable = stored.seekable if request.method == "HEAD" else stored.can_seek()
-        if seekable is not None:
-            headers["Accept-Ranges"] = "bytes" if seekable else "none"
-        if not seekable:
-            asked = unsatisfiable = None
-        if unsatisfiable is not None:
+        seekable = stored.seekable if method == "HEAD" else stored.can_seek()
+        answer = link_requests.file_answer(
+            name, self.disposition(name), stored.size, validators, wanted, posted=posted, seekable=seekable
+        )
+        if answer.status == 416 or method == "HEAD":
             stored.close()
-            return HttpResponse(status=416, headers={"Content-Range": unsatisfiable.content_range})
-        byte_range = asked
-        length = stored.size if byte_range is None else byte_range.length
-        if request.method == "HEAD":
-            stored.close()
-            response = HttpResponse(status=200 if byte_range is None else 206, headers=headers)
-            response.headers["Content-Length"] = str(length)
-            if byte_range is not None:
-                response.headers["Content-Range"] = byte_range.content_range
-            return response
-        start = 0 if byte_range is None else byte_range.start
+            return HttpResponse(status=answer.status, headers=answer.headers)
+        byte_range = answer.byte_range
+        start, length = (0, stored.size) if byte_range is None else (byte_range.start, byte_range.length)
         handle = stored.handle
         if stored.ranged is not None:
             # Exactly the bytes to send, streamed from S3: never the whole object in memory or on disk.
@@ -245,21 +226,17 @@ class SignedFileView(View):
         if isinstance(request, ASGIRequest):
             # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
             streamed: StreamingHttpResponse = StreamingHttpResponse(
-                AsyncRangeReader(handle, start, length, self.chunk_size), headers=headers
+                AsyncRangeReader(handle, start, length, self.chunk_size), status=answer.status
             )
         elif byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
             streamed = FileResponse(handle)
             streamed.block_size = self.chunk_size
-            for header, value in headers.items():  # FileResponse writes its own Content-Disposition
-                streamed.headers[header] = value
         else:
-            streamed = StreamingHttpResponse(RangeReader(handle, start, length, self.chunk_size), headers=headers)
-        streamed.headers["Content-Length"] = str(length)
-        if byte_range is not None:
-            streamed.status_code = 206
-            streamed.headers["Content-Range"] = byte_range.content_range
+            streamed = StreamingHttpResponse(RangeReader(handle, start, length, self.chunk_size), status=answer.status)
+        for header, value in answer.headers.items():  # FileResponse writes its own Content-Disposition
+            streamed.headers[header] = value
         return streamed
 
     def ranged_reader(self, storage: Storage, handle: IO[bytes]) -> RangedObject | None:
@@ -295,10 +272,7 @@ class SignedFileView(View):
             type(storage).__module__,
             type(storage).__qualname__,
         )
-        response = HttpResponse(status=302, headers={"Location": url})
-        response.headers["Cache-Control"] = "no-store"  # the storage's URL must not be kept by a cache
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+        return HttpResponse(status=302, headers={"Location": url, **link_requests.REDIRECT_HEADERS})
 
     def disposition(self, name: str) -> str:
         """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""

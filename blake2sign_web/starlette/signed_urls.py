@@ -357,31 +357,22 @@ def signed_url_required(
 
 
 class _OpenFileResponse(Response):
-    """Streams an already open file: the whole of it (200) or one ``byte_range`` of it (206).
+    """Streams an already open file: the whole of it (200) or one range of it (206), as ``answer`` says.
 
     Starlette's FileResponse opens its file again by name, which would undo ``files.open_under``
     (a path checked, then another file opened); this one reads the descriptor that was checked,
     in ``chunk_size`` pieces in a worker thread, and closes it when done or abandoned.
     """
 
-    def __init__(
-        self,
-        handle: BinaryIO,
-        size: int,
-        *,
-        byte_range: files.ByteRange | None = None,
-        headers: dict[str, str] | None = None,
-        media_type: str | None = None,
-        chunk_size: int = files.CHUNK_SIZE,
-    ) -> None:
-        super().__init__(status_code=200 if byte_range is None else 206, headers=headers, media_type=media_type)
+    def __init__(self, handle: BinaryIO, answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
+        headers = dict(answer.headers)
+        # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
+        media_type = headers.pop("Content-Type")
+        super().__init__(status_code=answer.status, headers=headers, media_type=media_type)
         self.handle = handle
-        self.start, self.length = (0, size) if byte_range is None else (byte_range.start, byte_range.length)
+        self.start = 0 if answer.byte_range is None else answer.byte_range.start
+        self.length = int(headers["Content-Length"])
         self.chunk_size = chunk_size
-        self.headers["content-length"] = str(self.length)
-        self.headers["accept-ranges"] = "bytes"
-        if byte_range is not None:
-            self.headers["content-range"] = byte_range.content_range
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -427,7 +418,7 @@ async def signed_file_response(
     opened = await _open(root, name)
     try:
         posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        return _file_response(request, opened, name, as_attachment, link, _requested_range(request, opened), posted)
+        return _file_response(request, opened, name, as_attachment, link, _wanted(request, opened, posted), posted)
     except BaseException:
         opened.handle.close()
         raise
@@ -442,15 +433,10 @@ async def _open(root: str | os.PathLike[str], name: str) -> files.OpenedFile:
         raise HTTPException(404, "No such file.") from None
 
 
-def _requested_range(request: Request, opened: files.OpenedFile) -> files.ByteRange | files.RangeNotSatisfiable | None:
-    """The byte range asked for (None: the whole file), or the error to answer with 416."""
-    etag, last_modified = link_requests.validators(opened.stat.st_size, opened.stat.st_mtime_ns)
-    try:
-        return files.requested_range(
-            request.headers.get("range"), request.headers.get("if-range"), opened.stat.st_size, etag, last_modified
-        )
-    except files.RangeNotSatisfiable as error:
-        return error
+def _wanted(request: Request, opened: files.OpenedFile, posted: bool) -> link_requests.Wanted:
+    size = opened.stat.st_size
+    etag, last_modified = link_requests.validators(size, opened.stat.st_mtime_ns)
+    return link_requests.wanted_range(request.headers, size, etag, last_modified, posted=posted)
 
 
 def _file_response(
@@ -459,27 +445,24 @@ def _file_response(
     name: str,
     as_attachment: bool,
     link: VerifiedLink | None,
-    byte_range: files.ByteRange | files.RangeNotSatisfiable | None,
+    wanted: link_requests.Wanted,
     posted: bool,
 ) -> Response:
     size, mtime_ns = opened.stat.st_size, opened.stat.st_mtime_ns
-    etag, last_modified = link_requests.validators(size, mtime_ns)
-    # A confirmation's POST gets the whole file: never a 304 or a range.
+    etag, last_modified = validators = link_requests.validators(size, mtime_ns)
+    # A confirmation's POST gets the whole file: never a 304 or a 412.
     status = (
         None if posted else link_requests.conditional_status(request.method, request.headers, etag, mtime_ns // 10**9)
     )
     if status is not None:
         opened.handle.close()
         return Response(status_code=status, headers=link_requests.conditional_headers(status, etag, last_modified))
-    if isinstance(byte_range, files.RangeNotSatisfiable) and not posted:
-        opened.handle.close()
-        return Response(status_code=416, headers={"content-range": byte_range.content_range})
     disposition = link_requests.download_disposition(name, as_attachment, link)
-    headers = link_requests.file_headers(name, disposition, etag, last_modified, posted=posted)
-    # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
-    media_type = headers.pop("Content-Type")
-    sent = byte_range if isinstance(byte_range, files.ByteRange) and not posted else None
-    return _OpenFileResponse(opened.handle, size, byte_range=sent, headers=headers, media_type=media_type)
+    answer = link_requests.file_answer(name, disposition, size, validators, wanted, posted=posted)
+    if answer.status == 416:
+        opened.handle.close()
+        return Response(status_code=416, headers=answer.headers)
+    return _OpenFileResponse(opened.handle, answer)
 
 
 class SignedFiles:
@@ -526,12 +509,13 @@ class SignedFiles:
         link = _admit(request, self.signer, self.bind, self.expired_status, self.confirm, serves_file=True)
         name = request.path_params[self.path_param]
         opened = await _open(self.root, name)  # the file is not opened for a confirmation page
+        posted = link.consume_on == "post"
         try:
-            byte_range = _requested_range(request, opened)
+            wanted = _wanted(request, opened, posted)
             if link.nonce is not None:
                 # Used up here, knowing the file: its first use, or a continuation of a download by the same
                 # client within the file's size (a confirmation's POST is a first use, never continued).
-                requested = byte_range if isinstance(byte_range, files.ByteRange) else None
+                requested = wanted if isinstance(wanted, files.ByteRange) else None
                 terms = link_requests.consumption(
                     link, request.method, file_size=opened.stat.st_size, byte_range=requested
                 )
@@ -544,8 +528,7 @@ class SignedFiles:
                     file_size=terms.file_size,
                     continuation=terms.continuation,
                 )
-            posted = link.consume_on == "post"
-            return _file_response(request, opened, name, self.as_attachment, link, byte_range, posted)
+            return _file_response(request, opened, name, self.as_attachment, link, wanted, posted)
         except BaseException:
             opened.handle.close()
             raise
