@@ -19,7 +19,7 @@ as ``PermissionDenied`` (the site's 403 page), as its contract has it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Final, Literal, NamedTuple
@@ -27,7 +27,9 @@ from urllib.parse import urlsplit
 
 from . import files
 from .exceptions import BadSignature, SignatureExpired
-from .revocation import StoreUnavailable, continuation_cost
+from .keys import HASHERS
+from .link_text import LINK_PARAMETERS, check_link_parameters
+from .revocation import POLICIES, StoreUnavailable, continuation_cost
 from .urls import Bound, URLSigner, VerifiedLink
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
@@ -54,6 +56,31 @@ class Refusal(NamedTuple):
 Admission = Literal["proceed", "confirm"]
 PROCEED: Final = "proceed"
 CONFIRM: Final = "confirm"
+
+
+def check_link_options(
+    *,
+    hasher: object = "blake2b",
+    expired_status: object = 410,
+    on_unavailable: object = "closed",
+    names: Mapping[str, str] = LINK_PARAMETERS,
+    ignore: Iterable[str] = (),
+    spell: Callable[[str], str] = lambda option: option,
+) -> None:
+    """The options of signed links in any framework, checked once: ValueError or TypeError naming the option.
+
+    ``spell``: the framework's name of a neutral option (``hasher``, ``expired_status``, ``on_unavailable``,
+    ``ignore``, the keywords of ``LINK_PARAMETERS``), so that a message names what the user wrote.
+    """
+    if hasher not in HASHERS:
+        raise ValueError(f"{spell('hasher')} must be one of {', '.join(HASHERS)}; got {hasher!r}")
+    check_expired_status(expired_status, spell("expired_status"))
+    if on_unavailable not in POLICIES:
+        raise ValueError(
+            f"{spell('on_unavailable')} must be 'closed' (503 while the store is down) or 'open' (accept and log); "
+            f"got {on_unavailable!r}"
+        )
+    check_link_parameters(names, ignore, spell)
 
 
 def check_expired_status(value: object, name: str = "expired_status") -> int:
@@ -125,16 +152,33 @@ def consumption(
     return Consumption(file_size, continuation_cost(method, byte_range, file_size))
 
 
-def cross_site_refusal(path: str) -> Refusal:
-    """The confirmation's POST came from another site's page (its form must not use the link up)."""
-    logger.warning("refused a cross-site POST of the single-use URL for %r", logged(path))
-    return Refusal(403, CROSS_SITE)
+class StoreCall(NamedTuple):
+    """The store call that uses a single-use link up (the adapter makes it, with the client's identity)."""
+
+    nonce: str
+    expires_at: int
+    file_size: int | None
+    continuation: int | None
 
 
-def no_store(path: str, why: str) -> Refusal:
-    """A single-use link where nothing can consume it: refused (``why`` names the missing option)."""
-    logger.error("refused single-use URL for %r: %s", logged(path), why)
-    return Refusal(403, INVALID)
+def before_store(
+    link: VerifiedLink, *, path: str, missing_store: str | None, cross_site: bool = False, terms: Consumption
+) -> StoreCall | Refusal | None:
+    """What to ask the store for a single-use link, or why not to (None: the link is not single-use).
+
+    ``missing_store``: why nothing can consume it (the option to set), refused with 403; ``cross_site``: a
+    confirmation's POST that a browser says came from another site's page (for frameworks without a CSRF
+    check of their own), refused with 403 (its form must not use the link up with this browser's cookies).
+    """
+    if link.nonce is None or link.expires_at is None:
+        return None
+    if cross_site:
+        logger.warning("refused a cross-site POST of the single-use URL for %r", logged(path))
+        return Refusal(403, CROSS_SITE)
+    if missing_store is not None:
+        logger.error("refused single-use URL for %r: %s", logged(path), missing_store)
+        return Refusal(403, INVALID)
+    return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation)
 
 
 def consumed(

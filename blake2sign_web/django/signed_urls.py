@@ -54,9 +54,8 @@ from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
 from .. import confirmation, link_requests
-from ..keys import HASHERS
 from ..link_requests import Refusal
-from ..revocation import POLICIES, StoreUnavailable
+from ..revocation import StoreUnavailable
 from ..urls import (
     LINK_PARAMETERS,
     Bound,
@@ -64,7 +63,6 @@ from ..urls import (
     Disposition,
     URLSigner,
     VerifiedLink,
-    check_link_parameters,
     get_url_signer,
 )
 from . import revocation
@@ -121,23 +119,23 @@ def options() -> dict[str, Any]:
     if unknown:
         raise ImproperlyConfigured(f"{name} has unknown keys {unknown}; the known keys are {', '.join(DEFAULTS)}.")
     result = {**DEFAULTS, **section}
-    if result["HASHER"] not in HASHERS:
-        raise ImproperlyConfigured(f"{name}['HASHER'] must be one of {', '.join(HASHERS)}; got {result['HASHER']!r}.")
-    try:
-        link_requests.check_expired_status(result["EXPIRED_STATUS"], f"{name}['EXPIRED_STATUS']")
-    except ValueError as error:
-        raise ImproperlyConfigured(f"{error}.") from None
-    if isinstance(result["IGNORED_PARAMS"], str):
-        raise ImproperlyConfigured(f"{name}['IGNORED_PARAMS'] must be a tuple of names or patterns like 'utm_*'.")
-    settable = {"signature_param": "SIGNATURE_PARAM", "expires_param": "EXPIRES_PARAM", "ignore": "IGNORED_PARAMS"}
+    keys = {
+        "hasher": "HASHER",
+        "expired_status": "EXPIRED_STATUS",
+        "on_unavailable": "SINGLE_USE_UNAVAILABLE",
+        "signature_param": "SIGNATURE_PARAM",
+        "expires_param": "EXPIRES_PARAM",
+        "ignore": "IGNORED_PARAMS",
+    }
     names = {**LINK_PARAMETERS, "signature_param": result["SIGNATURE_PARAM"], "expires_param": result["EXPIRES_PARAM"]}
     try:
-        check_link_parameters(
-            names,
-            result["IGNORED_PARAMS"],
-            lambda option: (
-                f"{name}[{settable[option]!r}]" if option in settable else f"the {names[option]!r} parameter"
-            ),
+        link_requests.check_link_options(
+            hasher=result["HASHER"],
+            expired_status=result["EXPIRED_STATUS"],
+            on_unavailable=result["SINGLE_USE_UNAVAILABLE"],
+            names=names,
+            ignore=result["IGNORED_PARAMS"],
+            spell=lambda option: f"{name}[{keys[option]!r}]" if option in keys else f"the {names[option]!r} parameter",
         )
     except (TypeError, ValueError) as error:
         raise ImproperlyConfigured(f"{error}.") from None
@@ -146,11 +144,6 @@ def options() -> dict[str, Any]:
         raise ImproperlyConfigured(
             f"{name}['SINGLE_USE_CACHE'] must be None or an alias in CACHES (a RedisCache shared by every "
             f"process); got {alias!r}."
-        )
-    if result["SINGLE_USE_UNAVAILABLE"] not in POLICIES:
-        raise ImproperlyConfigured(
-            f"{name}['SINGLE_USE_UNAVAILABLE'] must be 'closed' (503 while the cache is down) or 'open' "
-            f"(accept and log); got {result['SINGLE_USE_UNAVAILABLE']!r}."
         )
     result["SINGLE_USE_CLIENT"] = _client_function(result["SINGLE_USE_CLIENT"], name)
     return result
@@ -384,23 +377,27 @@ def consume_single_use(
     link continues for the same client only as a file download, within a byte budget
     (``revocation.continuation_cost``); any other view's link is used up by its first request.
     """
-    if link.nonce is None or link.expires_at is None:
-        return None
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
-    if _single_use_cache is None:
-        return refusal_response(link_requests.no_store(request.path, "SINGLE_USE_CACHE is not configured"))
+    missing = None if _single_use_cache is not None else "SINGLE_USE_CACHE is not configured"
+    terms = link_requests.Consumption(file_size, continuation)
+    call = link_requests.before_store(link, path=request.path, missing_store=missing, terms=terms)
+    if isinstance(call, Refusal):
+        return refusal_response(call)
+    if call is None or _single_use_cache is None:
+        return None
     answer: bool | StoreUnavailable
     try:
+        cache = revocation.get_cache(_single_use_cache)
         answer = revocation.consume_link(
-            revocation.get_cache(_single_use_cache),
-            link.nonce,
-            link.expires_at,
+            cache,
+            call.nonce,
+            call.expires_at,
             _client(request),
-            file_size=file_size,
-            continuation=continuation,
+            file_size=call.file_size,
+            continuation=call.continuation,
         )
     except StoreUnavailable as error:
         answer = error

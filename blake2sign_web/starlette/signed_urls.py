@@ -36,7 +36,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -219,14 +219,14 @@ def check_signature(
         url: str | None = request_url(request, signer)
     except UnicodeEncodeError:  # a lone surrogate in the path
         url = None
-    return _raise_refusal(link_requests.verify(signer, url, bind=bind, path=path, expired_status=expired_status))
-
-
-def _raise_refusal(outcome: VerifiedLink | Refusal | None) -> VerifiedLink:
+    outcome = link_requests.verify(signer, url, bind=bind, path=path, expired_status=expired_status)
     if isinstance(outcome, Refusal):
-        raise HTTPException(outcome.status, outcome.message, headers=dict(outcome.headers) or None)
-    assert outcome is not None
+        _raise_refusal(outcome)
     return outcome
+
+
+def _raise_refusal(refusal: Refusal) -> NoReturn:
+    raise HTTPException(refusal.status, refusal.message, headers=dict(refusal.headers) or None)
 
 
 async def consume_single_use(
@@ -248,19 +248,20 @@ async def consume_single_use(
     ``expired_status`` (410) for a link already used by another request; 503 when the store
     is unreachable and fails closed; 403 when there is no store to consume it in.
     """
-    if link.nonce is None or link.expires_at is None:
-        return
     path = _full_path(request.scope)
-    if link.consume_on == "post" and confirmation.cross_site_post(request.headers):
-        # Starlette has no CSRF check: another site's form must not use the link up with this browser's cookies.
-        _raise_refusal(link_requests.cross_site_refusal(path))
-    if store is None:
-        _raise_refusal(link_requests.no_store(path, "no single_use store configured for this endpoint"))
+    # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
+    cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
+    missing = None if store is not None else "no single_use store configured for this endpoint"
+    terms = link_requests.Consumption(file_size, continuation)
+    call = link_requests.before_store(link, path=path, missing_store=missing, cross_site=cross_site, terms=terms)
+    if isinstance(call, Refusal):
+        _raise_refusal(call)
+    if call is None or store is None:
         return
     answer: bool | StoreUnavailable
     try:
         answer = await store.consume_link(
-            link.nonce, link.expires_at, client(request), file_size=file_size, continuation=continuation
+            call.nonce, call.expires_at, client(request), file_size=call.file_size, continuation=call.continuation
         )
     except StoreUnavailable as error:
         answer = error
@@ -299,7 +300,7 @@ def require_signature(
 
 
 def _check_options(expired_status: int, single_use: RedisStore | None) -> None:
-    link_requests.check_expired_status(expired_status)
+    link_requests.check_link_options(expired_status=expired_status)
     if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
         raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
 
