@@ -95,6 +95,25 @@ def logged(path: str) -> str:
     return path[:LOGGED_PATH_LENGTH]
 
 
+def with_prefix(path: str, prefix: str) -> str:
+    """``path`` under ``prefix``: the path prefix a proxy took off (which the link has), put back unless there.
+
+    The link was signed with the prefix (``reverse()``, ``url_for`` write it); servers differ on whether
+    the path they pass on still holds it.
+    """
+    prefix = prefix.rstrip("/")
+    if not prefix or (path + "/").startswith(prefix + "/"):
+        return path
+    return prefix + "/" + path.removeprefix("/")
+
+
+def request_target(path: str, query: str, *, origin: tuple[str, str] | None = None) -> str:
+    """What a request's link is verified as: its path and query, after ``scheme://host`` when the signer binds
+    the host (``origin``: the scheme and the host the client asked for)."""
+    url = f"{path}?{query}" if query else path
+    return url if origin is None else f"{origin[0]}://{origin[1]}{url}"
+
+
 def verify(
     signer: URLSigner, url: str | None, *, bind: Bound | None, path: str, expired_status: int = 410
 ) -> VerifiedLink | Refusal:

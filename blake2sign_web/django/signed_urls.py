@@ -413,17 +413,16 @@ def consume_single_use(
 
 def check_signature(request: HttpRequest, *, bind: BindFunction | None = None) -> VerifiedLink | HttpResponse:
     """The verified link, or the response for an expired one; PermissionDenied for a bad one."""
-    signer = get_signer()
-    url = request_url(request)
-    if signer.bind_host:
-        url = f"{request.scheme}://{request.get_host()}{url}"
-    bound = None if bind is None else bind(request)
-    outcome = link_requests.verify(signer, url, bind=bound, path=request.path, expired_status=_expired_status)
+    signer, bound = get_signer(), None if bind is None else bind(request)
+    outcome = link_requests.verify(
+        signer, request_url(request), bind=bound, path=request.path, expired_status=_expired_status
+    )
     return refusal_response(outcome) if isinstance(outcome, Refusal) else outcome
 
 
 def request_url(request: HttpRequest) -> str:
-    """The path and query to verify: the query as ``request.GET`` will read it, not as WSGI spells it.
+    """The path and query to verify (after ``scheme://host`` with ``BIND_HOST``): the query as ``request.GET``
+    will read it, not as WSGI spells it.
 
     Under WSGI, QUERY_STRING holds the raw bytes decoded as latin-1, and
     ``get_full_path()`` would percent-encode those latin-1 characters, while
@@ -443,7 +442,8 @@ def request_url(request: HttpRequest) -> str:
     # The path as reverse() writes the arguments the view receives: Django routes on the
     # decoded path, and reverse() escapes a leading "//" as "/%2F" (escape_leading_slashes).
     path = escape_leading_slashes(escape_uri_path(client_path(request)))
-    return f"{path}?{iri_to_uri(query)}" if query else path
+    origin = (request.scheme or "http", request.get_host()) if get_signer().bind_host else None
+    return link_requests.request_target(path, iri_to_uri(query), origin=origin)
 
 
 def client_path(request: HttpRequest) -> str:
@@ -459,10 +459,12 @@ def client_path(request: HttpRequest) -> str:
         return path
     # The prefix reverse() writes: the handler set it from FORCE_SCRIPT_NAME or root_path (Django 4.2's
     # META["SCRIPT_NAME"] is root_path alone).
-    script_name = get_script_prefix().rstrip("/")
-    if script_name and not (path + "/").startswith(script_name + "/"):
-        path = script_name + "/" + request.path_info.removeprefix("/")
-    return path
+    prefix = get_script_prefix()
+    return (
+        path
+        if link_requests.with_prefix(path, prefix) == path
+        else link_requests.with_prefix(request.path_info, prefix)
+    )
 
 
 @overload

@@ -182,28 +182,19 @@ def request_url(request: Request, signer: URLSigner) -> str:
     raw_path: bytes | None = request.scope.get("raw_path")
     if raw_path:
         # ASGI's raw_path has no query string, but some clients (Starlette's TestClient before
-        # 0.38) put it there; the query is read from query_string below.
-        path = raw_path.partition(b"?")[0].decode("latin-1")
-        # Behind a proxy that took a path prefix off (uvicorn --root-path), the client asked for
-        # root_path + path, which is what url_for signed. uvicorn puts it into raw_path already;
-        # a server that does not gets it added here, as _full_path does for the decoded path.
-        root_path: str = request.scope.get("root_path", "")
-        if root_path and not path.startswith(quote(root_path, safe=PATH_SAFE)):
-            path = quote(root_path, safe=PATH_SAFE) + path
+        # 0.38) put it there; the query is read from query_string below. uvicorn puts root_path
+        # (a prefix a proxy took off, which url_for signed) into raw_path; other servers do not.
+        prefix = quote(request.scope.get("root_path", ""), safe=PATH_SAFE)
+        path = link_requests.with_prefix(raw_path.partition(b"?")[0].decode("latin-1"), prefix)
     else:
         path = quote(_full_path(request.scope), safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
-    query = request.scope.get("query_string", b"").decode("latin-1")
-    url = path + ("?" + query if query else "")
-    if signer.bind_host:
-        url = f"{request.url.scheme}://{request.url.netloc}{url}"
-    return url
+    origin = (request.url.scheme, request.url.netloc) if signer.bind_host else None
+    return link_requests.request_target(path, request.scope.get("query_string", b"").decode("latin-1"), origin=origin)
 
 
 def _full_path(scope: Scope) -> str:
     # Servers put root_path into path (ASGI 3 as uvicorn reads it); some adapters do not.
-    path: str = scope["path"]
-    root_path: str = scope.get("root_path", "")
-    return path if not root_path or path.startswith(root_path) else root_path + path
+    return link_requests.with_prefix(scope["path"], scope.get("root_path", ""))
 
 
 def check_signature(
