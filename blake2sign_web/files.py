@@ -13,9 +13,10 @@ import mimetypes
 import os
 import stat
 import unicodedata
+from collections.abc import Iterator
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
-from typing import BinaryIO, Final, NamedTuple
+from typing import IO, BinaryIO, Final, NamedTuple
 from urllib.parse import quote, unquote
 
 #: Bytes read per chunk when a response streams a file itself.
@@ -327,3 +328,38 @@ def content_disposition(filename: str, *, as_attachment: bool = True) -> str:
     if fallback != base:
         header += f"; filename*=UTF-8''{quote(base, safe='')}"
     return header
+
+
+class RangeReader:
+    """Iterate over ``length`` bytes from ``start`` in chunks of at most ``chunk_size``.
+
+    A class, not a generator, so that ``close()`` closes the file even when the
+    response is dropped before its first chunk (Django calls it when done). Both adapters
+    stream through it (in a worker thread under ASGI).
+    """
+
+    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
+        self.handle = handle
+        self.remaining = length
+        self.chunk_size = chunk_size
+        if start:  # a file just opened is at 0: a stream that cannot seek is read from there
+            handle.seek(start, os.SEEK_SET)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        if self.remaining <= 0:
+            raise StopIteration
+        chunk = self.handle.read(min(self.chunk_size, self.remaining))
+        if not chunk:
+            raise StopIteration
+        self.remaining -= len(chunk)
+        return chunk
+
+    def next_chunk(self) -> bytes:
+        """The next chunk, or b"" at the end: for a worker thread, where StopIteration cannot come back."""
+        return next(self, b"")
+
+    def close(self) -> None:
+        self.handle.close()

@@ -13,7 +13,12 @@ Django and async in Starlette; the file), between the decisions:
 4. for a file: ``download_disposition``, ``conditional_status`` and ``file_headers``.
 
 A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
-as ``PermissionDenied`` (the site's 403 page), as its contract has it.
+as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answers, in every framework:
+403 for a missing, malformed or wrong signature (or a single-use link nothing can consume); the
+expired status (410 Gone by default, so the page can say "ask for a new link"; or 403) for a link
+whose time has passed and for a single-use link already used; 503 for a single-use link while its
+store is unreachable (unless it fails open); 405 for a method the link may not be used with; 304
+and 412 for conditional requests of a file, 206 and 416 for its ranges.
 """
 
 from __future__ import annotations

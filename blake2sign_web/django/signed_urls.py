@@ -26,11 +26,8 @@ must pass Django's CSRF check (the built-in page carries the token), even in a c
 The verified link is ``request.signed_link`` (a ``VerifiedLink``: its expiry, nonce, disposition
 and filename) in the view.
 
-Answers: 403 (PermissionDenied, so the site's 403 page renders) for a missing,
-malformed or wrong signature; ``EXPIRED_STATUS`` (410 Gone by default) for a link
-whose signature is right but whose time has passed, so the page can say "ask for a
-new link" instead of "forbidden", and for a single-use link already used; 503 for a
-single-use link while its cache is unreachable (``SINGLE_USE_UNAVAILABLE = "closed"``).
+The statuses and headers are decided in ``blake2sign_web.link_requests`` (the same in Starlette);
+a 403 is PermissionDenied, so the site's 403 page renders.
 """
 
 from __future__ import annotations
@@ -373,9 +370,7 @@ def consume_single_use(
 ) -> HttpResponse | None:
     """Use up a single-use link: None when this request may have it, else the response (410/403/503).
 
-    Only ``SignedFileView`` passes ``file_size`` and ``continuation``: after its first use, a
-    link continues for the same client only as a file download, within a byte budget
-    (``revocation.continuation_cost``); any other view's link is used up by its first request.
+    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them.
     """
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import io
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import IO, Any, ClassVar
 from urllib.parse import quote
@@ -234,7 +234,9 @@ class SignedFileView(View):
             streamed = FileResponse(handle)
             streamed.block_size = self.chunk_size
         else:
-            streamed = StreamingHttpResponse(RangeReader(handle, start, length, self.chunk_size), status=answer.status)
+            streamed = StreamingHttpResponse(
+                files.RangeReader(handle, start, length, self.chunk_size), status=answer.status
+            )
         for header, value in answer.headers.items():  # FileResponse writes its own Content-Disposition
             streamed.headers[header] = value
         return streamed
@@ -417,64 +419,27 @@ def _seekable(handle: IO[bytes]) -> bool:
         return False
 
 
-class RangeReader:
-    """Iterate over ``length`` bytes from ``start`` in chunks of at most ``chunk_size``.
-
-    A class, not a generator, so that ``close()`` closes the file even when the
-    response is dropped before its first chunk (Django calls it when done).
-    """
-
-    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
-        self.handle = handle
-        self.remaining = length
-        self.chunk_size = chunk_size
-        if start:  # a file just opened is at 0: a stream that cannot seek is read from there
-            handle.seek(start, io.SEEK_SET)
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self
-
-    def __next__(self) -> bytes:
-        if self.remaining <= 0:
-            raise StopIteration
-        chunk = self.handle.read(min(self.chunk_size, self.remaining))
-        if not chunk:
-            raise StopIteration
-        self.remaining -= len(chunk)
-        return chunk
-
-    def close(self) -> None:
-        self.handle.close()
-
-
 class AsyncRangeReader:
-    """``RangeReader`` for ASGI: each chunk is read in a worker thread, so the event loop never waits on disk.
+    """``files.RangeReader`` for ASGI: each chunk is read in a worker thread, so the event loop never waits on disk.
 
     No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory.
     The file is closed at the end of the range and by ``close()`` (Django calls it when done).
     """
 
     def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
-        self.handle = handle
-        self.remaining = length
-        self.chunk_size = chunk_size
-        self.read = sync_to_async(handle.read, thread_sensitive=False)
-        if start:  # as RangeReader: this runs in the view, already off the event loop
-            handle.seek(start, io.SEEK_SET)
+        # The seek runs here, in the view, already off the event loop.
+        self.reader = files.RangeReader(handle, start, length, chunk_size)
+        self.next_chunk = sync_to_async(self.reader.next_chunk, thread_sensitive=False)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self
 
     async def __anext__(self) -> bytes:
-        if self.remaining <= 0:
-            self.close()
-            raise StopAsyncIteration
-        chunk = await self.read(min(self.chunk_size, self.remaining))
+        chunk = await self.next_chunk()
         if not chunk:
             self.close()
             raise StopAsyncIteration
-        self.remaining -= len(chunk)
         return chunk
 
     def close(self) -> None:
-        self.handle.close()
+        self.reader.close()

@@ -10,10 +10,8 @@
 
 Single-use links (``signer.sign(..., single_use=True)``) need ``single_use=RedisStore(...)``
 (see ``blake2sign_web.starlette.revocation``) on the dependency, decorator or SignedFiles
-that serves them: the first request consumes the link, atomically across processes. Only
-``SignedFiles`` lets the same client continue a download after that (HEAD, and byte ranges
-shorter than the file within a budget of the file's size); every other endpoint's link is
-used up by its first request, whatever the method or headers of the next.
+that serves them: the first request consumes the link, atomically across processes (only
+``SignedFiles`` lets the same client continue a download: ``link_requests.consumption``).
 
 A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
 confirmation page (``blake2sign_web.confirmation``, or ``confirm=``'s own) whose POST uses it up.
@@ -25,9 +23,8 @@ accept POST as well as GET.
 The verified link is ``request.state.signed_link`` (a ``VerifiedLink``) after the check;
 ``signed_file_response`` names the download from its ``filename`` and ``disposition``.
 
-Answers: 403 for a missing or bad signature, 410 (``expired_status``) for an expired or
-used one, 503 for a single-use link while the store is unreachable (``on_unavailable="closed"``,
-the default), 400 for an unsafe path, 404 for a missing file, 416 for an unsatisfiable range.
+The statuses and headers are decided in ``blake2sign_web.link_requests`` (the same in Django); the
+file views add 400 for an unsafe path and 404 for a missing file.
 """
 
 from __future__ import annotations
@@ -232,12 +229,7 @@ async def consume_single_use(
 ) -> None:
     """Use up a single-use link in ``store``; HTTPException unless this request may have it.
 
-    Only ``SignedFiles`` passes ``file_size`` and ``continuation``: after its first use, a link
-    continues for the same client only as a file download, within a byte budget
-    (``revocation.continuation_cost``); any other endpoint's link is used up by its first request.
-
-    ``expired_status`` (410) for a link already used by another request; 503 when the store
-    is unreachable and fails closed; 403 when there is no store to consume it in.
+    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them.
     """
     path = _full_path(request.scope)
     # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
@@ -379,14 +371,11 @@ class _OpenFileResponse(Response):
             await self.background()
 
     async def _send_body(self, send: Send) -> None:
-        if self.start:
-            await anyio.to_thread.run_sync(self.handle.seek, self.start)
-        remaining = self.length
-        while remaining > 0:
-            chunk = await anyio.to_thread.run_sync(self.handle.read, min(self.chunk_size, remaining))
-            if not chunk:
-                break  # the file shrank: the server sees the short body and closes the connection
-            remaining -= len(chunk)
+        reader = await anyio.to_thread.run_sync(
+            files.RangeReader, self.handle, self.start, self.length, self.chunk_size
+        )
+        # A file that shrank ends the body short: the server sees it and closes the connection.
+        while chunk := await anyio.to_thread.run_sync(reader.next_chunk):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
