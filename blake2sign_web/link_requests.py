@@ -58,6 +58,8 @@ class Refusal(NamedTuple):
     headers: Mapping[str, str] = {}
 
 
+#: The range a file request asks for and may get, why it may not (416), or None for the whole file.
+Wanted = files.ByteRange | files.RangeNotSatisfiable | None
 Admission = Literal["proceed", "confirm"]
 PROCEED: Final = "proceed"
 CONFIRM: Final = "confirm"
@@ -165,14 +167,14 @@ class Consumption(NamedTuple):
     continuation: int | None = None
 
 
-def consumption(
-    link: VerifiedLink, method: str, *, file_size: int | None = None, byte_range: files.ByteRange | None = None
-) -> Consumption:
-    """The terms of the store call. Only a file's link (``file_size``) continues after its first use, for the
-    same client (HEAD, one byte range shorter than the file: ``revocation.continuation_cost``); a link
-    confirmed by POST, or to any other view, is used up by its first request."""
+def consumption(link: VerifiedLink, method: str, *, file_size: int | None = None, wanted: Wanted = None) -> Consumption:
+    """The terms of the store call. Only a file's link (``file_size``; ``wanted``: the range asked for) continues
+    after its first use, for the same client (HEAD, one byte range shorter than the file:
+    ``revocation.continuation_cost``); a link confirmed by POST, or to any other view, is used up by its first
+    request."""
     if file_size is None or link.consume_on == "post":
         return Consumption()
+    byte_range = wanted if isinstance(wanted, files.ByteRange) else None
     return Consumption(file_size, continuation_cost(method, byte_range, file_size))
 
 
@@ -251,9 +253,6 @@ def file_headers(
     if etag is not None and last_modified is not None:
         headers.update({"ETag": etag, "Last-Modified": last_modified})
     return headers
-
-
-Wanted = files.ByteRange | files.RangeNotSatisfiable | None
 
 
 def wanted_range(

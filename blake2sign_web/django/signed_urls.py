@@ -1,22 +1,8 @@
 """Signed links in Django: ``sign_url`` and the ``signed_url_required`` view decorator.
 
 Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their
-own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]``:
-
-    BLAKE2SIGN_WEB = {
-        "SIGNED_URLS": {
-            "PURPOSE": "blake2sign_web.signed_urls",  # separate keys per use if you need them
-            "HASHER": "blake2b",                      # or "blake2s", "blake3"
-            "SIGNATURE_PARAM": "signature",
-            "EXPIRES_PARAM": "expires",
-            "IGNORED_PARAMS": (),                     # e.g. ("utm_*", "fbclid")
-            "BIND_HOST": False,                       # True: links only work on the host they name
-            "EXPIRED_STATUS": 410,                    # or 403 to hide that a link once worked
-            "SINGLE_USE_CACHE": None,                 # a CACHES alias: sign_url(..., single_use=True)
-            "SINGLE_USE_UNAVAILABLE": "closed",       # cache down: "closed" = 503, "open" = accept, log
-            "SINGLE_USE_CLIENT": None,                # request -> str (or its dotted path); default:
-        },                                            #   REMOTE_ADDR and User-Agent
-    }
+own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]`` (``DEFAULTS``
+lists each key, its default and what it means).
 
 A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
 confirmation page (``blake2sign_web.confirmation``; ``confirm=`` renders your own) whose POST uses
@@ -66,17 +52,18 @@ from . import revocation
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 SECTION: Final = "SIGNED_URLS"
+#: The keys of ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` and their defaults.
 DEFAULTS: Final[Mapping[str, Any]] = {
-    "PURPOSE": "blake2sign_web.signed_urls",
-    "HASHER": "blake2b",
+    "PURPOSE": "blake2sign_web.signed_urls",  # separate keys per use if you need them
+    "HASHER": "blake2b",  # or "blake2s", "blake3"
     "SIGNATURE_PARAM": "signature",
     "EXPIRES_PARAM": "expires",
-    "IGNORED_PARAMS": (),
-    "BIND_HOST": False,
-    "EXPIRED_STATUS": 410,
-    "SINGLE_USE_CACHE": None,
-    "SINGLE_USE_UNAVAILABLE": "closed",
-    "SINGLE_USE_CLIENT": None,
+    "IGNORED_PARAMS": (),  # e.g. ("utm_*", "fbclid")
+    "BIND_HOST": False,  # True: links only work on the host they name
+    "EXPIRED_STATUS": 410,  # or 403 to hide that a link once worked
+    "SINGLE_USE_CACHE": None,  # a CACHES alias: sign_url(..., single_use=True)
+    "SINGLE_USE_UNAVAILABLE": "closed",  # cache down: "closed" = 503, "open" = accept, log
+    "SINGLE_USE_CLIENT": None,  # request -> str (or its dotted path); default: REMOTE_ADDR and User-Agent
 }
 
 V = TypeVar("V", bound=Callable[..., Any])
@@ -256,9 +243,7 @@ def verify_request(
     ``consume_on="post"`` only by a POST (GET and HEAD get the confirmation page).
     """
     link = admit(request, bind=bind, confirm=confirm)
-    if isinstance(link, HttpResponse) or link.nonce is None:
-        return link if isinstance(link, HttpResponse) else None
-    return consume_single_use(request, link)
+    return link if not isinstance(link, VerifiedLink) else consume_single_use(request, link)
 
 
 async def averify_request(
@@ -266,8 +251,8 @@ async def averify_request(
 ) -> HttpResponse | None:
     """``verify_request`` for async views: the cache call of a single-use link runs in a thread."""
     link = admit(request, bind=bind, confirm=confirm)
-    if isinstance(link, HttpResponse) or link.nonce is None:
-        return link if isinstance(link, HttpResponse) else None
+    if not isinstance(link, VerifiedLink) or link.nonce is None:
+        return None if isinstance(link, VerifiedLink) else link
     return await sync_to_async(consume_single_use)(request, link)
 
 
@@ -284,9 +269,12 @@ def admit(
     ``consume_on="post"`` link, 405 for a method the link may not be used with
     (``link_requests.admission``). PermissionDenied for a bad link. Nothing is consumed here (no I/O).
     """
-    link = check_signature(request, bind=bind)
-    if isinstance(link, HttpResponse):
-        return link
+    signer, bound = get_signer(), None if bind is None else bind(request)
+    link = link_requests.verify(
+        signer, request_url(request), bind=bound, path=request.path, expired_status=_expired_status
+    )
+    if isinstance(link, Refusal):
+        return refusal_response(link)
     request.signed_link = link  # type: ignore[attr-defined]
     admitted = link_requests.admission(link, request.method or "GET", serves_file=serves_file)
     if admitted == link_requests.CONFIRM:
@@ -315,9 +303,7 @@ def confirmation_response(
     ``{% csrf_token %}`` in its form.
     """
     if confirm is not None:
-        response = confirm(request, link)
-        confirmation.secure(response.headers)
-        return response
+        return confirmation.secured(confirm(request, link))
     fields = {} if _csrf_middleware(_middleware()) is None else {"csrfmiddlewaretoken": get_token(request)}
     response = HttpResponse(confirmation.page(fields), headers=confirmation.page_headers())
     response.headers["Content-Length"] = str(len(response.content))
@@ -336,20 +322,16 @@ def csrf_refusal(request: HttpRequest) -> HttpResponse | None:
     middleware = _csrf_middleware(_middleware())
     if middleware is None:
         return None
-    return middleware(_unused_response).process_view(request, _confirmation_post, (), {})
+    return middleware(_never_called).process_view(request, _never_called, (), {})
 
 
 def _middleware() -> tuple[str, ...]:
     return tuple(getattr(settings, "MIDDLEWARE", None) or ())
 
 
-def _unused_response(request: HttpRequest) -> HttpResponse:
+def _never_called(request: HttpRequest) -> HttpResponse:
+    """The middleware's next handler and the view ``csrf_refusal`` checks for (one that is not exempt)."""
     raise AssertionError("only process_view is called")  # pragma: no cover
-
-
-def _confirmation_post(request: HttpRequest) -> HttpResponse:
-    """What ``csrf_refusal`` checks for: a view that is not exempt."""
-    raise AssertionError("only checked, never called")  # pragma: no cover
 
 
 @functools.lru_cache(maxsize=8)
@@ -404,15 +386,6 @@ def consume_single_use(
         option="SINGLE_USE_UNAVAILABLE",
     )
     return None if refusal is None else refusal_response(refusal)
-
-
-def check_signature(request: HttpRequest, *, bind: BindFunction | None = None) -> VerifiedLink | HttpResponse:
-    """The verified link, or the response for an expired one; PermissionDenied for a bad one."""
-    signer, bound = get_signer(), None if bind is None else bind(request)
-    outcome = link_requests.verify(
-        signer, request_url(request), bind=bound, path=request.path, expired_status=_expired_status
-    )
-    return refusal_response(outcome) if isinstance(outcome, Refusal) else outcome
 
 
 def request_url(request: HttpRequest) -> str:

@@ -192,7 +192,7 @@ class SignedFileView(View):
             # A file that cannot seek is sent whole: reading up to the range would cost as much.
             # (Asked only for a GET with a Range: another storage may have to read the file to tell.)
             wanted = None
-        refused = self.consume(request, stored.size, wanted if isinstance(wanted, files.ByteRange) else None)
+        refused = self.consume(request, stored.size, wanted)
         mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
         # A confirmation's POST gets the file: never a 304 or a 412.
         status = None if posted else link_requests.conditional_status(method, request.headers, etag, mtime)
@@ -280,7 +280,7 @@ class SignedFileView(View):
         """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
         return link_requests.download_disposition(name, self.as_attachment, getattr(self, "link", None))
 
-    def consume(self, request: HttpRequest, size: int, asked: files.ByteRange | None) -> HttpResponseBase | None:
+    def consume(self, request: HttpRequest, size: int, wanted: link_requests.Wanted) -> HttpResponseBase | None:
         """Use up a single-use link (None: this request may have the file), knowing the file's size.
 
         After its first use, only the same client continues, with what ``link_requests.consumption``
@@ -289,7 +289,7 @@ class SignedFileView(View):
         link: VerifiedLink | None = getattr(self, "link", None)
         if link is None or link.nonce is None:
             return None
-        terms = link_requests.consumption(link, request.method or "GET", file_size=size, byte_range=asked)
+        terms = link_requests.consumption(link, request.method or "GET", file_size=size, wanted=wanted)
         return consume_single_use(request, link, file_size=terms.file_size, continuation=terms.continuation)
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:

@@ -33,7 +33,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, NoReturn
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -87,9 +87,7 @@ async def confirmation_handler(request: Request, exc: Exception) -> Response:
 def confirmation_response(request: Request, link: VerifiedLink, confirm: ConfirmFunction | None = None) -> Response:
     """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable."""
     if confirm is not None:
-        response = confirm(request, link)
-        confirmation.secure(response.headers)
-        return response
+        return confirmation.secured(confirm(request, link))
     return HTMLResponse(confirmation.PAGE, headers=confirmation.page_headers())
 
 
@@ -199,7 +197,7 @@ def check_signature(
 ) -> VerifiedLink:
     """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed.
 
-    A single-use link passes here too: ``consume_single_use`` must follow (``require_signature`` does).
+    A single-use link passes here too: it must be used up next (``require_signature`` does).
     """
     # The decoded path for the log (not request.url.path: building the URL silently drops CR, LF and tab).
     path = _full_path(request.scope)
@@ -215,44 +213,6 @@ def check_signature(
 
 def _raise_refusal(refusal: Refusal) -> NoReturn:
     raise HTTPException(refusal.status, refusal.message, headers=dict(refusal.headers) or None)
-
-
-async def consume_single_use(
-    request: Request,
-    link: VerifiedLink,
-    store: RedisStore | None,
-    *,
-    client: ClientFunction = default_client,
-    expired_status: int = 410,
-    file_size: int | None = None,
-    continuation: int | None = None,
-) -> None:
-    """Use up a single-use link in ``store``; HTTPException unless this request may have it.
-
-    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them.
-    """
-    path = _full_path(request.scope)
-    # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
-    cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
-    missing = None if store is not None else "no single_use store configured for this endpoint"
-    terms = link_requests.Consumption(file_size, continuation)
-    call = link_requests.before_store(link, path=path, missing_store=missing, cross_site=cross_site, terms=terms)
-    if isinstance(call, Refusal):
-        _raise_refusal(call)
-    if call is None or store is None:
-        return
-    answer: bool | StoreUnavailable
-    try:
-        answer = await store.consume_link(
-            call.nonce, call.expires_at, client(request), file_size=call.file_size, continuation=call.continuation
-        )
-    except StoreUnavailable as error:
-        answer = error
-    refusal = link_requests.consumed(
-        answer, path=path, fails_open=store.fails_open, expired_status=expired_status, option="on_unavailable"
-    )
-    if refusal is not None:
-        _raise_refusal(refusal)
 
 
 def require_signature(
@@ -272,40 +232,73 @@ def require_signature(
     as ``ConfirmationRequired`` for GET and HEAD (install ``confirmation_handler``; let the route
     accept POST: ``@app.api_route(..., methods=["GET", "HEAD", "POST"])``).
     """
-    _check_options(expired_status, single_use)
+    guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
 
     async def signature_required(request: Request) -> None:
-        link = _admit(request, signer, bind, expired_status, confirm, serves_file=False)
+        link = guard.admit(request, serves_file=False)
         if link.nonce is not None:
-            await consume_single_use(request, link, single_use, client=client, expired_status=expired_status)
+            await guard.consume(request, link, link_requests.Consumption())
 
     return signature_required
 
 
-def _check_options(expired_status: int, single_use: RedisStore | None) -> None:
-    link_requests.check_link_options(expired_status=expired_status)
-    if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
-        raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
+class _Guard(NamedTuple):
+    """What an endpoint checks its links with (the options of ``require_signature`` and ``SignedFiles``)."""
 
+    signer: URLSigner
+    bind: BindFunction | None
+    expired_status: int
+    store: RedisStore | None
+    client: ClientFunction
+    confirm: ConfirmFunction | None
 
-def _admit(
-    request: Request,
-    signer: URLSigner,
-    bind: BindFunction | None,
-    expired_status: int,
-    confirm: ConfirmFunction | None,
-    *,
-    serves_file: bool,
-) -> VerifiedLink:
-    """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
-    link = check_signature(request, signer, bind=None if bind is None else bind(request), expired_status=expired_status)
-    request.state.signed_link = link
-    admitted = link_requests.admission(link, request.method, serves_file=serves_file)
-    if admitted == link_requests.CONFIRM:
-        raise ConfirmationRequired(confirmation_response(request, link, confirm))
-    if isinstance(admitted, Refusal):
-        _raise_refusal(admitted)
-    return link
+    def checked(self) -> _Guard:
+        """The guard, once its options are checked (ValueError, TypeError), at start-up."""
+        link_requests.check_link_options(expired_status=self.expired_status)
+        if self.store is not None and not callable(getattr(self.store, "consume_link", None)):
+            raise TypeError(f"single_use must be a RedisStore, not {type(self.store).__name__}")
+        return self
+
+    def admit(self, request: Request, *, serves_file: bool) -> VerifiedLink:
+        """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
+        bound = None if self.bind is None else self.bind(request)
+        link = check_signature(request, self.signer, bind=bound, expired_status=self.expired_status)
+        request.state.signed_link = link
+        admitted = link_requests.admission(link, request.method, serves_file=serves_file)
+        if admitted == link_requests.CONFIRM:
+            raise ConfirmationRequired(confirmation_response(request, link, self.confirm))
+        if isinstance(admitted, Refusal):
+            _raise_refusal(admitted)
+        return link
+
+    async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
+        """Use up a single-use link in the store; HTTPException unless this request may have it."""
+        path = _full_path(request.scope)
+        # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
+        cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
+        missing = None if self.store is not None else "no single_use store configured for this endpoint"
+        call = link_requests.before_store(link, path=path, missing_store=missing, cross_site=cross_site, terms=terms)
+        if isinstance(call, Refusal):
+            _raise_refusal(call)
+        if call is None or self.store is None:
+            return
+        answer: bool | StoreUnavailable
+        try:
+            answer = await self.store.consume_link(
+                call.nonce,
+                call.expires_at,
+                self.client(request),
+                file_size=call.file_size,
+                continuation=call.continuation,
+            )
+        except StoreUnavailable as error:
+            answer = error
+        fails_open, status = self.store.fails_open, self.expired_status
+        refusal = link_requests.consumed(
+            answer, path=path, fails_open=fails_open, expired_status=status, option="on_unavailable"
+        )
+        if refusal is not None:
+            _raise_refusal(refusal)
 
 
 def signed_url_required(
@@ -396,10 +389,29 @@ async def signed_file_response(
     """
     if link is None:
         link = getattr(request.state, "signed_link", None)
+    return await _serve(request, root, name, as_attachment, link)
+
+
+async def _serve(
+    request: Request,
+    root: str | os.PathLike[str],
+    name: str,
+    as_attachment: bool,
+    link: VerifiedLink | None,
+    guard: _Guard | None = None,
+) -> Response:
+    """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
     opened = await _open(root, name)
     try:
         posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        return _file_response(request, opened, name, as_attachment, link, _wanted(request, opened, posted), posted)
+        wanted = _wanted(request, opened, posted)
+        if guard is not None and link is not None and link.nonce is not None:
+            # Its first use, or a continuation of a download by the same client within the file's size.
+            size = opened.stat.st_size
+            await guard.consume(
+                request, link, link_requests.consumption(link, request.method, file_size=size, wanted=wanted)
+            )
+        return _file_response(request, opened, name, as_attachment, link, wanted, posted)
     except BaseException:
         opened.handle.close()
         raise
@@ -464,16 +476,10 @@ class SignedFiles:
     ) -> None:
         if not os.path.isdir(root):
             raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
-        _check_options(expired_status, single_use)
-        self.signer = signer
-        self.bind = bind
-        self.expired_status = expired_status
-        self.single_use = single_use
-        self.client = client
+        self.guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
         self.root = os.path.realpath(root)
         self.path_param = path_param
         self.as_attachment = as_attachment
-        self.confirm = confirm
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # An ASGI app (Starlette's Route calls class instances that way), answering its own errors.
@@ -487,29 +493,6 @@ class SignedFiles:
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
-        link = _admit(request, self.signer, self.bind, self.expired_status, self.confirm, serves_file=True)
+        link = self.guard.admit(request, serves_file=True)  # a confirmation page is raised: no file opened
         name = request.path_params[self.path_param]
-        opened = await _open(self.root, name)  # the file is not opened for a confirmation page
-        posted = link.consume_on == "post"
-        try:
-            wanted = _wanted(request, opened, posted)
-            if link.nonce is not None:
-                # Used up here, knowing the file: its first use, or a continuation of a download by the same
-                # client within the file's size (a confirmation's POST is a first use, never continued).
-                requested = wanted if isinstance(wanted, files.ByteRange) else None
-                terms = link_requests.consumption(
-                    link, request.method, file_size=opened.stat.st_size, byte_range=requested
-                )
-                await consume_single_use(
-                    request,
-                    link,
-                    self.single_use,
-                    client=self.client,
-                    expired_status=self.expired_status,
-                    file_size=terms.file_size,
-                    continuation=terms.continuation,
-                )
-            return _file_response(request, opened, name, self.as_attachment, link, wanted, posted)
-        except BaseException:
-            opened.handle.close()
-            raise
+        return await _serve(request, self.root, name, self.as_attachment, link, self.guard)
