@@ -264,7 +264,8 @@ class _Guard(NamedTuple):
         bound = None if self.bind is None else self.bind(request)
         link = check_signature(request, self.signer, bind=bound, expired_status=self.expired_status)
         request.state.signed_link = link
-        admitted = link_requests.admission(link, request.method, serves_file=serves_file)
+        # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
+        admitted = link_requests.admission(link, request.scope.get("method", "GET"), serves_file=serves_file)
         if admitted == link_requests.CONFIRM:
             raise ConfirmationRequired(confirmation_response(request, link, self.confirm))
         if isinstance(admitted, Refusal):
