@@ -8,9 +8,13 @@ Django and async in Starlette; the file), between the decisions:
 1. ``verify``: the link's MAC, expiry and options, or a ``Refusal`` (403, or ``expired_status``);
 2. ``admission``: what the method may do with it: ``PROCEED``, ``CONFIRM`` (the confirmation
    page of a ``consume_on="post"`` link), or a 405 ``Refusal``;
-3. for a single-use link, ``consumption`` (what to ask the store, and for a file the continuation's
-   cost), the store call, then ``consumed`` (the store's answer, or its failure, as a ``Refusal``);
-4. for a file: ``download_disposition``, ``conditional_status`` and ``file_headers``.
+3. for a single-use link: ``consumption`` (for a file, what a continuation would fetch), ``before_store``
+   (the store call to make, or why not), the call, then ``consumed`` (the store's answer, or its failure);
+4. for a file: ``wanted_range``, ``files.conditional_status`` (304, 412), then ``file_answer`` (200, 206 or
+   416 and every header).
+
+How the URL to verify is read from a request is each framework's (raw path, query encoding), with the
+shared parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host).
 
 A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
 as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answers, in every framework:
@@ -25,8 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from datetime import timezone
-from email.utils import parsedate_to_datetime
+from types import MappingProxyType
 from typing import Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
@@ -55,7 +58,7 @@ class Refusal(NamedTuple):
 
     status: int
     message: str
-    headers: Mapping[str, str] = {}
+    headers: Mapping[str, str] = MappingProxyType({})
 
 
 #: The range a file request asks for and may get, why it may not (416), or None for the whole file.
@@ -288,7 +291,7 @@ def file_answer(
     posted: bool,
     seekable: bool | None = True,
 ) -> FileAnswer:
-    """What a file request gets once its link and its preconditions passed (``conditional_status``).
+    """What a file request gets once its link and its preconditions passed (``files.conditional_status``).
 
     ``seekable``: whether a range can be read (False: ``Accept-Ranges: none``, the whole file); None when
     not known (HEAD on a storage that would have to read the file to tell): the whole file, no
@@ -319,58 +322,11 @@ def validators(size: int, mtime_ns: int | None) -> tuple[str | None, str | None]
     return files.etag_for(size, mtime_ns), files.http_date(mtime_ns / 1e9)
 
 
-def conditional_status(
-    method: str, headers: Mapping[str, str], etag: str | None, mtime: int | None
-) -> Literal[304, 412] | None:
-    """RFC 9110 section 13.2.2: 412 (If-Match, If-Unmodified-Since fail), 304 (GET or HEAD not modified), or None.
-
-    ``headers``: the request's, read case-insensitively by their lowercase names; ``mtime``: Unix
-    seconds. Never asked for a confirmation's POST, which is answered with the file.
-    """
-    if_match = headers.get("if-match")
-    if if_match is not None:
-        if etag is None or etag.startswith("W/") or not _matches(if_match, etag, weak=False):
-            return 412
-    else:
-        unmodified_since = _date(headers.get("if-unmodified-since"))
-        if unmodified_since is not None and (mtime is None or mtime > unmodified_since):
-            return 412
-    if_none_match = headers.get("if-none-match")
-    if if_none_match is not None:
-        if etag is not None and _matches(if_none_match, etag, weak=True):
-            return 304 if method in ("GET", "HEAD") else 412
-        return None
-    modified_since = _date(headers.get("if-modified-since"))
-    if method in ("GET", "HEAD") and mtime is not None and modified_since is not None and mtime <= modified_since:
-        return 304
-    return None
-
-
 def conditional_headers(status: int, etag: str | None, last_modified: str | None) -> dict[str, str]:
     """The headers of a 304 (the validators the client is to keep using); a 412 has none."""
     if status != 304 or etag is None or last_modified is None:
         return {}
     return {"ETag": etag, "Last-Modified": last_modified}
-
-
-def _matches(header: str, etag: str, *, weak: bool) -> bool:
-    tags = {tag.strip() for tag in header.split(",")}
-    if "*" in tags:
-        return True
-    if weak:
-        return etag.removeprefix("W/") in {tag.removeprefix("W/") for tag in tags}
-    return etag in tags
-
-
-def _date(header: str | None) -> float | None:
-    """An HTTP date as Unix seconds (None: no header, or not a date, which is then ignored)."""
-    if header is None:
-        return None
-    try:
-        date = parsedate_to_datetime(header)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return (date if date.tzinfo is not None else date.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def public_base_problem(base_url: str) -> str | None:

@@ -195,7 +195,7 @@ class SignedFileView(View):
         refused = self.consume(request, stored.size, wanted)
         mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
         # A confirmation's POST gets the file: never a 304 or a 412.
-        status = None if posted else link_requests.conditional_status(method, request.headers, etag, mtime)
+        status = None if posted else files.conditional_status(method, request.headers, etag, mtime)
         if refused is not None:
             stored.close()
             return refused

@@ -445,9 +445,7 @@ def _file_response(
     size, mtime_ns = opened.stat.st_size, opened.stat.st_mtime_ns
     etag, last_modified = validators = link_requests.validators(size, mtime_ns)
     # A confirmation's POST gets the whole file: never a 304 or a 412.
-    status = (
-        None if posted else link_requests.conditional_status(request.method, request.headers, etag, mtime_ns // 10**9)
-    )
+    status = None if posted else files.conditional_status(request.method, request.headers, etag, mtime_ns // 10**9)
     if status is not None:
         opened.handle.close()
         return Response(status_code=status, headers=link_requests.conditional_headers(status, etag, last_modified))
