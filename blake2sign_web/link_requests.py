@@ -111,13 +111,15 @@ def with_prefix(path: str, prefix: str) -> str:
     The link was signed with the prefix (``reverse()``, ``url_for`` write it); servers differ on whether
     the path they pass on still holds it.
     """
+    if not prefix:  # the usual case, first: every request by a link asks
+        return path
     prefix = prefix.rstrip("/")
     if not prefix or (path + "/").startswith(prefix + "/"):
         return path
     return prefix + "/" + path.removeprefix("/")
 
 
-def request_target(path: str, query: str, *, origin: tuple[str, str] | None = None) -> str:
+def request_target(path: str, query: str, origin: tuple[str, str] | None = None) -> str:
     """What a request's link is verified as: its path and query, after ``scheme://host`` when the signer binds
     the host (``origin``: the scheme and the host the client asked for)."""
     url = f"{path}?{query}" if query else path
@@ -125,13 +127,14 @@ def request_target(path: str, query: str, *, origin: tuple[str, str] | None = No
 
 
 def verify(
-    signer: URLSigner, url: str | None, *, bind: Bound | None, path: str, expired_status: int = 410
+    signer: URLSigner, url: str | None, bind: Bound | None, path: str, expired_status: int = 410
 ) -> VerifiedLink | Refusal:
     """The verified link, or the refusal of a bad (403) or expired (``expired_status``) one, logged.
 
     ``url``: the path and query the client sent (absolute when the signer binds the host), None when
     the path is not text (a lone surrogate, which only a scope no server made can hold); ``path``: the
     decoded path, for the log. The reason is logged, never the URL: its query holds the signature.
+    (Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both.)
     """
     if url is None:
         logger.warning("rejected signed URL for %r: path is not UTF-8", logged(path))
@@ -146,7 +149,7 @@ def verify(
         return Refusal(403, INVALID)
 
 
-def admission(link: VerifiedLink, method: str, *, serves_file: bool = False) -> Admission | Refusal:
+def admission(link: VerifiedLink, method: str, serves_file: bool = False) -> Admission | Refusal:
     """What ``method`` may do with a verified link: go on, get the confirmation page, or 405.
 
     A ``consume_on="post"`` link is never used up by GET or HEAD (mail scanners fetch links): they get

@@ -243,7 +243,9 @@ def verify_request(
     ``consume_on="post"`` only by a POST (GET and HEAD get the confirmation page).
     """
     link = admit(request, bind=bind, confirm=confirm)
-    return link if not isinstance(link, VerifiedLink) else consume_single_use(request, link)
+    if not isinstance(link, VerifiedLink) or link.nonce is None:
+        return None if isinstance(link, VerifiedLink) else link
+    return consume_single_use(request, link)
 
 
 async def averify_request(
@@ -270,13 +272,12 @@ def admit(
     (``link_requests.admission``). PermissionDenied for a bad link. Nothing is consumed here (no I/O).
     """
     signer, bound = get_signer(), None if bind is None else bind(request)
-    link = link_requests.verify(
-        signer, request_url(request), bind=bound, path=request.path, expired_status=_expired_status
-    )
+    url = request_url(request, bind_host=signer.bind_host)
+    link = link_requests.verify(signer, url, bound, request.path, _expired_status)
     if isinstance(link, Refusal):
         return refusal_response(link)
     request.signed_link = link  # type: ignore[attr-defined]
-    admitted = link_requests.admission(link, request.method or "GET", serves_file=serves_file)
+    admitted = link_requests.admission(link, request.method or "GET", serves_file)
     if admitted == link_requests.CONFIRM:
         return confirmation_response(request, link, confirm)
     if isinstance(admitted, Refusal):
@@ -388,7 +389,7 @@ def consume_single_use(
     return None if refusal is None else refusal_response(refusal)
 
 
-def request_url(request: HttpRequest) -> str:
+def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
     """The path and query to verify (after ``scheme://host`` with ``BIND_HOST``): the query as ``request.GET``
     will read it, not as WSGI spells it.
 
@@ -410,8 +411,8 @@ def request_url(request: HttpRequest) -> str:
     # The path as reverse() writes the arguments the view receives: Django routes on the
     # decoded path, and reverse() escapes a leading "//" as "/%2F" (escape_leading_slashes).
     path = escape_leading_slashes(escape_uri_path(client_path(request)))
-    origin = (request.scheme or "http", request.get_host()) if get_signer().bind_host else None
-    return link_requests.request_target(path, iri_to_uri(query), origin=origin)
+    origin = (request.scheme or "http", request.get_host()) if bind_host else None
+    return link_requests.request_target(path, iri_to_uri(query), origin)
 
 
 def client_path(request: HttpRequest) -> str:

@@ -179,33 +179,36 @@ def request_url(request: Request, signer: URLSigner) -> str:
         # ASGI's raw_path has no query string, but some clients (Starlette's TestClient before
         # 0.38) put it there; the query is read from query_string below. uvicorn puts root_path
         # (a prefix a proxy took off, which url_for signed) into raw_path; other servers do not.
-        prefix = quote(request.scope.get("root_path", ""), safe=PATH_SAFE)
-        path = link_requests.with_prefix(raw_path.partition(b"?")[0].decode("latin-1"), prefix)
+        path = raw_path.partition(b"?")[0].decode("latin-1")
+        root_path: str = request.scope.get("root_path", "")
+        if root_path:
+            path = link_requests.with_prefix(path, quote(root_path, safe=PATH_SAFE))
     else:
         path = quote(_full_path(request.scope), safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
     origin = (request.url.scheme, request.url.netloc) if signer.bind_host else None
-    return link_requests.request_target(path, request.scope.get("query_string", b"").decode("latin-1"), origin=origin)
+    return link_requests.request_target(path, request.scope.get("query_string", b"").decode("latin-1"), origin)
 
 
 def _full_path(scope: Scope) -> str:
     # Servers put root_path into path (ASGI 3 as uvicorn reads it); some adapters do not.
-    return link_requests.with_prefix(scope["path"], scope.get("root_path", ""))
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    return link_requests.with_prefix(path, root_path) if root_path else path
 
 
 def check_signature(
-    request: Request, signer: URLSigner, *, bind: Bound | None = None, expired_status: int = 410
+    request: Request, signer: URLSigner, bind: Bound | None = None, expired_status: int = 410
 ) -> VerifiedLink:
     """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed.
 
-    A single-use link passes here too: it must be used up next (``require_signature`` does).
-    """
+    A single-use link passes: ``require_signature`` then uses it up."""
     # The decoded path for the log (not request.url.path: building the URL silently drops CR, LF and tab).
     path = _full_path(request.scope)
     try:
         url: str | None = request_url(request, signer)
     except UnicodeEncodeError:  # a lone surrogate in the path
         url = None
-    outcome = link_requests.verify(signer, url, bind=bind, path=path, expired_status=expired_status)
+    outcome = link_requests.verify(signer, url, bind, path, expired_status)
     if isinstance(outcome, Refusal):
         _raise_refusal(outcome)
     return outcome
@@ -235,7 +238,7 @@ def require_signature(
     guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
 
     async def signature_required(request: Request) -> None:
-        link = guard.admit(request, serves_file=False)
+        link = guard.admit(request, False)
         if link.nonce is not None:
             await guard.consume(request, link, link_requests.Consumption())
 
@@ -259,13 +262,13 @@ class _Guard(NamedTuple):
             raise TypeError(f"single_use must be a RedisStore, not {type(self.store).__name__}")
         return self
 
-    def admit(self, request: Request, *, serves_file: bool) -> VerifiedLink:
+    def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
         """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
         bound = None if self.bind is None else self.bind(request)
-        link = check_signature(request, self.signer, bind=bound, expired_status=self.expired_status)
+        link = check_signature(request, self.signer, bound, self.expired_status)
         request.state.signed_link = link
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
-        admitted = link_requests.admission(link, request.scope.get("method", "GET"), serves_file=serves_file)
+        admitted = link_requests.admission(link, request.scope.get("method", "GET"), serves_file)
         if admitted == link_requests.CONFIRM:
             raise ConfirmationRequired(confirmation_response(request, link, self.confirm))
         if isinstance(admitted, Refusal):
@@ -492,6 +495,6 @@ class SignedFiles:
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
-        link = self.guard.admit(request, serves_file=True)  # a confirmation page is raised: no file opened
+        link = self.guard.admit(request, True)  # a confirmation page is raised: no file opened
         name = request.path_params[self.path_param]
         return await _serve(request, self.root, name, self.as_attachment, link, self.guard)
