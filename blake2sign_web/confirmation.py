@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from html import escape
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 #: What the page needs to be safe, set on the built-in page and on the application's own.
 SAFETY_HEADERS: Final[Mapping[str, str]] = {
@@ -104,6 +104,22 @@ class Headers(Protocol):
     def __setitem__(self, key: str, value: str, /) -> None: ...
 
     def get(self, key: str, /) -> Any: ...
+
+
+class Page(Protocol):
+    """A response whose ``headers`` ``secure`` can set."""
+
+    @property
+    def headers(self) -> Any: ...
+
+
+P = TypeVar("P", bound=Page)
+
+
+def secured(response: P) -> P:
+    """``response`` (an application's own confirmation page) after ``secure`` made its headers safe."""
+    secure(response.headers)
+    return response
 
 
 def secure(headers: Headers) -> None:

@@ -13,9 +13,11 @@ import mimetypes
 import os
 import stat
 import unicodedata
+from collections.abc import Iterator, Mapping
+from datetime import timezone
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
-from typing import BinaryIO, Final, NamedTuple
+from typing import IO, BinaryIO, Final, Literal, NamedTuple
 from urllib.parse import quote, unquote
 
 #: Bytes read per chunk when a response streams a file itself.
@@ -283,20 +285,58 @@ def http_date(epoch_seconds: float) -> str:
     return formatdate(epoch_seconds, usegmt=True)
 
 
-def not_modified(if_none_match: str | None, if_modified_since: str | None, etag: str | None, mtime: float) -> bool:
-    """Whether a GET or HEAD may be answered 304 (RFC 9110 section 13.2.2, steps 3 and 4)."""
+def conditional_status(
+    method: str, headers: Mapping[str, str], etag: str | None, mtime: int | None
+) -> Literal[304, 412] | None:
+    """RFC 9110 section 13.2.2: 412 (If-Match, If-Unmodified-Since fail), 304 (GET or HEAD not modified), or None.
+
+    ``headers``: the request's, read case-insensitively by their lowercase names; ``mtime``: Unix
+    seconds. Never asked for a confirmation's POST, which is answered with the file.
+    """
+    if_match = headers.get("if-match")
+    if if_match is not None:
+        if etag is None or etag.startswith("W/") or not _matches(if_match, etag, weak=False):
+            return 412
+    else:
+        unmodified_since = _date(headers.get("if-unmodified-since"))
+        if unmodified_since is not None and (mtime is None or mtime > unmodified_since):
+            return 412
+    if_none_match = headers.get("if-none-match")
     if if_none_match is not None:
-        if etag is None:
-            return False
-        tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
-        return "*" in tags or etag.removeprefix("W/") in tags
-    if if_modified_since is None:
-        return False
+        if etag is not None and _matches(if_none_match, etag, weak=True):
+            return 304 if method in ("GET", "HEAD") else 412
+        return None
+    modified_since = _date(headers.get("if-modified-since"))
+    if method in ("GET", "HEAD") and mtime is not None and modified_since is not None and mtime <= modified_since:
+        return 304
+    return None
+
+
+def not_modified(if_none_match: str | None, if_modified_since: str | None, etag: str | None, mtime: float) -> bool:
+    """Whether a GET or HEAD may be answered 304 (``conditional_status`` of those two headers)."""
+    headers = {"if-none-match": if_none_match, "if-modified-since": if_modified_since}
+    present = {name: value for name, value in headers.items() if value is not None}
+    return conditional_status("GET", present, etag, int(mtime)) == 304
+
+
+def _matches(header: str, etag: str, *, weak: bool) -> bool:
+    tags = {tag.strip() for tag in header.split(",")}
+    if "*" in tags:
+        return True
+    if weak:
+        return etag.removeprefix("W/") in {tag.removeprefix("W/") for tag in tags}
+    return etag in tags
+
+
+def _date(header: str | None) -> float | None:
+    """An HTTP date as Unix seconds (None: no header, or not a date, which is then ignored)."""
+    if header is None:
+        return None
     try:
-        since = parsedate_to_datetime(if_modified_since).timestamp()
+        date = parsedate_to_datetime(header)
     except (TypeError, ValueError, IndexError, OverflowError):
-        return False
-    return int(mtime) <= since
+        return None
+    return (date if date.tzinfo is not None else date.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def content_type_for(name: str) -> str:
@@ -327,3 +367,38 @@ def content_disposition(filename: str, *, as_attachment: bool = True) -> str:
     if fallback != base:
         header += f"; filename*=UTF-8''{quote(base, safe='')}"
     return header
+
+
+class RangeReader:
+    """Iterate over ``length`` bytes from ``start`` in chunks of at most ``chunk_size``.
+
+    A class, not a generator, so that ``close()`` closes the file even when the
+    response is dropped before its first chunk (Django calls it when done). Both adapters
+    stream through it (in a worker thread under ASGI).
+    """
+
+    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
+        self.handle = handle
+        self.remaining = length
+        self.chunk_size = chunk_size
+        if start:  # a file just opened is at 0: a stream that cannot seek is read from there
+            handle.seek(start, os.SEEK_SET)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        if self.remaining <= 0:
+            raise StopIteration
+        chunk = self.handle.read(min(self.chunk_size, self.remaining))
+        if not chunk:
+            raise StopIteration
+        self.remaining -= len(chunk)
+        return chunk
+
+    def next_chunk(self) -> bytes:
+        """The next chunk, or b"" at the end: for a worker thread, where StopIteration cannot come back."""
+        return next(self, b"")
+
+    def close(self) -> None:
+        self.handle.close()

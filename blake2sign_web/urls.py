@@ -53,6 +53,9 @@ Those parameters are the signer's own: ``sign`` writes them only from its keywor
 (ValueError) a URL that already has one, where it would have dropped, replaced or signed it into a
 link that never verifies (``expires_at=`` gives an expiry as a time rather than a lifetime).
 
+The text of a link (splitting, the canonical form, the rules of parameter names and download names)
+is ``link_text``'s; what a request by a link gets, in any framework, is ``link_requests``'.
+
 The MAC itself is ``Signer``'s: same key derivation (with its own ``domain``),
 fallback secrets for rotation, constant-time comparison, length checked first.
 """
@@ -63,33 +66,54 @@ import math
 import re
 import secrets
 import time
-import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, NamedTuple
-from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, urlunsplit
 
 from .cache import cached
 from .exceptions import BadSignature, SignatureExpired
+from .link_text import (
+    DEFAULT_PORTS,
+    FRAGMENT_SAFE,
+    LINK_PARAMETERS,
+    MAX_FILENAME_LENGTH,
+    Bound,
+    bound_text,
+    canonical_path,
+    check_link_parameters,
+    encode,
+    filename_problem,
+    parse_query,
+    split,
+)
 from .serializer import Seconds, to_seconds
 from .signer import MAC_LENGTH, Signer, is_count
 
+# What other modules and earlier releases import from here.
+__all__ = [
+    "CONSUME_ON",
+    "DISPOSITIONS",
+    "LINK_PARAMETERS",
+    "MAX_EXPIRES_AT",
+    "MAX_FILENAME_LENGTH",
+    "MAX_URL_LENGTH",
+    "NONCE_BYTES",
+    "Bound",
+    "ConsumeOn",
+    "Disposition",
+    "URLSigner",
+    "VerifiedLink",
+    "check_link_parameters",
+    "filename_problem",
+    "get_url_signer",
+]
+_split = split  # the names tests and fuzz targets know
+_parse_query = parse_query
+
 #: Default bound on a URL's length, checked before parsing; servers rarely accept more.
 MAX_URL_LENGTH: Final = 8192
-#: Characters left as they are in a canonical path: RFC 3986 pchar and "/".
-_PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
-#: Characters left as they are in a canonical query name or value: RFC 3986 unreserved.
-_QUERY_SAFE: Final = "-._~"
-#: RFC 3986 fragment characters, and "%" so that escapes already there are kept as they are.
-_FRAGMENT_SAFE: Final = _PATH_SAFE + "?%"
-_DEFAULT_PORTS: Final = {"http": ":80", "https": ":443"}
-#: What makes a URL absolute (RFC 3986 scheme, then "//"): only then is a host read from it.
-_ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
-#: An encoded slash, kept encoded in the canonical path.
-_ENCODED_SLASH: Final = re.compile("%2F", re.IGNORECASE)
-#: Dot segments, kept encoded in the canonical path.
-_DOT_SEGMENTS: Final = {".": "%2E", "..": "%2E%2E"}
 #: Random bytes in a single-use link's nonce (22 base64url characters).
 NONCE_BYTES: Final = 16
 #: What a nonce may look like: enough to name a store key safely, whoever wrote it.
@@ -100,13 +124,9 @@ DISPOSITIONS: Final = ("attachment", "inline")
 CONSUME_ON: Final = ("get", "post")
 #: Latest expiry a link can carry: ``verify`` reads at most 10 digits.
 MAX_EXPIRES_AT: Final = 9_999_999_999
-#: Longest signed download name, in characters (file systems allow 255 bytes or characters).
-MAX_FILENAME_LENGTH: Final = 255
 
 Disposition = Literal["attachment", "inline"]
 ConsumeOn = Literal["get", "post"]
-
-Bound = str | bytes | int
 
 
 class VerifiedLink(NamedTuple):
@@ -125,47 +145,6 @@ class VerifiedLink(NamedTuple):
     consume_on: ConsumeOn = "get"
     disposition: Disposition | None = None
     filename: str | None = None
-
-
-#: URLSigner's keywords that name a link's own query parameters, and their default names.
-LINK_PARAMETERS: Final = {
-    "signature_param": "signature",
-    "expires_param": "expires",
-    "nonce_param": "once",
-    "consume_param": "consume",
-    "disposition_param": "disposition",
-    "filename_param": "filename",
-}
-
-
-def check_link_parameters(
-    names: Mapping[str, str], ignore: Iterable[str], spell: Callable[[str], str] = lambda option: option
-) -> tuple[str, ...]:
-    """The rules for a link's own query parameter names and the ignored ones: the ignore patterns, as a tuple.
-
-    ``names``: ``URLSigner``'s keyword (``signature_param``, ...) and the name it gives; ``spell``: an
-    option's name in the caller's framework (a keyword, or ``ignore``), for the messages, so that an
-    adapter can check its settings at start-up with the same rules. ValueError or TypeError.
-    """
-    for option, value in names.items():
-        if not isinstance(value, str) or not value or quote(value, safe=_QUERY_SAFE) != value:
-            raise ValueError(
-                f"{spell(option)} must be a non-empty query parameter name of [A-Za-z0-9-._~]; got {value!r}"
-            )
-    if len(set(names.values())) != len(names):
-        raise ValueError(f"the parameter names must differ: {', '.join(map(spell, names))}")
-    if isinstance(ignore, str):
-        raise TypeError(f"{spell('ignore')} must be a list of parameter names or patterns such as 'utm_*', not one str")
-    patterns = tuple(ignore)
-    for pattern in patterns:
-        if not isinstance(pattern, str) or not pattern:
-            raise TypeError(f"each {spell('ignore')} pattern must be a non-empty str such as 'utm_*'; got {pattern!r}")
-        if any(fnmatchcase(value, pattern) for value in names.values()):
-            raise ValueError(
-                f"{spell('ignore')} pattern {pattern!r} would ignore the signature, expiry or nonce parameter, or "
-                f"another of this signer's own ({', '.join(names.values())}), which the signature must cover"
-            )
-    return patterns
 
 
 class URLSigner(Signer):
@@ -257,7 +236,7 @@ class URLSigner(Signer):
             url = url.decode("ascii")
         if len(url) > self.max_url_length:
             raise ValueError(f"URL of {len(url)} characters exceeds max_url_length={self.max_url_length}")
-        scheme, netloc, path, query, fragment = _split(url)
+        scheme, netloc, path, query, fragment = split(url)
         if scheme and not netloc:
             raise ValueError(f"cannot sign {url[:40]!r}: an absolute URL needs a host (scheme://host/path)")
         if path.startswith("//"):
@@ -265,7 +244,7 @@ class URLSigner(Signer):
                 f"cannot sign {url[:40]!r}: a path starting with '//' is read as a host by browsers; "
                 "write the second slash as %2F (as Django's reverse() does) or sign an absolute URL"
             )
-        pairs = _parse_query(query)
+        pairs = parse_query(query)
         self._refuse_reserved(url, pairs, names_download=filename is not None or disposition is not None)
         expires = self._expiry(expires_in, expires_at)
         if expires is not None:
@@ -303,18 +282,18 @@ class URLSigner(Signer):
         host = self._host(scheme, netloc)
         if self.bind_host and not host:
             raise ValueError("this URLSigner binds the host (bind_host=True): sign an absolute URL")
-        path = _canonical_path(path)
+        path = canonical_path(path)
         if not scheme and ":" in path.partition("/")[0]:
             raise ValueError(
                 f"cannot sign {url[:40]!r}: a relative path whose first segment has ':' is read as a scheme "
                 "(javascript:, data:); sign a path starting with '/' or an absolute URL"
             )
-        signed_query = "".join(f"{_encode(k)}={_encode(v)}&" for k, v in pairs)
+        signed_query = "".join(f"{encode(k)}={encode(v)}&" for k, v in pairs)
         token = self._seal(self._canonical(host, path, pairs, bind))
         signed_query += f"{self.signature_param}={token[-MAC_LENGTH:]}"
         # Not signed (browsers never send it), but part of the link a page or a Location header will carry:
         # no control character, space or raw non-ASCII goes out.
-        fragment = quote(fragment, safe=_FRAGMENT_SAFE, encoding="utf-8", errors="surrogateescape")
+        fragment = quote(fragment, safe=FRAGMENT_SAFE, encoding="utf-8", errors="surrogateescape")
         if scheme:
             link = urlunsplit((scheme, netloc, path, signed_query, fragment))
         else:
@@ -355,12 +334,12 @@ class URLSigner(Signer):
         if len(url) > self.max_url_length:
             raise BadSignature("URL too long")
         try:
-            scheme, netloc, path, query, _ = _split(url)
+            scheme, netloc, path, query, _ = split(url)
         except ValueError:
             raise BadSignature("malformed URL") from None
         signatures: list[str] = []
         pairs: list[tuple[str, str]] = []
-        for key, value in _parse_query(query):
+        for key, value in parse_query(query):
             if key == self.signature_param:
                 signatures.append(value)
             else:
@@ -376,7 +355,7 @@ class URLSigner(Signer):
             raise BadSignature("URL has more than one nonce")
         try:
             host = self._host(scheme, netloc)
-            canonical = self._canonical(host, _canonical_path(path), pairs, bind)
+            canonical = self._canonical(host, canonical_path(path), pairs, bind)
         except UnicodeEncodeError:  # a lone surrogate: no request can carry it
             raise BadSignature("URL is not valid text") from None
         if self.bind_host and not host:
@@ -485,93 +464,20 @@ class URLSigner(Signer):
         if not self.bind_host:
             return ""
         host = netloc.rpartition("@")[2].lower()
-        default_port = _DEFAULT_PORTS.get(scheme.lower())
+        default_port = DEFAULT_PORTS.get(scheme.lower())
         if default_port and host.endswith(default_port):
             host = host[: -len(default_port)]
-        return _encode(host)
+        return encode(host)
 
     def _canonical(self, host: str, path: str, pairs: list[tuple[str, str]], bind: Bound | None) -> bytes:
         kept = sorted(
             ((k, v) for k, v in pairs if k != self.signature_param and not self._ignored(k)), key=lambda kv: kv[0]
         )
-        query = "&".join(f"{_encode(k)}={_encode(v)}" for k, v in kept)
-        bound = "" if bind is None else "=" + _encode(_bound_text(bind))
+        query = "&".join(f"{encode(k)}={encode(v)}" for k, v in kept)
+        bound = "" if bind is None else "=" + encode(bound_text(bind))
         return f"url1\n{host}\n{path}\n{query}\n{bound}".encode("ascii")
-
-
-def filename_problem(filename: object) -> str | None:
-    """Why ``filename`` cannot be a signed download name (None: it can).
-
-    A name is one path segment: no ``/`` or ``\\``, not ``.`` or ``..``, no control, format
-    or line-separator character (CR, LF, NUL, U+2028, bidirectional overrides), not only dots
-    and spaces, at most ``MAX_FILENAME_LENGTH`` characters. Quotes and non-ASCII are allowed:
-    ``files.content_disposition`` encodes them.
-    """
-    if not isinstance(filename, str):
-        return f"a filename must be a str, not {type(filename).__name__}"
-    if not filename.strip(" ."):
-        return "a filename must have a character other than dots and spaces"
-    if len(filename) > MAX_FILENAME_LENGTH:
-        return f"a filename has at most {MAX_FILENAME_LENGTH} characters"
-    if "/" in filename or "\\" in filename:
-        return "a filename is one path segment: no '/' or '\\'"
-    if any(unicodedata.category(char) in _UNSAFE_CATEGORIES for char in filename):
-        return "a filename has no control, format or line-separator character"
-    return None
-
-
-#: Unicode categories refused in a filename: controls (CR, LF, NUL), format (bidi overrides), surrogates,
-#: private use, unassigned, line and paragraph separators.
-_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 def get_url_signer(secret: str | bytes, **options: Any) -> URLSigner:
     """The cached ``URLSigner(secret, **options)`` (pass ``ignore`` and ``fallbacks`` as tuples)."""
     return cached(URLSigner, secret, **options)
-
-
-def _parse_query(query: str) -> list[tuple[str, str]]:
-    # surrogateescape keeps bytes that are not UTF-8 distinct instead of folding them into U+FFFD.
-    return parse_qsl(query, keep_blank_values=True, encoding="utf-8", errors="surrogateescape")
-
-
-def _encode(text: str) -> str:
-    return quote(text, safe=_QUERY_SAFE, encoding="utf-8", errors="surrogateescape")
-
-
-def _split(url: str) -> tuple[str, str, str, str, str]:
-    """(scheme, netloc, path, query, fragment). A netloc is read only after ``scheme://``:
-    urlsplit would read ``//a/b`` as host ``a`` and path ``/b``, and drop ``a`` from the MAC."""
-    if url[:1] != "/" and _ABSOLUTE.match(url):
-        return urlsplit(url)
-    rest, _, fragment = url.partition("#")
-    path, _, query = rest.partition("?")
-    return "", "", path, query, fragment
-
-
-def _canonical_path(path: str) -> str:
-    if "%2F" in path or "%2f" in path:  # an encoded slash is data, not a segment boundary: keep it encoded
-        canonical = "%2F".join(_reencode(piece) for piece in _ENCODED_SLASH.split(path))
-    else:  # _reencode written out: this is the per-request case
-        decoded = unquote(path, encoding="utf-8", errors="surrogateescape")
-        canonical = quote(decoded, safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape")
-    if "/." in canonical or canonical[:1] == ".":  # a dot segment, written or encoded: clients would remove it
-        canonical = "/".join(_DOT_SEGMENTS.get(segment, segment) for segment in canonical.split("/"))
-    return canonical or "/"
-
-
-def _reencode(text: str) -> str:
-    decoded = unquote(text, encoding="utf-8", errors="surrogateescape")
-    return quote(decoded, safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape")
-
-
-def _bound_text(value: Bound) -> str:
-    if isinstance(value, bool):
-        raise TypeError("bind must be a str, bytes or int identifying the user or session, not a bool")
-    if isinstance(value, int):
-        return f"i:{value}"
-    if isinstance(value, bytes):
-        return "b:" + value.hex()
-    if isinstance(value, str):
-        return "s:" + value
-    raise TypeError(f"bind must be a str, bytes or int, not {type(value).__name__}")

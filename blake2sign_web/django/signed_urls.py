@@ -1,22 +1,8 @@
 """Signed links in Django: ``sign_url`` and the ``signed_url_required`` view decorator.
 
 Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their
-own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]``:
-
-    BLAKE2SIGN_WEB = {
-        "SIGNED_URLS": {
-            "PURPOSE": "blake2sign_web.signed_urls",  # separate keys per use if you need them
-            "HASHER": "blake2b",                      # or "blake2s", "blake3"
-            "SIGNATURE_PARAM": "signature",
-            "EXPIRES_PARAM": "expires",
-            "IGNORED_PARAMS": (),                     # e.g. ("utm_*", "fbclid")
-            "BIND_HOST": False,                       # True: links only work on the host they name
-            "EXPIRED_STATUS": 410,                    # or 403 to hide that a link once worked
-            "SINGLE_USE_CACHE": None,                 # a CACHES alias: sign_url(..., single_use=True)
-            "SINGLE_USE_UNAVAILABLE": "closed",       # cache down: "closed" = 503, "open" = accept, log
-            "SINGLE_USE_CLIENT": None,                # request -> str (or its dotted path); default:
-        },                                            #   REMOTE_ADDR and User-Agent
-    }
+own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]`` (``DEFAULTS``
+lists each key, its default and what it means).
 
 A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
 confirmation page (``blake2sign_web.confirmation``; ``confirm=`` renders your own) whose POST uses
@@ -26,17 +12,13 @@ must pass Django's CSRF check (the built-in page carries the token), even in a c
 The verified link is ``request.signed_link`` (a ``VerifiedLink``: its expiry, nonce, disposition
 and filename) in the view.
 
-Answers: 403 (PermissionDenied, so the site's 403 page renders) for a missing,
-malformed or wrong signature; ``EXPIRED_STATUS`` (410 Gone by default) for a link
-whose signature is right but whose time has passed, so the page can say "ask for a
-new link" instead of "forbidden", and for a single-use link already used; 503 for a
-single-use link while its cache is unreachable (``SINGLE_USE_UNAVAILABLE = "closed"``).
+The statuses and headers are decided in ``blake2sign_web.link_requests`` (the same in Starlette);
+a 403 is PermissionDenied, so the site's 403 page renders.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, Final, TypeVar, overload
@@ -47,17 +29,16 @@ from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.urls import get_script_prefix
 from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation
-from ..exceptions import BadSignature, SignatureExpired
-from ..keys import HASHERS
-from ..revocation import POLICIES, StoreUnavailable
+from .. import confirmation, link_requests
+from ..link_requests import Refusal
+from ..revocation import StoreUnavailable
 from ..urls import (
     LINK_PARAMETERS,
     Bound,
@@ -65,28 +46,24 @@ from ..urls import (
     Disposition,
     URLSigner,
     VerifiedLink,
-    check_link_parameters,
     get_url_signer,
 )
 from . import revocation
 
-logger = logging.getLogger("blake2sign_web.signed_urls")
-
 SETTING: Final = "BLAKE2SIGN_WEB"
 SECTION: Final = "SIGNED_URLS"
-#: At most this many characters of a refused path are logged (escaped with repr).
-LOGGED_PATH_LENGTH: Final = 200
+#: The keys of ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` and their defaults.
 DEFAULTS: Final[Mapping[str, Any]] = {
-    "PURPOSE": "blake2sign_web.signed_urls",
-    "HASHER": "blake2b",
+    "PURPOSE": "blake2sign_web.signed_urls",  # separate keys per use if you need them
+    "HASHER": "blake2b",  # or "blake2s", "blake3"
     "SIGNATURE_PARAM": "signature",
     "EXPIRES_PARAM": "expires",
-    "IGNORED_PARAMS": (),
-    "BIND_HOST": False,
-    "EXPIRED_STATUS": 410,
-    "SINGLE_USE_CACHE": None,
-    "SINGLE_USE_UNAVAILABLE": "closed",
-    "SINGLE_USE_CLIENT": None,
+    "IGNORED_PARAMS": (),  # e.g. ("utm_*", "fbclid")
+    "BIND_HOST": False,  # True: links only work on the host they name
+    "EXPIRED_STATUS": 410,  # or 403 to hide that a link once worked
+    "SINGLE_USE_CACHE": None,  # a CACHES alias: sign_url(..., single_use=True)
+    "SINGLE_USE_UNAVAILABLE": "closed",  # cache down: "closed" = 503, "open" = accept, log
+    "SINGLE_USE_CLIENT": None,  # request -> str (or its dotted path); default: REMOTE_ADDR and User-Agent
 }
 
 V = TypeVar("V", bound=Callable[..., Any])
@@ -126,21 +103,23 @@ def options() -> dict[str, Any]:
     if unknown:
         raise ImproperlyConfigured(f"{name} has unknown keys {unknown}; the known keys are {', '.join(DEFAULTS)}.")
     result = {**DEFAULTS, **section}
-    if result["HASHER"] not in HASHERS:
-        raise ImproperlyConfigured(f"{name}['HASHER'] must be one of {', '.join(HASHERS)}; got {result['HASHER']!r}.")
-    if result["EXPIRED_STATUS"] not in (403, 410):
-        raise ImproperlyConfigured(f"{name}['EXPIRED_STATUS'] must be 410 or 403; got {result['EXPIRED_STATUS']!r}.")
-    if isinstance(result["IGNORED_PARAMS"], str):
-        raise ImproperlyConfigured(f"{name}['IGNORED_PARAMS'] must be a tuple of names or patterns like 'utm_*'.")
-    settable = {"signature_param": "SIGNATURE_PARAM", "expires_param": "EXPIRES_PARAM", "ignore": "IGNORED_PARAMS"}
+    keys = {
+        "hasher": "HASHER",
+        "expired_status": "EXPIRED_STATUS",
+        "on_unavailable": "SINGLE_USE_UNAVAILABLE",
+        "signature_param": "SIGNATURE_PARAM",
+        "expires_param": "EXPIRES_PARAM",
+        "ignore": "IGNORED_PARAMS",
+    }
     names = {**LINK_PARAMETERS, "signature_param": result["SIGNATURE_PARAM"], "expires_param": result["EXPIRES_PARAM"]}
     try:
-        check_link_parameters(
-            names,
-            result["IGNORED_PARAMS"],
-            lambda option: (
-                f"{name}[{settable[option]!r}]" if option in settable else f"the {names[option]!r} parameter"
-            ),
+        link_requests.check_link_options(
+            hasher=result["HASHER"],
+            expired_status=result["EXPIRED_STATUS"],
+            on_unavailable=result["SINGLE_USE_UNAVAILABLE"],
+            names=names,
+            ignore=result["IGNORED_PARAMS"],
+            spell=lambda option: f"{name}[{keys[option]!r}]" if option in keys else f"the {names[option]!r} parameter",
         )
     except (TypeError, ValueError) as error:
         raise ImproperlyConfigured(f"{error}.") from None
@@ -149,11 +128,6 @@ def options() -> dict[str, Any]:
         raise ImproperlyConfigured(
             f"{name}['SINGLE_USE_CACHE'] must be None or an alias in CACHES (a RedisCache shared by every "
             f"process); got {alias!r}."
-        )
-    if result["SINGLE_USE_UNAVAILABLE"] not in POLICIES:
-        raise ImproperlyConfigured(
-            f"{name}['SINGLE_USE_UNAVAILABLE'] must be 'closed' (503 while the cache is down) or 'open' "
-            f"(accept and log); got {result['SINGLE_USE_UNAVAILABLE']!r}."
         )
     result["SINGLE_USE_CLIENT"] = _client_function(result["SINGLE_USE_CLIENT"], name)
     return result
@@ -269,8 +243,8 @@ def verify_request(
     ``consume_on="post"`` only by a POST (GET and HEAD get the confirmation page).
     """
     link = admit(request, bind=bind, confirm=confirm)
-    if isinstance(link, HttpResponse) or link.nonce is None:
-        return link if isinstance(link, HttpResponse) else None
+    if not isinstance(link, VerifiedLink) or link.nonce is None:
+        return None if isinstance(link, VerifiedLink) else link
     return consume_single_use(request, link)
 
 
@@ -279,30 +253,45 @@ async def averify_request(
 ) -> HttpResponse | None:
     """``verify_request`` for async views: the cache call of a single-use link runs in a thread."""
     link = admit(request, bind=bind, confirm=confirm)
-    if isinstance(link, HttpResponse) or link.nonce is None:
-        return link if isinstance(link, HttpResponse) else None
+    if not isinstance(link, VerifiedLink) or link.nonce is None:
+        return None if isinstance(link, VerifiedLink) else link
     return await sync_to_async(consume_single_use)(request, link)
 
 
 def admit(
-    request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
+    request: HttpRequest,
+    *,
+    bind: BindFunction | None = None,
+    confirm: ConfirmFunction | None = None,
+    serves_file: bool = False,
 ) -> VerifiedLink | HttpResponse:
     """The verified link (also set as ``request.signed_link``), or the response that stands in for the view.
 
     That response is: 410 for an expired link, the confirmation page for GET or HEAD of a
-    ``consume_on="post"`` link, 405 for another method than GET, HEAD or POST of one.
-    PermissionDenied for a bad link. Nothing is consumed here (no I/O).
+    ``consume_on="post"`` link, 405 for a method the link may not be used with
+    (``link_requests.admission``). PermissionDenied for a bad link. Nothing is consumed here (no I/O).
     """
-    link = check_signature(request, bind=bind)
-    if isinstance(link, HttpResponse):
-        return link
+    signer, bound = get_signer(), None if bind is None else bind(request)
+    url = request_url(request, bind_host=signer.bind_host)
+    link = link_requests.verify(signer, url, bound, request.path, _expired_status)
+    if isinstance(link, Refusal):
+        return refusal_response(link)
     request.signed_link = link  # type: ignore[attr-defined]
-    if link.consume_on == "post":
-        if request.method in ("GET", "HEAD"):
-            return confirmation_response(request, link, confirm)
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["GET", "HEAD", "POST"])
+    admitted = link_requests.admission(link, request.method or "GET", serves_file)
+    if admitted == link_requests.CONFIRM:
+        return confirmation_response(request, link, confirm)
+    if isinstance(admitted, Refusal):
+        return refusal_response(admitted)
     return link
+
+
+def refusal_response(refusal: Refusal) -> HttpResponse:
+    """Django's answer to a refusal: a 403 is PermissionDenied (the site's 403 page renders), else plain text."""
+    if refusal.status == 403:
+        raise PermissionDenied(refusal.message)
+    return HttpResponse(
+        refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8", headers=refusal.headers
+    )
 
 
 def confirmation_response(
@@ -315,9 +304,7 @@ def confirmation_response(
     ``{% csrf_token %}`` in its form.
     """
     if confirm is not None:
-        response = confirm(request, link)
-        confirmation.secure(response.headers)
-        return response
+        return confirmation.secured(confirm(request, link))
     fields = {} if _csrf_middleware(_middleware()) is None else {"csrfmiddlewaretoken": get_token(request)}
     response = HttpResponse(confirmation.page(fields), headers=confirmation.page_headers())
     response.headers["Content-Length"] = str(len(response.content))
@@ -336,20 +323,16 @@ def csrf_refusal(request: HttpRequest) -> HttpResponse | None:
     middleware = _csrf_middleware(_middleware())
     if middleware is None:
         return None
-    return middleware(_unused_response).process_view(request, _confirmation_post, (), {})
+    return middleware(_never_called).process_view(request, _never_called, (), {})
 
 
 def _middleware() -> tuple[str, ...]:
     return tuple(getattr(settings, "MIDDLEWARE", None) or ())
 
 
-def _unused_response(request: HttpRequest) -> HttpResponse:
+def _never_called(request: HttpRequest) -> HttpResponse:
+    """The middleware's next handler and the view ``csrf_refusal`` checks for (one that is not exempt)."""
     raise AssertionError("only process_view is called")  # pragma: no cover
-
-
-def _confirmation_post(request: HttpRequest) -> HttpResponse:
-    """What ``csrf_refusal`` checks for: a view that is not exempt."""
-    raise AssertionError("only checked, never called")  # pragma: no cover
 
 
 @functools.lru_cache(maxsize=8)
@@ -370,72 +353,45 @@ def consume_single_use(
 ) -> HttpResponse | None:
     """Use up a single-use link: None when this request may have it, else the response (410/403/503).
 
-    Only ``SignedFileView`` passes ``file_size`` and ``continuation``: after its first use, a
-    link continues for the same client only as a file download, within a byte budget
-    (``revocation.continuation_cost``); any other view's link is used up by its first request.
+    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them.
     """
-    if link.nonce is None or link.expires_at is None:
-        return None
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
-    logged_path = request.path[:LOGGED_PATH_LENGTH]
-    if _single_use_cache is None:
-        logger.error("refused single-use URL for %r: SINGLE_USE_CACHE is not configured", logged_path)
-        raise PermissionDenied("This link is not valid.")
+    missing = None if _single_use_cache is not None else "SINGLE_USE_CACHE is not configured"
+    terms = link_requests.Consumption(file_size, continuation)
+    call = link_requests.before_store(link, path=request.path, missing_store=missing, terms=terms)
+    if isinstance(call, Refusal):
+        return refusal_response(call)
+    if call is None or _single_use_cache is None:
+        return None
+    answer: bool | StoreUnavailable
     try:
-        allowed = revocation.consume_link(
-            revocation.get_cache(_single_use_cache),
-            link.nonce,
-            link.expires_at,
+        cache = revocation.get_cache(_single_use_cache)
+        answer = revocation.consume_link(
+            cache,
+            call.nonce,
+            call.expires_at,
             _client(request),
-            file_size=file_size,
-            continuation=continuation,
+            file_size=call.file_size,
+            continuation=call.continuation,
         )
     except StoreUnavailable as error:
-        if _single_use_fails_open:
-            logger.error(
-                "accepted single-use URL for %r unchecked (SINGLE_USE_UNAVAILABLE='open'): %s", logged_path, error
-            )
-            return None
-        logger.error("refused single-use URL for %r: %s", logged_path, error)
-        return HttpResponse(
-            "This link cannot be checked right now; try again shortly.",
-            status=503,
-            content_type="text/plain; charset=utf-8",
-        )
-    if allowed:
-        return None
-    logger.info("used single-use URL for %r", logged_path)
-    if _expired_status == 410:
-        return HttpResponse("This link has already been used.", status=410, content_type="text/plain; charset=utf-8")
-    raise PermissionDenied("This link has already been used.")
+        answer = error
+    refusal = link_requests.consumed(
+        answer,
+        path=request.path,
+        fails_open=_single_use_fails_open,
+        expired_status=_expired_status,
+        option="SINGLE_USE_UNAVAILABLE",
+    )
+    return None if refusal is None else refusal_response(refusal)
 
 
-def check_signature(request: HttpRequest, *, bind: BindFunction | None = None) -> VerifiedLink | HttpResponse:
-    """The verified link, or the response for an expired one; PermissionDenied for a bad one."""
-    signer = get_signer()
-    url = request_url(request)
-    if signer.bind_host:
-        url = f"{request.scheme}://{request.get_host()}{url}"
-    # Logged with repr: the decoded path may hold CR, LF, ESC or U+2028 that would forge log lines.
-    logged_path = request.path[:LOGGED_PATH_LENGTH]
-    try:
-        return signer.verify_link(url, bind=None if bind is None else bind(request))
-    except SignatureExpired:
-        logger.info("expired signed URL for %r", logged_path)
-        if _expired_status == 410:
-            return HttpResponse("This link has expired.", status=410, content_type="text/plain; charset=utf-8")
-        raise PermissionDenied("This link has expired.") from None
-    except BadSignature as error:
-        # The reason, not the URL: its query holds the signature.
-        logger.warning("rejected signed URL for %r: %s", logged_path, error)
-        raise PermissionDenied("This link is not valid.") from None
-
-
-def request_url(request: HttpRequest) -> str:
-    """The path and query to verify: the query as ``request.GET`` will read it, not as WSGI spells it.
+def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
+    """The path and query to verify (after ``scheme://host`` with ``BIND_HOST``): the query as ``request.GET``
+    will read it, not as WSGI spells it.
 
     Under WSGI, QUERY_STRING holds the raw bytes decoded as latin-1, and
     ``get_full_path()`` would percent-encode those latin-1 characters, while
@@ -455,7 +411,8 @@ def request_url(request: HttpRequest) -> str:
     # The path as reverse() writes the arguments the view receives: Django routes on the
     # decoded path, and reverse() escapes a leading "//" as "/%2F" (escape_leading_slashes).
     path = escape_leading_slashes(escape_uri_path(client_path(request)))
-    return f"{path}?{iri_to_uri(query)}" if query else path
+    origin = (request.scheme or "http", request.get_host()) if bind_host else None
+    return link_requests.request_target(path, iri_to_uri(query), origin)
 
 
 def client_path(request: HttpRequest) -> str:
@@ -471,10 +428,12 @@ def client_path(request: HttpRequest) -> str:
         return path
     # The prefix reverse() writes: the handler set it from FORCE_SCRIPT_NAME or root_path (Django 4.2's
     # META["SCRIPT_NAME"] is root_path alone).
-    script_name = get_script_prefix().rstrip("/")
-    if script_name and not (path + "/").startswith(script_name + "/"):
-        path = script_name + "/" + request.path_info.removeprefix("/")
-    return path
+    prefix = get_script_prefix()
+    return (
+        path
+        if link_requests.with_prefix(path, prefix) == path
+        else link_requests.with_prefix(request.path_info, prefix)
+    )
 
 
 @overload

@@ -25,7 +25,7 @@ from __future__ import annotations
 import io
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import IO, Any, ClassVar
 from urllib.parse import quote
@@ -35,14 +35,14 @@ from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import FileSystemStorage, Storage, default_storage, storages
 from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.utils.cache import get_conditional_response
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import files, revocation
+from .. import files, link_requests
+from ..link_requests import LOGGED_PATH_LENGTH
 from ..urls import VerifiedLink
-from .signed_urls import LOGGED_PATH_LENGTH, BindFunction, ConfirmFunction, admit, consume_single_use
+from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 #: ``range_fallback`` values: where a remote storage has no ranged read, redirect a Range request to its URL,
@@ -82,7 +82,7 @@ class SignedFileView(View):
         # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
         bind = self.__dict__.get("bind", type(self).bind)
         confirm = self.__dict__.get("confirm", type(self).confirm)
-        link = admit(request, bind=bind, confirm=confirm)
+        link = admit(request, bind=bind, confirm=confirm, serves_file=True)
         if isinstance(link, HttpResponseBase):
             return link
         #: A single-use link is used up in ``respond``, which knows the file (see ``consume``).
@@ -95,9 +95,7 @@ class SignedFileView(View):
         return default_storage if self.storage == "default" else storages[self.storage]
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        """The confirmation page's POST: uses a ``consume_on="post"`` link up and sends the whole file."""
-        if self.link.consume_on != "post":
-            return self.http_method_not_allowed(request, *args, **kwargs)
+        """The confirmation page's POST (``admit`` lets no other POST through): uses the link up, sends the file."""
         return self.get(request, *args, **kwargs)
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
@@ -178,77 +176,47 @@ class SignedFileView(View):
         return stored
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
-        etag = last_modified = None
-        if stored.mtime_ns is not None:
-            etag = files.etag_for(stored.size, stored.mtime_ns)
-            last_modified = files.http_date(stored.mtime_ns / 1e9)
-        # The confirmation's POST gets the whole file: no range, no validators (a POST is never a 304).
-        posted = request.method == "POST"
+        etag, last_modified = validators = link_requests.validators(stored.size, stored.mtime_ns)
+        posted, method = request.method == "POST", request.method or "GET"
         # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
-        try:
-            asked: files.ByteRange | None = None
-            if not posted:
-                asked = files.requested_range(
-                    request.headers.get("Range"), request.headers.get("If-Range"), stored.size, etag, last_modified
-                )
-            unsatisfiable = None
-        except files.RangeNotSatisfiable as error:
-            asked, unsatisfiable = None, error
-        has_range = asked is not None or unsatisfiable is not None
+        wanted = link_requests.wanted_range(request.headers, stored.size, etag, last_modified, posted=posted)
         link: VerifiedLink | None = getattr(self, "link", None)
         single_use = link is not None and link.nonce is not None
         # Never for a single-use link: the storage's URL could be used again and again until it expires.
-        if asked is not None and request.method == "GET" and stored.downloads_whole and not single_use:
+        if isinstance(wanted, files.ByteRange) and method == "GET" and stored.downloads_whole and not single_use:
             redirect = None if self.accel_or_sendfile else self.redirect_range(request, storage, name)
             if redirect is not None:
                 stored.close()
                 return redirect
-        if has_range and request.method == "GET" and not stored.can_seek():
+        if wanted is not None and method == "GET" and not stored.can_seek():
             # A file that cannot seek is sent whole: reading up to the range would cost as much.
             # (Asked only for a GET with a Range: another storage may have to read the file to tell.)
-            asked = unsatisfiable = None
-        continuation = revocation.continuation_cost(request.method or "GET", asked, stored.size)
-        refused = self.consume(request, stored.size, continuation)
+            wanted = None
+        refused = self.consume(request, stored.size, wanted)
+        mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
+        # A confirmation's POST gets the file: never a 304 or a 412.
+        status = None if posted else files.conditional_status(method, request.headers, etag, mtime)
         if refused is not None:
             stored.close()
             return refused
-        mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
-        conditional = None if posted else get_conditional_response(request, etag=etag, last_modified=mtime)
-        if conditional is not None:
+        if status is not None:
             stored.close()
-            return conditional
-        headers = {
-            # The type follows the stored name, never the link's filename: a link cannot make a file HTML.
-            "Content-Type": files.content_type_for(name),
-            "Content-Disposition": self.disposition(name),
-            "X-Content-Type-Options": "nosniff",
-        }
-        if posted:
-            headers["Cache-Control"] = "no-store"
-        if etag is not None and last_modified is not None:
-            headers.update({"ETag": etag, "Last-Modified": last_modified})
-        if self.accel_redirect is not None or self.sendfile:
+            return HttpResponse(status=status, headers=link_requests.conditional_headers(status, etag, last_modified))
+        if self.accel_or_sendfile:
             stored.close()
-            return self.offload(name, stored, headers)
+            return self.offload(
+                name, stored, link_requests.file_headers(name, self.disposition(name), *validators, posted=posted)
+            )
         # HEAD does not make another storage read its file to learn whether it seeks: it answers for the whole file.
-        seekable = stored.seekable if request.method == "HEAD" else stored.can_seek()
-        if seekable is not None:
-            headers["Accept-Ranges"] = "bytes" if seekable else "none"
-        if not seekable:
-            asked = unsatisfiable = None
-        if unsatisfiable is not None:
+        seekable = stored.seekable if method == "HEAD" else stored.can_seek()
+        answer = link_requests.file_answer(
+            name, self.disposition(name), stored.size, validators, wanted, posted=posted, seekable=seekable
+        )
+        if answer.status == 416 or method == "HEAD":
             stored.close()
-            return HttpResponse(status=416, headers={"Content-Range": unsatisfiable.content_range})
-        byte_range = asked
-        length = stored.size if byte_range is None else byte_range.length
-        if request.method == "HEAD":
-            stored.close()
-            response = HttpResponse(status=200 if byte_range is None else 206, headers=headers)
-            response.headers["Content-Length"] = str(length)
-            if byte_range is not None:
-                response.headers["Content-Range"] = byte_range.content_range
-            return response
-        start = 0 if byte_range is None else byte_range.start
+            return HttpResponse(status=answer.status, headers=answer.headers)
+        byte_range = answer.byte_range
+        start, length = (0, stored.size) if byte_range is None else (byte_range.start, byte_range.length)
         handle = stored.handle
         if stored.ranged is not None:
             # Exactly the bytes to send, streamed from S3: never the whole object in memory or on disk.
@@ -258,21 +226,19 @@ class SignedFileView(View):
         if isinstance(request, ASGIRequest):
             # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
             streamed: StreamingHttpResponse = StreamingHttpResponse(
-                AsyncRangeReader(handle, start, length, self.chunk_size), headers=headers
+                AsyncRangeReader(handle, start, length, self.chunk_size), status=answer.status
             )
         elif byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
             streamed = FileResponse(handle)
             streamed.block_size = self.chunk_size
-            for header, value in headers.items():  # FileResponse writes its own Content-Disposition
-                streamed.headers[header] = value
         else:
-            streamed = StreamingHttpResponse(RangeReader(handle, start, length, self.chunk_size), headers=headers)
-        streamed.headers["Content-Length"] = str(length)
-        if byte_range is not None:
-            streamed.status_code = 206
-            streamed.headers["Content-Range"] = byte_range.content_range
+            streamed = StreamingHttpResponse(
+                files.RangeReader(handle, start, length, self.chunk_size), status=answer.status
+            )
+        for header, value in answer.headers.items():  # FileResponse writes its own Content-Disposition
+            streamed.headers[header] = value
         return streamed
 
     def ranged_reader(self, storage: Storage, handle: IO[bytes]) -> RangedObject | None:
@@ -308,32 +274,23 @@ class SignedFileView(View):
             type(storage).__module__,
             type(storage).__qualname__,
         )
-        response = HttpResponse(status=302, headers={"Location": url})
-        response.headers["Cache-Control"] = "no-store"  # the storage's URL must not be kept by a cache
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+        return HttpResponse(status=302, headers={"Location": url, **link_requests.REDIRECT_HEADERS})
 
     def disposition(self, name: str) -> str:
         """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
-        link: VerifiedLink | None = getattr(self, "link", None)
-        filename = name if link is None or link.filename is None else link.filename
-        as_attachment = (
-            self.as_attachment if link is None or link.disposition is None else link.disposition == "attachment"
-        )
-        return files.content_disposition(filename, as_attachment=as_attachment)
+        return link_requests.download_disposition(name, self.as_attachment, getattr(self, "link", None))
 
-    def consume(self, request: HttpRequest, size: int, continuation: int | None) -> HttpResponseBase | None:
+    def consume(self, request: HttpRequest, size: int, wanted: link_requests.Wanted) -> HttpResponseBase | None:
         """Use up a single-use link (None: this request may have the file), knowing the file's size.
 
-        After its first use, only the same client continues, with what ``continuation_cost``
+        After its first use, only the same client continues, with what ``link_requests.consumption``
         allows (HEAD, one byte range shorter than the file) within a budget of ``size`` bytes.
         """
         link: VerifiedLink | None = getattr(self, "link", None)
         if link is None or link.nonce is None:
             return None
-        if link.consume_on == "post":  # only its POST gets here: a first use, never continued by GET
-            return consume_single_use(request, link)
-        return consume_single_use(request, link, file_size=size, continuation=continuation)
+        terms = link_requests.consumption(link, request.method or "GET", file_size=size, wanted=wanted)
+        return consume_single_use(request, link, file_size=terms.file_size, continuation=terms.continuation)
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
         """Let the front server send the bytes (and handle Range itself)."""
@@ -462,64 +419,27 @@ def _seekable(handle: IO[bytes]) -> bool:
         return False
 
 
-class RangeReader:
-    """Iterate over ``length`` bytes from ``start`` in chunks of at most ``chunk_size``.
-
-    A class, not a generator, so that ``close()`` closes the file even when the
-    response is dropped before its first chunk (Django calls it when done).
-    """
-
-    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
-        self.handle = handle
-        self.remaining = length
-        self.chunk_size = chunk_size
-        if start:  # a file just opened is at 0: a stream that cannot seek is read from there
-            handle.seek(start, io.SEEK_SET)
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self
-
-    def __next__(self) -> bytes:
-        if self.remaining <= 0:
-            raise StopIteration
-        chunk = self.handle.read(min(self.chunk_size, self.remaining))
-        if not chunk:
-            raise StopIteration
-        self.remaining -= len(chunk)
-        return chunk
-
-    def close(self) -> None:
-        self.handle.close()
-
-
 class AsyncRangeReader:
-    """``RangeReader`` for ASGI: each chunk is read in a worker thread, so the event loop never waits on disk.
+    """``files.RangeReader`` for ASGI: each chunk is read in a worker thread, so the event loop never waits on disk.
 
     No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory.
     The file is closed at the end of the range and by ``close()`` (Django calls it when done).
     """
 
     def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
-        self.handle = handle
-        self.remaining = length
-        self.chunk_size = chunk_size
-        self.read = sync_to_async(handle.read, thread_sensitive=False)
-        if start:  # as RangeReader: this runs in the view, already off the event loop
-            handle.seek(start, io.SEEK_SET)
+        # The seek runs here, in the view, already off the event loop.
+        self.reader = files.RangeReader(handle, start, length, chunk_size)
+        self.next_chunk = sync_to_async(self.reader.next_chunk, thread_sensitive=False)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self
 
     async def __anext__(self) -> bytes:
-        if self.remaining <= 0:
-            self.close()
-            raise StopAsyncIteration
-        chunk = await self.read(min(self.chunk_size, self.remaining))
+        chunk = await self.next_chunk()
         if not chunk:
             self.close()
             raise StopAsyncIteration
-        self.remaining -= len(chunk)
         return chunk
 
     def close(self) -> None:
-        self.handle.close()
+        self.reader.close()

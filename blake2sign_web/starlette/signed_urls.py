@@ -10,10 +10,8 @@
 
 Single-use links (``signer.sign(..., single_use=True)``) need ``single_use=RedisStore(...)``
 (see ``blake2sign_web.starlette.revocation``) on the dependency, decorator or SignedFiles
-that serves them: the first request consumes the link, atomically across processes. Only
-``SignedFiles`` lets the same client continue a download after that (HEAD, and byte ranges
-shorter than the file within a budget of the file's size); every other endpoint's link is
-used up by its first request, whatever the method or headers of the next.
+that serves them: the first request consumes the link, atomically across processes (only
+``SignedFiles`` lets the same client continue a download: ``link_requests.consumption``).
 
 A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
 confirmation page (``blake2sign_web.confirmation``, or ``confirm=``'s own) whose POST uses it up.
@@ -25,19 +23,17 @@ accept POST as well as GET.
 The verified link is ``request.state.signed_link`` (a ``VerifiedLink``) after the check;
 ``signed_file_response`` names the download from its ``filename`` and ``disposition``.
 
-Answers: 403 for a missing or bad signature, 410 (``expired_status``) for an expired or
-used one, 503 for a single-use link while the store is unreachable (``on_unavailable="closed"``,
-the default), 400 for an unsafe path, 404 for a missing file, 416 for an unsatisfiable range.
+The statuses and headers are decided in ``blake2sign_web.link_requests`` (the same in Django); the
+file views add 400 for an unsafe path and 404 for a missing file.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, NoReturn
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -47,20 +43,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, revocation
-from ..exceptions import BadSignature, SignatureExpired
+from .. import confirmation, files, link_requests
+from ..link_requests import Refusal
+from ..link_text import PATH_SAFE
 from ..revocation import StoreUnavailable
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
 if TYPE_CHECKING:
     from .revocation import RedisStore
 
-logger = logging.getLogger("blake2sign_web.signed_urls")
-
-#: Characters a re-encoded path keeps as they are (RFC 3986 pchar and "/"); "%" is not one of them.
-_PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
-#: At most this many characters of a refused path are logged (escaped with repr).
-LOGGED_PATH_LENGTH: Final = 200
 
 BindFunction = Callable[[Request], Bound | None]
 #: Who is asking, for single-use links: the same text may continue a download it started.
@@ -96,9 +87,7 @@ async def confirmation_handler(request: Request, exc: Exception) -> Response:
 def confirmation_response(request: Request, link: VerifiedLink, confirm: ConfirmFunction | None = None) -> Response:
     """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable."""
     if confirm is not None:
-        response = confirm(request, link)
-        confirmation.secure(response.headers)
-        return response
+        return confirmation.secured(confirm(request, link))
     return HTMLResponse(confirmation.PAGE, headers=confirmation.page_headers())
 
 
@@ -166,13 +155,10 @@ def _public_base(base_url: str | URL) -> URL:
     """``base_url`` as a URL, checked: http or https, a host, no query or fragment."""
     if not isinstance(base_url, (str, URL)):
         raise TypeError(f"base_url must be a str such as 'https://example.com' or a URL, not {type(base_url).__name__}")
-    url = URL(str(base_url))
-    if url.scheme not in ("http", "https") or not url.hostname or url.query or url.fragment or "@" in url.netloc:
-        raise ValueError(
-            f"base_url must be the site's public URL, http(s)://host[:port][/prefix], such as "
-            f"'https://example.com'; got {str(base_url)[:80]!r}"
-        )
-    return url
+    problem = link_requests.public_base_problem(str(base_url))
+    if problem is not None:
+        raise ValueError(problem)
+    return URL(str(base_url))
 
 
 def default_client(request: Request) -> str:
@@ -191,100 +177,45 @@ def request_url(request: Request, signer: URLSigner) -> str:
     raw_path: bytes | None = request.scope.get("raw_path")
     if raw_path:
         # ASGI's raw_path has no query string, but some clients (Starlette's TestClient before
-        # 0.38) put it there; the query is read from query_string below.
+        # 0.38) put it there; the query is read from query_string below. uvicorn puts root_path
+        # (a prefix a proxy took off, which url_for signed) into raw_path; other servers do not.
         path = raw_path.partition(b"?")[0].decode("latin-1")
-        # Behind a proxy that took a path prefix off (uvicorn --root-path), the client asked for
-        # root_path + path, which is what url_for signed. uvicorn puts it into raw_path already;
-        # a server that does not gets it added here, as _full_path does for the decoded path.
         root_path: str = request.scope.get("root_path", "")
-        if root_path and not path.startswith(quote(root_path, safe=_PATH_SAFE)):
-            path = quote(root_path, safe=_PATH_SAFE) + path
+        if root_path:
+            path = link_requests.with_prefix(path, quote(root_path, safe=PATH_SAFE))
     else:
-        path = quote(_full_path(request.scope), safe=_PATH_SAFE, encoding="utf-8", errors="surrogateescape")
-    query = request.scope.get("query_string", b"").decode("latin-1")
-    url = path + ("?" + query if query else "")
-    if signer.bind_host:
-        url = f"{request.url.scheme}://{request.url.netloc}{url}"
-    return url
+        path = quote(_full_path(request.scope), safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
+    origin = (request.url.scheme, request.url.netloc) if signer.bind_host else None
+    return link_requests.request_target(path, request.scope.get("query_string", b"").decode("latin-1"), origin)
 
 
 def _full_path(scope: Scope) -> str:
     # Servers put root_path into path (ASGI 3 as uvicorn reads it); some adapters do not.
     path: str = scope["path"]
     root_path: str = scope.get("root_path", "")
-    return path if not root_path or path.startswith(root_path) else root_path + path
+    return link_requests.with_prefix(path, root_path) if root_path else path
 
 
 def check_signature(
-    request: Request, signer: URLSigner, *, bind: Bound | None = None, expired_status: int = 410
+    request: Request, signer: URLSigner, bind: Bound | None = None, expired_status: int = 410
 ) -> VerifiedLink:
     """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed.
 
-    A single-use link passes here too: ``consume_single_use`` must follow (``require_signature`` does).
-    """
-    # Logged with repr: a decoded path may hold CR, LF, ESC or U+2028 that would forge log lines.
-    # (Not request.url.path: building the URL silently drops CR, LF and tab.)
-    logged_path = _full_path(request.scope)[:LOGGED_PATH_LENGTH]
+    A single-use link passes: ``require_signature`` then uses it up."""
+    # The decoded path for the log (not request.url.path: building the URL silently drops CR, LF and tab).
+    path = _full_path(request.scope)
     try:
-        return signer.verify_link(request_url(request, signer), bind=bind)
-    except SignatureExpired:
-        logger.info("expired signed URL for %r", logged_path)
-        raise HTTPException(expired_status, "This link has expired.") from None
-    except BadSignature as error:
-        logger.warning("rejected signed URL for %r: %s", logged_path, error)
-        raise HTTPException(403, "This link is not valid.") from None
-    except UnicodeEncodeError:
-        # A path with a lone surrogate (only a non-server scope can hold one) is no URL anybody signed.
-        logger.warning("rejected signed URL for %r: path is not UTF-8", logged_path)
-        raise HTTPException(403, "This link is not valid.") from None
+        url: str | None = request_url(request, signer)
+    except UnicodeEncodeError:  # a lone surrogate in the path
+        url = None
+    outcome = link_requests.verify(signer, url, bind, path, expired_status)
+    if isinstance(outcome, Refusal):
+        _raise_refusal(outcome)
+    return outcome
 
 
-async def consume_single_use(
-    request: Request,
-    link: VerifiedLink,
-    store: RedisStore | None,
-    *,
-    client: ClientFunction = default_client,
-    expired_status: int = 410,
-    file_size: int | None = None,
-    continuation: int | None = None,
-) -> None:
-    """Use up a single-use link in ``store``; HTTPException unless this request may have it.
-
-    Only ``SignedFiles`` passes ``file_size`` and ``continuation``: after its first use, a link
-    continues for the same client only as a file download, within a byte budget
-    (``revocation.continuation_cost``); any other endpoint's link is used up by its first request.
-
-    ``expired_status`` (410) for a link already used by another request; 503 when the store
-    is unreachable and fails closed; 403 when there is no store to consume it in.
-    """
-    if link.nonce is None or link.expires_at is None:
-        return
-    logged_path = _full_path(request.scope)[:LOGGED_PATH_LENGTH]
-    if link.consume_on == "post" and confirmation.cross_site_post(request.headers):
-        # Starlette has no CSRF check: another site's form must not use the link up with this browser's cookies.
-        logger.warning("refused a cross-site POST of the single-use URL for %r", logged_path)
-        raise HTTPException(403, "This link must be confirmed from its own page.")
-    if store is None:
-        logger.error("refused single-use URL for %r: no single_use store configured for this endpoint", logged_path)
-        raise HTTPException(403, "This link is not valid.")
-    try:
-        allowed = await store.consume_link(
-            link.nonce,
-            link.expires_at,
-            client(request),
-            file_size=file_size,
-            continuation=continuation,
-        )
-    except StoreUnavailable as error:
-        if store.fails_open:
-            logger.error("accepted single-use URL for %r unchecked (on_unavailable='open'): %s", logged_path, error)
-            return
-        logger.error("refused single-use URL for %r: %s", logged_path, error)
-        raise HTTPException(503, "This link cannot be checked right now; try again shortly.") from None
-    if not allowed:
-        logger.info("used single-use URL for %r", logged_path)
-        raise HTTPException(expired_status, "This link has already been used.")
+def _raise_refusal(refusal: Refusal) -> NoReturn:
+    raise HTTPException(refusal.status, refusal.message, headers=dict(refusal.headers) or None)
 
 
 def require_signature(
@@ -304,24 +235,74 @@ def require_signature(
     as ``ConfirmationRequired`` for GET and HEAD (install ``confirmation_handler``; let the route
     accept POST: ``@app.api_route(..., methods=["GET", "HEAD", "POST"])``).
     """
-    if expired_status not in (403, 410):
-        raise ValueError(f"expired_status must be 410 or 403; got {expired_status!r}")
-    if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
-        raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
+    guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
 
     async def signature_required(request: Request) -> None:
-        bound = None if bind is None else bind(request)
-        link = check_signature(request, signer, bind=bound, expired_status=expired_status)
-        request.state.signed_link = link
-        if link.consume_on == "post":
-            if request.method in ("GET", "HEAD"):
-                raise ConfirmationRequired(confirmation_response(request, link, confirm))
-            if request.method != "POST":
-                raise HTTPException(405, headers={"Allow": "GET, HEAD, POST"})
+        link = guard.admit(request, False)
         if link.nonce is not None:
-            await consume_single_use(request, link, single_use, client=client, expired_status=expired_status)
+            await guard.consume(request, link, link_requests.Consumption())
 
     return signature_required
+
+
+class _Guard(NamedTuple):
+    """What an endpoint checks its links with (the options of ``require_signature`` and ``SignedFiles``)."""
+
+    signer: URLSigner
+    bind: BindFunction | None
+    expired_status: int
+    store: RedisStore | None
+    client: ClientFunction
+    confirm: ConfirmFunction | None
+
+    def checked(self) -> _Guard:
+        """The guard, once its options are checked (ValueError, TypeError), at start-up."""
+        link_requests.check_link_options(expired_status=self.expired_status)
+        if self.store is not None and not callable(getattr(self.store, "consume_link", None)):
+            raise TypeError(f"single_use must be a RedisStore, not {type(self.store).__name__}")
+        return self
+
+    def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
+        """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
+        bound = None if self.bind is None else self.bind(request)
+        link = check_signature(request, self.signer, bound, self.expired_status)
+        request.state.signed_link = link
+        # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
+        admitted = link_requests.admission(link, request.scope.get("method", "GET"), serves_file)
+        if admitted == link_requests.CONFIRM:
+            raise ConfirmationRequired(confirmation_response(request, link, self.confirm))
+        if isinstance(admitted, Refusal):
+            _raise_refusal(admitted)
+        return link
+
+    async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
+        """Use up a single-use link in the store; HTTPException unless this request may have it."""
+        path = _full_path(request.scope)
+        # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
+        cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
+        missing = None if self.store is not None else "no single_use store configured for this endpoint"
+        call = link_requests.before_store(link, path=path, missing_store=missing, cross_site=cross_site, terms=terms)
+        if isinstance(call, Refusal):
+            _raise_refusal(call)
+        if call is None or self.store is None:
+            return
+        answer: bool | StoreUnavailable
+        try:
+            answer = await self.store.consume_link(
+                call.nonce,
+                call.expires_at,
+                self.client(request),
+                file_size=call.file_size,
+                continuation=call.continuation,
+            )
+        except StoreUnavailable as error:
+            answer = error
+        fails_open, status = self.store.fails_open, self.expired_status
+        refusal = link_requests.consumed(
+            answer, path=path, fails_open=fails_open, expired_status=status, option="on_unavailable"
+        )
+        if refusal is not None:
+            _raise_refusal(refusal)
 
 
 def signed_url_required(
@@ -357,31 +338,22 @@ def signed_url_required(
 
 
 class _OpenFileResponse(Response):
-    """Streams an already open file: the whole of it (200) or one ``byte_range`` of it (206).
+    """Streams an already open file: the whole of it (200) or one range of it (206), as ``answer`` says.
 
     Starlette's FileResponse opens its file again by name, which would undo ``files.open_under``
     (a path checked, then another file opened); this one reads the descriptor that was checked,
     in ``chunk_size`` pieces in a worker thread, and closes it when done or abandoned.
     """
 
-    def __init__(
-        self,
-        handle: BinaryIO,
-        size: int,
-        *,
-        byte_range: files.ByteRange | None = None,
-        headers: dict[str, str] | None = None,
-        media_type: str | None = None,
-        chunk_size: int = files.CHUNK_SIZE,
-    ) -> None:
-        super().__init__(status_code=200 if byte_range is None else 206, headers=headers, media_type=media_type)
+    def __init__(self, handle: BinaryIO, answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
+        headers = dict(answer.headers)
+        # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
+        media_type = headers.pop("Content-Type")
+        super().__init__(status_code=answer.status, headers=headers, media_type=media_type)
         self.handle = handle
-        self.start, self.length = (0, size) if byte_range is None else (byte_range.start, byte_range.length)
+        self.start = 0 if answer.byte_range is None else answer.byte_range.start
+        self.length = int(headers["Content-Length"])
         self.chunk_size = chunk_size
-        self.headers["content-length"] = str(self.length)
-        self.headers["accept-ranges"] = "bytes"
-        if byte_range is not None:
-            self.headers["content-range"] = byte_range.content_range
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -396,14 +368,11 @@ class _OpenFileResponse(Response):
             await self.background()
 
     async def _send_body(self, send: Send) -> None:
-        if self.start:
-            await anyio.to_thread.run_sync(self.handle.seek, self.start)
-        remaining = self.length
-        while remaining > 0:
-            chunk = await anyio.to_thread.run_sync(self.handle.read, min(self.chunk_size, remaining))
-            if not chunk:
-                break  # the file shrank: the server sees the short body and closes the connection
-            remaining -= len(chunk)
+        reader = await anyio.to_thread.run_sync(
+            files.RangeReader, self.handle, self.start, self.length, self.chunk_size
+        )
+        # A file that shrank ends the body short: the server sees it and closes the connection.
+        while chunk := await anyio.to_thread.run_sync(reader.next_chunk):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -424,11 +393,29 @@ async def signed_file_response(
     """
     if link is None:
         link = getattr(request.state, "signed_link", None)
+    return await _serve(request, root, name, as_attachment, link)
+
+
+async def _serve(
+    request: Request,
+    root: str | os.PathLike[str],
+    name: str,
+    as_attachment: bool,
+    link: VerifiedLink | None,
+    guard: _Guard | None = None,
+) -> Response:
+    """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
     opened = await _open(root, name)
     try:
-        disposition = _disposition(name, as_attachment, link)
         posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        return _file_response(request, opened, name, disposition, _requested_range(request, opened), posted=posted)
+        wanted = _wanted(request, opened, posted)
+        if guard is not None and link is not None and link.nonce is not None:
+            # Its first use, or a continuation of a download by the same client within the file's size.
+            size = opened.stat.st_size
+            await guard.consume(
+                request, link, link_requests.consumption(link, request.method, file_size=size, wanted=wanted)
+            )
+        return _file_response(request, opened, name, as_attachment, link, wanted, posted)
     except BaseException:
         opened.handle.close()
         raise
@@ -443,64 +430,34 @@ async def _open(root: str | os.PathLike[str], name: str) -> files.OpenedFile:
         raise HTTPException(404, "No such file.") from None
 
 
-def _validators(opened: files.OpenedFile) -> tuple[str, str]:
-    return files.etag_for(opened.stat.st_size, opened.stat.st_mtime_ns), files.http_date(opened.stat.st_mtime)
-
-
-def _requested_range(request: Request, opened: files.OpenedFile) -> files.ByteRange | files.RangeNotSatisfiable | None:
-    """The byte range asked for (None: the whole file), or the error to answer with 416."""
-    etag, last_modified = _validators(opened)
-    try:
-        return files.requested_range(
-            request.headers.get("range"), request.headers.get("if-range"), opened.stat.st_size, etag, last_modified
-        )
-    except files.RangeNotSatisfiable as error:
-        return error
-
-
-def _disposition(name: str, as_attachment: bool, link: VerifiedLink | None) -> str:
-    """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
-    if link is not None and link.disposition is not None:
-        as_attachment = link.disposition == "attachment"
-    filename = name if link is None or link.filename is None else link.filename
-    return files.content_disposition(filename, as_attachment=as_attachment)
+def _wanted(request: Request, opened: files.OpenedFile, posted: bool) -> link_requests.Wanted:
+    size = opened.stat.st_size
+    etag, last_modified = link_requests.validators(size, opened.stat.st_mtime_ns)
+    return link_requests.wanted_range(request.headers, size, etag, last_modified, posted=posted)
 
 
 def _file_response(
     request: Request,
     opened: files.OpenedFile,
     name: str,
-    disposition: str,
-    byte_range: files.ByteRange | files.RangeNotSatisfiable | None,
-    *,
-    posted: bool = False,
+    as_attachment: bool,
+    link: VerifiedLink | None,
+    wanted: link_requests.Wanted,
+    posted: bool,
 ) -> Response:
-    size, mtime = opened.stat.st_size, opened.stat.st_mtime
-    etag, last_modified = _validators(opened)
-    if posted:  # a confirmation's POST: the whole file, never a 304 or a range
-        headers = {
-            "etag": etag,
-            "last-modified": last_modified,
-            "content-disposition": disposition,
-            "x-content-type-options": "nosniff",
-            "cache-control": "no-store",
-        }
-        return _OpenFileResponse(opened.handle, size, headers=headers, media_type=files.content_type_for(name))
-    if files.not_modified(request.headers.get("if-none-match"), request.headers.get("if-modified-since"), etag, mtime):
+    size, mtime_ns = opened.stat.st_size, opened.stat.st_mtime_ns
+    etag, last_modified = validators = link_requests.validators(size, mtime_ns)
+    # A confirmation's POST gets the whole file: never a 304 or a 412.
+    status = None if posted else files.conditional_status(request.method, request.headers, etag, mtime_ns // 10**9)
+    if status is not None:
         opened.handle.close()
-        return Response(status_code=304, headers={"etag": etag, "last-modified": last_modified})
-    if isinstance(byte_range, files.RangeNotSatisfiable):
+        return Response(status_code=status, headers=link_requests.conditional_headers(status, etag, last_modified))
+    disposition = link_requests.download_disposition(name, as_attachment, link)
+    answer = link_requests.file_answer(name, disposition, size, validators, wanted, posted=posted)
+    if answer.status == 416:
         opened.handle.close()
-        return Response(status_code=416, headers={"content-range": byte_range.content_range})
-    headers = {
-        "etag": etag,
-        "last-modified": last_modified,
-        "content-disposition": disposition,
-        "x-content-type-options": "nosniff",
-    }
-    return _OpenFileResponse(
-        opened.handle, size, byte_range=byte_range, headers=headers, media_type=files.content_type_for(name)
-    )
+        return Response(status_code=416, headers=answer.headers)
+    return _OpenFileResponse(opened.handle, answer)
 
 
 class SignedFiles:
@@ -521,63 +478,23 @@ class SignedFiles:
     ) -> None:
         if not os.path.isdir(root):
             raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
-        if expired_status not in (403, 410):
-            raise ValueError(f"expired_status must be 410 or 403; got {expired_status!r}")
-        if single_use is not None and not callable(getattr(single_use, "consume_link", None)):
-            raise TypeError(f"single_use must be a RedisStore, not {type(single_use).__name__}")
-        self.signer = signer
-        self.bind = bind
-        self.expired_status = expired_status
-        self.single_use = single_use
-        self.client = client
+        self.guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
         self.root = os.path.realpath(root)
         self.path_param = path_param
         self.as_attachment = as_attachment
-        self.confirm = confirm
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # An ASGI app (Starlette's Route calls class instances that way), answering its own errors.
         request = Request(scope, receive)
         try:
             response = await self.respond(request)
+        except ConfirmationRequired as page:
+            response = page.response
         except HTTPException as error:
             response = PlainTextResponse(error.detail, status_code=error.status_code, headers=error.headers)
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
-        bound = None if self.bind is None else self.bind(request)
-        link = check_signature(request, self.signer, bind=bound, expired_status=self.expired_status)
-        request.state.signed_link = link
-        posted = link.consume_on == "post"
-        if posted and request.method in ("GET", "HEAD"):  # never used up by GET or HEAD: the file is not opened
-            return confirmation_response(request, link, self.confirm)
-        if request.method not in ("GET", "HEAD", "POST") or (request.method == "POST") != posted:
-            allowed = "GET, HEAD, POST" if posted else "GET, HEAD"
-            raise HTTPException(405, headers={"Allow": allowed})
-        opened = await _open(self.root, request.path_params[self.path_param])
-        try:
-            byte_range = _requested_range(request, opened)
-            if posted:  # the confirmation's POST: its first use, never continued
-                await consume_single_use(
-                    request, link, self.single_use, client=self.client, expired_status=self.expired_status
-                )
-            elif link.nonce is not None:
-                # A single-use link is used up here, knowing the file: its first use, or a continuation
-                # of a download by the same client within the file's size.
-                requested = byte_range if isinstance(byte_range, files.ByteRange) else None
-                size = opened.stat.st_size
-                await consume_single_use(
-                    request,
-                    link,
-                    self.single_use,
-                    client=self.client,
-                    expired_status=self.expired_status,
-                    file_size=size,
-                    continuation=revocation.continuation_cost(request.method, requested, size),
-                )
-            name = request.path_params[self.path_param]
-            disposition = _disposition(name, self.as_attachment, link)
-            return _file_response(request, opened, name, disposition, byte_range, posted=posted)
-        except BaseException:
-            opened.handle.close()
-            raise
+        link = self.guard.admit(request, True)  # a confirmation page is raised: no file opened
+        name = request.path_params[self.path_param]
+        return await _serve(request, self.root, name, self.as_attachment, link, self.guard)

@@ -1,0 +1,350 @@
+"""What a request by a signed link gets, decided once for every framework (no I/O here).
+
+An adapter describes its request in plain values (the method, the URL to verify, the few
+headers a decision needs), calls these functions in order, and translates what they return
+into its framework's response. The I/O stays in the adapter (the single-use store, sync in
+Django and async in Starlette; the file), between the decisions:
+
+1. ``verify``: the link's MAC, expiry and options, or a ``Refusal`` (403, or ``expired_status``);
+2. ``admission``: what the method may do with it: ``PROCEED``, ``CONFIRM`` (the confirmation
+   page of a ``consume_on="post"`` link), or a 405 ``Refusal``;
+3. for a single-use link: ``consumption`` (for a file, what a continuation would fetch), ``before_store``
+   (the store call to make, or why not), the call, then ``consumed`` (the store's answer, or its failure);
+4. for a file: ``wanted_range``, ``files.conditional_status`` (304, 412), then ``file_answer`` (200, 206 or
+   416 and every header).
+
+How the URL to verify is read from a request is each framework's (raw path, query encoding), with the
+shared parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host).
+
+A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
+as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answers, in every framework:
+403 for a missing, malformed or wrong signature (or a single-use link nothing can consume); the
+expired status (410 Gone by default, so the page can say "ask for a new link"; or 403) for a link
+whose time has passed and for a single-use link already used; 503 for a single-use link while its
+store is unreachable (unless it fails open); 405 for a method the link may not be used with; 304
+and 412 for conditional requests of a file, 206 and 416 for its ranges.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Final, Literal, NamedTuple
+from urllib.parse import urlsplit
+
+from . import files
+from .exceptions import BadSignature, SignatureExpired
+from .keys import HASHERS
+from .link_text import LINK_PARAMETERS, check_link_parameters
+from .revocation import POLICIES, StoreUnavailable, continuation_cost
+from .urls import Bound, URLSigner, VerifiedLink
+
+logger = logging.getLogger("blake2sign_web.signed_urls")
+
+#: At most this many characters of a refused path are logged (escaped with repr).
+LOGGED_PATH_LENGTH: Final = 200
+#: The statuses an expired or used link may get: 410 Gone (the page can say "ask for a new link"), or 403.
+EXPIRED_STATUSES: Final = (410, 403)
+INVALID: Final = "This link is not valid."
+EXPIRED: Final = "This link has expired."
+USED: Final = "This link has already been used."
+UNAVAILABLE: Final = "This link cannot be checked right now; try again shortly."
+CROSS_SITE: Final = "This link must be confirmed from its own page."
+
+
+class Refusal(NamedTuple):
+    """What stands in for the view: ``status``, a plain-text ``message``, and ``headers`` (Allow for a 405)."""
+
+    status: int
+    message: str
+    headers: Mapping[str, str] = MappingProxyType({})
+
+
+#: The range a file request asks for and may get, why it may not (416), or None for the whole file.
+Wanted = files.ByteRange | files.RangeNotSatisfiable | None
+Admission = Literal["proceed", "confirm"]
+PROCEED: Final = "proceed"
+CONFIRM: Final = "confirm"
+
+
+def check_link_options(
+    *,
+    hasher: object = "blake2b",
+    expired_status: object = 410,
+    on_unavailable: object = "closed",
+    names: Mapping[str, str] = LINK_PARAMETERS,
+    ignore: Iterable[str] = (),
+    spell: Callable[[str], str] = lambda option: option,
+) -> None:
+    """The options of signed links in any framework, checked once: ValueError or TypeError naming the option.
+
+    ``spell``: the framework's name of a neutral option (``hasher``, ``expired_status``, ``on_unavailable``,
+    ``ignore``, the keywords of ``LINK_PARAMETERS``), so that a message names what the user wrote.
+    """
+    if hasher not in HASHERS:
+        raise ValueError(f"{spell('hasher')} must be one of {', '.join(HASHERS)}; got {hasher!r}")
+    check_expired_status(expired_status, spell("expired_status"))
+    if on_unavailable not in POLICIES:
+        raise ValueError(
+            f"{spell('on_unavailable')} must be 'closed' (503 while the store is down) or 'open' (accept and log); "
+            f"got {on_unavailable!r}"
+        )
+    check_link_parameters(names, ignore, spell)
+
+
+def check_expired_status(value: object, name: str = "expired_status") -> int:
+    """``value`` as the status of an expired or used link; ValueError naming the option (``name``) otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value not in EXPIRED_STATUSES:
+        raise ValueError(f"{name} must be 410 or 403; got {value!r}")
+    return value
+
+
+def logged(path: str) -> str:
+    """The part of a path that is logged (with repr: it may hold CR, LF, ESC or U+2028 that would forge lines)."""
+    return path[:LOGGED_PATH_LENGTH]
+
+
+def with_prefix(path: str, prefix: str) -> str:
+    """``path`` under ``prefix``: the path prefix a proxy took off (which the link has), put back unless there.
+
+    The link was signed with the prefix (``reverse()``, ``url_for`` write it); servers differ on whether
+    the path they pass on still holds it.
+    """
+    if not prefix:  # the usual case, first: every request by a link asks
+        return path
+    prefix = prefix.rstrip("/")
+    if not prefix or (path + "/").startswith(prefix + "/"):
+        return path
+    return prefix + "/" + path.removeprefix("/")
+
+
+def request_target(path: str, query: str, origin: tuple[str, str] | None = None) -> str:
+    """What a request's link is verified as: its path and query, after ``scheme://host`` when the signer binds
+    the host (``origin``: the scheme and the host the client asked for)."""
+    url = f"{path}?{query}" if query else path
+    return url if origin is None else f"{origin[0]}://{origin[1]}{url}"
+
+
+def verify(
+    signer: URLSigner, url: str | None, bind: Bound | None, path: str, expired_status: int = 410
+) -> VerifiedLink | Refusal:
+    """The verified link, or the refusal of a bad (403) or expired (``expired_status``) one, logged.
+
+    ``url``: the path and query the client sent (absolute when the signer binds the host), None when
+    the path is not text (a lone surrogate, which only a scope no server made can hold); ``path``: the
+    decoded path, for the log. The reason is logged, never the URL: its query holds the signature.
+    (Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both.)
+    """
+    if url is None:
+        logger.warning("rejected signed URL for %r: path is not UTF-8", logged(path))
+        return Refusal(403, INVALID)
+    try:
+        return signer.verify_link(url, bind=bind)
+    except SignatureExpired:
+        logger.info("expired signed URL for %r", logged(path))
+        return Refusal(expired_status, EXPIRED)
+    except BadSignature as error:
+        logger.warning("rejected signed URL for %r: %s", logged(path), error)
+        return Refusal(403, INVALID)
+
+
+def admission(link: VerifiedLink, method: str, serves_file: bool = False) -> Admission | Refusal:
+    """What ``method`` may do with a verified link: go on, get the confirmation page, or 405.
+
+    A ``consume_on="post"`` link is never used up by GET or HEAD (mail scanners fetch links): they get
+    the confirmation page, whose POST goes on. A view accepts any other method of an ordinary link
+    (it decides); a file is only read (GET, HEAD), or POSTed from its confirmation page.
+    """
+    posted = link.consume_on == "post"
+    if posted and method in ("GET", "HEAD"):
+        return CONFIRM
+    if posted and method != "POST":
+        return Refusal(405, "Method Not Allowed", {"Allow": "GET, HEAD, POST"})
+    if serves_file and not posted and method not in ("GET", "HEAD"):
+        return Refusal(405, "Method Not Allowed", {"Allow": "GET, HEAD"})
+    return PROCEED
+
+
+class Consumption(NamedTuple):
+    """What to ask the store for a single-use link: the file's size and the continuation's cost, or None."""
+
+    file_size: int | None = None
+    continuation: int | None = None
+
+
+def consumption(link: VerifiedLink, method: str, *, file_size: int | None = None, wanted: Wanted = None) -> Consumption:
+    """The terms of the store call. Only a file's link (``file_size``; ``wanted``: the range asked for) continues
+    after its first use, for the same client (HEAD, one byte range shorter than the file:
+    ``revocation.continuation_cost``); a link confirmed by POST, or to any other view, is used up by its first
+    request."""
+    if file_size is None or link.consume_on == "post":
+        return Consumption()
+    byte_range = wanted if isinstance(wanted, files.ByteRange) else None
+    return Consumption(file_size, continuation_cost(method, byte_range, file_size))
+
+
+class StoreCall(NamedTuple):
+    """The store call that uses a single-use link up (the adapter makes it, with the client's identity)."""
+
+    nonce: str
+    expires_at: int
+    file_size: int | None
+    continuation: int | None
+
+
+def before_store(
+    link: VerifiedLink, *, path: str, missing_store: str | None, cross_site: bool = False, terms: Consumption
+) -> StoreCall | Refusal | None:
+    """What to ask the store for a single-use link, or why not to (None: the link is not single-use).
+
+    ``missing_store``: why nothing can consume it (the option to set), refused with 403; ``cross_site``: a
+    confirmation's POST that a browser says came from another site's page (for frameworks without a CSRF
+    check of their own), refused with 403 (its form must not use the link up with this browser's cookies).
+    """
+    if link.nonce is None or link.expires_at is None:
+        return None
+    if cross_site:
+        logger.warning("refused a cross-site POST of the single-use URL for %r", logged(path))
+        return Refusal(403, CROSS_SITE)
+    if missing_store is not None:
+        logger.error("refused single-use URL for %r: %s", logged(path), missing_store)
+        return Refusal(403, INVALID)
+    return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation)
+
+
+def consumed(
+    answer: bool | StoreUnavailable, *, path: str, fails_open: bool, expired_status: int = 410, option: str
+) -> Refusal | None:
+    """The store's answer (True: this request may have the link), or its failure, as None or a refusal.
+
+    A store that cannot be reached refuses with 503 (``fails_open=False``), or lets the request
+    through, logged; ``option``: how the framework spells that choice, for the log.
+    """
+    if isinstance(answer, StoreUnavailable):
+        if fails_open:
+            logger.error("accepted single-use URL for %r unchecked (%s='open'): %s", logged(path), option, answer)
+            return None
+        logger.error("refused single-use URL for %r: %s", logged(path), answer)
+        return Refusal(503, UNAVAILABLE)
+    if answer:
+        return None
+    logger.info("used single-use URL for %r", logged(path))
+    return Refusal(expired_status, USED)
+
+
+def download_disposition(name: str, as_attachment: bool, link: VerifiedLink | None) -> str:
+    """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
+    if link is not None and link.disposition is not None:
+        as_attachment = link.disposition == "attachment"
+    filename = name if link is None or link.filename is None else link.filename
+    return files.content_disposition(filename, as_attachment=as_attachment)
+
+
+def file_headers(
+    name: str, disposition: str, etag: str | None, last_modified: str | None, *, posted: bool
+) -> dict[str, str]:
+    """The headers of a file sent by a link, before its length and range (``file_answer`` adds them).
+
+    The type follows the stored name, never the link's filename: a link cannot make a file HTML. The
+    confirmation's POST is answered once, and never cached.
+    """
+    headers = {
+        "Content-Type": files.content_type_for(name),
+        "Content-Disposition": disposition,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if posted:
+        headers["Cache-Control"] = "no-store"
+    if etag is not None and last_modified is not None:
+        headers.update({"ETag": etag, "Last-Modified": last_modified})
+    return headers
+
+
+def wanted_range(
+    headers: Mapping[str, str], size: int, etag: str | None, last_modified: str | None, *, posted: bool
+) -> Wanted:
+    """The byte range a request asks for and may get (``Range`` gated by ``If-Range``), or why not (416).
+
+    None: the whole file, as for a confirmation's POST, which is answered with the whole file once.
+    """
+    if posted:
+        return None
+    try:
+        return files.requested_range(headers.get("range"), headers.get("if-range"), size, etag, last_modified)
+    except files.RangeNotSatisfiable as error:
+        return error
+
+
+class FileAnswer(NamedTuple):
+    """200 (the whole file), 206 (``byte_range``) or 416, with every header to send."""
+
+    status: int
+    headers: dict[str, str]
+    byte_range: files.ByteRange | None
+
+
+def file_answer(
+    name: str,
+    disposition: str,
+    size: int,
+    validators: tuple[str | None, str | None],
+    wanted: Wanted,
+    *,
+    posted: bool,
+    seekable: bool | None = True,
+) -> FileAnswer:
+    """What a file request gets once its link and its preconditions passed (``files.conditional_status``).
+
+    ``seekable``: whether a range can be read (False: ``Accept-Ranges: none``, the whole file); None when
+    not known (HEAD on a storage that would have to read the file to tell): the whole file, no
+    ``Accept-Ranges``.
+    """
+    if not seekable:
+        wanted = None
+    if isinstance(wanted, files.RangeNotSatisfiable):
+        return FileAnswer(416, {"Content-Range": wanted.content_range}, None)
+    headers = file_headers(name, disposition, *validators, posted=posted)
+    if seekable is not None:
+        headers["Accept-Ranges"] = "bytes" if seekable else "none"
+    headers["Content-Length"] = str(size if wanted is None else wanted.length)
+    if wanted is None:
+        return FileAnswer(200, headers, None)
+    headers["Content-Range"] = wanted.content_range
+    return FileAnswer(206, headers, wanted)
+
+
+#: A redirect to a storage's own URL: that URL is a bearer link of its own, kept by no cache, leaked by no Referer.
+REDIRECT_HEADERS: Final = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+def validators(size: int, mtime_ns: int | None) -> tuple[str | None, str | None]:
+    """The file's ETag and Last-Modified (None, None when the storage cannot say when it changed)."""
+    if mtime_ns is None:
+        return None, None
+    return files.etag_for(size, mtime_ns), files.http_date(mtime_ns / 1e9)
+
+
+def conditional_headers(status: int, etag: str | None, last_modified: str | None) -> dict[str, str]:
+    """The headers of a 304 (the validators the client is to keep using); a 412 has none."""
+    if status != 304 or etag is None or last_modified is None:
+        return {}
+    return {"ETag": etag, "Last-Modified": last_modified}
+
+
+def public_base_problem(base_url: str) -> str | None:
+    """Why ``base_url`` cannot be the site's public URL that mailed links start with (None: it can).
+
+    http or https, a host, no user info, query or fragment: a forged ``Host`` never gets into a link.
+    """
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if host is None or parts.scheme not in ("http", "https") or parts.query or parts.fragment or "@" in parts.netloc:
+        return (
+            f"base_url must be the site's public URL, http(s)://host[:port][/prefix], such as "
+            f"'https://example.com'; got {base_url[:80]!r}"
+        )
+    return None

@@ -1,0 +1,147 @@
+"""The text of a link: how it is split, the canonical form its MAC covers, and the names it may carry.
+
+``URLSigner`` (``urls.py``) signs and verifies; what is written here is the text it reads and writes,
+whoever asks: the canonical path, query and bound value (see ``urls.py`` for the form), the rules of
+a link's own parameter names, and those of a signed download name.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+from fnmatch import fnmatchcase
+from typing import Final
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+#: Characters left as they are in a canonical path: RFC 3986 pchar and "/".
+PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
+#: Characters left as they are in a canonical query name or value: RFC 3986 unreserved.
+QUERY_SAFE: Final = "-._~"
+#: RFC 3986 fragment characters, and "%" so that escapes already there are kept as they are.
+FRAGMENT_SAFE: Final = PATH_SAFE + "?%"
+DEFAULT_PORTS: Final = {"http": ":80", "https": ":443"}
+#: What makes a URL absolute (RFC 3986 scheme, then "//"): only then is a host read from it.
+_ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+#: An encoded slash, kept encoded in the canonical path.
+_ENCODED_SLASH: Final = re.compile("%2F", re.IGNORECASE)
+#: Dot segments, kept encoded in the canonical path.
+_DOT_SEGMENTS: Final = {".": "%2E", "..": "%2E%2E"}
+#: Longest signed download name, in characters (file systems allow 255 bytes or characters).
+MAX_FILENAME_LENGTH: Final = 255
+
+Bound = str | bytes | int
+
+
+#: URLSigner's keywords that name a link's own query parameters, and their default names.
+LINK_PARAMETERS: Final = {
+    "signature_param": "signature",
+    "expires_param": "expires",
+    "nonce_param": "once",
+    "consume_param": "consume",
+    "disposition_param": "disposition",
+    "filename_param": "filename",
+}
+
+
+def check_link_parameters(
+    names: Mapping[str, str], ignore: Iterable[str], spell: Callable[[str], str] = lambda option: option
+) -> tuple[str, ...]:
+    """The rules for a link's own query parameter names and the ignored ones: the ignore patterns, as a tuple.
+
+    ``names``: ``URLSigner``'s keyword (``signature_param``, ...) and the name it gives; ``spell``: an
+    option's name in the caller's framework (a keyword, or ``ignore``), for the messages, so that an
+    adapter can check its settings at start-up with the same rules. ValueError or TypeError.
+    """
+    for option, value in names.items():
+        if not isinstance(value, str) or not value or quote(value, safe=QUERY_SAFE) != value:
+            raise ValueError(
+                f"{spell(option)} must be a non-empty query parameter name of [A-Za-z0-9-._~]; got {value!r}"
+            )
+    if len(set(names.values())) != len(names):
+        raise ValueError(f"the parameter names must differ: {', '.join(map(spell, names))}")
+    if isinstance(ignore, str):
+        raise TypeError(f"{spell('ignore')} must be a list of parameter names or patterns such as 'utm_*', not one str")
+    patterns = tuple(ignore)
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern:
+            raise TypeError(f"each {spell('ignore')} pattern must be a non-empty str such as 'utm_*'; got {pattern!r}")
+        if any(fnmatchcase(value, pattern) for value in names.values()):
+            raise ValueError(
+                f"{spell('ignore')} pattern {pattern!r} would ignore the signature, expiry or nonce parameter, or "
+                f"another of this signer's own ({', '.join(names.values())}), which the signature must cover"
+            )
+    return patterns
+
+
+def filename_problem(filename: object) -> str | None:
+    """Why ``filename`` cannot be a signed download name (None: it can).
+
+    A name is one path segment: no ``/`` or ``\\``, not ``.`` or ``..``, no control, format
+    or line-separator character (CR, LF, NUL, U+2028, bidirectional overrides), not only dots
+    and spaces, at most ``MAX_FILENAME_LENGTH`` characters. Quotes and non-ASCII are allowed:
+    ``files.content_disposition`` encodes them.
+    """
+    if not isinstance(filename, str):
+        return f"a filename must be a str, not {type(filename).__name__}"
+    if not filename.strip(" ."):
+        return "a filename must have a character other than dots and spaces"
+    if len(filename) > MAX_FILENAME_LENGTH:
+        return f"a filename has at most {MAX_FILENAME_LENGTH} characters"
+    if "/" in filename or "\\" in filename:
+        return "a filename is one path segment: no '/' or '\\'"
+    if any(unicodedata.category(char) in _UNSAFE_CATEGORIES for char in filename):
+        return "a filename has no control, format or line-separator character"
+    return None
+
+
+#: Unicode categories refused in a filename: controls (CR, LF, NUL), format (bidi overrides), surrogates,
+#: private use, unassigned, line and paragraph separators.
+_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def parse_query(query: str) -> list[tuple[str, str]]:
+    # surrogateescape keeps bytes that are not UTF-8 distinct instead of folding them into U+FFFD.
+    return parse_qsl(query, keep_blank_values=True, encoding="utf-8", errors="surrogateescape")
+
+
+def encode(text: str) -> str:
+    return quote(text, safe=QUERY_SAFE, encoding="utf-8", errors="surrogateescape")
+
+
+def split(url: str) -> tuple[str, str, str, str, str]:
+    """(scheme, netloc, path, query, fragment). A netloc is read only after ``scheme://``:
+    urlsplit would read ``//a/b`` as host ``a`` and path ``/b``, and drop ``a`` from the MAC."""
+    if url[:1] != "/" and _ABSOLUTE.match(url):
+        return urlsplit(url)
+    rest, _, fragment = url.partition("#")
+    path, _, query = rest.partition("?")
+    return "", "", path, query, fragment
+
+
+def canonical_path(path: str) -> str:
+    if "%2F" in path or "%2f" in path:  # an encoded slash is data, not a segment boundary: keep it encoded
+        canonical = "%2F".join(_reencode(piece) for piece in _ENCODED_SLASH.split(path))
+    else:  # _reencode written out: this is the per-request case
+        decoded = unquote(path, encoding="utf-8", errors="surrogateescape")
+        canonical = quote(decoded, safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
+    if "/." in canonical or canonical[:1] == ".":  # a dot segment, written or encoded: clients would remove it
+        canonical = "/".join(_DOT_SEGMENTS.get(segment, segment) for segment in canonical.split("/"))
+    return canonical or "/"
+
+
+def _reencode(text: str) -> str:
+    decoded = unquote(text, encoding="utf-8", errors="surrogateescape")
+    return quote(decoded, safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
+
+
+def bound_text(value: Bound) -> str:
+    if isinstance(value, bool):
+        raise TypeError("bind must be a str, bytes or int identifying the user or session, not a bool")
+    if isinstance(value, int):
+        return f"i:{value}"
+    if isinstance(value, bytes):
+        return "b:" + value.hex()
+    if isinstance(value, str):
+        return "s:" + value
+    raise TypeError(f"bind must be a str, bytes or int, not {type(value).__name__}")

@@ -1,0 +1,163 @@
+"""One small driver per framework for the signed-link scenarios: the same routes, the same links, real stacks.
+
+Each driver serves, under ``/links/``: ``view/`` (a view behind the framework's decorator, answering ``ok``;
+any method reaches the decorator), ``bound/`` (bound to the ``X-User`` header) and ``files/<name>`` (the
+framework's file view on one directory, so that both send the same validators). Links are signed here with
+the secret and purpose both drivers are configured with (``signer``), so one link means the same to both;
+a single-use link's records go to a real redis-server. A driver answers each request with a ``LinkResponse``:
+the status, the headers (lowercase names) and the body.
+
+Real components only: Django's test client through the test settings' middleware (CSRF included), Starlette's
+TestClient (httpx) through a Starlette app. Adding a framework means writing one ``LinkDriver`` subclass.
+This module is also the Django driver's URLconf (``urlpatterns``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from django.http import HttpRequest, HttpResponse
+from django.urls import path
+
+from blake2sign_web import URLSigner
+from blake2sign_web.django import SignedFileView, signed_url_required
+
+SECRET: Final = "link-conformance-secret-0123456789abcdefghijklmnop"
+PURPOSE: Final = "conformance.links"
+#: The Django storage alias of the served directory.
+STORAGE: Final = "link_conformance"
+
+
+def signer(*, bind_host: bool = False) -> URLSigner:
+    """The signer both drivers verify with."""
+    return URLSigner(SECRET, purpose=PURPOSE, bind_host=bind_host)
+
+
+@dataclass
+class LinkResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class LinkDriver(ABC):
+    """Serves the routes above from ``root`` with single-use records in ``redis_url``."""
+
+    name: str
+
+    def __init__(self, root: Path, redis_url: str, *, bind_host: bool = False) -> None:
+        self.root = root
+        self.redis_url = redis_url
+        self.bind_host = bind_host
+
+    @abstractmethod
+    def running(self) -> AbstractContextManager[LinkDriver]: ...
+
+    @abstractmethod
+    def request(self, method: str, url: str, headers: dict[str, str]) -> LinkResponse: ...
+
+
+# The Django driver's URLconf.
+@signed_url_required
+def _view(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("ok", content_type="text/plain")
+
+
+@signed_url_required(bind=lambda request: request.headers.get("X-User"))
+def _bound(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("ok", content_type="text/plain")
+
+
+urlpatterns = [
+    path("links/view/", _view),
+    path("links/bound/", _bound),
+    path("links/files/<path:name>", SignedFileView.as_view(storage=STORAGE)),
+]
+
+
+class DjangoLinkDriver(LinkDriver):
+    name = "django"
+
+    @contextmanager
+    def running(self) -> Iterator[LinkDriver]:
+        from django.conf import settings
+        from django.test import Client, override_settings
+
+        from tests.django_links import single_use_caches
+        from tests.redis_server import PATIENT_OPTIONS
+
+        storage = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": self.root}}
+        overrides = {
+            "SECRET_KEY": SECRET,
+            "ALLOWED_HOSTS": ["*"],
+            "ROOT_URLCONF": __name__,
+            "STORAGES": {**settings.STORAGES, STORAGE: storage},
+            "CACHES": single_use_caches(self.redis_url, PATIENT_OPTIONS),
+            "BLAKE2SIGN_WEB": {
+                "SIGNED_URLS": {"PURPOSE": PURPOSE, "BIND_HOST": self.bind_host, "SINGLE_USE_CACHE": "links"}
+            },
+        }
+        with override_settings(**overrides):
+            self.client = Client()
+            yield self
+
+    def request(self, method: str, url: str, headers: dict[str, str]) -> LinkResponse:
+        response = self.client.generic(method, url, headers=headers)
+        # Reading a streamed body to its end closes the response (the test client's wrapper does).
+        body = b"".join(response.streaming_content) if response.streaming else response.content  # type: ignore[arg-type]
+        return LinkResponse(response.status_code, {k.lower(): v for k, v in response.headers.items()}, body)
+
+
+class StarletteLinkDriver(LinkDriver):
+    name = "starlette"
+
+    @contextmanager
+    def running(self) -> Iterator[LinkDriver]:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import PlainTextResponse, Response
+        from starlette.routing import Route
+        from starlette.testclient import TestClient
+
+        from blake2sign_web.starlette import SignedFiles, signed_url_required
+        from blake2sign_web.starlette.revocation import RedisStore
+
+        store = RedisStore(self.redis_url)
+        links = signer(bind_host=self.bind_host)
+        every = ["GET", "HEAD", "POST", "PUT"]  # the link decides, not the router
+
+        @signed_url_required(links, single_use=store)
+        async def view(request: Request) -> Response:
+            return PlainTextResponse("ok")
+
+        @signed_url_required(links, single_use=store, bind=lambda request: request.headers.get("x-user"))
+        async def bound(request: Request) -> Response:
+            return PlainTextResponse("ok")
+
+        @asynccontextmanager
+        async def lifespan(app: Starlette) -> Any:
+            yield
+            await store.aclose()
+
+        app = Starlette(
+            routes=[
+                Route("/links/view/", view, methods=every),
+                Route("/links/bound/", bound, methods=every),
+                Route("/links/files/{name:path}", SignedFiles(links, self.root, single_use=store)),
+            ],
+            lifespan=lifespan,
+        )
+        with TestClient(app, base_url="http://testserver") as self.client:
+            yield self
+
+    def request(self, method: str, url: str, headers: dict[str, str]) -> LinkResponse:
+        response = self.client.request(method, url, headers=headers)
+        return LinkResponse(response.status_code, {k.lower(): v for k, v in response.headers.items()}, response.content)
+
+
+DRIVERS: Final[tuple[type[LinkDriver], ...]] = (DjangoLinkDriver, StarletteLinkDriver)
