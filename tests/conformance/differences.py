@@ -63,6 +63,13 @@ DIFFERENCES: Final[dict[str, str]] = {
         "'log' the engine hands it the client's previous cookie again (or, for a client without one, an empty "
         "session), so the client keeps what it had, as with the others, but receives a Set-Cookie."
     ),
+    "re-issued unread": (
+        "A cookie of a fallback secret, or an incumbent's cookie being migrated, on a request that never uses the "
+        "session: Starlette's own SessionMiddleware reads every session cookie and sends it again on every "
+        "response, so its drop-in re-signs it under the current secret at once; Django's contract loads a "
+        "session only when the view uses it (SessionBase), and Django's own middleware saves only a session "
+        "that was used, so it is re-signed on the first request that reads it. Both re-sign it once it is read."
+    ),
     "logger": (
         "A rejected cookie is logged by Django's convention to 'django.security.SuspiciousSession', by "
         "Starlette's adapter to 'blake2sign_web.starlette': the suite checks that one warning is logged."
