@@ -10,6 +10,7 @@ the store's calls) and its words (log lines naming its settings).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Literal, NamedTuple
 
@@ -182,14 +183,55 @@ TOO_LARGE: Final = False
 
 
 class SessionWriter:
-    """Signs a session into its cookie's token and attributes (the core's lifetime rules), for one configuration."""
+    """Writes a session into its cookies' Set-Cookie values (the core's lifetime and size rules), for one
+    configuration: the values are the same bytes in every framework; the adapter only puts them on its response.
+    """
 
-    def __init__(self, setup: SessionSetup, cookie: SessionCookie, typed_name: str) -> None:
+    def __init__(
+        self, setup: SessionSetup, cookie: SessionCookie, *, typed_name: str, logger: logging.Logger, ended: str
+    ) -> None:
         self.writer: SerializerSigner = setup.signers.writer
         self.cookie = cookie
         self.timeouts = setup.timeouts
         #: The typed option in the user's framework's words, named by a NotJSON.
         self.typed_name = typed_name
+        #: The warning for a session that has ended when written (its cookie is deleted), in the framework's words.
+        self.logger, self.ended = logger, ended
+
+    def set_cookies(
+        self,
+        session: Session,
+        session_id: bytes | None,
+        sent_chunks: Sequence[str] = (),
+        incomplete: Sequence[str] = (),
+    ) -> list[bytes]:
+        """Every Set-Cookie value the response carries for ``session`` (``response_plan``): its cookie or chunks
+        written, or deleted, and the stale cookies of the client deleted."""
+        plan = response_plan(session, self.cookie.name, sent_chunks, incomplete)
+        written: list[bytes] = []
+        if plan.fate == WRITE:
+            written = self.written(session, session_id, sent_chunks)
+        elif plan.fate == DELETE:
+            written = self.cookie.delete_all(sent_chunks)  # the cookie and every chunk the client sent
+        if plan.doomed and not written:  # a set sent in part, or whole and refused: every cookie of it deleted
+            written.extend(map(self.cookie.delete_named, plan.doomed))
+        if plan.stale:
+            written.extend(map(self.cookie.delete_named, plan.stale))
+        return written
+
+    def written(self, session: Session, session_id: bytes | None, sent_chunks: Sequence[str] = ()) -> list[bytes]:
+        """The Set-Cookie values writing ``session`` (its chunks deleting those no longer used; deleting the
+        cookie of a session that has ended, logged), or none when the size policy refused it (logged)."""
+        signed = self.signed(session, session_id)
+        if signed is ENDED:
+            self.logger.warning(self.ended, self.cookie.name)
+            return self.cookie.delete_all(sent_chunks)
+        if signed is TOO_LARGE:
+            return []
+        if self.cookie.max_chunks:
+            return self.cookie.set_chunks(*signed, list(sent_chunks))
+        header = self.cookie.set_cookie(*signed)
+        return [] if header is None else [header]
 
     def signed(self, session: Session, session_id: bytes | None) -> tuple[str, str] | Literal[False] | None:
         """The token for ``session`` and the attributes after it; ENDED (None): the session has ended

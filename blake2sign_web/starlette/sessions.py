@@ -21,7 +21,7 @@ cookie then costs one Redis round trip (MGET); without it nothing changes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final, Literal, SupportsIndex
 
@@ -37,14 +37,9 @@ from ..revocation import StoreUnavailable
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
 from ..session_cookies import OversizePolicy, SessionCookie
 from ..session_request import (
-    DELETE,
-    ENDED,
-    TOO_LARGE,
-    WRITE,
     SessionSetup,
     SessionWriter,
     generation_to_sign,
-    response_plan,
     revocation_steps,
     session_from,
     settled,
@@ -257,7 +252,13 @@ class SessionMiddleware:
         self.signer, self._writer, self._unbounded = setup.signers
         self._needs_token, self._resign_unread, self._lifetime = setup.needs_token, setup.resign_unread, setup.lifetime
         #: Writes a session into its cookie's token and attributes (blake2sign_web.session_request).
-        self._session_writer = SessionWriter(setup, self.cookie, "SessionMiddleware(..., typed=True)")
+        self._session_writer = SessionWriter(
+            setup,
+            self.cookie,
+            typed_name="SessionMiddleware(..., typed=True)",
+            logger=logger,
+            ended="Session cookie %r deleted: the session has ended (set_expiry() or absolute_timeout)",
+        )
         # Verify and decode a cookie only when request.session is used (Starlette 1.0 and later, whose
         # request.session marks it accessed: before it, code that reads the session without marking it
         # could serialize the still-empty dict).
@@ -396,37 +397,12 @@ class SessionMiddleware:
         headers = message["headers"] = (
             _with_vary_cookie(message.get("headers", ())) if session.accessed else list(message.get("headers", ()))
         )
-        sent = sent_chunks or ()
-        plan = response_plan(session, self.session_cookie, sent, incomplete or ())
-        written: list[bytes] = []
-        if plan.fate == WRITE:
-            written = self._written(session, None if token is None else token.session_id, sent)
-        elif plan.fate == DELETE:
-            written = self.cookie.delete_all(sent)  # the cookie and every chunk the client sent
-        headers.extend([(b"set-cookie", header) for header in written])
-        if not written and plan.doomed:  # a set sent in part, or whole and refused: every cookie of it deleted
-            headers.extend([(b"set-cookie", self.cookie.delete_named(name)) for name in plan.doomed])
-        headers.extend([(b"set-cookie", self.cookie.delete_named(name)) for name in plan.stale])
+        session_id = None if token is None else token.session_id
+        cookies = self._session_writer.set_cookies(session, session_id, sent_chunks or (), incomplete or ())
+        headers.extend([(b"set-cookie", cookie) for cookie in cookies])
         if load_ms is not None:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
-
-    def _written(self, session: Session, session_id: bytes | None, sent_chunks: Sequence[str]) -> list[bytes]:
-        """The Set-Cookie values writing ``session`` (its chunks deleting those no longer used; deleting the
-        cookie of a session that has ended), or none when the size policy refused it (logged)."""
-        signed = self._session_writer.signed(session, session_id)
-        if signed is ENDED:
-            logger.warning(
-                "Session cookie %r deleted: the session has ended (set_expiry() or absolute_timeout)",
-                self.session_cookie,
-            )
-            return self.cookie.delete_all(sent_chunks)
-        if signed is TOO_LARGE:
-            return []
-        if self.chunked:
-            return self.cookie.set_chunks(*signed, list(sent_chunks))
-        header = self.cookie.set_cookie(*signed)
-        return [] if header is None else [header]
 
     def _read_chunks(
         self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str], incomplete: list[str]
@@ -515,7 +491,7 @@ class SessionMiddleware:
 
     def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
         """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
-        written = self._written(session, session_id, ())
+        written = self._session_writer.written(session, session_id)
         return written[0] if written else None
 
 
