@@ -19,7 +19,7 @@ from .exceptions import NotJSON
 from .options import SIGNER_FLAGS, SIGNER_OPTIONS
 from .revocation import GENERATION_KEY
 from .serializer import SerializerSigner
-from .session_cookies import BROWSER_COOKIE_LIMIT, SessionCookie
+from .session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy, SessionCookie
 from .session_revocation import SessionState
 from .session_state import Session
 from .session_token import NOT_A_SESSION, TIMED_OUT, ReadToken, SessionTokenReader, session_signers
@@ -47,6 +47,7 @@ class SessionSetup:
     """
 
     def __init__(self, secret: str, fallbacks: Sequence[str], values: Mapping[str, Any], *, purpose: str) -> None:
+        self.values = values
         max_age, idle_timeout = values.get("max_age"), values.get("idle_timeout")
         absolute_timeout = values.get("absolute_timeout")
         revocation = values.get("revocation") is not None
@@ -84,6 +85,21 @@ class SessionSetup:
             "idle_timeout": idle_timeout,
             "absolute_timeout": absolute_timeout,
         }
+
+    def cookie(self, oversize: OversizePolicy) -> SessionCookie:
+        """The configuration's cookie (its attributes, chunks and size policy)."""
+        values = self.values
+        return SessionCookie(
+            values["cookie_name"],
+            path=values["path"],
+            max_age=values["max_age"],
+            same_site=values["same_site"],
+            secure=values["secure"],
+            domain=values["domain"],
+            partitioned=values["partitioned"],
+            max_chunks=self.max_chunks,
+            oversize=oversize,
+        )
 
     def session_class(self, base: type[Session], **namespace: Any) -> type[Session]:
         """``base`` knowing this configuration's lifetimes (its expiry accessors), with the adapter's ``namespace``."""
@@ -253,6 +269,19 @@ class SessionWriter:
         except ValueError:  # its JSON is over the size the signer would read back
             self.cookie.oversize.refuse(f"holds over {self.writer.max_decompressed_size} bytes of JSON")
             return TOO_LARGE
+
+
+def server_timing_value(load_ms: float, save_ms: float) -> str:
+    """The Server-Timing value for a session's load and save (signing included), in milliseconds."""
+    return f"b2sw-load;dur={load_ms:.3f}, b2sw-save;dur={save_ms:.3f}"
+
+
+def read_with_revocation(session: Session, state: SessionState, refused: bool) -> Session:
+    """``session`` as read with revocation on (``settled``): one read as empty because the store was down still
+    has its cookie (emptying it deletes that), and a cookie ``refused`` as ended is deleted."""
+    session.loaded_empty = not dict.__len__(session) and not refused and not state.unchecked and not session._timed_out
+    session.modified = session.modified or refused
+    return session
 
 
 class RevocationSteps(NamedTuple):

@@ -35,12 +35,14 @@ from ..exceptions import BadSignature
 from ..options import STARLETTE, problems, raise_first, secret_problems
 from ..revocation import StoreUnavailable
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
-from ..session_cookies import OversizePolicy, SessionCookie
+from ..session_cookies import OversizePolicy
 from ..session_request import (
     SessionSetup,
     SessionWriter,
     generation_to_sign,
+    read_with_revocation,
     revocation_steps,
+    server_timing_value,
     session_from,
     settled,
 )
@@ -49,7 +51,7 @@ from ..session_state import Session as Session
 from ..session_token import EXPIRED, INCUMBENT_SHAPE, NOT_A_SESSION, ReadToken, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut
-from .session_migration import StarletteCookieReader
+from .session_migration import StarletteCookieReader, itsdangerous_shape
 
 if TYPE_CHECKING:
     from ..serializer import LoadedToken
@@ -226,16 +228,8 @@ class SessionMiddleware:
         self._session_class = setup.session_class(SESSION_CLASS, __module__=__name__, __reduce_ex__=_reduce_as_base)
         self.session_cookie, self.max_age, self.path, self.on_oversize = session_cookie, max_age, path, on_oversize
         #: The cookie (and its chunks) in the request's headers and the response's (blake2sign_web.session_cookies).
-        self.cookie = SessionCookie(
-            session_cookie,
-            path=path,
-            max_age=max_age,
-            same_site=same_site,
-            secure=https_only,
-            domain=domain,
-            partitioned=partitioned,
-            max_chunks=setup.max_chunks,
-            oversize=OversizePolicy(
+        self.cookie = setup.cookie(
+            OversizePolicy(
                 session_cookie,
                 on_oversize == "raise",
                 SessionCookieTooLarge,
@@ -243,7 +237,7 @@ class SessionMiddleware:
                 "store less in request.session (keep an id and load the rest server-side).",
                 "The response keeps the client's previous session cookie.",
                 logger,
-            ),
+            )
         )
         # Bound once: the per-request paths call them without looking through self.cookie.
         self._find_cookie, self._read_cookie, self._token_in = self.cookie.find, self.cookie.read, self.cookie.token_in
@@ -275,7 +269,7 @@ class SessionMiddleware:
         #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
         self._extras = revocation is not None or server_timing or chunked
         #: Reads a cookie into what it holds, every outcome named (blake2sign_web.session_token).
-        self._reader = setup.token_reader(None if self.legacy is None else self.legacy.read_dated, _itsdangerous_shape)
+        self._reader = setup.token_reader(None if self.legacy is None else self.legacy.read_dated, itsdangerous_shape)
         #: Every cookie is read lazily (no cookie of Starlette's own middleware to re-issue at once).
         self._lazy_always = self._lazy and self.legacy is None
         #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
@@ -303,7 +297,7 @@ class SessionMiddleware:
             cookie = self._find_cookie(scope["headers"])
         if cookie is None:
             session = self._session_class()
-        elif self._lazy_always or (self._lazy and self._cookie_text(cookie).count(".") != 2):
+        elif self._lazy_always or (self._lazy and not self._reader.read_at_once(self._cookie_text(cookie))):
             # Verified and decoded when first used. (A cookie of Starlette's own middleware is read now:
             # it is re-issued in this format on any request, docs/migrating/from-starlette.md.)
             session = LazySession()
@@ -339,18 +333,14 @@ class SessionMiddleware:
         if self.revocation is None:
             if cookie is None:
                 session = self._session_class()
-            elif self._lazy and not (self.legacy is not None and _itsdangerous_shape(cookie)):
+            elif self._lazy and not self._reader.read_at_once(cookie):
                 session = LazySession()
                 session.cookie, session.middleware = cookie, self
             else:
                 session = self._read_session(cookie)
         else:
             session, token, refused = await self._load_revocable(self.revocation, cookie)
-            # A session read as empty because Redis was down still has its cookie: clearing it deletes that.
-            session.loaded_empty = (
-                not dict.__len__(session) and not refused and not token.unchecked and not session._timed_out
-            )
-            session.modified = session.modified or refused  # a refused cookie is deleted
+            read_with_revocation(session, token, refused)
             from .revocation import SCOPE_KEY
 
             scope[SCOPE_KEY] = token
@@ -495,11 +485,6 @@ class SessionMiddleware:
         return written[0] if written else None
 
 
-def _itsdangerous_shape(cookie: str) -> bool:
-    """Whether a cookie looks like one of Starlette's own middleware: data.timestamp.signature (ours have no ".")."""
-    return cookie.count(".") == 2
-
-
 def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
     """Pickle a middleware's session class as the module's (``SESSION_CLASS``), which pickle can find by name."""
     return (SESSION_CLASS, (dict(self),), vars(self) or None)
@@ -533,8 +518,7 @@ async def _stamp_generation(session: Session, token: SessionToken) -> None:
 
 def server_timing_header(load_ms: float, save_started: float) -> bytes:
     """``b2sw-load;dur=<ms>, b2sw-save;dur=<ms>``: the session's load, and its save (signing included) until now."""
-    save_ms = (perf_counter() - save_started) * 1000
-    return f"b2sw-load;dur={load_ms:.3f}, b2sw-save;dur={save_ms:.3f}".encode("ascii")
+    return server_timing_value(load_ms, (perf_counter() - save_started) * 1000).encode("ascii")
 
 
 def _with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
