@@ -173,7 +173,9 @@ class ResponsePlan(NamedTuple):
     doomed: Sequence[str] = ()
 
 
+#: The usual plans: nothing stale (one of them is returned as it is, no tuple built).
 _PLANS: Final = {fate: ResponsePlan(fate) for fate in (WRITE, DELETE, KEEP)}
+_WRITE_ONLY: Final = _PLANS[WRITE]
 
 
 def response_plan(
@@ -192,10 +194,6 @@ def response_plan(
     if incomplete or session.refused:
         return ResponsePlan(fate, (), incomplete or refused_set(cookie_name, sent_chunks))
     return _PLANS[fate]  # the usual response: nothing stale, no tuple built
-
-
-ENDED: Final = None
-TOO_LARGE: Final = False
 
 
 class SessionWriter:
@@ -224,6 +222,8 @@ class SessionWriter:
         """Every Set-Cookie value the response carries for ``session`` (``response_plan``): its cookie or chunks
         written, or deleted, and the stale cookies of the client deleted."""
         plan = response_plan(session, self.cookie.name, sent_chunks, incomplete)
+        if plan is _WRITE_ONLY:  # the usual write, kept short
+            return self.written(session, session_id, sent_chunks)
         written: list[bytes] = []
         if plan.fate == WRITE:
             written = self.written(session, session_id, sent_chunks)
@@ -236,39 +236,31 @@ class SessionWriter:
         return written
 
     def written(self, session: Session, session_id: bytes | None, sent_chunks: Sequence[str] = ()) -> list[bytes]:
-        """The Set-Cookie values writing ``session`` (its chunks deleting those no longer used; deleting the
-        cookie of a session that has ended, logged), or none when the size policy refused it (logged)."""
-        signed = self.signed(session, session_id)
-        if signed is ENDED:
-            self.logger.warning(self.ended, self.cookie.name)
-            return self.cookie.delete_all(sent_chunks)
-        if signed is TOO_LARGE:
-            return []
-        if self.cookie.max_chunks:
-            return self.cookie.set_chunks(*signed, list(sent_chunks))
-        header = self.cookie.set_cookie(*signed)
-        return [] if header is None else [header]
-
-    def signed(self, session: Session, session_id: bytes | None) -> tuple[str, str] | Literal[False] | None:
-        """The token for ``session`` and the attributes after it; ENDED (None): the session has ended
-        (set_expiry() or absolute_timeout); TOO_LARGE (False): refused by the size policy (raised or logged)."""
+        """The Set-Cookie values writing ``session`` (its chunks deleting those no longer used); deleting the
+        cookie of a session that has ended (set_expiry() or the absolute timeout, logged); none when the size
+        policy refused it (logged, or raised)."""
         value: Any = session
         expires_in = None
         suffix = self.cookie.suffix
         if session._expiry is not None or self.timeouts:
             written = session.written()
             if written is None:
-                return ENDED
+                self.logger.warning(self.ended, self.cookie.name)
+                return self.cookie.delete_all(sent_chunks)
             value, expires_in = written.value, written.expires_in
             suffix = self.cookie.suffix_for(written.cookie_max_age)
         try:
-            return self.writer.dumps(value, expires_in=expires_in, session_id=session_id), suffix
+            token = self.writer.dumps(value, expires_in=expires_in, session_id=session_id)
         except NotJSON as error:
             error.name_option(self.typed_name)
             raise
         except ValueError:  # its JSON is over the size the signer would read back
             self.cookie.oversize.refuse(f"holds over {self.writer.max_decompressed_size} bytes of JSON")
-            return TOO_LARGE
+            return []
+        if self.cookie.max_chunks:
+            return self.cookie.set_chunks(token, suffix, list(sent_chunks))
+        header = self.cookie.set_cookie(token, suffix)
+        return [] if header is None else [header]
 
 
 def server_timing_value(load_ms: float, save_ms: float) -> str:

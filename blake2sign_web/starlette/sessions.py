@@ -389,7 +389,8 @@ class SessionMiddleware:
         )
         session_id = None if token is None else token.session_id
         cookies = self._session_writer.set_cookies(session, session_id, sent_chunks or (), incomplete or ())
-        headers.extend([(b"set-cookie", cookie) for cookie in cookies])
+        for cookie in cookies:  # a loop, not a comprehension: no frame of its own (Python 3.11)
+            headers.append((b"set-cookie", cookie))
         if load_ms is not None:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
