@@ -1,11 +1,12 @@
 """What one request does with its session, whatever the framework: set-up, read, response. No framework here.
 
-An adapter hands the option values (``options``' keys) to ``SessionSetup`` once, and per request asks
-the core three things: the session a cookie's read gives (``session_from``), what the response does with
-the session's cookie (``response_plan``: write, delete, keep, and the stale cookies to delete), and, with
-revocation, what is done to the client's session before it is written (``revocation_steps``, and
-``generation_to_sign`` for the user's "log out everywhere" generation). The adapter keeps its I/O (headers,
-the store's calls) and its words (log lines naming its settings).
+An adapter hands its options, by the core's keys, to ``SessionSetup`` once (signers, cookie, session class,
+what needs a token, how long records live), then per request asks the core: the session a cookie's read
+gives (``session_from``, ``settled``), the Set-Cookie values of the response (``SessionWriter.set_cookies``,
+which follows ``response_plan``: write, delete or keep, and the stale cookies to delete), and with
+revocation what happens to the client's session before it is written (``revocation_steps``,
+``read_with_revocation``, ``generation_to_sign``). The adapter keeps its I/O (headers, the store's calls)
+and its words (log lines naming its settings).
 """
 
 from __future__ import annotations

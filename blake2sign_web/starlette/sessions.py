@@ -2,9 +2,9 @@
 
 Same arguments, same ``request.session``, same Set-Cookie attributes as Starlette's;
 the cookie holds a keyed-BLAKE token (compact JSON, compressed when that pays) instead
-of itsdangerous over base64 JSON. ``__init__`` does all the set-up once (signer from
-the per-process cache, cookie attribute strings); ``__call__`` only does per-request
-work. Bad cookies of any kind give an empty session and a warning, never an exception.
+of itsdangerous over base64 JSON. The rules are the core's (``blake2sign_web.session_request``
+and the modules it names): this module translates ASGI's scope, headers and messages into calls of
+it and back. Bad cookies of any kind give an empty session and a warning, never an exception.
 
 Arguments that cannot work fail at construction: ``same_site="none"`` without
 ``https_only`` (browsers drop such cookies), and a ``path``, ``domain`` or
