@@ -297,13 +297,11 @@ class SessionMiddleware:
             cookie = self._find_cookie(scope["headers"])
         if cookie is None:
             session = self._session_class()
-        elif self._lazy_always or (self._lazy and not self._reader.read_at_once(self._cookie_text(cookie))):
-            # Verified and decoded when first used. (A cookie of Starlette's own middleware is read now:
-            # it is re-issued in this format on any request, docs/migrating/from-starlette.md.)
+        elif self._lazy_always:  # verified and decoded when first used
             session = LazySession()
             session.cookie, session.middleware = cookie, self
         else:
-            session = self._read_session(self._cookie_text(cookie))
+            session = self._session_for(self._cookie_text(cookie))
         scope["session"] = session
 
         def send_wrapper(message: Message) -> Awaitable[None]:
@@ -331,13 +329,7 @@ class SessionMiddleware:
             cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
         if self.revocation is None:
-            if cookie is None:
-                session = self._session_class()
-            elif self._lazy and not self._reader.read_at_once(cookie):
-                session = LazySession()
-                session.cookie, session.middleware = cookie, self
-            else:
-                session = self._read_session(cookie)
+            session = self._session_for(cookie)
         else:
             session, token, refused = await self._load_revocable(self.revocation, cookie)
             read_with_revocation(session, token, refused)
@@ -406,6 +398,17 @@ class SessionMiddleware:
             logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
             incomplete.extend(error.cookies)
             return None
+
+    def _session_for(self, cookie: str | None) -> Session:
+        """``request.session`` for the session cookie: empty without one, else loaded when first used (a cookie of
+        Starlette's own middleware is read now: it is re-issued in this format on any request)."""
+        if cookie is None:
+            return self._session_class()
+        if self._lazy and not self._reader.read_at_once(cookie):
+            session = LazySession()
+            session.cookie, session.middleware = cookie, self
+            return session
+        return self._read_session(cookie)
 
     def _read_session(self, cookie: str) -> Session:
         return settled(self._session(self._reader.read(cookie), cookie))
