@@ -125,6 +125,11 @@ class SessionTokenReader:
         #: A configured age of zero or less: every cookie has expired when it arrives.
         self.expire_every_cookie = expire_every_cookie
 
+    def read_at_once(self, cookie: str) -> bool:
+        """Whether ``cookie`` is read when the request comes, not when the session is first used: an incumbent's
+        cookie (migration on) is re-issued in this project's format on any request."""
+        return self.incumbent is not None and self.incumbent_shape(cookie)
+
     def read(self, cookie: str, *, default_age: int | None = None) -> ReadToken:
         """What ``cookie`` holds; never raises for a bad cookie. ``default_age``: how long a token without an
         expiry of its own lives (Django's ``SESSION_COOKIE_AGE``; it builds the token)."""

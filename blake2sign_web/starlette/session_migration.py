@@ -48,3 +48,8 @@ class StarletteCookieReader:
             return None
         # Re-issued through the core, which takes what json took (integers over 64 bits too).
         return value, int(signed_at.timestamp())
+
+
+def itsdangerous_shape(cookie: str) -> bool:
+    """Whether a cookie looks like one of Starlette's own middleware: data.timestamp.signature (ours have no ".")."""
+    return cookie.count(".") == 2

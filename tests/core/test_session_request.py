@@ -1,0 +1,125 @@
+"""The core's per-request session decisions (blake2sign_web.session_request), without any framework."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from blake2sign_web.options import DEFAULTS
+from blake2sign_web.session_cookies import OversizePolicy
+from blake2sign_web.session_request import (
+    DELETE,
+    KEEP,
+    WRITE,
+    SessionSetup,
+    SessionWriter,
+    response_plan,
+    revocation_steps,
+    session_from,
+    settled,
+)
+from blake2sign_web.session_revocation import SessionState
+from blake2sign_web.session_state import Session
+from blake2sign_web.session_token import BAD, NOT_A_SESSION, TIMED_OUT, VALID, ReadToken
+
+SECRET = "a secret of the core's session tests, long enough"
+logger = logging.getLogger("tests.session_request")
+
+
+def setup(**values: Any) -> SessionSetup:
+    return SessionSetup(SECRET, (), {**DEFAULTS, **values}, purpose="tests")
+
+
+def writer(configured: SessionSetup) -> SessionWriter:
+    oversize = OversizePolicy("session", True, ValueError, "", "store less.", "", logger)
+    return SessionWriter(configured, configured.cookie(oversize), typed_name="typed", logger=logger, ended="%r ended")
+
+
+def test_the_setup_derives_what_needs_a_token_and_how_long_records_live() -> None:
+    plain = setup(max_age=60)
+    assert not plain.needs_token
+    assert not plain.timeouts
+    assert not plain.expire_every_cookie
+    assert plain.lifetime == 60
+    assert plain.max_chunks == 0
+    assert setup(max_age=60, idle_timeout=30).needs_token
+    assert setup(max_age=0).expire_every_cookie
+    assert setup(chunked=True, max_chunks=3).max_chunks == 3
+    session_class = setup(max_age=60, idle_timeout=30).session_class(Session)
+    assert session_class().get_expiry_age() == 30
+
+
+def test_a_read_becomes_a_session_and_a_refused_cookie_an_empty_one() -> None:
+    session = session_from(ReadToken(VALID, {"a": 1}, reissue=True), Session, "session", "token", 0)
+    assert dict(session) == {"a": 1}
+    assert session.modified
+    refused = settled(session_from(ReadToken(BAD), Session, "session", "token", 0))
+    assert refused.refused
+    assert refused.loaded_empty
+    assert not refused.modified
+    timed_out = settled(session_from(ReadToken(TIMED_OUT), Session, "session", "token", 0))
+    assert timed_out.modified
+    assert not timed_out.loaded_empty
+
+
+def test_the_first_cookie_of_a_set_left_from_chunking_takes_its_chunks_with_it() -> None:
+    first = ".3.abc"
+    session = settled(session_from(ReadToken(BAD), Session, "session", first, 0))
+    assert session.leftovers == ["session.1", "session.2"]
+    plan = response_plan(session, "session")
+    assert plan.fate == KEEP
+    assert list(plan.stale) == ["session.1", "session.2"]
+    assert list(plan.doomed) == ["session"]
+    assert not session_from(ReadToken(NOT_A_SESSION), Session, "session", first, 0).leftovers
+    assert not session_from(ReadToken(BAD), Session, "session", first, 3).leftovers  # chunking on: none left
+
+
+@pytest.mark.parametrize(
+    ("data", "modified", "loaded_empty", "fate"),
+    [({"a": 1}, True, True, WRITE), ({}, True, False, DELETE), ({}, True, True, KEEP), ({"a": 1}, False, False, KEEP)],
+)
+def test_the_response_writes_deletes_or_keeps(
+    data: dict[str, Any], modified: bool, loaded_empty: bool, fate: str
+) -> None:
+    session = Session(data)
+    session.modified, session.loaded_empty = modified, loaded_empty
+    assert response_plan(session, "session").fate == fate
+
+
+def test_a_refused_set_of_chunks_is_deleted_unless_written() -> None:
+    session = Session()
+    session.refused = True
+    plan = response_plan(session, "session", ["session.1"])
+    assert plan.fate == KEEP
+    assert list(plan.doomed) == ["session", "session.1"]
+    assert list(response_plan(Session(), "session", (), ["session", "session.2"]).doomed) == ["session", "session.2"]
+
+
+def test_the_writer_writes_a_session_and_deletes_an_ended_one(caplog: pytest.LogCaptureFixture) -> None:
+    write = writer(setup(max_age=60))
+    session = Session({"a": 1})
+    session.modified = True
+    (cookie,) = write.set_cookies(session, None)
+    assert cookie.startswith(b"session=")
+    assert b"Max-Age=60" in cookie
+    session.set_expiry(-1)
+    with caplog.at_level(logging.WARNING, logger.name):
+        (deletion,) = write.set_cookies(session, None)
+    assert deletion.startswith(b"session=null")
+    assert "'session' ended" in caplog.text
+
+
+def test_revocation_steps() -> None:
+    state = SessionState(b"id", True)
+    emptied = Session()
+    emptied.modified = True
+    assert revocation_steps(emptied, state) == (False, True, False)
+    logged_in = Session({"user_id": 1})
+    logged_in.modified = True
+    assert revocation_steps(logged_in, state) == (False, False, True)
+    state.unchecked = True  # read as empty with the store down: nothing written, unless cleared
+    assert revocation_steps(logged_in, state) == (True, False, False)
+    logged_in.clear()
+    assert revocation_steps(logged_in, state) == (False, True, False)
