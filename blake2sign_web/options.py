@@ -212,6 +212,8 @@ class SecretSpelling(NamedTuple):
     types: tuple[type, ...]
     type_names: str = "a str or bytes"
     hint: str = "e.g. from secrets.token_urlsafe(50)"
+    #: The fallbacks as a whole, set as a list of one old secret: ``fallbacks=[old_key]``.
+    fallbacks: str = "fallbacks=[old_key]"
 
 
 @dataclass(frozen=True)
@@ -278,6 +280,7 @@ STARLETTE: Final = Spelling(
         (str,),
         "a str or starlette.datastructures.Secret",
         "pass a long random string, e.g. from secrets.token_urlsafe(50), read from configuration",
+        "fallback_secrets=[old_key]",
     ),
 )
 DJANGO: Final = Spelling(
@@ -294,6 +297,7 @@ DJANGO: Final = Spelling(
         (str, bytes),
         "a string",
         "generate one with django.core.management.utils.get_random_secret_key()",
+        "SECRET_KEY_FALLBACKS = [old_key]",
     ),
 )
 
@@ -313,11 +317,21 @@ def problems(values: Mapping[str, Any], spelling: Spelling, *, store_has_prefix:
     return found
 
 
-def secret_problems(secret: object, fallbacks: Iterable[object], spelling: Spelling) -> list[Problem]:
-    """The secret and each fallback must be a string of at least MIN_SECRET_LENGTH bytes, as ``keys`` counts them."""
+def secret_problems(secret: object, fallbacks: object, spelling: Spelling) -> list[Problem]:
+    """The secret and each fallback must be a string of at least MIN_SECRET_LENGTH bytes, as ``keys`` counts them;
+    the fallbacks a list or tuple of them."""
     names = spelling.secrets
     rule = f"a secret is a string of at least {MIN_SECRET_LENGTH} bytes (UTF-8), too long to guess; {names.hint}"
     found = []
+    if not isinstance(fallbacks, (list, tuple)):
+        # A string would be one key per character: a token signed with the key "o" would verify.
+        setting = names.fallbacks.partition("=")[0].strip()
+        message = (
+            f"{setting} must be a list of secrets, not a {type(fallbacks).__name__} (a string would make every one "
+            f"of its characters a key): write {names.fallbacks}"
+        )
+        found.append(Problem("fallbacks", message, "blake2sign_web.E009", TypeError))
+        fallbacks = ()
     for name, value in [(names.secret, secret), *((names.fallback.format(i), f) for i, f in enumerate(fallbacks))]:
         if not isinstance(value, names.types):
             message = f"{name} must be {names.type_names}, not {type(value).__name__}: {rule}"
@@ -329,6 +343,21 @@ def secret_problems(secret: object, fallbacks: Iterable[object], spelling: Spell
             wrong = "must not be empty" if length == 0 else short
             found.append(Problem("secret", f"{name} {wrong}: {rule}", "blake2sign_web.E010"))
     return found
+
+
+def section_problems(section: object, name: str, known: Iterable[str]) -> list[Problem]:
+    """A settings dict (Django's ``BLAKE2SIGN_WEB``) must be a dict of known keys: a misspelt key would be ignored.
+
+    A problem that is not a dict is a ``TypeError`` (nothing in it can be read), an unknown key a ``ValueError``.
+    """
+    if not isinstance(section, Mapping):
+        return [Problem(name, f"{name} must be a dict, not {type(section).__name__}", "blake2sign_web.E001", TypeError)]
+    names = ", ".join(known)
+    return [
+        Problem(name, f"{name} has an unknown key {key!r}; the known keys are {names}", "blake2sign_web.E001")
+        for key in section
+        if key not in known
+    ]
 
 
 def raise_first(found: list[Problem], prefix: str = "") -> None:
@@ -373,24 +402,40 @@ def _partitioned(values: Values, spelling: Spelling, _: bool) -> Iterator[Proble
         yield from _needs_secure("partitioned", values, spelling, "Partitioned (CHIPS)")
 
 
-def _prefix(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
-    """A browser silently drops a ``__Host-``/``__Secure-`` cookie whose attributes break its prefix's rules."""
-    fixes = {key: spelling.setting(BY_KEY[key], value) for key, value in (("secure", True), ("path", "/"))}
-    fixes |= {
-        "domain": spelling.setting(BY_KEY["domain"], None),
-        "http_only": spelling.setting(BY_KEY["http_only"], True),
-    }
-    name = spelling.name(BY_KEY["cookie_name"])
+def cookie_settings(spelling: Spelling) -> CookieSettings:
+    """The session cookie's settings as the framework writes each fix a prefix may need."""
+    return CookieSettings(
+        name=spelling.name(BY_KEY["cookie_name"]),
+        secure=spelling.setting(BY_KEY["secure"], True),
+        path=spelling.setting(BY_KEY["path"], "/"),
+        domain=spelling.setting(BY_KEY["domain"], None),
+        http_only=spelling.setting(BY_KEY["http_only"], True),
+    )
+
+
+#: The options a cookie name's prefix reads.
+PREFIX_KEYS: Final = frozenset({"cookie_name", "secure", "path", "domain", "http_only"})
+
+
+def prefix_problems(values: Values, settings: CookieSettings) -> list[Problem]:
+    """A browser silently drops a ``__Host-``/``__Secure-`` cookie whose attributes break its prefix's rules.
+
+    ``values``: the cookie's PREFIX_KEYS (any cookie's: Django checks its CSRF cookie too), ``settings``: their
+    names in the user's framework.
+    """
     problem = prefix_problem(
         values["cookie_name"],
         secure=bool(values["secure"]),
         path=values["path"],
         domain=values["domain"],
         http_only=bool(values["http_only"]),
-        settings=CookieSettings(name=name, **fixes),
+        settings=settings,
     )
-    if problem:
-        yield Problem("cookie_name", f"{name}: {problem}", "blake2sign_web.E020")
+    return [] if problem is None else [Problem("cookie_name", f"{settings.name}: {problem}", "blake2sign_web.E020")]
+
+
+def _prefix(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
+    yield from prefix_problems(values, cookie_settings(spelling))
 
 
 def _applies_only_with(key: str, needed: str, what: str, spelling: Spelling) -> Problem:
@@ -452,7 +497,7 @@ def _revocation(values: Values, spelling: Spelling, store_has_prefix: bool) -> I
 RULES: Final[tuple[tuple[frozenset[str], Callable[[Values, Spelling, bool], Iterator[Problem]]], ...]] = (
     (frozenset({"same_site", "secure"}), _same_site_none),
     (frozenset({"partitioned", "secure"}), _partitioned),
-    (frozenset({"cookie_name", "secure", "path", "domain", "http_only"}), _prefix),
+    (PREFIX_KEYS, _prefix),
     (frozenset({"chunked", "max_chunks"}), _max_chunks_alone),
     (frozenset({"typed", "encrypt", "decrypt", "compress_encrypted", "format"}), _encryption),
     (frozenset({"revocation", "max_age", "format", "revocation_key_prefix"}), _revocation),

@@ -100,15 +100,10 @@ KEYS_HINT: Final = f"See {DOCS}django/#keys-and-rotation"
 @register(Tags.security, "blake2sign_web")
 def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
     """Validate BLAKE2SIGN_WEB: the same rules the engine applies when it starts."""
-    structure = [p for p in conf.validate() if "unknown key" in p or "must be a dict" in p]
-    errors: list[CheckMessage] = [Error(p, hint=HINT, id="blake2sign_web.E001") for p in structure]
-    if any("must be a dict" in p for p in structure):
-        return errors
-    errors += [
-        Error(f"{problem.message}.", hint=HINT, id=problem.check_id)
-        for problem in conf.session_problems(conf.session_options())
-    ]
-    return errors
+    found = conf.structure_problems()
+    if not any(problem.error is TypeError for problem in found):  # a dict: its values can be read
+        found += conf.session_problems(conf.session_options())
+    return [Error(f"{problem.message}.", hint=HINT, id=problem.check_id) for problem in found]
 
 
 #: Django's own session middleware, which ours replaces.
@@ -221,7 +216,7 @@ def check_cookie_prefixes(app_configs: Sequence[AppConfig] | None = None, **kwar
     """
     kinds = ["SESSION"] if getattr(settings, "CSRF_USE_SESSIONS", False) else ["SESSION", "CSRF"]
     return [
-        Error(problem, hint=conf.prefix_fix(kind), id=check_id)
+        Error(problem, hint=conf.prefix_hint(kind), id=check_id)
         for kind in kinds
         for check_id, problem in conf.prefix_problems(kind)
     ]
