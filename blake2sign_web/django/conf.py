@@ -82,12 +82,17 @@ def structure_problems() -> list[Problem]:
     return found
 
 
+def setting_problems() -> list[Problem]:
+    """Every problem with the session part of the setting: its structure (E001), then its values if it has any."""
+    found = structure_problems()
+    if not any(problem.error is TypeError for problem in found):  # dicts: their values can be read
+        found += session_problems(session_options())
+    return found
+
+
 def validate() -> list[str]:
     """Every problem with the session part of the setting, each naming the key and the fix."""
-    found = structure_problems()
-    if not any(problem.error is TypeError for problem in found):
-        found += session_problems(session_options())
-    return [f"{problem.message}." for problem in found]
+    return [f"{problem.message}." for problem in setting_problems()]
 
 
 def session_problems(options: Mapping[str, Any]) -> list[Problem]:
