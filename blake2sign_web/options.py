@@ -173,6 +173,13 @@ BY_KEY: Final[Mapping[str, Option]] = {option.key: option for option in OPTIONS}
 DEFAULTS: Final[Mapping[str, Any]] = {option.key: option.default for option in OPTIONS}
 
 
+def signer_options(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``get_signer``'s options from the session options an adapter has (valid ones): each signer option given, and
+    each flag only when on, so that a configuration without them gets the plain signer it always had."""
+    given = {key: values[key] for key in SIGNER_OPTIONS if key in values}
+    return given | {key: True for key in SIGNER_FLAGS if values.get(key)}
+
+
 STARLETTE: Final = Spelling(
     "starlette",
     wordings={

@@ -226,3 +226,9 @@ def morsel_overhead(
     if partitioned:
         parts.append("; Partitioned")
     return 1 + sum(map(len, parts))
+
+
+def longest_token(cookie_size_limit: int, max_chunks: int) -> int:
+    """Characters of the longest token a session's cookies carry together (``max_chunks`` 0: one cookie): a
+    reader refuses anything longer before hashing it."""
+    return cookie_size_limit * max(max_chunks, 1)

@@ -30,7 +30,7 @@ from ..options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home w
 from ..options import Problem
 from ..revocation import DEFAULT_CLOCK_SKEW
 from ..serializer import SerializerSigner
-from ..session_cookies import morsel_overhead
+from ..session_cookies import longest_token, morsel_overhead
 from ..session_token import session_signers
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -279,12 +279,10 @@ def _build() -> SessionConfig:
         settings.SECRET_KEY,
         max_age=None,
         idle_timeout=None,
-        reader_limit=options["COOKIE_SIZE_LIMIT"] * max(max_chunks, 1),  # what the cookies carry together
+        reader_limit=longest_token(options["COOKIE_SIZE_LIMIT"], max_chunks),
         purpose=PURPOSE,
         fallbacks=tuple(settings.SECRET_KEY_FALLBACKS),
-        **{key: values[key] for key in schema.SIGNER_OPTIONS},
-        # Off (all four False): the plain SerializerSigner, as before these options existed.
-        **{key: True for key in schema.SIGNER_FLAGS if values[key]},
+        **schema.signer_options(values),
     )
     partitioned = bool(getattr(settings, "SESSION_COOKIE_PARTITIONED", False))
     return SessionConfig(
