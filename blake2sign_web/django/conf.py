@@ -5,12 +5,14 @@ belongs to the signed-URL integration and is left alone here. The options, their
 their rules are the core's (``blake2sign_web.options``, documented in docs/options.md): this module
 maps the settings onto them and the problems back, in Django's names.
 
-``validate()`` returns human-readable problems with this setting and
+``setting_problems()`` returns the core's problems with this setting (each with its check id) and
 ``validate_django_settings()`` those with Django's own settings the engine relies on
 (``SECRET_KEY``, its fallbacks and the session cookie's attributes); the system checks
 report them, and ``session_config()`` refuses to run with any of them. The engine module
 builds the configuration when it is imported, so a bad one stops start-up (when the
-session middleware loads the engine), with or without this app in INSTALLED_APPS.
+session middleware loads the engine), with or without this app in INSTALLED_APPS. What is
+left here is Django's alone: the CACHES alias of the revocation store, the CSRF cookie's
+names, Django's own middleware in MIDDLEWARE.
 """
 
 from __future__ import annotations
