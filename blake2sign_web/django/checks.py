@@ -44,8 +44,10 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E024``: ``SESSION_COOKIE_PARTITIONED`` is not a bool, or is True without
   ``SESSION_COOKIE_SECURE`` (browsers drop a Partitioned cookie that is not Secure).
 
-The rules and messages of E002 to E006, E011 to E017, E019 to E021, E023 and E024 are the core's
-(``blake2sign_web.options``), shared with Starlette's ``SessionMiddleware``.
+The rules and messages of E001 to E006, E009 to E017, E019 to E021, E023 and E024 are the core's
+(``blake2sign_web.options``, the prefixes' and their hint ``blake2sign_web.cookies``), shared with Starlette's
+``SessionMiddleware`` where Starlette has the option; Django's alone are E013's CACHES alias, E018, E022 and
+the warnings. Each check only finds its problems; ``system_check`` reports them.
 
 Warnings add to Django's own checks, never repeat them. Django's ``check --deploy`` reports
 ``SESSION_COOKIE_SECURE`` and ``SESSION_COOKIE_HTTPONLY`` (security.W010 to W015) only when
