@@ -78,6 +78,8 @@ ATTRIBUTES: Final = CookieSettings(
 
 #: Each prefix in its canonical spelling, longest first (``__Host-Http-`` before ``__Host-``).
 PREFIXES: Final = ("__Host-Http-", "__Secure-", "__Host-", "__Http-")
+#: The prefixes that also demand ``HttpOnly``; those starting ``__Host-`` demand ``Path=/`` and no ``Domain``.
+HTTP_ONLY_PREFIXES: Final = ("__Http-", "__Host-Http-")
 
 
 def cookie_prefix(name: str) -> str | None:
@@ -125,7 +127,7 @@ def prefix_problem(
                 f"it must have no Domain attribute, not {domain!r} (the cookie is for this host only): "
                 f"set {settings.domain}"
             )
-    if prefix in ("__Http-", "__Host-Http-") and http_only is False:
+    if prefix in HTTP_ONLY_PREFIXES and http_only is False:
         problems.append(f"it must be HttpOnly: set {settings.http_only}")
     if not problems:
         return None
@@ -133,4 +135,19 @@ def prefix_problem(
         f"cookie name {name!r} starts with the prefix {prefix!r}, and browsers drop such a cookie unless its "
         f"attributes follow the prefix's rules: {'; '.join(problems)}. Fix the attributes, or choose a "
         f"{settings.name} without the prefix."
+    )
+
+
+def prefix_fix(name: str, settings: CookieSettings = ATTRIBUTES) -> str:
+    """The settings that satisfy the prefix of the cookie ``name`` (a prefix problem's hint), as ``settings``
+    spells them: every attribute its prefix demands, whichever is wrong."""
+    prefix = cookie_prefix(name) or ""
+    fixes = [settings.secure]
+    if prefix.startswith("__Host-"):
+        fixes += [settings.path, settings.domain]
+    if prefix in HTTP_ONLY_PREFIXES:
+        fixes.append(settings.http_only)
+    return (
+        f"Set {', '.join(fixes)} (and serve the site over HTTPS), or choose a {settings.name} without the prefix "
+        f"{prefix!r}."
     )

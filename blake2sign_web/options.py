@@ -16,14 +16,17 @@ The options for users, both spellings side by side: docs/options.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple, cast
+from typing import Any, Final, cast
 
 from . import dictionaries
 from .chunks import MAX_CHUNKS, max_chunks_problem
 from .cookies import CookieSettings, prefix_problem
 from .encryption import load_cryptography
 from .keys import HASHERS, MIN_SECRET_LENGTH, TAG_SIZES
+from .options_spelling import Option as Option
+from .options_spelling import Problem as Problem
+from .options_spelling import SecretSpelling as SecretSpelling
+from .options_spelling import Spelling as Spelling
 from .revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix, missing_key_prefix
 from .signer import is_count
 
@@ -69,31 +72,6 @@ def _raised(check: Callable[[Any, str], object]) -> Callable[[Any, str], str | N
         return None
 
     return problem
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option: its default, its rule, its name in each framework (None: the framework has no such option)."""
-
-    key: str
-    default: Any
-    #: A Django setting (``SESSION_COOKIE_SECURE``) or a key of ``BLAKE2SIGN_WEB['SESSIONS']`` (``HASHER``).
-    django: str | None
-    #: The Django system check that reports it: ``E002`` is ``blake2sign_web.E002``.
-    check: str
-    valid: Callable[[Any], bool] = lambda value: True
-    #: What a valid value is, after the option's name: "must be True or False".
-    must: str = ""
-    #: SessionMiddleware's argument; "": the key.
-    starlette: str | None = ""
-    #: What Starlette's constructor raises for it.
-    error: type[Exception] = ValueError
-    #: A rule worded by the core module that owns it: (value, name) -> problem or None.
-    problem: Callable[[Any, str], str | None] | None = None
-
-    @property
-    def check_id(self) -> str:
-        return f"blake2sign_web.{self.check}"
 
 
 def _flag(key: str, django: str, check: str, starlette: str = "") -> Option:
@@ -195,73 +173,11 @@ BY_KEY: Final[Mapping[str, Option]] = {option.key: option for option in OPTIONS}
 DEFAULTS: Final[Mapping[str, Any]] = {option.key: option.default for option in OPTIONS}
 
 
-class Problem(NamedTuple):
-    """One problem: the option it is reported under, the message (no final stop) and how each framework says it."""
-
-    key: str
-    message: str
-    check_id: str
-    error: type[Exception] = ValueError
-
-
-class SecretSpelling(NamedTuple):
-    """How a framework names its secrets, which types it takes, and how its users make one."""
-
-    secret: str
-    fallback: str
-    types: tuple[type, ...]
-    type_names: str = "a str or bytes"
-    hint: str = "e.g. from secrets.token_urlsafe(50)"
-
-
-@dataclass(frozen=True)
-class Spelling:
-    """How one framework's users write the options: the names and fixes every message uses."""
-
-    #: Which of an Option's names the user writes: "starlette" or "django".
-    framework: str
-    #: Where an option that is no setting of its own lives (Django: ``BLAKE2SIGN_WEB['SESSIONS']``).
-    section: str = ""
-    #: The verb of a fix: "pass" (an argument) or "set" (a setting).
-    verb: str = "pass"
-    #: What a valid value is, where this framework's messages had other words before the schema, which its users
-    #: (and their tests) match (key: Option.must).
-    wordings: Mapping[str, str] = field(default_factory=dict)
-    #: Fixes that are more than one option set to one value (key: the fix as written).
-    fixes: Mapping[str, str] = field(default_factory=dict)
-    #: The secret and each fallback (``{}``: its index), the types a secret may have, and how to make one.
-    secrets: SecretSpelling = field(default_factory=lambda: SecretSpelling("secret", "fallbacks[{}]", (str, bytes)))
-
-    def written(self, option: Option) -> str:
-        """The option's name as written in the user's own code (``https_only``, ``HASHER``)."""
-        written = (option.starlette or option.key) if self.framework == "starlette" else option.django
-        return written or option.key
-
-    def name(self, option: Option) -> str:
-        """The option's full name: ``same_site``, ``SESSION_COOKIE_SAMESITE``, ``...['SESSIONS']['FORMAT']``."""
-        written = self.written(option)
-        return f"{self.section}[{written!r}]" if self.section and not written.startswith("SESSION_") else written
-
-    def setting(self, option: Option, value: Any) -> str:
-        """The option set to ``value`` as the user writes it: ``https_only=True``, ``SESSION_COOKIE_SECURE = True``."""
-        if option.key in self.fixes:
-            return self.fixes[option.key]
-        if self.framework == "starlette":
-            return f"{self.written(option)}={value!r}"
-        return f"{self.written(option)} = " + (f'"{value}"' if isinstance(value, str) else repr(value))
-
-    def needs(self, option: Option, value: Any) -> str:
-        """What another option needs, in a sentence: ``format=2``, ``FORMAT 2``."""
-        if self.framework == "starlette" or self.name(option) == self.written(option):
-            return self.setting(option, value)
-        return f"{self.written(option)} {value!r}"
-
-    def turned_on(self, option: Option) -> str:
-        """A flag that is on, as the subject of a sentence: ``encrypt=True``, ``...['SESSIONS']['ENCRYPT']``."""
-        return self.setting(option, True) if self.framework == "starlette" else self.name(option)
-
-    def must(self, option: Option) -> str:
-        return self.wordings.get(option.key, option.must)
+def signer_options(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``get_signer``'s options from the session options an adapter has (valid ones): each signer option given, and
+    each flag only when on, so that a configuration without them gets the plain signer it always had."""
+    given = {key: values[key] for key in SIGNER_OPTIONS if key in values}
+    return given | {key: True for key in SIGNER_FLAGS if values.get(key)}
 
 
 STARLETTE: Final = Spelling(
@@ -278,6 +194,7 @@ STARLETTE: Final = Spelling(
         (str,),
         "a str or starlette.datastructures.Secret",
         "pass a long random string, e.g. from secrets.token_urlsafe(50), read from configuration",
+        "fallback_secrets=[old_key]",
     ),
 )
 DJANGO: Final = Spelling(
@@ -294,6 +211,7 @@ DJANGO: Final = Spelling(
         (str, bytes),
         "a string",
         "generate one with django.core.management.utils.get_random_secret_key()",
+        "SECRET_KEY_FALLBACKS = [old_key]",
     ),
 )
 
@@ -313,11 +231,21 @@ def problems(values: Mapping[str, Any], spelling: Spelling, *, store_has_prefix:
     return found
 
 
-def secret_problems(secret: object, fallbacks: Iterable[object], spelling: Spelling) -> list[Problem]:
-    """The secret and each fallback must be a string of at least MIN_SECRET_LENGTH bytes, as ``keys`` counts them."""
+def secret_problems(secret: object, fallbacks: object, spelling: Spelling) -> list[Problem]:
+    """The secret and each fallback must be a string of at least MIN_SECRET_LENGTH bytes, as ``keys`` counts them;
+    the fallbacks a list or tuple of them."""
     names = spelling.secrets
     rule = f"a secret is a string of at least {MIN_SECRET_LENGTH} bytes (UTF-8), too long to guess; {names.hint}"
     found = []
+    if not isinstance(fallbacks, (list, tuple)):
+        # A string would be one key per character: a token signed with the key "o" would verify.
+        setting = names.fallbacks.partition("=")[0].strip()
+        message = (
+            f"{setting} must be a list of secrets, not a {type(fallbacks).__name__} (a string would make every one "
+            f"of its characters a key): write {names.fallbacks}"
+        )
+        found.append(Problem("fallbacks", message, "blake2sign_web.E009", TypeError))
+        fallbacks = ()
     for name, value in [(names.secret, secret), *((names.fallback.format(i), f) for i, f in enumerate(fallbacks))]:
         if not isinstance(value, names.types):
             message = f"{name} must be {names.type_names}, not {type(value).__name__}: {rule}"
@@ -329,6 +257,21 @@ def secret_problems(secret: object, fallbacks: Iterable[object], spelling: Spell
             wrong = "must not be empty" if length == 0 else short
             found.append(Problem("secret", f"{name} {wrong}: {rule}", "blake2sign_web.E010"))
     return found
+
+
+def section_problems(section: object, name: str, known: Iterable[str]) -> list[Problem]:
+    """A settings dict (Django's ``BLAKE2SIGN_WEB``) must be a dict of known keys: a misspelt key would be ignored.
+
+    A problem that is not a dict is a ``TypeError`` (nothing in it can be read), an unknown key a ``ValueError``.
+    """
+    if not isinstance(section, Mapping):
+        return [Problem(name, f"{name} must be a dict, not {type(section).__name__}", "blake2sign_web.E001", TypeError)]
+    names = ", ".join(known)
+    return [
+        Problem(name, f"{name} has an unknown key {key!r}; the known keys are {names}", "blake2sign_web.E001")
+        for key in section
+        if key not in known
+    ]
 
 
 def raise_first(found: list[Problem], prefix: str = "") -> None:
@@ -373,24 +316,40 @@ def _partitioned(values: Values, spelling: Spelling, _: bool) -> Iterator[Proble
         yield from _needs_secure("partitioned", values, spelling, "Partitioned (CHIPS)")
 
 
-def _prefix(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
-    """A browser silently drops a ``__Host-``/``__Secure-`` cookie whose attributes break its prefix's rules."""
-    fixes = {key: spelling.setting(BY_KEY[key], value) for key, value in (("secure", True), ("path", "/"))}
-    fixes |= {
-        "domain": spelling.setting(BY_KEY["domain"], None),
-        "http_only": spelling.setting(BY_KEY["http_only"], True),
-    }
-    name = spelling.name(BY_KEY["cookie_name"])
+def cookie_settings(spelling: Spelling) -> CookieSettings:
+    """The session cookie's settings as the framework writes each fix a prefix may need."""
+    return CookieSettings(
+        name=spelling.name(BY_KEY["cookie_name"]),
+        secure=spelling.setting(BY_KEY["secure"], True),
+        path=spelling.setting(BY_KEY["path"], "/"),
+        domain=spelling.setting(BY_KEY["domain"], None),
+        http_only=spelling.setting(BY_KEY["http_only"], True),
+    )
+
+
+#: The options a cookie name's prefix reads.
+PREFIX_KEYS: Final = frozenset({"cookie_name", "secure", "path", "domain", "http_only"})
+
+
+def prefix_problems(values: Values, settings: CookieSettings) -> list[Problem]:
+    """A browser silently drops a ``__Host-``/``__Secure-`` cookie whose attributes break its prefix's rules.
+
+    ``values``: the cookie's PREFIX_KEYS (any cookie's: Django checks its CSRF cookie too), ``settings``: their
+    names in the user's framework.
+    """
     problem = prefix_problem(
         values["cookie_name"],
         secure=bool(values["secure"]),
         path=values["path"],
         domain=values["domain"],
         http_only=bool(values["http_only"]),
-        settings=CookieSettings(name=name, **fixes),
+        settings=settings,
     )
-    if problem:
-        yield Problem("cookie_name", f"{name}: {problem}", "blake2sign_web.E020")
+    return [] if problem is None else [Problem("cookie_name", f"{settings.name}: {problem}", "blake2sign_web.E020")]
+
+
+def _prefix(values: Values, spelling: Spelling, _: bool) -> Iterator[Problem]:
+    yield from prefix_problems(values, cookie_settings(spelling))
 
 
 def _applies_only_with(key: str, needed: str, what: str, spelling: Spelling) -> Problem:
@@ -452,7 +411,7 @@ def _revocation(values: Values, spelling: Spelling, store_has_prefix: bool) -> I
 RULES: Final[tuple[tuple[frozenset[str], Callable[[Values, Spelling, bool], Iterator[Problem]]], ...]] = (
     (frozenset({"same_site", "secure"}), _same_site_none),
     (frozenset({"partitioned", "secure"}), _partitioned),
-    (frozenset({"cookie_name", "secure", "path", "domain", "http_only"}), _prefix),
+    (PREFIX_KEYS, _prefix),
     (frozenset({"chunked", "max_chunks"}), _max_chunks_alone),
     (frozenset({"typed", "encrypt", "decrypt", "compress_encrypted", "format"}), _encryption),
     (frozenset({"revocation", "max_age", "format", "revocation_key_prefix"}), _revocation),

@@ -201,3 +201,34 @@ class SessionCookie:
     def delete_all(self, sent_chunks: Iterable[str]) -> list[bytes]:
         """The Set-Cookie values that delete the session cookie and every chunk the client sent."""
         return [self.deletion, *map(self.delete_named, sent_chunks)]
+
+
+def morsel_overhead(
+    *, path: str, domain: str | None, same_site: str | bool | None, secure: bool, http_only: bool, partitioned: bool
+) -> int:
+    """Bytes of ``=`` and the attributes ``http.cookies.Morsel`` writes after a cookie's value, ``expires`` and
+    ``Max-Age`` at their widest: what the size policy adds to a token (Django's cookie, written by a Morsel).
+
+    Matches ``Morsel.OutputString``: ``; expires=<29 chars>; Max-Age=<n>; Path=/...``; an empty or None
+    attribute is not written.
+    """
+    parts = ["; expires=Thu, 01 Jan 1970 00:00:00 GMT", "; Max-Age=" + "9" * 10]
+    if path:
+        parts.append(f"; Path={path}")
+    if domain:
+        parts.append(f"; Domain={domain}")
+    if same_site:
+        parts.append(f"; SameSite={same_site}")
+    if secure:
+        parts.append("; Secure")
+    if http_only:
+        parts.append("; HttpOnly")
+    if partitioned:
+        parts.append("; Partitioned")
+    return 1 + sum(map(len, parts))
+
+
+def longest_token(cookie_size_limit: int, max_chunks: int) -> int:
+    """Characters of the longest token a session's cookies carry together (``max_chunks`` 0: one cookie): a
+    reader refuses anything longer before hashing it."""
+    return cookie_size_limit * max(max_chunks, 1)

@@ -119,6 +119,13 @@ MISTAKES = [
         "CHUNKED = True",
     ),
     Mistake(
+        "fallbacks-a-single-string",  # one key per character: the core's rule (Django's E009)
+        {"fallback_secrets": "an-old-secret-key-0123456789"},
+        "fallback_secrets",
+        {"SECRET_KEY_FALLBACKS": "an-old-secret-key-0123456789"},
+        "SECRET_KEY_FALLBACKS = [old_key]",
+    ),
+    Mistake(
         "revocation-clock-skew",
         {"revocation": "clock_skew=10**6"},
         "clock_skew",

@@ -44,8 +44,10 @@ Only when this project's engine or middleware handles sessions:
 - ``blake2sign_web.E024``: ``SESSION_COOKIE_PARTITIONED`` is not a bool, or is True without
   ``SESSION_COOKIE_SECURE`` (browsers drop a Partitioned cookie that is not Secure).
 
-The rules and messages of E002 to E006, E011 to E017, E019 to E021, E023 and E024 are the core's
-(``blake2sign_web.options``), shared with Starlette's ``SessionMiddleware``.
+The rules and messages of E001 to E006, E009 to E017, E019 to E021, E023 and E024 are the core's
+(``blake2sign_web.options``, the prefixes' and their hint ``blake2sign_web.cookies``), shared with Starlette's
+``SessionMiddleware`` where Starlette has the option; Django's alone are E013's CACHES alias, E018, E022 and
+the warnings. Each check only finds its problems; ``system_check`` reports them.
 
 Warnings add to Django's own checks, never repeat them. Django's ``check --deploy`` reports
 ``SESSION_COOKIE_SECURE`` and ``SESSION_COOKIE_HTTPONLY`` (security.W010 to W015) only when
@@ -72,8 +74,8 @@ Whenever a revocation or single-use cache is configured:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Final, NamedTuple
 
 from django.apps import AppConfig
 from django.conf import settings
@@ -95,67 +97,80 @@ DOCS: Final = "https://blake2sign-web.github.io/blake2sign_web/"
 HINT: Final = f"See {DOCS}django/#settings"
 #: SECRET_KEY, its fallbacks and their rotation.
 KEYS_HINT: Final = f"See {DOCS}django/#keys-and-rotation"
-
-
-@register(Tags.security, "blake2sign_web")
-def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
-    """Validate BLAKE2SIGN_WEB: the same rules the engine applies when it starts."""
-    structure = [p for p in conf.validate() if "unknown key" in p or "must be a dict" in p]
-    errors: list[CheckMessage] = [Error(p, hint=HINT, id="blake2sign_web.E001") for p in structure]
-    if any("must be a dict" in p for p in structure):
-        return errors
-    errors += [
-        Error(f"{problem.message}.", hint=HINT, id=problem.check_id)
-        for problem in conf.session_problems(conf.session_options())
-    ]
-    return errors
-
-
 #: Django's own session middleware, which ours replaces.
 DJANGO_SESSION_MIDDLEWARE: Final = conf.DJANGO_MIDDLEWARE
 
 
-@register(Tags.security, "blake2sign_web")
-def check_one_session_middleware(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+class Found(NamedTuple):
+    """One problem a check reports: its id (``blake2sign_web.W005``), the message and the hint."""
+
+    check_id: str
+    message: str
+    hint: str
+
+
+def system_check(
+    *, deploy: bool = False
+) -> Callable[[Callable[[], Iterable[Found]]], Callable[..., list[CheckMessage]]]:
+    """Register a function that finds problems as a system check: an ``Error`` for an E id, a ``Warning`` for a W."""
+
+    def registered(find: Callable[[], Iterable[Found]]) -> Callable[..., list[CheckMessage]]:
+        def check(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+            return [
+                (Warning if ".W" in found.check_id else Error)(found.message, hint=found.hint, id=found.check_id)
+                for found in find()
+            ]
+
+        check.__name__, check.__doc__ = find.__name__, find.__doc__
+        return register(check, Tags.security, "blake2sign_web", deploy=deploy)
+
+    return registered
+
+
+def _hinted(found: Iterable[tuple[str, str]], hint: str) -> Iterator[Found]:
+    return (Found(check_id, message, hint) for check_id, message in found)
+
+
+@system_check()
+def check_settings() -> Iterator[Found]:
+    """Validate BLAKE2SIGN_WEB: the same rules the engine applies when it starts."""
+    return (Found(problem.check_id, f"{problem.message}.", HINT) for problem in conf.setting_problems())
+
+
+@system_check()
+def check_one_session_middleware() -> Iterator[Found]:
     """Two session middlewares each load and save the session: every write is signed twice, silently."""
     middleware = list(getattr(settings, "MIDDLEWARE", None) or ())
     session_middlewares = [entry for entry in middleware if entry in (DJANGO_SESSION_MIDDLEWARE, conf.MIDDLEWARE)]
-    if conf.MIDDLEWARE not in session_middlewares or len(session_middlewares) < 2:
-        return []
-    return [
-        Error(
+    if conf.MIDDLEWARE in session_middlewares and len(session_middlewares) > 1:
+        yield Found(
+            "blake2sign_web.E018",
             f"MIDDLEWARE lists {len(session_middlewares)} session middlewares ({', '.join(session_middlewares)}): "
             "each one loads and saves the session, so every write is signed twice and the outer one's cookie wins.",
-            hint=f"Keep only {conf.MIDDLEWARE!r}: it replaces {DJANGO_SESSION_MIDDLEWARE!r} (the admin and "
+            f"Keep only {conf.MIDDLEWARE!r}: it replaces {DJANGO_SESSION_MIDDLEWARE!r} (the admin and "
             "django.contrib.auth accept it in its place).",
-            id="blake2sign_web.E018",
         )
-    ]
 
 
-@register(Tags.security, "blake2sign_web")
-def check_middleware_for_options(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+@system_check()
+def check_middleware_for_options() -> Iterator[Found]:
     """Session options only this project's middleware carries out (CHUNKED), with Django's middleware listed."""
-    return [
-        Error(problem, hint=f"See {DOCS}django/#sessions-over-4-kb-chunked", id=check_id)
-        for check_id, problem in conf.middleware_problems()
-    ]
+    return _hinted(conf.middleware_problems(), f"See {DOCS}django/#sessions-over-4-kb-chunked")
 
 
-@register(Tags.security, "blake2sign_web")
-def check_signed_url_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+@system_check()
+def check_signed_url_settings() -> Iterator[Found]:
     """Validate BLAKE2SIGN_WEB['SIGNED_URLS'] at start-up rather than on the first signed link."""
     from .signed_urls import options
 
     try:
         options()
     except ImproperlyConfigured as error:
-        return [Error(str(error), hint=f"See {DOCS}signed-urls/#settings", id="blake2sign_web.E008")]
-    return []
+        yield Found("blake2sign_web.E008", str(error), f"See {DOCS}signed-urls/#settings")
 
 
-@register(Tags.security, "blake2sign_web")
-def check_shared_caches(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+@system_check()
+def check_shared_caches() -> Iterator[Found]:
     """The caches that keep revocation and single-use records must be shared and must not hang requests."""
     from .signed_urls import options as signed_url_options
 
@@ -169,7 +184,6 @@ def check_shared_caches(app_configs: Sequence[AppConfig] | None = None, **kwargs
         single_use_cache = None
     if single_use_cache is not None:
         aliases[single_use_cache] = "BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']"
-    messages: list[CheckMessage] = []
     caches = getattr(settings, "CACHES", {})
     for alias, setting in aliases.items():
         cache = caches.get(alias)
@@ -177,54 +191,42 @@ def check_shared_caches(app_configs: Sequence[AppConfig] | None = None, **kwargs
             continue  # reported as an error by the settings checks
         backend = cache.get("BACKEND", "")
         if backend in PER_PROCESS_CACHES:
-            messages.append(
-                Warning(
-                    f"{setting} is the cache {alias!r} ({backend.rsplit('.', 1)[-1]}), which is per process: "
-                    "other workers and servers never see its records, so a logout or a used link is not seen "
-                    "there.",
-                    hint="Use a cache shared by every process: django.core.cache.backends.redis.RedisCache.",
-                    id="blake2sign_web.W005",
-                )
+            yield Found(
+                "blake2sign_web.W005",
+                f"{setting} is the cache {alias!r} ({backend.rsplit('.', 1)[-1]}), which is per process: other workers "
+                "and servers never see its records, so a logout or a used link is not seen there.",
+                "Use a cache shared by every process: django.core.cache.backends.redis.RedisCache.",
             )
         elif backend == REDIS_CACHE and "socket_timeout" not in cache.get("OPTIONS", {}):
-            messages.append(
-                Warning(
-                    f"{setting} is the RedisCache {alias!r} without socket_timeout in its OPTIONS: a Redis that "
-                    "hangs would hang every request that checks it.",
-                    hint='Add "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5} (seconds).',
-                    id="blake2sign_web.W005",
-                )
+            yield Found(
+                "blake2sign_web.W005",
+                f"{setting} is the RedisCache {alias!r} without socket_timeout in its OPTIONS: a Redis that hangs "
+                "would hang every request that checks it.",
+                'Add "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5} (seconds).',
             )
-    return messages
 
 
-@register(Tags.security, "blake2sign_web")
-def check_secrets(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+@system_check()
+def check_secrets() -> Iterator[Found]:
     """SECRET_KEY and its fallbacks sign every session and link: each must be a real secret."""
-    return [Error(problem, hint=KEYS_HINT, id=check_id) for check_id, problem in conf.secret_problems()]
+    return _hinted(conf.secret_problems(), KEYS_HINT)
 
 
-@register(Tags.security, "blake2sign_web")
-def check_cookie_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+@system_check()
+def check_cookie_settings() -> Iterator[Found]:
     """SESSION_COOKIE_* values that browsers drop or that would forge cookie attributes."""
-    if settings.SESSION_ENGINE != conf.ENGINE and conf.MIDDLEWARE not in settings.MIDDLEWARE:
-        return []
-    return [Error(problem, hint=HINT, id=check_id) for check_id, problem in conf.cookie_problems()]
+    return _hinted(conf.cookie_problems() if _sessions_are_ours() else [], HINT)
 
 
-@register(Tags.security, "blake2sign_web")
-def check_cookie_prefixes(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+@system_check()
+def check_cookie_prefixes() -> Iterator[Found]:
     """A ``__Host-`` or ``__Secure-`` cookie name whose attributes break its rule: browsers drop the cookie.
 
     Whatever the session engine (Django's drop the cookie just the same), and for the CSRF cookie too
     unless the CSRF token lives in the session (CSRF_USE_SESSIONS).
     """
-    kinds = ["SESSION"] if getattr(settings, "CSRF_USE_SESSIONS", False) else ["SESSION", "CSRF"]
-    return [
-        Error(problem, hint=conf.prefix_fix(kind), id=check_id)
-        for kind in kinds
-        for check_id, problem in conf.prefix_problems(kind)
-    ]
+    for kind in ["SESSION"] if getattr(settings, "CSRF_USE_SESSIONS", False) else ["SESSION", "CSRF"]:
+        yield from _hinted(conf.prefix_problems(kind), conf.prefix_hint(kind))
 
 
 def _django_checks_session_cookie() -> bool:
@@ -241,43 +243,34 @@ def _sessions_are_ours() -> bool:
     return settings.SESSION_ENGINE == conf.ENGINE or conf.MIDDLEWARE in settings.MIDDLEWARE
 
 
-@register(Tags.security, "blake2sign_web")
-def check_session_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+@system_check()
+def check_session_settings() -> Iterator[Found]:
     """The session cookie should be HttpOnly (where Django's own check cannot see it); the engine stores JSON."""
-    messages: list[CheckMessage] = []
     if not settings.SESSION_COOKIE_HTTPONLY and _sessions_are_ours() and not _django_checks_session_cookie():
-        messages.append(
-            Warning(
-                "SESSION_COOKIE_HTTPONLY is False: any script on your pages can read the signed session cookie. "
-                "(Django's security.W013 to W015 cannot see it: neither django.contrib.sessions nor its "
-                "SessionMiddleware is installed.)",
-                hint="Set SESSION_COOKIE_HTTPONLY = True (Django's default).",
-                id="blake2sign_web.W001",
-            )
+        yield Found(
+            "blake2sign_web.W001",
+            "SESSION_COOKIE_HTTPONLY is False: any script on your pages can read the signed session cookie. "
+            "(Django's security.W013 to W015 cannot see it: neither django.contrib.sessions nor its "
+            "SessionMiddleware is installed.)",
+            "Set SESSION_COOKIE_HTTPONLY = True (Django's default).",
         )
     if settings.SESSION_ENGINE == conf.ENGINE and settings.SESSION_SERIALIZER not in JSON_SERIALIZERS:
-        messages.append(
-            Warning(
-                f"SESSION_SERIALIZER is {settings.SESSION_SERIALIZER!r}; this engine always stores JSON "
-                "(it uses the serializer only to read Django signed_cookies sessions while migrating).",
-                hint=f"Remove SESSION_SERIALIZER or set it to {JSON_SERIALIZER!r}.",
-                id="blake2sign_web.W003",
-            )
+        yield Found(
+            "blake2sign_web.W003",
+            f"SESSION_SERIALIZER is {settings.SESSION_SERIALIZER!r}; this engine always stores JSON "
+            "(it uses the serializer only to read Django signed_cookies sessions while migrating).",
+            f"Remove SESSION_SERIALIZER or set it to {JSON_SERIALIZER!r}.",
         )
-    return messages
 
 
-@register(Tags.security, "blake2sign_web", deploy=True)
-def check_deployment_cookie(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+@system_check(deploy=True)
+def check_deployment_cookie() -> Iterator[Found]:
     """``check --deploy`` only, like Django's own security.W012 (tests and local runs are plain HTTP), and only
     where Django's own check cannot see the setting."""
-    if settings.SESSION_COOKIE_SECURE or not _sessions_are_ours() or _django_checks_session_cookie():
-        return []
-    return [
-        Warning(
+    if not settings.SESSION_COOKIE_SECURE and _sessions_are_ours() and not _django_checks_session_cookie():
+        yield Found(
+            "blake2sign_web.W002",
             "SESSION_COOKIE_SECURE is False: the session cookie travels over plain HTTP. (Django's security.W010 "
             "to W012 cannot see it: neither django.contrib.sessions nor its SessionMiddleware is installed.)",
-            hint="Set SESSION_COOKIE_SECURE = True for sites served over HTTPS.",
-            id="blake2sign_web.W002",
+            "Set SESSION_COOKIE_SECURE = True for sites served over HTTPS.",
         )
-    ]

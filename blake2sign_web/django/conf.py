@@ -5,12 +5,14 @@ belongs to the signed-URL integration and is left alone here. The options, their
 their rules are the core's (``blake2sign_web.options``, documented in docs/options.md): this module
 maps the settings onto them and the problems back, in Django's names.
 
-``validate()`` returns human-readable problems with this setting and
+``setting_problems()`` returns the core's problems with this setting (each with its check id) and
 ``validate_django_settings()`` those with Django's own settings the engine relies on
 (``SECRET_KEY``, its fallbacks and the session cookie's attributes); the system checks
 report them, and ``session_config()`` refuses to run with any of them. The engine module
 builds the configuration when it is imported, so a bad one stops start-up (when the
-session middleware loads the engine), with or without this app in INSTALLED_APPS.
+session middleware loads the engine), with or without this app in INSTALLED_APPS. What is
+left here is Django's alone: the CACHES alias of the revocation store, the CSRF cookie's
+names, Django's own middleware in MIDDLEWARE.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
 from .. import options as schema
-from ..cache import clear_signer_cache, get_signer
-from ..cookies import CookieSettings, cookie_prefix, prefix_problem
+from ..cache import clear_signer_cache
+from ..cookies import CookieSettings, prefix_fix
 from ..options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
+from ..options import Problem
 from ..revocation import DEFAULT_CLOCK_SKEW
 from ..serializer import SerializerSigner
-from ..signer import MAC_LENGTH
+from ..session_cookies import longest_token, morsel_overhead
+from ..session_token import session_signers
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 #: Top-level keys; each sub-dict belongs to one integration.
@@ -54,12 +58,7 @@ COOKIE_SETTINGS: Final[Mapping[str, str]] = {
 }
 SESSION_DEFAULTS: Final[Mapping[str, Any]] = {name: schema.DEFAULTS[key] for name, key in SESSION_KEYS.items()}
 #: The signer options that are booleans passed through to SerializerSigner, by their key here.
-SIGNER_FLAGS: Final = {
-    "TYPED": "typed",
-    "ENCRYPT": "encrypt",
-    "DECRYPT": "decrypt",
-    "COMPRESS_ENCRYPTED": "compress_encrypted",
-}
+SIGNER_FLAGS: Final = {schema.BY_KEY[key].django: key for key in schema.SIGNER_FLAGS}
 
 
 def _raw() -> Any:
@@ -76,28 +75,29 @@ def session_options() -> dict[str, Any]:
     return options
 
 
+def structure_problems() -> list[Problem]:
+    """The setting and its SESSIONS section must be dicts of known keys (E001); a TypeError: nothing to read."""
+    raw = _raw()
+    found = schema.section_problems(raw, SETTING, SECTIONS)
+    if isinstance(raw, Mapping):
+        found += schema.section_problems(raw.get("SESSIONS", {}), f"{SETTING}['SESSIONS']", SESSION_DEFAULTS)
+    return found
+
+
+def setting_problems() -> list[Problem]:
+    """Every problem with the session part of the setting: its structure (E001), then its values if it has any."""
+    found = structure_problems()
+    if not any(problem.error is TypeError for problem in found):  # dicts: their values can be read
+        found += session_problems(session_options())
+    return found
+
+
 def validate() -> list[str]:
     """Every problem with the session part of the setting, each naming the key and the fix."""
-    raw = _raw()
-    if not isinstance(raw, Mapping):
-        return [f"{SETTING} must be a dict, not {type(raw).__name__}."]
-    problems = [
-        f"{SETTING} has an unknown key {key!r}; the known keys are {', '.join(SECTIONS)}."
-        for key in raw
-        if key not in SECTIONS
-    ]
-    section = raw.get("SESSIONS", {})
-    if not isinstance(section, Mapping):
-        return [*problems, f"{SETTING}['SESSIONS'] must be a dict, not {type(section).__name__}."]
-    problems += [
-        f"{SETTING}['SESSIONS'] has an unknown key {key!r}; the known keys are {', '.join(SESSION_DEFAULTS)}."
-        for key in section
-        if key not in SESSION_DEFAULTS
-    ]
-    return problems + [problem for _, problem in validate_values(session_options())]
+    return [f"{problem.message}." for problem in setting_problems()]
 
 
-def session_problems(options: Mapping[str, Any]) -> list[schema.Problem]:
+def session_problems(options: Mapping[str, Any]) -> list[Problem]:
     """The core's problems with the session options (BLAKE2SIGN_WEB['SESSIONS'] and SESSION_COOKIE_AGE)."""
     values = {key: options[name] for name, key in SESSION_KEYS.items()}
     values["max_age"] = settings.SESSION_COOKIE_AGE
@@ -105,7 +105,7 @@ def session_problems(options: Mapping[str, Any]) -> list[schema.Problem]:
     found = []
     if alias is not None and (not isinstance(alias, str) or alias not in caches):
         found.append(
-            schema.Problem(
+            Problem(
                 "revocation",
                 f"{SETTING}['SESSIONS']['REVOCATION_CACHE'] must be None or an alias in CACHES (a RedisCache shared by "
                 f"every process); got {alias!r}",
@@ -124,36 +124,17 @@ def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(by_key[problem.key], f"{problem.message}.") for problem in session_problems(options)]
 
 
-def secret_key_fallbacks() -> tuple[str | bytes, ...]:
-    """SECRET_KEY_FALLBACKS as a tuple; ImproperlyConfigured for a string, which would be one key per character."""
-    fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
-    if not isinstance(fallbacks, (list, tuple)):
-        raise ImproperlyConfigured(_fallbacks_problem(fallbacks))
-    return tuple(fallbacks)
-
-
-def _fallbacks_problem(fallbacks: object) -> str:
-    return (
-        f"SECRET_KEY_FALLBACKS must be a list of secrets, not a {type(fallbacks).__name__} "
-        "(a string would make every one of its characters a key): write SECRET_KEY_FALLBACKS = [old_key]."
-    )
-
-
 def secret_problems() -> list[tuple[str, str]]:
     """(check id, problem) for SECRET_KEY and SECRET_KEY_FALLBACKS, which sign every session."""
     try:
         secret = settings.SECRET_KEY
     except ImproperlyConfigured:  # Django refuses to read an empty SECRET_KEY
         secret = ""
-    problems: list[tuple[str, str]] = []
     fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
-    if not isinstance(fallbacks, (list, tuple)):
-        problems.append(("blake2sign_web.E009", _fallbacks_problem(fallbacks)))
-        fallbacks = ()
-    return problems + [(p.check_id, f"{p.message}.") for p in schema.secret_problems(secret, fallbacks, schema.DJANGO)]
+    return [(p.check_id, f"{p.message}.") for p in schema.secret_problems(secret, fallbacks, schema.DJANGO)]
 
 
-def _cookie_problems() -> list[schema.Problem]:
+def _cookie_problems() -> list[Problem]:
     """The core's problems with the SESSION_COOKIE_* settings (E011, E012, E020, E024)."""
     # SESSION_COOKIE_PARTITIONED is not (yet) one of Django's settings: the core's default when it is not set.
     values = {key: getattr(settings, name, schema.DEFAULTS[key]) for key, name in COOKIE_SETTINGS.items()}
@@ -172,46 +153,30 @@ def cookie_problems() -> list[tuple[str, str]]:
 PREFIX_CHECK_ID: Final = "blake2sign_web.E020"
 
 
+def _cookie_settings(kind: str) -> CookieSettings:
+    """Django spells the ``{kind}_COOKIE_*`` settings as the session cookie's, ``kind`` for ``SESSION``."""
+    return CookieSettings._make(fix.replace("SESSION_", f"{kind}_", 1) for fix in schema.cookie_settings(schema.DJANGO))
+
+
 def prefix_problems(kind: str = "SESSION") -> list[tuple[str, str]]:
     """(check id, problem) when ``{kind}_COOKIE_NAME`` has a prefix its ``{kind}_COOKIE_*`` attributes break.
 
     ``kind`` is ``"SESSION"`` or ``"CSRF"``. Browsers drop such a cookie without a word: a login that
     does not stick, or every form refused by CSRF. The rules: ``blake2sign_web.cookies``.
     """
-    if kind == "SESSION":
+    if kind == "SESSION":  # through the schema: not reported while one of its settings is itself wrong
         return [(p.check_id, p.message) for p in _cookie_problems() if p.check_id == PREFIX_CHECK_ID]
-    name = getattr(settings, f"{kind}_COOKIE_NAME")
-    if not isinstance(name, str):
+    values = {
+        key: getattr(settings, COOKIE_SETTINGS[key].replace("SESSION_", f"{kind}_", 1)) for key in schema.PREFIX_KEYS
+    }
+    if not isinstance(values["cookie_name"], str):
         return []  # Django's own problem
-    problem = prefix_problem(
-        name,
-        secure=bool(getattr(settings, f"{kind}_COOKIE_SECURE")),
-        path=getattr(settings, f"{kind}_COOKIE_PATH"),
-        domain=getattr(settings, f"{kind}_COOKIE_DOMAIN"),
-        http_only=bool(getattr(settings, f"{kind}_COOKIE_HTTPONLY")),
-        settings=CookieSettings(
-            name=f"{kind}_COOKIE_NAME",
-            secure=f"{kind}_COOKIE_SECURE = True",
-            path=f'{kind}_COOKIE_PATH = "/"',
-            domain=f"{kind}_COOKIE_DOMAIN = None",
-            http_only=f"{kind}_COOKIE_HTTPONLY = True",
-        ),
-    )
-    return [] if problem is None else [(PREFIX_CHECK_ID, f"{kind}_COOKIE_NAME: {problem}")]
+    return [(p.check_id, p.message) for p in schema.prefix_problems(values, _cookie_settings(kind))]
 
 
-def prefix_fix(kind: str = "SESSION") -> str:
+def prefix_hint(kind: str = "SESSION") -> str:
     """The settings that satisfy the prefix of ``{kind}_COOKIE_NAME``, for a check's hint."""
-    prefix = cookie_prefix(str(getattr(settings, f"{kind}_COOKIE_NAME"))) or ""
-    fixes = [f"{kind}_COOKIE_SECURE = True"]
-    if prefix.startswith("__Host-"):
-        fixes += [f'{kind}_COOKIE_PATH = "/"', f"{kind}_COOKIE_DOMAIN = None"]
-    if prefix in ("__Http-", "__Host-Http-"):
-        fixes.append(f"{kind}_COOKIE_HTTPONLY = True")
-    return (
-        f"Set {', '.join(fixes)} (and serve the site over HTTPS), or choose a {kind}_COOKIE_NAME without "
-        f"the prefix {prefix!r}."
-    )
+    return prefix_fix(str(getattr(settings, f"{kind}_COOKIE_NAME")), _cookie_settings(kind))
 
 
 #: Django's session middleware, which writes one cookie per session: the session key.
@@ -309,24 +274,33 @@ def _build() -> SessionConfig:
         raise ImproperlyConfigured(" ".join(problems))
     options = session_options()
     values = {key: options[name] for name, key in SESSION_KEYS.items()}
-    signer_options = {
-        "purpose": PURPOSE,
-        "fallbacks": secret_key_fallbacks(),
-        **{key: values[key] for key in schema.SIGNER_OPTIONS},
-        # Off (all four False): the plain SerializerSigner, as before these options existed.
-        **{key: True for key in schema.SIGNER_FLAGS if values[key]},
-    }
     max_chunks = options["MAX_CHUNKS"] if options["CHUNKED"] else 0
-    # Chunked: the token the cookies carry together, each at most COOKIE_SIZE_LIMIT bytes.
-    longest_token = options["COOKIE_SIZE_LIMIT"] * max(max_chunks, 1)
-    signer = get_signer(settings.SECRET_KEY, max_token_length=max(longest_token, MAC_LENGTH + 2), **signer_options)
+    # SESSION_COOKIE_AGE bounds a token without an expiry of its own when it is read (default_age), and the
+    # timeouts are read by the core's reader: no limit of the signer's own.
+    signer, writer, _ = session_signers(
+        settings.SECRET_KEY,
+        max_age=None,
+        idle_timeout=None,
+        reader_limit=longest_token(options["COOKIE_SIZE_LIMIT"], max_chunks),
+        purpose=PURPOSE,
+        fallbacks=tuple(settings.SECRET_KEY_FALLBACKS),
+        **schema.signer_options(values),
+    )
+    partitioned = bool(getattr(settings, "SESSION_COOKIE_PARTITIONED", False))
     return SessionConfig(
         signer=signer,
-        writer=get_signer(settings.SECRET_KEY, max_token_length=token_length_bound(signer), **signer_options),
+        writer=writer,
         cookie_name=settings.SESSION_COOKIE_NAME,
         cookie_age=settings.SESSION_COOKIE_AGE,
         cookie_size_limit=options["COOKIE_SIZE_LIMIT"],
-        cookie_overhead=cookie_overhead(),
+        cookie_overhead=morsel_overhead(
+            path=settings.SESSION_COOKIE_PATH,
+            domain=settings.SESSION_COOKIE_DOMAIN,
+            same_site=settings.SESSION_COOKIE_SAMESITE,
+            secure=settings.SESSION_COOKIE_SECURE,
+            http_only=settings.SESSION_COOKIE_HTTPONLY,
+            partitioned=partitioned,
+        ),
         raise_on_oversize=options["OVERSIZE"] == "raise",
         accept_django_signed_cookies=options["ACCEPT_DJANGO_SIGNED_COOKIES"],
         revocation_cache=options["REVOCATION_CACHE"],
@@ -336,35 +310,5 @@ def _build() -> SessionConfig:
         max_chunks=max_chunks,
         idle_timeout=options["IDLE_TIMEOUT"],
         absolute_timeout=options["ABSOLUTE_TIMEOUT"],
-        partitioned=bool(getattr(settings, "SESSION_COOKIE_PARTITIONED", False)),
+        partitioned=partitioned,
     )
-
-
-def token_length_bound(signer: SerializerSigner) -> int:
-    """Characters of the longest token ``signer`` can write: its largest payload, framed, in base64.
-
-    The frame is at most 18 bytes and a 32-byte tag for a signed token; 58 bytes (flags, times, session id,
-    dictionary id, 24-byte nonce, 16-byte GCM tag) and one marker character for an encrypted one.
-    """
-    return (signer.max_decompressed_size + 64) * 4 // 3 + MAC_LENGTH + 8
-
-
-def cookie_overhead() -> int:
-    """Bytes of ``=`` and the attributes Django writes after the value, counting the widest Max-Age.
-
-    Matches http.cookies.Morsel.OutputString: ``; expires=<29 chars>; Max-Age=<n>; Path=/...``.
-    """
-    parts = ["; expires=Thu, 01 Jan 1970 00:00:00 GMT", "; Max-Age=" + "9" * 10]
-    if settings.SESSION_COOKIE_PATH:
-        parts.append(f"; Path={settings.SESSION_COOKIE_PATH}")
-    if settings.SESSION_COOKIE_DOMAIN:
-        parts.append(f"; Domain={settings.SESSION_COOKIE_DOMAIN}")
-    if settings.SESSION_COOKIE_SAMESITE:
-        parts.append(f"; SameSite={settings.SESSION_COOKIE_SAMESITE}")
-    if settings.SESSION_COOKIE_SECURE:
-        parts.append("; Secure")
-    if settings.SESSION_COOKIE_HTTPONLY:
-        parts.append("; HttpOnly")
-    if getattr(settings, "SESSION_COOKIE_PARTITIONED", False):
-        parts.append("; Partitioned")
-    return 1 + sum(len(part) for part in parts)

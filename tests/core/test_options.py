@@ -11,12 +11,15 @@ from typing import Any
 
 import pytest
 from django.core.checks import run_checks
+from django.http import HttpResponse
 from django.test import override_settings
 from starlette.applications import Starlette
 
 from blake2sign_web import options
+from blake2sign_web.cookies import prefix_fix
 from blake2sign_web.django import conf
 from blake2sign_web.options import BY_KEY, DJANGO, OPTIONS, STARLETTE, Option
+from blake2sign_web.session_cookies import morsel_overhead
 from blake2sign_web.starlette import SessionMiddleware
 
 SECRET = "options-test-secret-0123456789abcdefghijklmnopqrstuvwxyz"
@@ -188,3 +191,75 @@ def test_a_cookie_path_is_a_string_in_both() -> None:
     with override_settings(SESSION_COOKIE_PATH=None):
         found = [m for m in run_checks() if m.id and m.id.startswith("blake2sign_web")]
     assert [(m.id, m.msg.split(" must")[0]) for m in found] == [("blake2sign_web.E012", "SESSION_COOKIE_PATH")]
+
+
+# Rules the Django adapter used to write itself, now the core's.
+
+
+@pytest.mark.parametrize(("spelling", "name"), [(DJANGO, "SECRET_KEY_FALLBACKS"), (STARLETTE, "fallback_secrets")])
+@pytest.mark.parametrize(
+    "fallbacks", ["an-old-secret-that-is-long-enough", b"an-old-secret-that-is-long-enough", set()]
+)
+def test_fallbacks_that_are_not_a_list_are_one_problem(spelling: options.Spelling, name: str, fallbacks: Any) -> None:
+    """A string would make every character a key: a token signed with the key "a" would verify (Django's E009)."""
+    [problem] = options.secret_problems(SECRET, fallbacks, spelling)
+    assert (problem.check_id, problem.error) == ("blake2sign_web.E009", TypeError)
+    assert problem.message.startswith(f"{name} must be a list of secrets, not a {type(fallbacks).__name__}")
+    assert problem.message.endswith(f"write {name}{' = ' if spelling is DJANGO else '='}[old_key]")
+    assert options.secret_problems(SECRET, [SECRET], spelling) == []
+
+
+def test_a_settings_dict_must_be_a_dict_of_known_keys() -> None:
+    [problem] = options.section_problems([], "BLAKE2SIGN_WEB", ("SESSIONS",))
+    assert (problem.message, problem.check_id, problem.error) == (
+        "BLAKE2SIGN_WEB must be a dict, not list",
+        "blake2sign_web.E001",
+        TypeError,
+    )
+    [problem] = options.section_problems({"SESIONS": {}, "SESSIONS": {}}, "BLAKE2SIGN_WEB", ("SESSIONS",))
+    assert problem.message == "BLAKE2SIGN_WEB has an unknown key 'SESIONS'; the known keys are SESSIONS"
+    assert problem.error is ValueError
+
+
+@pytest.mark.parametrize(
+    ("name", "needs"),
+    [
+        ("__Secure-s", ["https_only=True"]),
+        ("__Host-s", ["https_only=True", "path='/'", "domain=None"]),
+        ("__Http-s", ["https_only=True", "http_only=True"]),
+        ("__Host-Http-s", ["https_only=True", "path='/'", "domain=None", "http_only=True"]),
+    ],
+)
+def test_the_prefix_hint_names_every_attribute_the_prefix_demands(name: str, needs: list[str]) -> None:
+    """The same rules as cookies.prefix_problem, in the framework's spelling (Django's hint of E020)."""
+    hint = prefix_fix(name, options.cookie_settings(STARLETTE))
+    assert hint.startswith(f"Set {', '.join(needs)} (and serve the site over HTTPS)")
+    assert hint.endswith(f"or choose a session_cookie without the prefix {name[:-1]!r}.")
+
+
+@pytest.mark.parametrize("samesite", ["Lax", "None", False])
+@pytest.mark.parametrize(("path", "domain"), [("/", None), ("/app/", "example.com"), ("", None)])
+@pytest.mark.parametrize("flags", [(False, False), (True, True)])
+def test_the_overhead_is_what_django_writes_at_the_widest_max_age(
+    samesite: Any, path: str, domain: str | None, flags: tuple[bool, bool]
+) -> None:
+    """The size policy counts the attributes Django's response writes after the value (through a Morsel)."""
+    secure, http_only = flags
+    response = HttpResponse()
+    response.set_cookie(
+        "sessionid", "v", max_age=9_999_999_999, path=path, domain=domain, secure=secure, httponly=http_only,
+        samesite=samesite or None,
+    )  # fmt: skip
+    written = response.cookies["sessionid"].OutputString()
+    overhead = morsel_overhead(
+        path=path, domain=domain, same_site=samesite, secure=secure, http_only=http_only, partitioned=False
+    )
+    assert len(written) == len("sessionid") + len("v") + overhead
+
+
+def test_the_signer_gets_each_flag_only_when_it_is_on() -> None:
+    assert options.signer_options({"hasher": "blake3", "typed": False, "encrypt": True}) == {
+        "hasher": "blake3",
+        "encrypt": True,
+    }
+    assert set(options.signer_options(options.DEFAULTS)) == set(options.SIGNER_OPTIONS)
