@@ -37,8 +37,17 @@ INCUMBENT_SHAPE: Final = "incumbent shape"
 NOT_A_SESSION: Final = "not a session"
 
 
-#: Characters of the longest token a session can make: the largest JSON, framed, in base64.
-LONGEST_TOKEN: Final = (MAX_DECOMPRESSED_SIZE + 16) * 4 // 3 + MAC_LENGTH + 8
+def longest_token(max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) -> int:
+    """Characters of the longest token a session can make: its largest JSON, framed, in base64.
+
+    The frame is at most 18 bytes and a 32-byte tag for a signed token; 58 bytes (flags, times, session id,
+    dictionary id, 24-byte nonce, 16-byte GCM tag) and one marker character for an encrypted one.
+    """
+    return (max_decompressed_size + 64) * 4 // 3 + MAC_LENGTH + 8
+
+
+#: The longest token of a session with the core's default largest JSON.
+LONGEST_TOKEN: Final = longest_token()
 
 
 class SessionSigners(NamedTuple):
@@ -63,7 +72,12 @@ def session_signers(
     limit = max_age if idle_timeout is None else idle_timeout if max_age is None else min(max_age, idle_timeout)
     return SessionSigners(
         get_signer(secret, max_age=limit, max_token_length=reader_limit, **options),
-        get_signer(secret, max_age=limit, max_token_length=LONGEST_TOKEN, **options),
+        get_signer(
+            secret,
+            max_age=limit,
+            max_token_length=longest_token(options.get("max_decompressed_size", MAX_DECOMPRESSED_SIZE)),
+            **options,
+        ),
         get_signer(secret, max_age=None, max_token_length=reader_limit, **options),
     )
 
