@@ -37,7 +37,7 @@ INCUMBENT_SHAPE: Final = "incumbent shape"
 NOT_A_SESSION: Final = "not a session"
 
 
-def longest_token(max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) -> int:
+def longest_written_token(max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) -> int:
     """Characters of the longest token a session can make: its largest JSON, framed, in base64.
 
     The frame is at most 18 bytes and a 32-byte tag for a signed token; 58 bytes (flags, times, session id,
@@ -47,7 +47,7 @@ def longest_token(max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) -> int:
 
 
 #: The longest token of a session with the core's default largest JSON.
-LONGEST_TOKEN: Final = longest_token()
+LONGEST_TOKEN: Final = longest_written_token()
 
 
 class SessionSigners(NamedTuple):
@@ -75,7 +75,7 @@ def session_signers(
         get_signer(
             secret,
             max_age=limit,
-            max_token_length=longest_token(options.get("max_decompressed_size", MAX_DECOMPRESSED_SIZE)),
+            max_token_length=longest_written_token(options.get("max_decompressed_size", MAX_DECOMPRESSED_SIZE)),
             **options,
         ),
         get_signer(secret, max_age=None, max_token_length=reader_limit, **options),
