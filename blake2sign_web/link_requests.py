@@ -166,6 +166,33 @@ def admission(link: VerifiedLink, method: str, serves_file: bool = False) -> Adm
     return PROCEED
 
 
+class Confirmation(NamedTuple):
+    """GET or HEAD of a verified ``consume_on="post"`` link: the adapter answers with the confirmation page."""
+
+    link: VerifiedLink
+
+
+def check(
+    signer: URLSigner,
+    url: str | None,
+    bind: Bound | None,
+    path: str,
+    method: str,
+    expired_status: int = 410,
+    serves_file: bool = False,
+) -> VerifiedLink | Confirmation | Refusal:
+    """``verify`` then ``admission``, in one call: the link the request may go on with (nothing consumed yet),
+    its confirmation page, or the refusal that stands in for the view. (By position: each request by a link
+    calls it.)"""
+    link = verify(signer, url, bind, path, expired_status)
+    if type(link) is not VerifiedLink:
+        return link
+    admitted = admission(link, method, serves_file)
+    if admitted == PROCEED:
+        return link
+    return Confirmation(link) if admitted == CONFIRM else admitted
+
+
 class Consumption(NamedTuple):
     """What to ask the store for a single-use link: the file's size and the continuation's cost, or None."""
 
@@ -314,6 +341,26 @@ def file_answer(
     return FileAnswer(206, headers, wanted)
 
 
+def answer_file(
+    method: str,
+    headers: Mapping[str, str],
+    name: str,
+    disposition: str,
+    size: int,
+    mtime_ns: int | None,
+    wanted: Wanted,
+    *,
+    posted: bool,
+    seekable: bool | None = True,
+) -> FileAnswer:
+    """Everything a file request gets once its link passed: ``conditional_answer`` (304, 412), else ``file_answer``
+    (200, 206, 416). Only a 200 or a 206 has a body."""
+    answer = conditional_answer(method, headers, size, mtime_ns, posted=posted)
+    if answer is not None:
+        return answer
+    return file_answer(name, disposition, size, validators(size, mtime_ns), wanted, posted=posted, seekable=seekable)
+
+
 #: A redirect to a storage's own URL: that URL is a bearer link of its own, kept by no cache, leaked by no Referer.
 REDIRECT_HEADERS: Final = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
@@ -325,11 +372,28 @@ def validators(size: int, mtime_ns: int | None) -> tuple[str | None, str | None]
     return files.etag_for(size, mtime_ns), files.http_date(mtime_ns / 1e9)
 
 
-def conditional_headers(status: int, etag: str | None, last_modified: str | None) -> dict[str, str]:
-    """The headers of a 304 (the validators the client is to keep using); a 412 has none."""
+def file_range(headers: Mapping[str, str], size: int, mtime_ns: int | None, *, posted: bool) -> Wanted:
+    """``wanted_range`` of a file known by its size and modified time (the validators ``If-Range`` compares)."""
+    return wanted_range(headers, size, *validators(size, mtime_ns), posted=posted)
+
+
+def conditional_answer(
+    method: str, headers: Mapping[str, str], size: int, mtime_ns: int | None, *, posted: bool
+) -> FileAnswer | None:
+    """The 304 (with the validators the client is to keep using) or 412 a file request gets, or None: go on.
+
+    A confirmation's POST is answered with the file: never a 304 or a 412.
+    """
+    if posted:
+        return None
+    etag, last_modified = validators(size, mtime_ns)
+    mtime = None if mtime_ns is None else mtime_ns // 1_000_000_000
+    status = files.conditional_status(method, headers, etag, mtime)
+    if status is None:
+        return None
     if status != 304 or etag is None or last_modified is None:
-        return {}
-    return {"ETag": etag, "Last-Modified": last_modified}
+        return FileAnswer(status, {}, None)
+    return FileAnswer(status, {"ETag": etag, "Last-Modified": last_modified}, None)
 
 
 def public_base_problem(base_url: str) -> str | None:

@@ -273,16 +273,15 @@ def admit(
     """
     signer, bound = get_signer(), None if bind is None else bind(request)
     url = request_url(request, bind_host=signer.bind_host)
-    link = link_requests.verify(signer, url, bound, request.path, _expired_status)
-    if isinstance(link, Refusal):
-        return refusal_response(link)
-    request.signed_link = link  # type: ignore[attr-defined]
-    admitted = link_requests.admission(link, request.method or "GET", serves_file)
-    if admitted == link_requests.CONFIRM:
-        return confirmation_response(request, link, confirm)
-    if isinstance(admitted, Refusal):
-        return refusal_response(admitted)
-    return link
+    method = request.method or "GET"
+    outcome = link_requests.check(signer, url, bound, request.path, method, _expired_status, serves_file)
+    if type(outcome) is VerifiedLink:
+        request.signed_link = outcome  # type: ignore[attr-defined]
+        return outcome
+    if isinstance(outcome, link_requests.Confirmation):
+        request.signed_link = outcome.link  # type: ignore[attr-defined]
+        return confirmation_response(request, outcome.link, confirm)
+    return refusal_response(outcome)  # type: ignore[arg-type]
 
 
 def refusal_response(refusal: Refusal) -> HttpResponse:
