@@ -1,19 +1,11 @@
-"""Signed links in Django: ``sign_url`` and the ``signed_url_required`` view decorator.
+"""Signed links in Django: ``sign_url``, the ``signed_url_required`` view decorator, and the translation of
+``blake2sign_web.link_requests`` (every status and header, the same in Starlette) into Django's requests and
+responses: a 403 is PermissionDenied, so the site's 403 page renders.
 
-Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their
-own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]`` (``DEFAULTS``
-lists each key, its default and what it means).
-
-A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
-confirmation page (``blake2sign_web.confirmation``; ``confirm=`` renders your own) whose POST uses
-it up, then reaches the view. Mail scanners that fetch every link of a message only GET. That POST
-must pass Django's CSRF check (the built-in page carries the token), even in a csrf_exempt view.
-
-The verified link is ``request.signed_link`` (a ``VerifiedLink``: its expiry, nonce, disposition
-and filename) in the view.
-
-The statuses and headers are decided in ``blake2sign_web.link_requests`` (the same in Starlette);
-a 403 is PermissionDenied, so the site's 403 page renders.
+Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their own purpose; options
+from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]`` (``DEFAULTS``). The verified link is ``request.signed_link``.
+The confirmation page's POST of a ``consume_on="post"`` link (``blake2sign_web.confirmation``) must pass
+Django's CSRF check, even in a csrf_exempt view (``csrf_refusal``).
 """
 
 from __future__ import annotations
@@ -460,29 +452,22 @@ def signed_url_required(
     """
 
     def decorate(view: V) -> V:
+        async def checked_async(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            refused = await averify_request(request, bind=bind, confirm=confirm)
+            return refused if refused is not None else await view(request, *args, **kwargs)
+
+        def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            refused = verify_request(request, bind=bind, confirm=confirm)
+            return refused if refused is not None else view(request, *args, **kwargs)
+
         if iscoroutinefunction(view):
-
-            async def async_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = await averify_request(request, bind=bind, confirm=confirm)
-                return refused if refused is not None else await view(request, *args, **kwargs)
-
-            wrapper: Callable[..., Any] = markcoroutinefunction(async_wrapper)
+            wrapper: Callable[..., Any] = markcoroutinefunction(checked_async)
         elif _dispatches_async(view):
             # The sync dispatch() of an async class-based view: Django awaits what it returns,
             # so a refusal must be awaitable too (a bare HttpResponse there is a 500).
-            def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                return async_dispatch(request, *args, **kwargs)
-
-            async def async_dispatch(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = await averify_request(request, bind=bind, confirm=confirm)
-                return refused if refused is not None else await view(request, *args, **kwargs)
-
+            wrapper = checked_async
         else:
-
-            def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = verify_request(request, bind=bind, confirm=confirm)
-                return refused if refused is not None else view(request, *args, **kwargs)
-
+            wrapper = checked
         return functools.wraps(view)(wrapper)  # type: ignore[return-value]
 
     return decorate if view is None else decorate(view)

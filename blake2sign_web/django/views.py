@@ -2,22 +2,11 @@
 
     path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
 
-Streams (never reads a whole file; under ASGI through an asynchronous iterator, as Django's
-ASGI handler would gather a synchronous one in memory first), answers HEAD, single Range
-requests (206, 416), If-None-Match / If-Modified-Since (304) and If-Match /
-If-Unmodified-Since (412, via Django's own ``get_conditional_response``), and can hand the
-transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
-
-Files of another storage are read through ``storage.open()``, except the bytes of django-storages'
-S3 files: those come from one ranged ``GetObject`` of exactly the bytes sent (the whole object or
-the range), streamed, where reading the file object would download the whole object first. A
-Range request on another django-storages backend (which downloads whole objects too) is
-redirected to the storage's own URL (``range_fallback="redirect"``, logged); any other storage's
-file object is seeked as before.
-
-A link signed with ``filename``/``disposition`` names the download (``Content-Disposition``); one
-signed with ``consume_on="post"`` shows a confirmation page to GET and HEAD, and its POST uses the
-link up and answers with the whole file.
+Streams (under ASGI through an asynchronous iterator: Django's ASGI handler would gather a synchronous one in
+memory first), or hands the transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd
+(``sendfile=True``). What a request gets (HEAD, Range, conditional requests, the confirmation page, the
+download's name) is decided in ``blake2sign_web.link_requests``; what can be read of a remote storage's file
+(S3's ranged reads, a Range redirected to the storage's URL) in ``blake2sign_web.stored_files``.
 """
 
 from __future__ import annotations

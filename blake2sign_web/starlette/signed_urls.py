@@ -1,30 +1,17 @@
-"""Signed links in Starlette and FastAPI.
+"""Signed links in Starlette and FastAPI: ASGI requests and responses around ``blake2sign_web.link_requests``,
+which decides every status and header (the same in Django; the file views add 400 for an unsafe path, 404).
 
-- ``sign_url_for(request, signer, "route", expires_in=..., **path_params)``: a relative link, or
-  one on ``base_url=`` (your public URL) for e-mails: never the ``Host`` a client sent unless asked;
-- ``require_signature(signer)``: a FastAPI dependency (``Depends(...)``) and the check
-  behind ``signed_url_required(signer)``, a decorator for plain Starlette endpoints;
-- ``signed_file_response(request, root, name)`` and ``SignedFiles(signer, root)``: a
-  file from a directory, opened once and streamed from that descriptor, with
-  single-range, HEAD and conditional-GET handling shared with the Django view.
+- ``sign_url_for(request, signer, "route", expires_in=..., **path_params)``: a relative link, or one on
+  ``base_url=`` (your public URL) for e-mails: never the ``Host`` a client sent unless asked;
+- ``require_signature(signer)``: a FastAPI dependency (``Depends(...)``), and ``signed_url_required(signer)``,
+  a decorator for plain Starlette endpoints; the verified link is ``request.state.signed_link``;
+- ``signed_file_response(request, root, name)`` and ``SignedFiles(signer, root)``: a file from a directory,
+  opened once and streamed from that descriptor.
 
-Single-use links (``signer.sign(..., single_use=True)``) need ``single_use=RedisStore(...)``
-(see ``blake2sign_web.starlette.revocation``) on the dependency, decorator or SignedFiles
-that serves them: the first request consumes the link, atomically across processes (only
-``SignedFiles`` lets the same client continue a download: ``link_requests.consumption``).
-
-A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
-confirmation page (``blake2sign_web.confirmation``, or ``confirm=``'s own) whose POST uses it up.
-``signed_url_required`` and ``SignedFiles`` answer with it themselves; the FastAPI dependency
-raises ``ConfirmationRequired``, which ``confirmation_handler`` turns into the page:
-``app.add_exception_handler(ConfirmationRequired, confirmation_handler)``. The route must
-accept POST as well as GET.
-
-The verified link is ``request.state.signed_link`` (a ``VerifiedLink``) after the check;
-``signed_file_response`` names the download from its ``filename`` and ``disposition``.
-
-The statuses and headers are decided in ``blake2sign_web.link_requests`` (the same in Django); the
-file views add 400 for an unsafe path and 404 for a missing file.
+Single-use links need ``single_use=RedisStore(...)`` (``blake2sign_web.starlette.revocation``) where they are
+served. GET and HEAD of a ``consume_on="post"`` link get its confirmation page (``blake2sign_web.confirmation``),
+which the FastAPI dependency raises as ``ConfirmationRequired``:
+``app.add_exception_handler(ConfirmationRequired, confirmation_handler)``; the route must accept POST.
 """
 
 from __future__ import annotations
