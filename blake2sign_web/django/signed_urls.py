@@ -297,9 +297,8 @@ def confirmation_response(
     if confirm is not None:
         return confirmation.secured(confirm(request, link))
     fields = {} if _csrf_middleware(_middleware()) is None else {"csrfmiddlewaretoken": get_token(request)}
-    response = HttpResponse(confirmation.page(fields), headers=confirmation.page_headers())
-    response.headers["Content-Length"] = str(len(response.content))
-    return response
+    body, headers = confirmation.built_in(fields)
+    return HttpResponse(body, headers=headers)
 
 
 def csrf_refusal(request: HttpRequest) -> HttpResponse | None:

@@ -27,7 +27,7 @@ import anyio.to_thread
 from starlette.datastructures import URL, URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .. import confirmation, files, link_requests
@@ -75,7 +75,8 @@ def confirmation_response(request: Request, link: VerifiedLink, confirm: Confirm
     """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable."""
     if confirm is not None:
         return confirmation.secured(confirm(request, link))
-    return HTMLResponse(confirmation.PAGE, headers=confirmation.page_headers())
+    body, headers = confirmation.built_in()
+    return Response(body, headers=headers)
 
 
 def sign_url_for(
