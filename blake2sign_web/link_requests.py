@@ -5,13 +5,14 @@ headers a decision needs), calls these functions in order, and translates what t
 into its framework's response. The I/O stays in the adapter (the single-use store, sync in
 Django and async in Starlette; the file), between the decisions:
 
-1. ``verify``: the link's MAC, expiry and options, or a ``Refusal`` (403, or ``expired_status``);
-2. ``admission``: what the method may do with it: ``PROCEED``, ``CONFIRM`` (the confirmation
-   page of a ``consume_on="post"`` link), or a 405 ``Refusal``;
+1. ``check``: ``verify`` (the link's MAC, expiry and options, or a ``Refusal``: 403, or ``expired_status``)
+   then ``admission`` (what the method may do with it): the ``VerifiedLink`` to go on with, a
+   ``Confirmation`` (the page in front of a ``consume_on="post"`` link), or a ``Refusal`` (405 too);
+2. for a file: ``file_range`` (the range asked for, from the file's size and modified time);
 3. for a single-use link: ``consumption`` (for a file, what a continuation would fetch), ``before_store``
    (the store call to make, or why not), the call, then ``consumed`` (the store's answer, or its failure);
-4. for a file: ``wanted_range``, ``files.conditional_status`` (304, 412), then ``file_answer`` (200, 206 or
-   416 and every header).
+4. for a file: ``answer_file``: ``conditional_answer`` (304, 412), else ``file_answer`` (200, 206 or 416),
+   with every header. What can be read of a storage's file (S3 ranges, a redirect) is ``stored_files``'.
 
 How the URL to verify is read from a request is each framework's (raw path, query encoding), with the
 shared parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host).
