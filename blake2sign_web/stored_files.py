@@ -146,6 +146,39 @@ class StoredFile:
         return handle, 0, length
 
 
+def opened(
+    handle: IO[bytes],
+    storage: object,
+    ranged: RangedObject | None,
+    size: Callable[[], int],
+    modified: Callable[[], datetime | None],
+) -> StoredFile:
+    """A file opened through its storage's API, with what the response needs to know of it.
+
+    An S3 object's size and time are those of the HEAD that opening it made (no further request). Another
+    storage is asked (``size``, ``modified``; NotImplementedError: it cannot tell, and the file object says
+    its size), and whether its file can seek is asked only when bytes are sent: it may have to read the
+    file to answer, which a HEAD or a 304 must not cost.
+    """
+    if ranged is not None:
+        return StoredFile(handle, ranged.size, _nanoseconds(ranged.modified), None, seekable=True, ranged=ranged)
+    try:
+        known_size = size()
+    except NotImplementedError:
+        known_size = handle.size  # type: ignore[attr-defined]  # a file object that knows its size (Django's File)
+    try:
+        known_time = modified()
+    except NotImplementedError:
+        known_time = None
+    stored = StoredFile(handle, known_size, _nanoseconds(known_time), None, seekable=None)
+    stored.downloads_whole = downloads_whole_objects(storage)
+    return stored
+
+
+def _nanoseconds(modified: datetime | None) -> int | None:
+    return None if modified is None else int(modified.timestamp() * 1e9)
+
+
 def _seekable(handle: IO[bytes]) -> bool:
     try:
         return bool(handle.seekable())

@@ -133,29 +133,12 @@ class SignedFileView(View):
         handle: IO[bytes] = storage.open(name, "rb")
         try:
             ranged = self.ranged_reader(storage, handle)
-            if ranged is not None:
-                # The object's HEAD (which open() made) already says both: no further request.
-                size, modified = ranged.size, ranged.modified
-            else:
-                try:
-                    size = storage.size(name)
-                except NotImplementedError:
-                    size = handle.size  # type: ignore[attr-defined]  # a django File
-                try:
-                    modified = storage.get_modified_time(name)
-                except NotImplementedError:
-                    modified = None
+            return stored_files.opened(
+                handle, storage, ranged, lambda: storage.size(name), lambda: storage.get_modified_time(name)
+            )
         except BaseException:
             handle.close()
             raise
-        mtime_ns = None if modified is None else int(modified.timestamp() * 1e9)
-        if ranged is not None:
-            return StoredFile(handle, size, mtime_ns, None, seekable=True, ranged=ranged)
-        # Whether it can seek is asked only when bytes are sent: another storage may have to read the file to
-        # answer, which a HEAD or a 304 must not cost.
-        stored = StoredFile(handle, size, mtime_ns, None, seekable=None)
-        stored.downloads_whole = stored_files.downloads_whole_objects(storage)
-        return stored
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
         posted, method = request.method == "POST", request.method or "GET"
