@@ -212,6 +212,11 @@ def consumption(link: VerifiedLink, method: str, *, file_size: int | None = None
     return Consumption(file_size, continuation_cost(method, byte_range, file_size))
 
 
+def client_identity(address: str, user_agent: str) -> str:
+    """Who is asking, by default: the client's address and User-Agent (the same text may continue a download)."""
+    return f"{address} {user_agent}"
+
+
 class StoreCall(NamedTuple):
     """The store call that uses a single-use link up (the adapter makes it, with the client's identity)."""
 

@@ -78,7 +78,7 @@ def default_client(request: HttpRequest) -> str:
     header (uvicorn's --forwarded-allow-ips does); otherwise set SINGLE_USE_CLIENT to a
     function that reads the address your proxy forwards (and that clients cannot set).
     """
-    return f"{request.META.get('REMOTE_ADDR', '')} {request.META.get('HTTP_USER_AGENT', '')}"
+    return link_requests.client_identity(request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_USER_AGENT", ""))
 
 
 _client: ClientFunction = default_client

@@ -152,7 +152,7 @@ def _public_base(base_url: str | URL) -> URL:
 def default_client(request: Request) -> str:
     """The client's address and User-Agent. Behind a proxy, use ProxyHeadersMiddleware so the address is real."""
     host = request.client.host if request.client is not None else ""
-    return f"{host} {request.headers.get('user-agent', '')}"
+    return link_requests.client_identity(host, request.headers.get("user-agent", ""))
 
 
 def request_url(request: Request, signer: URLSigner) -> str:
