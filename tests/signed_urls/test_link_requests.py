@@ -182,6 +182,7 @@ def test_answer_file_decides_304_412_and_the_file() -> None:
     mtime_ns = 1_000_000_000_000_000_000
     etag, last_modified = link_requests.validators(10, mtime_ns)
     assert etag is not None
+    assert last_modified is not None
     fresh = link_requests.answer_file(
         "GET", {"if-none-match": etag}, "a.txt", "inline", 10, mtime_ns, None, posted=False
     )

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from blake2sign_web import confirmation, files, stored_files
+from blake2sign_web import confirmation, files, link_requests, stored_files
 
 
 class Plain:
@@ -44,7 +44,7 @@ def test_a_range_goes_to_the_storage_url_only_when_seeking_would_download_the_ob
     assert not stored_files.redirects_range(stored, "GET", None, single_use=False, offloaded=False)
     with caplog.at_level(logging.INFO, "blake2sign_web.signed_urls"):
         headers = stored_files.range_redirect(lambda: "https://bucket.example/a?X-Sig=1", "/files/a", "a", Plain())
-    assert headers == {"Location": "https://bucket.example/a?X-Sig=1", **stored_files.REDIRECT_HEADERS}
+    assert headers == {"Location": "https://bucket.example/a?X-Sig=1", **link_requests.REDIRECT_HEADERS}
     assert "redirected a range" in caplog.text
     assert stored_files.range_redirect(lambda: "/media/a", "/files/a", "a", Plain()) is None
 
