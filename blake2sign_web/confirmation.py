@@ -81,6 +81,15 @@ def page_headers() -> dict[str, str]:
     return {"Content-Type": "text/html; charset=utf-8", **SAFETY_HEADERS, "Content-Security-Policy": PAGE_POLICY}
 
 
+def built_in(fields: Mapping[str, str] | None = None) -> tuple[bytes, dict[str, str]]:
+    """The built-in page as a response's body and its headers, Content-Length included (a HEAD's too).
+
+    ``fields``: the hidden inputs of its form (Django's CSRF token; Starlette has no CSRF check of its own).
+    """
+    body = (page(fields) if fields else PAGE).encode()
+    return body, {**page_headers(), "Content-Length": str(len(body))}
+
+
 #: ``Sec-Fetch-Site`` of the page's own POST: the form posts to the document's URL.
 SAME_ORIGIN: Final = "same-origin"
 

@@ -5,13 +5,14 @@ headers a decision needs), calls these functions in order, and translates what t
 into its framework's response. The I/O stays in the adapter (the single-use store, sync in
 Django and async in Starlette; the file), between the decisions:
 
-1. ``verify``: the link's MAC, expiry and options, or a ``Refusal`` (403, or ``expired_status``);
-2. ``admission``: what the method may do with it: ``PROCEED``, ``CONFIRM`` (the confirmation
-   page of a ``consume_on="post"`` link), or a 405 ``Refusal``;
+1. ``check``: ``verify`` (the link's MAC, expiry and options, or a ``Refusal``: 403, or ``expired_status``)
+   then ``admission`` (what the method may do with it): the ``VerifiedLink`` to go on with, a
+   ``Confirmation`` (the page in front of a ``consume_on="post"`` link), or a ``Refusal`` (405 too);
+2. for a file: ``file_range`` (the range asked for, from the file's size and modified time);
 3. for a single-use link: ``consumption`` (for a file, what a continuation would fetch), ``before_store``
    (the store call to make, or why not), the call, then ``consumed`` (the store's answer, or its failure);
-4. for a file: ``wanted_range``, ``files.conditional_status`` (304, 412), then ``file_answer`` (200, 206 or
-   416 and every header).
+4. for a file: ``answer_file``: ``conditional_answer`` (304, 412), else ``file_answer`` (200, 206 or 416),
+   with every header. What can be read of a storage's file (S3 ranges, a redirect) is ``stored_files``'.
 
 How the URL to verify is read from a request is each framework's (raw path, query encoding), with the
 shared parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host).
@@ -166,6 +167,33 @@ def admission(link: VerifiedLink, method: str, serves_file: bool = False) -> Adm
     return PROCEED
 
 
+class Confirmation(NamedTuple):
+    """GET or HEAD of a verified ``consume_on="post"`` link: the adapter answers with the confirmation page."""
+
+    link: VerifiedLink
+
+
+def check(
+    signer: URLSigner,
+    url: str | None,
+    bind: Bound | None,
+    path: str,
+    method: str,
+    expired_status: int = 410,
+    serves_file: bool = False,
+) -> VerifiedLink | Confirmation | Refusal:
+    """``verify`` then ``admission``, in one call: the link the request may go on with (nothing consumed yet),
+    its confirmation page, or the refusal that stands in for the view. (By position: each request by a link
+    calls it.)"""
+    link = verify(signer, url, bind, path, expired_status)
+    if type(link) is not VerifiedLink:
+        return link
+    admitted = admission(link, method, serves_file)
+    if admitted == PROCEED:
+        return link
+    return Confirmation(link) if admitted == CONFIRM else admitted
+
+
 class Consumption(NamedTuple):
     """What to ask the store for a single-use link: the file's size and the continuation's cost, or None."""
 
@@ -182,6 +210,11 @@ def consumption(link: VerifiedLink, method: str, *, file_size: int | None = None
         return Consumption()
     byte_range = wanted if isinstance(wanted, files.ByteRange) else None
     return Consumption(file_size, continuation_cost(method, byte_range, file_size))
+
+
+def client_identity(address: str, user_agent: str) -> str:
+    """Who is asking, by default: the client's address and User-Agent (the same text may continue a download)."""
+    return f"{address} {user_agent}"
 
 
 class StoreCall(NamedTuple):
@@ -314,6 +347,26 @@ def file_answer(
     return FileAnswer(206, headers, wanted)
 
 
+def answer_file(
+    method: str,
+    headers: Mapping[str, str],
+    name: str,
+    disposition: str,
+    size: int,
+    mtime_ns: int | None,
+    wanted: Wanted,
+    *,
+    posted: bool,
+    seekable: bool | None = True,
+) -> FileAnswer:
+    """Everything a file request gets once its link passed: ``conditional_answer`` (304, 412), else ``file_answer``
+    (200, 206, 416). Only a 200 or a 206 has a body."""
+    answer = conditional_answer(method, headers, size, mtime_ns, posted=posted)
+    if answer is not None:
+        return answer
+    return file_answer(name, disposition, size, validators(size, mtime_ns), wanted, posted=posted, seekable=seekable)
+
+
 #: A redirect to a storage's own URL: that URL is a bearer link of its own, kept by no cache, leaked by no Referer.
 REDIRECT_HEADERS: Final = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
@@ -325,11 +378,28 @@ def validators(size: int, mtime_ns: int | None) -> tuple[str | None, str | None]
     return files.etag_for(size, mtime_ns), files.http_date(mtime_ns / 1e9)
 
 
-def conditional_headers(status: int, etag: str | None, last_modified: str | None) -> dict[str, str]:
-    """The headers of a 304 (the validators the client is to keep using); a 412 has none."""
+def file_range(headers: Mapping[str, str], size: int, mtime_ns: int | None, *, posted: bool) -> Wanted:
+    """``wanted_range`` of a file known by its size and modified time (the validators ``If-Range`` compares)."""
+    return wanted_range(headers, size, *validators(size, mtime_ns), posted=posted)
+
+
+def conditional_answer(
+    method: str, headers: Mapping[str, str], size: int, mtime_ns: int | None, *, posted: bool
+) -> FileAnswer | None:
+    """The 304 (with the validators the client is to keep using) or 412 a file request gets, or None: go on.
+
+    A confirmation's POST is answered with the file: never a 304 or a 412.
+    """
+    if posted:
+        return None
+    etag, last_modified = validators(size, mtime_ns)
+    mtime = None if mtime_ns is None else mtime_ns // 1_000_000_000
+    status = files.conditional_status(method, headers, etag, mtime)
+    if status is None:
+        return None
     if status != 304 or etag is None or last_modified is None:
-        return {}
-    return {"ETag": etag, "Last-Modified": last_modified}
+        return FileAnswer(status, {}, None)
+    return FileAnswer(status, {"ETag": etag, "Last-Modified": last_modified}, None)
 
 
 def public_base_problem(base_url: str) -> str | None:

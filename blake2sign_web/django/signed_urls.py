@@ -1,19 +1,11 @@
-"""Signed links in Django: ``sign_url`` and the ``signed_url_required`` view decorator.
+"""Signed links in Django: ``sign_url``, the ``signed_url_required`` view decorator, and the translation of
+``blake2sign_web.link_requests`` (every status and header, the same in Starlette) into Django's requests and
+responses: a 403 is PermissionDenied, so the site's 403 page renders.
 
-Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their
-own purpose; options come from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]`` (``DEFAULTS``
-lists each key, its default and what it means).
-
-A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
-confirmation page (``blake2sign_web.confirmation``; ``confirm=`` renders your own) whose POST uses
-it up, then reaches the view. Mail scanners that fetch every link of a message only GET. That POST
-must pass Django's CSRF check (the built-in page carries the token), even in a csrf_exempt view.
-
-The verified link is ``request.signed_link`` (a ``VerifiedLink``: its expiry, nonce, disposition
-and filename) in the view.
-
-The statuses and headers are decided in ``blake2sign_web.link_requests`` (the same in Starlette);
-a 403 is PermissionDenied, so the site's 403 page renders.
+Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their own purpose; options
+from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]`` (``DEFAULTS``). The verified link is ``request.signed_link``.
+The confirmation page's POST of a ``consume_on="post"`` link (``blake2sign_web.confirmation``) must pass
+Django's CSRF check, even in a csrf_exempt view (``csrf_refusal``).
 """
 
 from __future__ import annotations
@@ -86,7 +78,7 @@ def default_client(request: HttpRequest) -> str:
     header (uvicorn's --forwarded-allow-ips does); otherwise set SINGLE_USE_CLIENT to a
     function that reads the address your proxy forwards (and that clients cannot set).
     """
-    return f"{request.META.get('REMOTE_ADDR', '')} {request.META.get('HTTP_USER_AGENT', '')}"
+    return link_requests.client_identity(request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_USER_AGENT", ""))
 
 
 _client: ClientFunction = default_client
@@ -273,16 +265,15 @@ def admit(
     """
     signer, bound = get_signer(), None if bind is None else bind(request)
     url = request_url(request, bind_host=signer.bind_host)
-    link = link_requests.verify(signer, url, bound, request.path, _expired_status)
-    if isinstance(link, Refusal):
-        return refusal_response(link)
-    request.signed_link = link  # type: ignore[attr-defined]
-    admitted = link_requests.admission(link, request.method or "GET", serves_file)
-    if admitted == link_requests.CONFIRM:
-        return confirmation_response(request, link, confirm)
-    if isinstance(admitted, Refusal):
-        return refusal_response(admitted)
-    return link
+    method = request.method or "GET"
+    outcome = link_requests.check(signer, url, bound, request.path, method, _expired_status, serves_file)
+    if type(outcome) is VerifiedLink:
+        request.signed_link = outcome  # type: ignore[attr-defined]
+        return outcome
+    if isinstance(outcome, link_requests.Confirmation):
+        request.signed_link = outcome.link  # type: ignore[attr-defined]
+        return confirmation_response(request, outcome.link, confirm)
+    return refusal_response(outcome)  # type: ignore[arg-type]
 
 
 def refusal_response(refusal: Refusal) -> HttpResponse:
@@ -306,9 +297,8 @@ def confirmation_response(
     if confirm is not None:
         return confirmation.secured(confirm(request, link))
     fields = {} if _csrf_middleware(_middleware()) is None else {"csrfmiddlewaretoken": get_token(request)}
-    response = HttpResponse(confirmation.page(fields), headers=confirmation.page_headers())
-    response.headers["Content-Length"] = str(len(response.content))
-    return response
+    body, headers = confirmation.built_in(fields)
+    return HttpResponse(body, headers=headers)
 
 
 def csrf_refusal(request: HttpRequest) -> HttpResponse | None:
@@ -461,29 +451,22 @@ def signed_url_required(
     """
 
     def decorate(view: V) -> V:
+        async def checked_async(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            refused = await averify_request(request, bind=bind, confirm=confirm)
+            return refused if refused is not None else await view(request, *args, **kwargs)
+
+        def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            refused = verify_request(request, bind=bind, confirm=confirm)
+            return refused if refused is not None else view(request, *args, **kwargs)
+
         if iscoroutinefunction(view):
-
-            async def async_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = await averify_request(request, bind=bind, confirm=confirm)
-                return refused if refused is not None else await view(request, *args, **kwargs)
-
-            wrapper: Callable[..., Any] = markcoroutinefunction(async_wrapper)
+            wrapper: Callable[..., Any] = markcoroutinefunction(checked_async)
         elif _dispatches_async(view):
             # The sync dispatch() of an async class-based view: Django awaits what it returns,
             # so a refusal must be awaitable too (a bare HttpResponse there is a 500).
-            def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                return async_dispatch(request, *args, **kwargs)
-
-            async def async_dispatch(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = await averify_request(request, bind=bind, confirm=confirm)
-                return refused if refused is not None else await view(request, *args, **kwargs)
-
+            wrapper = checked_async
         else:
-
-            def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                refused = verify_request(request, bind=bind, confirm=confirm)
-                return refused if refused is not None else view(request, *args, **kwargs)
-
+            wrapper = checked
         return functools.wraps(view)(wrapper)  # type: ignore[return-value]
 
     return decorate if view is None else decorate(view)

@@ -2,31 +2,17 @@
 
     path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
 
-Streams (never reads a whole file; under ASGI through an asynchronous iterator, as Django's
-ASGI handler would gather a synchronous one in memory first), answers HEAD, single Range
-requests (206, 416), If-None-Match / If-Modified-Since (304) and If-Match /
-If-Unmodified-Since (412, via Django's own ``get_conditional_response``), and can hand the
-transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd (``sendfile=True``).
-
-Files of another storage are read through ``storage.open()``, except the bytes of django-storages'
-S3 files: those come from one ranged ``GetObject`` of exactly the bytes sent (the whole object or
-the range), streamed, where reading the file object would download the whole object first. A
-Range request on another django-storages backend (which downloads whole objects too) is
-redirected to the storage's own URL (``range_fallback="redirect"``, logged); any other storage's
-file object is seeked as before.
-
-A link signed with ``filename``/``disposition`` names the download (``Content-Disposition``); one
-signed with ``consume_on="post"`` shows a confirmation page to GET and HEAD, and its POST uses the
-link up and answers with the whole file.
+Streams (under ASGI through an asynchronous iterator: Django's ASGI handler would gather a synchronous one in
+memory first), or hands the transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd
+(``sendfile=True``). What a request gets (HEAD, Range, conditional requests, the confirmation page, the
+download's name) is decided in ``blake2sign_web.link_requests``; what can be read of a remote storage's file
+(S3's ranged reads, a Range redirected to the storage's URL) in ``blake2sign_web.stored_files``.
 """
 
 from __future__ import annotations
 
-import io
-import logging
 import os
 from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import IO, Any, ClassVar
 from urllib.parse import quote
 
@@ -39,15 +25,11 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import files, link_requests
-from ..link_requests import LOGGED_PATH_LENGTH
+from .. import files, link_requests, stored_files
+from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
+from ..stored_files import StoredFile
 from ..urls import VerifiedLink
 from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
-
-logger = logging.getLogger("blake2sign_web.signed_urls")
-#: ``range_fallback`` values: where a remote storage has no ranged read, redirect a Range request to its URL,
-#: or seek its file object (which django-storages' backends do by downloading the whole object).
-RANGE_FALLBACKS = ("redirect", "seek")
 
 
 # POST is answered only for a link signed with consume_on="post"; any other link's POST is 405, after the
@@ -151,84 +133,56 @@ class SignedFileView(View):
         handle: IO[bytes] = storage.open(name, "rb")
         try:
             ranged = self.ranged_reader(storage, handle)
-            if ranged is not None:
-                # The object's HEAD (which open() made) already says both: no further request.
-                size, modified = ranged.size, ranged.modified
-            else:
-                try:
-                    size = storage.size(name)
-                except NotImplementedError:
-                    size = handle.size  # type: ignore[attr-defined]  # a django File
-                try:
-                    modified = storage.get_modified_time(name)
-                except NotImplementedError:
-                    modified = None
+            return stored_files.opened(
+                handle, storage, ranged, lambda: storage.size(name), lambda: storage.get_modified_time(name)
+            )
         except BaseException:
             handle.close()
             raise
-        mtime_ns = None if modified is None else int(modified.timestamp() * 1e9)
-        if ranged is not None:
-            return StoredFile(handle, size, mtime_ns, None, seekable=True, ranged=ranged)
-        # Whether it can seek is asked only when bytes are sent: another storage may have to read the file to
-        # answer, which a HEAD or a 304 must not cost.
-        stored = StoredFile(handle, size, mtime_ns, None, seekable=None)
-        stored.downloads_whole = _downloads_whole_objects(storage)
-        return stored
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
-        etag, last_modified = validators = link_requests.validators(stored.size, stored.mtime_ns)
         posted, method = request.method == "POST", request.method or "GET"
         # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
-        wanted = link_requests.wanted_range(request.headers, stored.size, etag, last_modified, posted=posted)
+        wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
         link: VerifiedLink | None = getattr(self, "link", None)
         single_use = link is not None and link.nonce is not None
-        # Never for a single-use link: the storage's URL could be used again and again until it expires.
-        if isinstance(wanted, files.ByteRange) and method == "GET" and stored.downloads_whole and not single_use:
-            redirect = None if self.accel_or_sendfile else self.redirect_range(request, storage, name)
+        if stored_files.redirects_range(stored, method, wanted, single_use=single_use, offloaded=self.offloaded):
+            redirect = self.redirect_range(request, storage, name)
             if redirect is not None:
                 stored.close()
                 return redirect
-        if wanted is not None and method == "GET" and not stored.can_seek():
-            # A file that cannot seek is sent whole: reading up to the range would cost as much.
-            # (Asked only for a GET with a Range: another storage may have to read the file to tell.)
-            wanted = None
+        wanted = stored.sendable_range(method, wanted)
         refused = self.consume(request, stored.size, wanted)
-        mtime = None if stored.mtime_ns is None else stored.mtime_ns // 1_000_000_000
-        # A confirmation's POST gets the file: never a 304 or a 412.
-        status = None if posted else files.conditional_status(method, request.headers, etag, mtime)
         if refused is not None:
             stored.close()
             return refused
-        if status is not None:
+        answer = link_requests.conditional_answer(method, request.headers, stored.size, stored.mtime_ns, posted=posted)
+        validators = link_requests.validators(stored.size, stored.mtime_ns)
+        if answer is None and self.offloaded:
             stored.close()
-            return HttpResponse(status=status, headers=link_requests.conditional_headers(status, etag, last_modified))
-        if self.accel_or_sendfile:
-            stored.close()
-            return self.offload(
-                name, stored, link_requests.file_headers(name, self.disposition(name), *validators, posted=posted)
+            headers = link_requests.file_headers(name, self.disposition(name), *validators, posted=posted)
+            return self.offload(name, stored, headers)
+        if answer is None:
+            # HEAD does not make another storage read its file to learn whether it seeks: it answers for it whole.
+            seekable = stored.seekable if method == "HEAD" else stored.can_seek()
+            disposition = self.disposition(name)
+            answer = link_requests.file_answer(
+                name, disposition, stored.size, validators, wanted, posted=posted, seekable=seekable
             )
-        # HEAD does not make another storage read its file to learn whether it seeks: it answers for the whole file.
-        seekable = stored.seekable if method == "HEAD" else stored.can_seek()
-        answer = link_requests.file_answer(
-            name, self.disposition(name), stored.size, validators, wanted, posted=posted, seekable=seekable
-        )
-        if answer.status == 416 or method == "HEAD":
+        if answer.status not in (200, 206) or method == "HEAD":
             stored.close()
             return HttpResponse(status=answer.status, headers=answer.headers)
-        byte_range = answer.byte_range
-        start, length = (0, stored.size) if byte_range is None else (byte_range.start, byte_range.length)
-        handle = stored.handle
-        if stored.ranged is not None:
-            # Exactly the bytes to send, streamed from S3: never the whole object in memory or on disk.
-            handle = stored.ranged.open(start, length, whole=byte_range is None)
-            stored.close()
-            start = 0
+        return self.stream(request, stored, answer)
+
+    def stream(self, request: HttpRequest, stored: StoredFile, answer: link_requests.FileAnswer) -> HttpResponseBase:
+        """The response that streams the bytes ``answer`` says (200: the whole file, 206: its range)."""
+        handle, start, length = stored.body(answer.byte_range)
         if isinstance(request, ASGIRequest):
             # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
             streamed: StreamingHttpResponse = StreamingHttpResponse(
                 AsyncRangeReader(handle, start, length, self.chunk_size), status=answer.status
             )
-        elif byte_range is None and stored.path is not None:
+        elif answer.byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
             streamed = FileResponse(handle)
@@ -243,38 +197,20 @@ class SignedFileView(View):
 
     def ranged_reader(self, storage: Storage, handle: IO[bytes]) -> RangedObject | None:
         """What reads exactly the bytes to send from ``storage`` (django-storages' S3), or None to read ``handle``."""
-        return s3_object(storage, handle)
+        return stored_files.s3_object(storage, handle)
 
     @property
-    def accel_or_sendfile(self) -> bool:
+    def offloaded(self) -> bool:
+        """Whether the front server sends the bytes (and handles Range itself)."""
         return self.accel_redirect is not None or self.sendfile
 
     def redirect_range(self, request: HttpRequest, storage: Storage, name: str) -> HttpResponse | None:
-        """A Range request on a storage that would download the whole object: redirect to the storage's URL.
-
-        None (seek the file as before) with ``range_fallback="seek"``, or when the storage has no
-        absolute http(s) URL for the file; never asked for a single-use link. The redirect is
-        logged: the storage's URL is a bearer link of its own, which knows nothing of this
-        link's expiry or binding.
-        """
-        if self.range_fallback not in RANGE_FALLBACKS:
-            raise ValueError(f"range_fallback must be one of {RANGE_FALLBACKS}; got {self.range_fallback!r}")
-        if self.range_fallback == "seek":
+        """A Range request on a storage that would download the whole object: a redirect to the storage's URL
+        (``stored_files.range_redirect``), or None (seek the file as before) with ``range_fallback="seek"``."""
+        if stored_files.check_range_fallback(self.range_fallback) == "seek":
             return None
-        try:
-            url = storage.url(name)
-        except (NotImplementedError, ValueError) as error:
-            logger.warning("cannot redirect a range of %r to %s: %s", name[:LOGGED_PATH_LENGTH], type(storage), error)
-            return None
-        if not isinstance(url, str) or not url.lower().startswith(("https://", "http://")):
-            return None
-        logger.info(
-            "redirected a range of %r to the storage's URL: %s.%s offers no ranged read",
-            request.path[:LOGGED_PATH_LENGTH],
-            type(storage).__module__,
-            type(storage).__qualname__,
-        )
-        return HttpResponse(status=302, headers={"Location": url, **link_requests.REDIRECT_HEADERS})
+        headers = stored_files.range_redirect(lambda: storage.url(name), request.path, name, storage)
+        return None if headers is None else HttpResponse(status=302, headers=headers)
 
     def disposition(self, name: str) -> str:
         """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
@@ -307,116 +243,6 @@ class SignedFileView(View):
             # non-ASCII path would otherwise go out MIME-encoded, or folded after U+2028.
             response.headers["X-Sendfile"] = quote(stored.path)
         return response
-
-
-class StoredFile:
-    """An open file and what the response needs to know about it."""
-
-    __slots__ = ("downloads_whole", "handle", "mtime_ns", "path", "ranged", "seekable", "size")
-
-    def __init__(
-        self,
-        handle: IO[bytes],
-        size: int,
-        mtime_ns: int | None,
-        path: str | None,
-        *,
-        seekable: bool | None = True,
-        ranged: RangedObject | None = None,
-    ) -> None:
-        self.handle = handle
-        self.size = size
-        self.mtime_ns = mtime_ns
-        #: The real path on disk (local storages only), for X-Sendfile.
-        self.path = path
-        #: Whether a Range can be served by seeking; None until asked (``can_seek``).
-        self.seekable = seekable
-        #: Reads exactly the bytes to send from the storage (S3), instead of ``handle``.
-        self.ranged = ranged
-        #: Whether seeking ``handle`` downloads the whole object first (django-storages' backends).
-        self.downloads_whole = False
-
-    def can_seek(self) -> bool:
-        if self.seekable is None:
-            self.seekable = _seekable(self.handle)
-        return self.seekable
-
-    def close(self) -> None:
-        self.handle.close()
-
-
-class RangedObject:
-    """An S3 object (boto3's ``s3.Object``, loaded by django-storages' ``S3File``) read one byte range at a time.
-
-    ``open(start, length)`` makes one ``GetObject`` with ``Range`` (and ``IfMatch`` the ETag the
-    object's HEAD gave, so that the bytes are those of the size and validators sent) and returns
-    its body, a stream that ``RangeReader`` reads chunk by chunk.
-    """
-
-    __slots__ = ("etag", "modified", "obj", "params", "size")
-
-    def __init__(self, obj: Any, params: dict[str, Any]) -> None:
-        self.obj = obj
-        self.params = params
-        self.size: int = obj.content_length
-        self.modified: datetime | None = obj.last_modified
-        self.etag: str | None = obj.e_tag
-
-    def open(self, start: int, length: int, *, whole: bool = False) -> IO[bytes]:
-        if length <= 0:
-            return io.BytesIO(b"")
-        params = dict(self.params)
-        if not whole:
-            params["Range"] = f"bytes={start}-{start + length - 1}"
-        if self.etag:
-            params["IfMatch"] = self.etag
-        body: IO[bytes] = self.obj.get(**params)["Body"]
-        return body
-
-
-def s3_object(storage: Storage, handle: IO[bytes]) -> RangedObject | None:
-    """The ranged reader of a django-storages S3 file, or None for any other storage's file.
-
-    Recognised by what it has, so that django-storages is never imported here: the file's ``obj``
-    is a boto3 ``s3.Object`` (``get``, ``bucket_name``, ``key``, ``content_length``), and the
-    storage gives the object's download parameters (SSE-C keys, VersionId...) by
-    ``get_object_parameters``, as ``S3File`` itself reads them.
-    """
-    obj = getattr(handle, "obj", None)
-    if obj is None or not callable(getattr(obj, "get", None)):
-        return None
-    if not all(isinstance(getattr(obj, attribute, None), str) for attribute in ("bucket_name", "key")):
-        return None
-    try:
-        size = obj.content_length
-    except Exception:  # not loaded, or not an S3 object after all: read the file as before
-        return None
-    if not isinstance(size, int) or isinstance(size, bool):
-        return None
-    return RangedObject(obj, _download_params(storage, getattr(handle, "name", "")))
-
-
-def _download_params(storage: Storage, name: str) -> dict[str, Any]:
-    get_parameters = getattr(storage, "get_object_parameters", None)
-    if not callable(get_parameters):
-        return {}
-    try:
-        from s3transfer.constants import ALLOWED_DOWNLOAD_ARGS  # type: ignore[import-untyped]  # with boto3
-    except ImportError:
-        return {}
-    return {key: value for key, value in get_parameters(name).items() if key in ALLOWED_DOWNLOAD_ARGS}
-
-
-def _downloads_whole_objects(storage: Storage) -> bool:
-    """Whether the storage is one of django-storages' backends, whose files download the whole object to seek."""
-    return any(klass.__module__.startswith("storages.backends.") for klass in type(storage).__mro__)
-
-
-def _seekable(handle: IO[bytes]) -> bool:
-    try:
-        return bool(handle.seekable())
-    except (AttributeError, OSError, ValueError):
-        return False
 
 
 class AsyncRangeReader:

@@ -1,30 +1,17 @@
-"""Signed links in Starlette and FastAPI.
+"""Signed links in Starlette and FastAPI: ASGI requests and responses around ``blake2sign_web.link_requests``,
+which decides every status and header (the same in Django; the file views add 400 for an unsafe path, 404).
 
-- ``sign_url_for(request, signer, "route", expires_in=..., **path_params)``: a relative link, or
-  one on ``base_url=`` (your public URL) for e-mails: never the ``Host`` a client sent unless asked;
-- ``require_signature(signer)``: a FastAPI dependency (``Depends(...)``) and the check
-  behind ``signed_url_required(signer)``, a decorator for plain Starlette endpoints;
-- ``signed_file_response(request, root, name)`` and ``SignedFiles(signer, root)``: a
-  file from a directory, opened once and streamed from that descriptor, with
-  single-range, HEAD and conditional-GET handling shared with the Django view.
+- ``sign_url_for(request, signer, "route", expires_in=..., **path_params)``: a relative link, or one on
+  ``base_url=`` (your public URL) for e-mails: never the ``Host`` a client sent unless asked;
+- ``require_signature(signer)``: a FastAPI dependency (``Depends(...)``), and ``signed_url_required(signer)``,
+  a decorator for plain Starlette endpoints; the verified link is ``request.state.signed_link``;
+- ``signed_file_response(request, root, name)`` and ``SignedFiles(signer, root)``: a file from a directory,
+  opened once and streamed from that descriptor.
 
-Single-use links (``signer.sign(..., single_use=True)``) need ``single_use=RedisStore(...)``
-(see ``blake2sign_web.starlette.revocation``) on the dependency, decorator or SignedFiles
-that serves them: the first request consumes the link, atomically across processes (only
-``SignedFiles`` lets the same client continue a download: ``link_requests.consumption``).
-
-A single-use link signed with ``consume_on="post"`` is never used up by GET or HEAD: they get a
-confirmation page (``blake2sign_web.confirmation``, or ``confirm=``'s own) whose POST uses it up.
-``signed_url_required`` and ``SignedFiles`` answer with it themselves; the FastAPI dependency
-raises ``ConfirmationRequired``, which ``confirmation_handler`` turns into the page:
-``app.add_exception_handler(ConfirmationRequired, confirmation_handler)``. The route must
-accept POST as well as GET.
-
-The verified link is ``request.state.signed_link`` (a ``VerifiedLink``) after the check;
-``signed_file_response`` names the download from its ``filename`` and ``disposition``.
-
-The statuses and headers are decided in ``blake2sign_web.link_requests`` (the same in Django); the
-file views add 400 for an unsafe path and 404 for a missing file.
+Single-use links need ``single_use=RedisStore(...)`` (``blake2sign_web.starlette.revocation``) where they are
+served. GET and HEAD of a ``consume_on="post"`` link get its confirmation page (``blake2sign_web.confirmation``),
+which the FastAPI dependency raises as ``ConfirmationRequired``:
+``app.add_exception_handler(ConfirmationRequired, confirmation_handler)``; the route must accept POST.
 """
 
 from __future__ import annotations
@@ -40,7 +27,7 @@ import anyio.to_thread
 from starlette.datastructures import URL, URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .. import confirmation, files, link_requests
@@ -88,7 +75,8 @@ def confirmation_response(request: Request, link: VerifiedLink, confirm: Confirm
     """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable."""
     if confirm is not None:
         return confirmation.secured(confirm(request, link))
-    return HTMLResponse(confirmation.PAGE, headers=confirmation.page_headers())
+    body, headers = confirmation.built_in()
+    return Response(body, headers=headers)
 
 
 def sign_url_for(
@@ -164,7 +152,7 @@ def _public_base(base_url: str | URL) -> URL:
 def default_client(request: Request) -> str:
     """The client's address and User-Agent. Behind a proxy, use ProxyHeadersMiddleware so the address is real."""
     host = request.client.host if request.client is not None else ""
-    return f"{host} {request.headers.get('user-agent', '')}"
+    return link_requests.client_identity(host, request.headers.get("user-agent", ""))
 
 
 def request_url(request: Request, signer: URLSigner) -> str:
@@ -203,15 +191,18 @@ def check_signature(
 
     A single-use link passes: ``require_signature`` then uses it up."""
     # The decoded path for the log (not request.url.path: building the URL silently drops CR, LF and tab).
-    path = _full_path(request.scope)
-    try:
-        url: str | None = request_url(request, signer)
-    except UnicodeEncodeError:  # a lone surrogate in the path
-        url = None
-    outcome = link_requests.verify(signer, url, bind, path, expired_status)
+    outcome = link_requests.verify(signer, _target(request, signer), bind, _full_path(request.scope), expired_status)
     if isinstance(outcome, Refusal):
         _raise_refusal(outcome)
     return outcome
+
+
+def _target(request: Request, signer: URLSigner) -> str | None:
+    """The URL to verify, or None for a path that is not text (a lone surrogate)."""
+    try:
+        return request_url(request, signer)
+    except UnicodeEncodeError:
+        return None
 
 
 def _raise_refusal(refusal: Refusal) -> NoReturn:
@@ -265,15 +256,18 @@ class _Guard(NamedTuple):
     def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
         """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
         bound = None if self.bind is None else self.bind(request)
-        link = check_signature(request, self.signer, bound, self.expired_status)
-        request.state.signed_link = link
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
-        admitted = link_requests.admission(link, request.scope.get("method", "GET"), serves_file)
-        if admitted == link_requests.CONFIRM:
-            raise ConfirmationRequired(confirmation_response(request, link, self.confirm))
-        if isinstance(admitted, Refusal):
-            _raise_refusal(admitted)
-        return link
+        method, path = request.scope.get("method", "GET"), _full_path(request.scope)
+        outcome = link_requests.check(
+            self.signer, _target(request, self.signer), bound, path, method, self.expired_status, serves_file
+        )
+        if type(outcome) is VerifiedLink:
+            request.state.signed_link = outcome
+            return outcome
+        if isinstance(outcome, link_requests.Confirmation):
+            request.state.signed_link = outcome.link
+            raise ConfirmationRequired(confirmation_response(request, outcome.link, self.confirm))
+        _raise_refusal(outcome)  # type: ignore[arg-type]
 
     async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
         """Use up a single-use link in the store; HTTPException unless this request may have it."""
@@ -408,14 +402,20 @@ async def _serve(
     opened = await _open(root, name)
     try:
         posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        wanted = _wanted(request, opened, posted)
+        size, mtime_ns = opened.stat.st_size, opened.stat.st_mtime_ns
+        wanted = link_requests.file_range(request.headers, size, mtime_ns, posted=posted)
         if guard is not None and link is not None and link.nonce is not None:
             # Its first use, or a continuation of a download by the same client within the file's size.
-            size = opened.stat.st_size
-            await guard.consume(
-                request, link, link_requests.consumption(link, request.method, file_size=size, wanted=wanted)
-            )
-        return _file_response(request, opened, name, as_attachment, link, wanted, posted)
+            terms = link_requests.consumption(link, request.method, file_size=size, wanted=wanted)
+            await guard.consume(request, link, terms)
+        disposition = link_requests.download_disposition(name, as_attachment, link)
+        answer = link_requests.answer_file(
+            request.method, request.headers, name, disposition, size, mtime_ns, wanted, posted=posted
+        )
+        if answer.status in (200, 206):
+            return _OpenFileResponse(opened.handle, answer)
+        opened.handle.close()  # 304, 412, 416: no body
+        return Response(status_code=answer.status, headers=answer.headers)
     except BaseException:
         opened.handle.close()
         raise
@@ -428,36 +428,6 @@ async def _open(root: str | os.PathLike[str], name: str) -> files.OpenedFile:
         raise HTTPException(400, "Refused file name.") from None
     except FileNotFoundError:
         raise HTTPException(404, "No such file.") from None
-
-
-def _wanted(request: Request, opened: files.OpenedFile, posted: bool) -> link_requests.Wanted:
-    size = opened.stat.st_size
-    etag, last_modified = link_requests.validators(size, opened.stat.st_mtime_ns)
-    return link_requests.wanted_range(request.headers, size, etag, last_modified, posted=posted)
-
-
-def _file_response(
-    request: Request,
-    opened: files.OpenedFile,
-    name: str,
-    as_attachment: bool,
-    link: VerifiedLink | None,
-    wanted: link_requests.Wanted,
-    posted: bool,
-) -> Response:
-    size, mtime_ns = opened.stat.st_size, opened.stat.st_mtime_ns
-    etag, last_modified = validators = link_requests.validators(size, mtime_ns)
-    # A confirmation's POST gets the whole file: never a 304 or a 412.
-    status = None if posted else files.conditional_status(request.method, request.headers, etag, mtime_ns // 10**9)
-    if status is not None:
-        opened.handle.close()
-        return Response(status_code=status, headers=link_requests.conditional_headers(status, etag, last_modified))
-    disposition = link_requests.download_disposition(name, as_attachment, link)
-    answer = link_requests.file_answer(name, disposition, size, validators, wanted, posted=posted)
-    if answer.status == 416:
-        opened.handle.close()
-        return Response(status_code=416, headers=answer.headers)
-    return _OpenFileResponse(opened.handle, answer)
 
 
 class SignedFiles:

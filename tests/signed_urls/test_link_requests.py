@@ -162,3 +162,47 @@ def test_public_base_problem(base_url: str) -> None:
 
 def test_a_public_base() -> None:
     assert link_requests.public_base_problem("https://x.example:8443/prefix") is None
+
+
+def test_check_verifies_then_admits() -> None:
+    link = SIGNER.sign("/a", expires_in=60)
+    verified = link_requests.check(SIGNER, link, None, "/a", "GET")
+    assert type(verified) is VerifiedLink
+    assert link_requests.check(SIGNER, link + "x", None, "/a", "GET") == Refusal(403, link_requests.INVALID)
+    not_allowed = Refusal(405, "Method Not Allowed", {"Allow": "GET, HEAD"})
+    assert link_requests.check(SIGNER, link, None, "/a", "POST", 410, True) == not_allowed
+    posted = SIGNER.sign("/a", expires_in=60, single_use=True, consume_on="post")
+    page = link_requests.check(SIGNER, posted, None, "/a", "HEAD")
+    assert isinstance(page, link_requests.Confirmation)
+    assert page.link.consume_on == "post"
+    assert link_requests.check(SIGNER, posted, None, "/a", "POST") == page.link
+
+
+def test_answer_file_decides_304_412_and_the_file() -> None:
+    mtime_ns = 1_000_000_000_000_000_000
+    etag, last_modified = link_requests.validators(10, mtime_ns)
+    assert etag is not None
+    assert last_modified is not None
+    fresh = link_requests.answer_file(
+        "GET", {"if-none-match": etag}, "a.txt", "inline", 10, mtime_ns, None, posted=False
+    )
+    assert fresh == link_requests.FileAnswer(304, {"ETag": etag, "Last-Modified": last_modified}, None)
+    changed = link_requests.answer_file(
+        "GET", {"if-match": '"other"'}, "a.txt", "inline", 10, mtime_ns, None, posted=False
+    )
+    assert changed == link_requests.FileAnswer(412, {}, None)
+    # A confirmation's POST gets the file whatever the validators say.
+    posted = link_requests.answer_file(
+        "POST", {"if-none-match": etag}, "a.txt", "inline", 10, mtime_ns, None, posted=True
+    )
+    assert posted.status == 200
+    wanted = link_requests.file_range({"range": "bytes=2-4"}, 10, mtime_ns, posted=False)
+    assert wanted == files.ByteRange(2, 5, 10)
+    part = link_requests.answer_file("GET", {}, "a.txt", "inline", 10, mtime_ns, wanted, posted=False)
+    assert (part.status, part.headers["Content-Range"]) == (206, "bytes 2-4/10")
+    assert link_requests.file_range({"range": "bytes=2-4"}, 10, mtime_ns, posted=True) is None
+    assert link_requests.conditional_answer("GET", {"if-none-match": etag}, 10, None, posted=False) is None
+
+
+def test_client_identity() -> None:
+    assert link_requests.client_identity("192.0.2.1", "Mozilla/5.0") == "192.0.2.1 Mozilla/5.0"

@@ -1,0 +1,232 @@
+"""Files that live in a storage rather than under a directory: what can be read of them, and how.
+
+A framework's file view opens a stored file through its storage's API (Django's ``Storage``) and hands
+the handle here; what follows is decided once: whether a range can be served by seeking, whether
+seeking would download the whole object (django-storages' backends), the ranged ``GetObject`` of an
+S3 object (exactly the bytes sent), and when a Range request goes to the storage's own URL instead.
+Recognised by what the objects have, so that no storage library is imported here.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import IO, Any, Final
+
+from . import files
+from .link_requests import LOGGED_PATH_LENGTH, REDIRECT_HEADERS, Wanted
+
+logger = logging.getLogger("blake2sign_web.signed_urls")
+#: ``range_fallback`` values: where a remote storage has no ranged read, redirect a Range request to its URL,
+#: or seek its file object (which django-storages' backends do by downloading the whole object).
+RANGE_FALLBACKS: Final = ("redirect", "seek")
+
+
+class RangedObject:
+    """An S3 object (boto3's ``s3.Object``, loaded by django-storages' ``S3File``) read one byte range at a time.
+
+    ``open(start, length)`` makes one ``GetObject`` with ``Range`` (and ``IfMatch`` the ETag the
+    object's HEAD gave, so that the bytes are those of the size and validators sent) and returns
+    its body, a stream that ``RangeReader`` reads chunk by chunk.
+    """
+
+    __slots__ = ("etag", "modified", "obj", "params", "size")
+
+    def __init__(self, obj: Any, params: dict[str, Any]) -> None:
+        self.obj = obj
+        self.params = params
+        self.size: int = obj.content_length
+        self.modified: datetime | None = obj.last_modified
+        self.etag: str | None = obj.e_tag
+
+    def open(self, start: int, length: int, *, whole: bool = False) -> IO[bytes]:
+        if length <= 0:
+            return io.BytesIO(b"")
+        params = dict(self.params)
+        if not whole:
+            params["Range"] = f"bytes={start}-{start + length - 1}"
+        if self.etag:
+            params["IfMatch"] = self.etag
+        body: IO[bytes] = self.obj.get(**params)["Body"]
+        return body
+
+
+def s3_object(storage: Any, handle: IO[bytes]) -> RangedObject | None:
+    """The ranged reader of a django-storages S3 file, or None for any other storage's file.
+
+    The file's ``obj`` is a boto3 ``s3.Object`` (``get``, ``bucket_name``, ``key``, ``content_length``),
+    and the storage gives the object's download parameters (SSE-C keys, VersionId...) by
+    ``get_object_parameters``, as ``S3File`` itself reads them.
+    """
+    obj = getattr(handle, "obj", None)
+    if obj is None or not callable(getattr(obj, "get", None)):
+        return None
+    if not all(isinstance(getattr(obj, attribute, None), str) for attribute in ("bucket_name", "key")):
+        return None
+    try:
+        size = obj.content_length
+    except Exception:  # not loaded, or not an S3 object after all: read the file as before
+        return None
+    if not isinstance(size, int) or isinstance(size, bool):
+        return None
+    return RangedObject(obj, _download_params(storage, getattr(handle, "name", "")))
+
+
+def _download_params(storage: Any, name: str) -> dict[str, Any]:
+    get_parameters = getattr(storage, "get_object_parameters", None)
+    if not callable(get_parameters):
+        return {}
+    try:
+        from s3transfer.constants import ALLOWED_DOWNLOAD_ARGS  # type: ignore[import-untyped]  # with boto3
+    except ImportError:
+        return {}
+    return {key: value for key, value in get_parameters(name).items() if key in ALLOWED_DOWNLOAD_ARGS}
+
+
+def downloads_whole_objects(storage: object) -> bool:
+    """Whether the storage is one of django-storages' backends, whose files download the whole object to seek."""
+    return any(klass.__module__.startswith("storages.backends.") for klass in type(storage).__mro__)
+
+
+class StoredFile:
+    """An open file and what the response needs to know about it."""
+
+    __slots__ = ("downloads_whole", "handle", "mtime_ns", "path", "ranged", "seekable", "size")
+
+    def __init__(
+        self,
+        handle: IO[bytes],
+        size: int,
+        mtime_ns: int | None,
+        path: str | None,
+        *,
+        seekable: bool | None = True,
+        ranged: RangedObject | None = None,
+    ) -> None:
+        self.handle = handle
+        self.size = size
+        self.mtime_ns = mtime_ns
+        #: The real path on disk (local storages only), for X-Sendfile.
+        self.path = path
+        #: Whether a Range can be served by seeking; None until asked (``can_seek``).
+        self.seekable = seekable
+        #: Reads exactly the bytes to send from the storage (S3), instead of ``handle``.
+        self.ranged = ranged
+        #: Whether seeking ``handle`` downloads the whole object first (django-storages' backends).
+        self.downloads_whole = False
+
+    def can_seek(self) -> bool:
+        if self.seekable is None:
+            self.seekable = _seekable(self.handle)
+        return self.seekable
+
+    def close(self) -> None:
+        self.handle.close()
+
+    def sendable_range(self, method: str, wanted: Wanted) -> Wanted:
+        """``wanted`` as it can be sent: a file that cannot seek is sent whole (reading up to the range would
+        cost as much). Asked only for a GET with a Range: another storage may have to read the file to tell."""
+        if wanted is not None and method == "GET" and not self.can_seek():
+            return None
+        return wanted
+
+    def body(self, byte_range: files.ByteRange | None) -> tuple[IO[bytes], int, int]:
+        """What to stream for ``byte_range`` (None: the whole file): the handle, where to start, how many bytes.
+
+        An S3 object gives exactly those bytes by one ranged ``GetObject``: never the whole object in memory
+        or on disk.
+        """
+        start, length = (0, self.size) if byte_range is None else (byte_range.start, byte_range.length)
+        if self.ranged is None:
+            return self.handle, start, length
+        handle = self.ranged.open(start, length, whole=byte_range is None)
+        self.close()
+        return handle, 0, length
+
+
+def opened(
+    handle: IO[bytes],
+    storage: object,
+    ranged: RangedObject | None,
+    size: Callable[[], int],
+    modified: Callable[[], datetime | None],
+) -> StoredFile:
+    """A file opened through its storage's API, with what the response needs to know of it.
+
+    An S3 object's size and time are those of the HEAD that opening it made (no further request). Another
+    storage is asked (``size``, ``modified``; NotImplementedError: it cannot tell, and the file object says
+    its size), and whether its file can seek is asked only when bytes are sent: it may have to read the
+    file to answer, which a HEAD or a 304 must not cost.
+    """
+    if ranged is not None:
+        return StoredFile(handle, ranged.size, _nanoseconds(ranged.modified), None, seekable=True, ranged=ranged)
+    try:
+        known_size = size()
+    except NotImplementedError:
+        known_size = handle.size  # type: ignore[attr-defined]  # a file object that knows its size (Django's File)
+    try:
+        known_time = modified()
+    except NotImplementedError:
+        known_time = None
+    stored = StoredFile(handle, known_size, _nanoseconds(known_time), None, seekable=None)
+    stored.downloads_whole = downloads_whole_objects(storage)
+    return stored
+
+
+def _nanoseconds(modified: datetime | None) -> int | None:
+    return None if modified is None else int(modified.timestamp() * 1e9)
+
+
+def _seekable(handle: IO[bytes]) -> bool:
+    try:
+        return bool(handle.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def check_range_fallback(value: object) -> str:
+    """``value`` as a ``range_fallback``; ValueError otherwise."""
+    if value not in RANGE_FALLBACKS:
+        raise ValueError(f"range_fallback must be one of {RANGE_FALLBACKS}; got {value!r}")
+    return str(value)
+
+
+def redirects_range(stored: StoredFile, method: str, wanted: Wanted, *, single_use: bool, offloaded: bool) -> bool:
+    """Whether to send a Range request to the storage's own URL rather than download the whole object to seek.
+
+    Never for a single-use link (the storage's URL could be used again and again until it expires), nor
+    when the front server sends the bytes (``offloaded``).
+    """
+    return (
+        isinstance(wanted, files.ByteRange)
+        and method == "GET"
+        and stored.downloads_whole
+        and not single_use
+        and not offloaded
+    )
+
+
+def range_redirect(url_of: Callable[[], object], path: str, name: str, storage: object) -> dict[str, str] | None:
+    """The headers of the 302 to the storage's URL (``url_of()``) for a file's range, or None: it has no http(s)
+    URL for the file (seek it as before).
+
+    Logged: the storage's URL is a bearer link of its own, which knows nothing of this link's expiry or
+    binding (and kept by no cache, leaked by no Referer: ``REDIRECT_HEADERS``).
+    """
+    kind = type(storage)
+    try:
+        url = url_of()
+    except (NotImplementedError, ValueError) as error:
+        logger.warning("cannot redirect a range of %r to %s: %s", name[:LOGGED_PATH_LENGTH], kind, error)
+        return None
+    if not isinstance(url, str) or not url.lower().startswith(("https://", "http://")):
+        return None
+    logger.info(
+        "redirected a range of %r to the storage's URL: %s.%s offers no ranged read",
+        path[:LOGGED_PATH_LENGTH],
+        kind.__module__,
+        kind.__qualname__,
+    )
+    return {"Location": url, **REDIRECT_HEADERS}
