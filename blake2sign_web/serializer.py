@@ -96,6 +96,8 @@ MAX_DECOMPRESSED_SIZE: Final = 256 * 1024
 FORMATS: Final = (1, 2)
 
 
+#: The items ``_load_any`` returns: LoadedToken's four, the session id, and whether the token was encrypted.
+_Loaded = tuple[Any, int, "int | None", bool, "bytes | None", bool]
 _S = TypeVar("_S", bound="SerializerSigner")
 #: Makes a LoadedToken from its four items without the Python frame of NamedTuple's ``__new__``.
 _new_tuple: Final = tuple.__new__
@@ -203,12 +205,10 @@ class SerializerSigner(Signer):
     def dumps(self, obj: Any, *, expires_in: Seconds | None = None, session_id: bytes | None = None) -> str:
         """Serialize, sign and date ``obj``; raises TypeError for values JSON cannot carry.
 
-        What Python's json module refuses is refused here too (``refuse_non_json``), though
-        orjson would write some of it (a datetime, UUID, enum or dataclass) and read it back
-        as another type.
-
-        ``session_id`` (exactly 8 bytes) is carried in the token, under the MAC, and given
-        back by ``load_token``: what lets a server revoke one session among many.
+        What Python's json module refuses is refused here too (``refuse_non_json``), though orjson would write
+        some of it (a datetime, UUID, enum or dataclass) and read it back as another type. ``session_id``
+        (exactly 8 bytes) is carried under the MAC and given back by ``load_token``: what lets a server revoke
+        one session among many.
         """
         refuse_non_json(obj)
         if self.format == 1:
@@ -225,10 +225,8 @@ class SerializerSigner(Signer):
     ) -> tuple[int, bytes]:
         """A token's body before it is signed or sealed, in one pass, and its flags (``formats.py``).
 
-        orjson writes the value; what it refuses but Python's json module accepts (integers beyond 64 bits,
-        strings with lone surrogates, non-str dict keys, nesting deeper than 254), as Django's and Starlette's
-        session serializers do, is written by json instead and marked so, because orjson would read a big
-        integer back as a float.
+        What orjson refuses but Python's json accepts (integers beyond 64 bits, lone surrogates, non-str keys,
+        nesting deeper than 254) is written by json and marked so: orjson would read a big integer as a float.
         """
         try:
             payload = orjson.dumps(obj)
@@ -349,10 +347,6 @@ class SerializerSigner(Signer):
         except (ValueError, RecursionError) as error:
             raise BadSignature(f"unreadable payload: {error}") from None
         return value, issued_at, expires_at, used_fallback, session_id
-
-
-#: The items ``_load_any`` returns: LoadedToken's four, the session id, and whether the token was encrypted.
-_Loaded = tuple[Any, int, "int | None", bool, "bytes | None", bool]
 
 
 class _TypedSigner(SerializerSigner):
