@@ -22,12 +22,36 @@ import threading
 import zstandard
 
 from . import dictionaries
+from .signer import is_count
 
 LEVEL = 3
 _FORMAT = zstandard.FORMAT_ZSTD1_MAGICLESS
 _PARAMS = zstandard.ZstdCompressionParameters.from_level(
     LEVEL, format=_FORMAT, write_content_size=True, write_checksum=False, write_dict_id=False
 )
+
+
+def check_options(
+    compression: str | None, dictionary: int | None, threshold: int, max_size: int, against_dictionary: bool
+) -> None:
+    """A signer's compression options, checked at its construction (ValueError naming the option).
+
+    ``against_dictionary``: the signer compresses against ``dictionary`` (format 2), which is read and prepared
+    now: the first ``dumps`` may run on an event loop, where reading a package file would block it.
+    """
+    if compression not in ("zstd", None):
+        raise ValueError(f"compression must be 'zstd' or None; got {compression!r}")
+    if dictionary is not None:
+        try:
+            dictionaries.load(dictionary)
+        except ValueError as error:
+            raise ValueError(f"dictionary must be a shipped dictionary id or None: {error}") from None
+        if compression is not None and against_dictionary:
+            dictionaries.for_compression(dictionary, LEVEL)
+    if not is_count(threshold) or threshold < 0:
+        raise ValueError(f"compression_threshold must be an int of bytes >= 0; got {threshold!r}")
+    if not is_count(max_size) or max_size < 1:
+        raise ValueError(f"max_decompressed_size must be a positive int; got {max_size!r}")
 
 
 class _Contexts(threading.local):

@@ -44,11 +44,13 @@ import os
 from collections.abc import Callable
 from typing import Final, NamedTuple, Protocol
 
+import pybase64
+
+from .encoding import ALTCHARS, PADDING
 from .exceptions import BadSignature
+from .formats import ENCRYPTED_MARKER as MARKER  # importable from here, as before formats.py had it
 from .keys import KeyedHash, keyed_hash
 
-#: The first character of an encrypted token (format 2's markers are ``A``-``v``, format 1's ``0``-``7``).
-MARKER: Final = b"x"
 NONCE_SIZE: Final = 24
 TAG_SIZE: Final = 16
 #: The key derivation's domain: apart from every MAC key's.
@@ -130,3 +132,32 @@ def unseal(keys: EncryptionKeys, sealed: bytes) -> tuple[bytes, bool]:
         except keys.invalid_tag:
             continue
     raise BadSignature("token does not decrypt under any key")
+
+
+def sealed_token(keys: EncryptionKeys, plaintext: bytes, nonce: bytes, max_token_length: int) -> str:
+    """The encrypted token of ``plaintext``: ``x`` and the unpadded base64url of ``seal``'s bytes."""
+    token = MARKER + pybase64.b64encode(seal(keys, plaintext, nonce), ALTCHARS).rstrip(b"=")
+    if len(token) > max_token_length:
+        raise ValueError(
+            f"token of {len(token)} characters exceeds max_token_length={max_token_length}: "
+            "store less data or raise the limit"
+        )
+    return token.decode("ascii")
+
+
+def opened_token(keys: EncryptionKeys, raw: bytes) -> tuple[bytes, bool]:
+    """The plaintext of the encrypted token ``raw`` (ASCII, its marker first) and ``unseal``'s fallback flag."""
+    encoded = raw[1:]
+    # One token, one spelling. Nothing authenticates the text itself (the GCM tag covers the bytes), and
+    # the decoder lets "+" and "/" through beside "-" and "_" (with a DeprecationWarning) and ignores the
+    # spare bits of the last character: refuse the first, and any text that is not the bytes' encoding.
+    if b"+" in encoded or b"/" in encoded:
+        raise BadSignature("malformed token body")
+    try:
+        sealed = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], ALTCHARS, True)  # validate
+    except ValueError:
+        raise BadSignature("malformed token body") from None
+    if pybase64.b64encode(sealed, ALTCHARS).rstrip(b"=") != encoded:
+        raise BadSignature("malformed token body")
+    # The GCM tag is checked here, before a byte of the plaintext is read.
+    return unseal(keys, sealed)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import struct
 from typing import Final, NamedTuple
 
+from .exceptions import BadSignature
+
 #: Bytes of the session id a format-2 or encrypted token may carry.
 SESSION_ID_SIZE: Final = 8
 #: Tokens carry 32-bit Unix times: no time reaches this second (2106-02-07 06:28:16 UTC).
@@ -45,6 +47,8 @@ ZSTD_FRAME: Final = 32  # format 2 and encrypted: a zstandard frame without a di
 #: An encrypted token's flag for a typed payload (where a signed marker says the tag's size).
 TYPED: Final = 1
 
+#: The first character of an encrypted token (format 2's markers are ``A``-``v``, format 1's ``0``-``7``).
+ENCRYPTED_MARKER: Final = b"x"
 #: Format 1's markers, by flags; format 2's are the base64url alphabet, indexed by flags.
 MARKERS_1: Final = (b"0", b"1", b"2", b"3", b"4", b"5", b"6", b"7")
 _ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -64,6 +68,23 @@ class Layout(NamedTuple):
     header_size: int
 
 
+class _Body(NamedTuple):
+    """What format 2's flags say about the body (an encrypted token's plaintext has the same after its flags)."""
+
+    expires: bool
+    python_json: bool
+    session_id: bool
+    compression: int
+    header_size: int
+
+
+def _body(flags: int) -> _Body:
+    """Format 2's bits 2 to 32, read once for signed and encrypted tokens."""
+    kind = ZSTD_DICTIONARY if flags & DICTIONARY else ZSTD if flags & ZSTD_FRAME else NO_COMPRESSION
+    header = 4 + 4 * bool(flags & EXPIRES) + SESSION_ID_SIZE * bool(flags & SESSION_ID) + (kind == ZSTD_DICTIONARY)
+    return _Body(bool(flags & EXPIRES), bool(flags & PYTHON_JSON), bool(flags & SESSION_ID), kind, header)
+
+
 def _layouts() -> dict[bytes, Layout]:
     layouts = {}
     for flags, marker in enumerate(MARKERS_1):
@@ -71,18 +92,7 @@ def _layouts() -> dict[bytes, Layout]:
         header = 8 if flags & EXPIRES else 4
         layouts[marker] = Layout(1, 32, bool(flags & EXPIRES), bool(flags & PYTHON_JSON), False, kind, header)
     for flags, marker in enumerate(MARKERS_2):
-        kind = ZSTD_DICTIONARY if flags & DICTIONARY else ZSTD if flags & ZSTD_FRAME else NO_COMPRESSION
-        header = 4 + 4 * bool(flags & EXPIRES) + SESSION_ID_SIZE * bool(flags & SESSION_ID)
-        header += kind == ZSTD_DICTIONARY
-        layouts[marker] = Layout(
-            2,
-            32 if flags & TAG_32 else 16,
-            bool(flags & EXPIRES),
-            bool(flags & PYTHON_JSON),
-            bool(flags & SESSION_ID),
-            kind,
-            header,
-        )
+        layouts[marker] = Layout(2, 32 if flags & TAG_32 else 16, *_body(flags))
     return layouts
 
 
@@ -104,24 +114,23 @@ class PlaintextLayout(NamedTuple):
     header_size: int
 
 
-def _plaintext_layouts() -> dict[int, PlaintextLayout]:
-    layouts = {}
-    for flags in range(64):
-        if flags & DICTIONARY and flags & ZSTD_FRAME:
-            continue
-        kind = ZSTD_DICTIONARY if flags & DICTIONARY else ZSTD if flags & ZSTD_FRAME else NO_COMPRESSION
-        header = 1 + 4 + 4 * bool(flags & EXPIRES) + SESSION_ID_SIZE * bool(flags & SESSION_ID)
-        header += kind == ZSTD_DICTIONARY
-        layouts[flags] = PlaintextLayout(
-            bool(flags & TYPED),
-            bool(flags & EXPIRES),
-            bool(flags & PYTHON_JSON),
-            bool(flags & SESSION_ID),
-            kind,
-            header,
-        )
-    return layouts
-
-
 #: Every flags byte a reader knows; any other is refused (after decryption: only a key holder made it).
-PLAINTEXT_LAYOUTS: Final = _plaintext_layouts()
+PLAINTEXT_LAYOUTS: Final = {
+    flags: PlaintextLayout(bool(flags & TYPED), *_body(flags)[:4], 1 + _body(flags).header_size)
+    for flags in range(64)
+    if not (flags & DICTIONARY and flags & ZSTD_FRAME)
+}
+
+
+def read_plaintext(plaintext: bytes) -> tuple[PlaintextLayout, int, int | None, bytes | None]:
+    """An encrypted token's decrypted plaintext: its layout, issue time, expiry and session id (None if absent)."""
+    layout = PLAINTEXT_LAYOUTS.get(plaintext[0]) if plaintext else None
+    if layout is None:
+        raise BadSignature("unknown encrypted token flags")
+    if len(plaintext) < layout.header_size:
+        raise BadSignature("token body too short")
+    issued_at = U32.unpack_from(plaintext, 1)[0]
+    expires_at = U32.unpack_from(plaintext, 5)[0] if layout.expires else None
+    start = 9 if layout.expires else 5
+    session_id = plaintext[start : start + SESSION_ID_SIZE] if layout.session_id else None
+    return layout, issued_at, expires_at, session_id

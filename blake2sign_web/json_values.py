@@ -11,7 +11,6 @@ import math
 from typing import Any, Final
 
 from .exceptions import NotJSON
-from .typed import HOLDS
 
 #: Exact types json writes as they are: checked by identity, the common case.
 _JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
@@ -73,6 +72,8 @@ TYPED_OPTION: Final = "SerializerSigner(typed=True)"
 
 def _typed_option(value: Any) -> str | None:
     """``TYPED_OPTION`` when a typed token would keep ``value`` as itself (a datetime, a UUID...), else None."""
+    from .typed import HOLDS  # here: only a refused value needs it, and typed.py is not imported with the package
+
     return TYPED_OPTION if isinstance(value, HOLDS) else None
 
 

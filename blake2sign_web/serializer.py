@@ -6,68 +6,65 @@ Token format 2, the default (format 1, below, is still read, and written with ``
     >>> signer.dumps({"user": 42})
     'AaW...<22 characters of tag>'
 
-The marker is one letter ``A`` to ``v``: its index in the base64url alphabet is a bit
-field. Bit 1 set means a 32-byte tag (else 16), bit 2 an expiry, bit 4 a payload
-written by Python's json module (see ``dumps``), bit 8 a session id; bits 16 and 32
-are the compression: 0 none, 16 zstandard against a shipped dictionary, 32 zstandard
-without one. The body, before base64url, is::
+``marker body tag``: a one-letter marker whose base64url index is a bit field (the tag's size, an expiry,
+Python json, a session id, the compression), the unpadded base64url of the body, and a 16-byte tag::
 
-    issued_at (4 bytes, big-endian Unix seconds)
-    [expires_at (4 bytes), when the marker says so]
-    [session id (8 bytes), when the marker says so]
-    [dictionary id (1 byte), when compressed against a dictionary]
+    issued_at (4 bytes, big-endian Unix seconds) [expires_at (4)] [session id (8)] [dictionary id (1)]
     payload (JSON text, or a magic-less zstandard frame of it)
 
-Format 1's marker is ``"0"`` to ``"7"`` (bit 1 compressed without a dictionary, bit 2
-expiry, bit 4 Python json), its body has no session id or dictionary id, and its tag
-is 32 bytes, under keys derived apart from format 2's. See docs/format.md.
+Format 1's marker is ``"0"`` to ``"7"``, its tag 32 bytes under keys derived apart from format 2's.
+``formats.py`` has every layout, docs/format.md the grammar and test vectors.
 
-``dumps`` = serialize -> date -> maybe compress -> frame -> encode -> sign.
-``loads`` = check length -> read the marker -> verify -> decode -> check times -> maybe decompress -> deserialize.
+``dumps`` = serialize -> date -> maybe compress (``_body``, the one pass both kinds of token share) -> encode ->
+sign. ``loads`` = check length -> read the marker -> verify -> decode -> check times (``tokens.check_times``)
+-> maybe decompress -> deserialize, in one pass of Python around the C calls (``_load``).
 
 ``typed=True`` and ``encrypt=True`` are implemented by a subclass, ``ExtendedSerializerSigner`` (below),
 that ``SerializerSigner(...)`` returns when either is asked for, so that the plain signer's methods, the path
 of every plain signed token, carry no test for them. Both classes live here, because the one builds the
-other; the layouts of every token are in ``formats.py``, the rules of JSON values in ``json_values.py``.
+other; ``typed.py`` and ``encryption.py`` are imported when an ``ExtendedSerializerSigner`` is built, never
+with the package. The rules of JSON values are in ``json_values.py``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Callable, Iterable
-from datetime import timedelta
 from hmac import compare_digest
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import orjson
 import pybase64
 
-from . import compression, dictionaries, typed
-from .compression import LEVEL as COMPRESSION_LEVEL
+from . import compression
+from .compression import check_options as check_compression
 from .encoding import ALTCHARS, PADDING
-from .encryption import MARKER, EncryptionKeys, encryption_keys, seal, unseal
-from .exceptions import BadSignature, SignatureExpired, SignatureMismatch
+from .exceptions import BadSignature, SignatureMismatch
 from .exceptions import NotJSON as NotJSON  # its home was here: still importable
-from .formats import COMPRESSED_1 as _COMPRESSED
-from .formats import DICTIONARY as _DICTIONARY
-from .formats import EXPIRES as _EXPIRES
-from .formats import ISSUED as _ISSUED
-from .formats import ISSUED_EXPIRES as _ISSUED_EXPIRES
-from .formats import LAYOUT_OF_BYTE as _LAYOUT_OF_BYTE
+from .formats import (
+    COMPRESSED_1,
+    DICTIONARY,
+    ENCRYPTED_MARKER,
+    EXPIRES,
+    ISSUED,
+    ISSUED_EXPIRES,
+    LAYOUT_OF_BYTE,
+    MARKERS_1,
+    MARKERS_2,
+    PYTHON_JSON,
+    SESSION_ID,
+    TAG_32,
+    TIMESTAMP_LIMIT,
+    TYPED,
+    U32,
+    ZSTD_FRAME,
+    read_plaintext,
+)
 from .formats import LAYOUTS as LAYOUTS  # importable from here, as before formats.py
-from .formats import MARKERS_1 as _MARKERS_1
-from .formats import MARKERS_2 as _MARKERS_2
 from .formats import NO_COMPRESSION as NO_COMPRESSION
-from .formats import PLAINTEXT_LAYOUTS, TYPED, ZSTD_FRAME
-from .formats import PYTHON_JSON as _PYTHON_JSON
-from .formats import SESSION_ID as _SESSION_ID
 from .formats import SESSION_ID_SIZE as SESSION_ID_SIZE
-from .formats import TAG_32 as _TAG_32
-from .formats import TIMESTAMP_LIMIT as _TIMESTAMP_LIMIT
-from .formats import U32 as _U32
 from .formats import ZSTD as ZSTD
 from .formats import ZSTD_DICTIONARY as ZSTD_DICTIONARY
 from .formats import Layout as Layout
@@ -76,8 +73,14 @@ from .json_values import python_json as _python_json
 from .json_values import refuse_non_json
 from .keys import TAG_SIZES
 from .signer import MAX_TOKEN_LENGTH, Signer, is_count, mac_keys
+from .tokens import CLOCK_SKEW as CLOCK_SKEW  # importable from here, as before tokens.py
+from .tokens import LoadedToken as LoadedToken
+from .tokens import Seconds as Seconds
+from .tokens import check_times
+from .tokens import to_seconds as to_seconds
 
-Seconds = int | float | timedelta
+if TYPE_CHECKING:
+    from .encryption import EncryptionKeys
 
 #: Without a dictionary, the size from which payloads are compressed: below about 512 bytes
 #: plain zstd saves little and costs more (~5 us per round trip) than everything else a token needs.
@@ -90,45 +93,14 @@ COMPRESSION_MIN_GAIN: Final = 0.1
 DEFAULT_DICTIONARY: Final = None
 #: Default bound on a decompressed payload.
 MAX_DECOMPRESSED_SIZE: Final = 256 * 1024
-#: Tokens issued up to this many seconds in the future (another server's clock) still load.
-CLOCK_SKEW: Final = 60
 FORMATS: Final = (1, 2)
 
 
-class _TokenFacts(NamedTuple):
-    """The four items of a LoadedToken (described there)."""
-
-    value: Any
-    issued_at: int
-    expires_at: int | None
-    used_fallback: bool
-
-
-class LoadedToken(_TokenFacts):
-    """A verified token's value with the facts an integration may need about it.
-
-    ``value``, ``issued_at`` and ``expires_at`` (Unix seconds; None without expiry), ``used_fallback``
-    (a fallback secret verified it: re-sign it with the current secret), and ``session_id``: the 8 bytes
-    ``dumps(session_id=...)`` wrote, or None. ``encrypted``: the token was encrypted (``encrypt=True``).
-    ``outdated``: the token is in a form this signer reads but no longer writes (an unencrypted token read
-    by a signer with ``encrypt=True``). ``rewrite``: write it again even if its value did not change
-    (``used_fallback`` or ``outdated``), so that the client holds it under the current secret, in the
-    current form.
-    """
-
-    # Attributes, not more items, so that ``value, issued_at, expires_at, used_fallback = load_token(...)``
-    # keeps working.
-    session_id: bytes | None = None
-    encrypted: bool = False
-    outdated: bool = False
-
-    @property
-    def rewrite(self) -> bool:
-        """Whether to issue the token again on this response: a fallback secret verified it, or it is outdated."""
-        return self.used_fallback or self.outdated
-
-
+#: The items ``_load_any`` returns: LoadedToken's four, the session id, and whether the token was encrypted.
+_Loaded = tuple[Any, int, "int | None", bool, "bytes | None", bool]
 _S = TypeVar("_S", bound="SerializerSigner")
+#: Makes a LoadedToken from its four items without the Python frame of NamedTuple's ``__new__``.
+_new_tuple: Final = tuple.__new__
 
 
 class SerializerSigner(Signer):
@@ -181,27 +153,13 @@ class SerializerSigner(Signer):
             )
         if compress_encrypted and not encrypt:
             raise ValueError("compress_encrypted=True applies to encrypted tokens: pass encrypt=True too")
-        if compression not in ("zstd", None):
-            raise ValueError(f"compression must be 'zstd' or None; got {compression!r}")
-        if dictionary is not None:
-            try:
-                dictionaries.load(dictionary)
-            except ValueError as error:
-                raise ValueError(f"dictionary must be a shipped dictionary id or None: {error}") from None
-            if compression is not None and format == 2:
-                # Read and prepare it now, at construction: the first dumps may run on an event
-                # loop, where reading a package file would block it.
-                dictionaries.for_compression(dictionary, COMPRESSION_LEVEL)
-        if not is_count(compression_threshold) or compression_threshold < 0:
-            raise ValueError(f"compression_threshold must be an int of bytes >= 0; got {compression_threshold!r}")
+        check_compression(compression, dictionary, compression_threshold, max_decompressed_size, format == 2)
         if not is_count(tag_size) or tag_size not in TAG_SIZES:
             raise ValueError(f"tag_size must be 16 or 32 (bytes); got {tag_size!r}")
         if not is_count(format) or format not in FORMATS:
             raise ValueError(
                 f"format must be 2, or 1 while processes that read only format 1 still run; got {format!r}"
             )
-        if not is_count(max_decompressed_size) or max_decompressed_size < 1:
-            raise ValueError(f"max_decompressed_size must be a positive int; got {max_decompressed_size!r}")
         if not callable(clock):
             raise TypeError("clock must be a callable returning Unix seconds, like time.time")
         self.tag_size = tag_size  # before Signer.__init__, which derives the keys
@@ -213,10 +171,12 @@ class SerializerSigner(Signer):
         self.format = format
         self.max_decompressed_size = max_decompressed_size
         self._compress = compression is not None
+        #: The flag of a payload compressed without a dictionary.
+        self._frame_flag = ZSTD_FRAME if format == 2 else COMPRESSED_1
         # Format 2 compresses against the dictionary, when there is one, at any size.
         self._dictionary_id = dictionary if compression is not None and format == 2 else None
         self._dictionary_byte = bytes([dictionary]) if dictionary is not None else b""
-        self._tag_flag = _TAG_32 if tag_size == 32 else 0
+        self._tag_flag = TAG_32 if tag_size == 32 else 0
         self._clock = clock
         self.typed = typed
         self.encrypt = encrypt
@@ -245,73 +205,69 @@ class SerializerSigner(Signer):
     def dumps(self, obj: Any, *, expires_in: Seconds | None = None, session_id: bytes | None = None) -> str:
         """Serialize, sign and date ``obj``; raises TypeError for values JSON cannot carry.
 
-        What Python's json module refuses is refused here too (``refuse_non_json``), though
-        orjson would write some of it (a datetime, UUID, enum or dataclass) and read it back
-        as another type.
-
-        orjson writes the value; what it refuses but Python's json module accepts (integers
-        beyond 64 bits, strings with lone surrogates, non-str dict keys, nesting deeper than
-        254), as Django's and Starlette's session serializers do, is written by json instead
-        and marked so, because orjson would read a big integer back as a float.
-
-        ``session_id`` (exactly 8 bytes) is carried in the token, under the MAC, and given
-        back by ``load_token``: what lets a server revoke one session among many.
+        What Python's json module refuses is refused here too (``refuse_non_json``), though orjson would write
+        some of it (a datetime, UUID, enum or dataclass) and read it back as another type. ``session_id``
+        (exactly 8 bytes) is carried under the MAC and given back by ``load_token``: what lets a server revoke
+        one session among many.
         """
         refuse_non_json(obj)
+        if self.format == 1:
+            if session_id is not None:
+                raise ValueError("format 1 tokens cannot carry a session_id: use format=2")
+            flags, body = self._body(obj, 0, expires_in, None, self._compress)
+            return self._seal(MARKERS_1[flags] + pybase64.b64encode(body, ALTCHARS).rstrip(b"="), self._format1)
+        flags, body = self._body(obj, 0, expires_in, session_id, self._compress)
+        text = MARKERS_2[flags | self._tag_flag] + pybase64.b64encode(body, ALTCHARS).rstrip(b"=")
+        return self._seal(text, self._format2)
+
+    def _body(
+        self, obj: Any, flags: int, expires_in: Seconds | None, session_id: bytes | None, compress: bool
+    ) -> tuple[int, bytes]:
+        """A token's body before it is signed or sealed, in one pass, and its flags (``formats.py``).
+
+        What orjson refuses but Python's json accepts (integers beyond 64 bits, lone surrogates, non-str keys,
+        nesting deeper than 254) is written by json and marked so: orjson would read a big integer as a float.
+        """
         try:
             payload = orjson.dumps(obj)
-            flags = 0
         except orjson.JSONEncodeError:
             payload = _python_json(obj)
-            flags = _PYTHON_JSON
+            flags |= PYTHON_JSON
         if len(payload) > self.max_decompressed_size:
             raise ValueError(
                 f"serialized value of {len(payload)} bytes exceeds max_decompressed_size={self.max_decompressed_size}"
             )
         now = int(self._clock())
         if expires_in is None:
-            header = _ISSUED.pack(now)
+            header = ISSUED.pack(now)
         else:
             expires_at = now + to_seconds(expires_in, "expires_in")
-            if expires_at >= _TIMESTAMP_LIMIT:
+            if expires_at >= TIMESTAMP_LIMIT:
                 raise ValueError("expires_in reaches past 2106, the format's last representable second")
-            header = _ISSUED_EXPIRES.pack(now, expires_at)
-            flags |= _EXPIRES
-        if self.format == 1:
-            return self._dumps_format_1(payload, header, flags, session_id)
+            header = ISSUED_EXPIRES.pack(now, expires_at)
+            flags |= EXPIRES
         if session_id is not None:
             if type(session_id) is not bytes or len(session_id) != SESSION_ID_SIZE:
                 raise ValueError(f"session_id must be exactly {SESSION_ID_SIZE} bytes; got {session_id!r}")
             header += session_id
-            flags |= _SESSION_ID
-        if self._dictionary_id is not None:
+            flags |= SESSION_ID
+        if not compress:
+            return flags, header + payload
+        if self._dictionary_id is not None:  # format 2: against the dictionary, at any size
             packed = compression.compress(payload, self._dictionary_id)
             # Kept when the token gets shorter. base64url writes n bytes as (4n + 2) // 3 characters, which grows
             # with every byte, so that is when the frame and the dictionary's byte are fewer bytes than the JSON.
             if len(packed) + 1 < len(payload):
-                header += self._dictionary_byte
-                payload, flags = packed, flags | _DICTIONARY
-        elif self._compress and len(payload) >= self.compression_threshold:
+                return flags | DICTIONARY, header + self._dictionary_byte + packed
+        elif len(payload) >= self.compression_threshold:
             packed = compression.compress(payload)
             if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
-                payload, flags = packed, flags | ZSTD_FRAME
-        body = pybase64.b64encode(header + payload, ALTCHARS).rstrip(b"=")
-        return self._seal(_MARKERS_2[flags | self._tag_flag] + body, self._format2)
-
-    def _dumps_format_1(self, payload: bytes, header: bytes, flags: int, session_id: bytes | None) -> str:
-        """Format 1, for a fleet still upgrading: no session id, no dictionary, a 32-byte tag."""
-        if session_id is not None:
-            raise ValueError("format 1 tokens cannot carry a session_id: use format=2")
-        if self._compress and len(payload) >= self.compression_threshold:
-            packed = compression.compress(payload)
-            if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
-                payload, flags = packed, flags | _COMPRESSED
-        body = pybase64.b64encode(header + payload, ALTCHARS).rstrip(b"=")
-        return self._seal(_MARKERS_1[flags] + body, self._format1)
+                return flags | self._frame_flag, header + packed
+        return flags, header + payload
 
     def loads(self, token: str | bytes, *, max_age: Seconds | None = None) -> Any:
         """Return the value of a valid token; BadSignature (or SignatureExpired) otherwise."""
-        return self._load(token, max_age)[0]
+        return self._load(token, max_age, None)[0]
 
     def load_token(
         self, token: str | bytes, *, max_age: Seconds | None = None, default_age: int | None = None
@@ -321,23 +277,22 @@ class SerializerSigner(Signer):
         ``default_age``: seconds a token *without an expiry of its own* lives after its issue (a session's
         default age: Django's ``SESSION_COOKIE_AGE``); one with its own expiry is bounded by that alone.
         """
-        value, issued_at, expires_at, used_fallback, session_id = self._load(token, max_age)
-        if default_age is not None and expires_at is None and self._clock() - issued_at > default_age:
-            raise SignatureExpired(f"token is older than {default_age} seconds", expired_at=issued_at + default_age)
-        loaded = LoadedToken(value, issued_at, expires_at, used_fallback)
+        value, issued_at, expires_at, used_fallback, session_id = self._load(token, max_age, default_age)
+        loaded: LoadedToken = _new_tuple(LoadedToken, (value, issued_at, expires_at, used_fallback))
         if session_id is not None:
             loaded.session_id = session_id
         return loaded
 
-    # ExtendedSerializerSigner._load_encrypted repeats the steps after verification (times, decompression,
-    # parsing) for encrypted tokens: a change here belongs there too.
-    def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool, bytes | None]:
+    def _load(
+        self, token: str | bytes, max_age: Seconds | None, default_age: int | None
+    ) -> tuple[Any, int, int | None, bool, bytes | None]:
+        """The one path of a signed token: check its length, verify, decode, check its times, decompress, parse."""
         # Every request with a session cookie runs this: the layout is unpacked once, as locals.
         raw = token if type(token) is bytes and len(token) <= self.max_token_length else self._ascii(token)
         # Not yet verified: the marker only picks which format's keys and tag length to try.
-        layout = _LAYOUT_OF_BYTE[raw[0]] if raw else None
+        layout = LAYOUT_OF_BYTE[raw[0]] if raw else None
         if layout is None:
-            if raw[:1] == b"x":  # encryption.MARKER
+            if raw[:1] == ENCRYPTED_MARKER:
                 raise BadSignature("unknown token format: an encrypted one, and this signer does not decrypt")
             raise BadSignature("unknown token format")
         format, tag_size, expires, python_json, has_session_id, kind, header_size = layout
@@ -363,21 +318,20 @@ class SerializerSigner(Signer):
         if len(body) < header_size:
             raise BadSignature("token body too short")
         if expires:
-            issued_at, expires_at = _ISSUED_EXPIRES.unpack_from(body)
+            issued_at, expires_at = ISSUED_EXPIRES.unpack_from(body)
         else:
-            issued_at, expires_at = _U32.unpack_from(body)[0], None
+            issued_at, expires_at = U32.unpack_from(body)[0], None
+        now = self._clock()
+        limit = self.max_age if max_age is None else to_seconds(max_age, "max_age")
+        # check_times' rules, tested without its call; it says which one the token broke.
+        if not (issued_at <= now + CLOCK_SKEW and (limit is None or now - issued_at <= limit)) or (
+            now >= expires_at if expires_at is not None else default_age is not None and now - issued_at > default_age
+        ):
+            check_times(now, issued_at, expires_at, limit, default_age)
         session_id = None
         if has_session_id:
             start = 8 if expires else 4
             session_id = body[start : start + SESSION_ID_SIZE]
-        now = self._clock()
-        if issued_at > now + CLOCK_SKEW:
-            raise BadSignature("token issued in the future")
-        limit = self.max_age if max_age is None else to_seconds(max_age, "max_age")
-        if limit is not None and now - issued_at > limit:
-            raise SignatureExpired(f"token is older than {limit} seconds", expired_at=issued_at + limit)
-        if expires_at is not None and now >= expires_at:
-            raise SignatureExpired("token has passed its expiry", expired_at=expires_at)
         try:
             if kind == ZSTD_DICTIONARY:  # its id is the header's last byte
                 payload = compression.decompress(body[header_size:], self.max_decompressed_size, body[header_size - 1])
@@ -393,10 +347,6 @@ class SerializerSigner(Signer):
         except (ValueError, RecursionError) as error:
             raise BadSignature(f"unreadable payload: {error}") from None
         return value, issued_at, expires_at, used_fallback, session_id
-
-
-#: The items ``_load_any`` returns: LoadedToken's four, the session id, and whether the token was encrypted.
-_Loaded = tuple[Any, int, "int | None", bool, "bytes | None", bool]
 
 
 class _TypedSigner(SerializerSigner):
@@ -443,10 +393,20 @@ class ExtendedSerializerSigner(SerializerSigner):
         self._typed_signer = _TypedSigner(secret, **options) if typed else None
         #: Where nonces come from (the test vectors replace it).
         self._random_bytes = os.urandom
+        # Imported here, not with the package: plain signers, the usual ones, never need them.
+        from .encryption import opened_token, sealed_token
+        from .typed import decode, encode
+
+        self._encode_typed: Callable[[Any], Any] = encode
+        self._decode_typed: Callable[[Any], Any] = decode
+        self._sealed_token: Callable[[EncryptionKeys, bytes, bytes, int], str] = sealed_token
+        self._opened_token: Callable[[EncryptionKeys, bytes], tuple[bytes, bool]] = opened_token
 
     def _derive_keys(self, secrets: list[bytes]) -> None:
         super()._derive_keys(secrets)
         if self._derives_encryption_keys:
+            from .encryption import encryption_keys
+
             self._encryption = encryption_keys(secrets, purpose=self.purpose, hasher=self.hasher)
 
     def __repr__(self) -> str:
@@ -463,16 +423,14 @@ class ExtendedSerializerSigner(SerializerSigner):
         if self.encrypt:
             return self._dumps_encrypted(obj, expires_in, session_id)
         if self._typed_signer is not None:
-            return self._typed_signer.dumps(typed.encode(obj), expires_in=expires_in, session_id=session_id)
+            return self._typed_signer.dumps(self._encode_typed(obj), expires_in=expires_in, session_id=session_id)
         return super().dumps(obj, expires_in=expires_in, session_id=session_id)
 
     def load_token(
         self, token: str | bytes, *, max_age: Seconds | None = None, default_age: int | None = None
     ) -> LoadedToken:
-        value, issued_at, expires_at, used_fallback, session_id, encrypted = self._load_any(token, max_age)
-        if default_age is not None and expires_at is None and self._clock() - issued_at > default_age:
-            raise SignatureExpired(f"token is older than {default_age} seconds", expired_at=issued_at + default_age)
-        loaded = LoadedToken(value, issued_at, expires_at, used_fallback)
+        value, issued_at, expires_at, used_fallback, session_id, encrypted = self._load_any(token, max_age, default_age)
+        loaded: LoadedToken = _new_tuple(LoadedToken, (value, issued_at, expires_at, used_fallback))
         if session_id is not None:
             loaded.session_id = session_id
         if encrypted:
@@ -481,110 +439,51 @@ class ExtendedSerializerSigner(SerializerSigner):
             loaded.outdated = True  # signed before encryption was turned on: write it again, encrypted
         return loaded
 
-    def _load(self, token: str | bytes, max_age: Seconds | None) -> tuple[Any, int, int | None, bool, bytes | None]:
-        return self._load_any(token, max_age)[:5]
+    def _load(
+        self, token: str | bytes, max_age: Seconds | None, default_age: int | None
+    ) -> tuple[Any, int, int | None, bool, bytes | None]:
+        return self._load_any(token, max_age, default_age)[:5]
 
-    def _load_any(self, token: str | bytes, max_age: Seconds | None) -> _Loaded:
+    def _load_any(self, token: str | bytes, max_age: Seconds | None, default_age: int | None) -> _Loaded:
         raw = self._ascii(token)
-        if raw[:1] == MARKER and self.decrypt:
-            return self._load_encrypted(raw, max_age)
+        if raw[:1] == ENCRYPTED_MARKER and self.decrypt:
+            return self._load_encrypted(raw, max_age, default_age)
         if self._typed_signer is not None:
             try:
-                value, issued_at, expires_at, used_fallback, session_id = self._typed_signer._load(raw, max_age)
+                value, issued_at, expires_at, used_fallback, session_id = self._typed_signer._load(
+                    raw, max_age, default_age
+                )
             except SignatureMismatch:
                 pass  # not a typed token; maybe a plain one, from before typed=True: read as it was written
             else:
                 try:
-                    value = typed.decode(value)
+                    value = self._decode_typed(value)
                 except ValueError as error:
                     raise BadSignature(f"unreadable payload: {error}") from None
                 return value, issued_at, expires_at, used_fallback, session_id, False
-        return (*super()._load(raw, max_age), False)
-
-    # _dumps_encrypted and _load_encrypted repeat steps of SerializerSigner.dumps and _load (serialize, date,
-    # compress; check times, decompress, parse) on purpose: shared helpers would add calls to the plain
-    # signed path, which every session cookie takes. A change to those steps there belongs here too.
+        return (*super()._load(raw, max_age, default_age), False)
 
     def _dumps_encrypted(self, obj: Any, expires_in: Seconds | None, session_id: bytes | None) -> str:
         if self.typed:
-            obj = typed.encode(obj)
-            flags = TYPED
+            obj, flags = self._encode_typed(obj), TYPED
         else:
             refuse_non_json(obj)
             flags = 0
-        try:
-            payload = orjson.dumps(obj)
-        except orjson.JSONEncodeError:
-            payload = _python_json(obj)
-            flags |= _PYTHON_JSON
-        if len(payload) > self.max_decompressed_size:
-            raise ValueError(
-                f"serialized value of {len(payload)} bytes exceeds max_decompressed_size={self.max_decompressed_size}"
-            )
-        now = int(self._clock())
-        if expires_in is None:
-            header = _ISSUED.pack(now)
-        else:
-            expires_at = now + to_seconds(expires_in, "expires_in")
-            if expires_at >= _TIMESTAMP_LIMIT:
-                raise ValueError("expires_in reaches past 2106, the format's last representable second")
-            header = _ISSUED_EXPIRES.pack(now, expires_at)
-            flags |= _EXPIRES
-        if session_id is not None:
-            if type(session_id) is not bytes or len(session_id) != SESSION_ID_SIZE:
-                raise ValueError(f"session_id must be exactly {SESSION_ID_SIZE} bytes; got {session_id!r}")
-            header += session_id
-            flags |= _SESSION_ID
-        if self.compress_encrypted and self._compress:
-            if self._dictionary_id is not None:
-                packed = compression.compress(payload, self._dictionary_id)
-                if len(packed) + 1 < len(payload):
-                    header += self._dictionary_byte
-                    payload, flags = packed, flags | _DICTIONARY
-            elif len(payload) >= self.compression_threshold:
-                packed = compression.compress(payload)
-                if len(packed) <= len(payload) * (1 - COMPRESSION_MIN_GAIN):
-                    payload, flags = packed, flags | ZSTD_FRAME
-        sealed = seal(self._encryption, bytes([flags]) + header + payload, self._random_bytes(24))
-        token = MARKER + pybase64.b64encode(sealed, ALTCHARS).rstrip(b"=")
-        if len(token) > self.max_token_length:
-            raise ValueError(
-                f"token of {len(token)} characters exceeds max_token_length={self.max_token_length}: "
-                "store less data or raise the limit"
-            )
-        return token.decode("ascii")
+        # The signed token's body, behind a flags byte: compressed only when asked (see the class's docstring).
+        flags, body = self._body(obj, flags, expires_in, session_id, self.compress_encrypted and self._compress)
+        plaintext = bytes([flags]) + body
+        return self._sealed_token(self._encryption, plaintext, self._random_bytes(24), self.max_token_length)
 
-    def _load_encrypted(self, raw: bytes, max_age: Seconds | None) -> _Loaded:
-        encoded = raw[1:]
-        # One token, one spelling. Nothing authenticates the text itself (the GCM tag covers the bytes), and
-        # the decoder lets "+" and "/" through beside "-" and "_" (with a DeprecationWarning) and ignores the
-        # spare bits of the last character: refuse the first, and any text that is not the bytes' encoding.
-        if b"+" in encoded or b"/" in encoded:
-            raise BadSignature("malformed token body")
-        try:
-            sealed = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], ALTCHARS, True)  # validate
-        except ValueError:
-            raise BadSignature("malformed token body") from None
-        if pybase64.b64encode(sealed, ALTCHARS).rstrip(b"=") != encoded:
-            raise BadSignature("malformed token body")
-        # The GCM tag is checked here, before a byte of the plaintext is read.
-        plaintext, used_fallback = unseal(self._encryption, sealed)
-        layout = PLAINTEXT_LAYOUTS.get(plaintext[0])
-        if layout is None:
-            raise BadSignature("unknown encrypted token flags")
+    def _load_encrypted(self, raw: bytes, max_age: Seconds | None, default_age: int | None) -> _Loaded:
+        plaintext, used_fallback = self._opened_token(self._encryption, raw)  # verified: the GCM tag
+        layout, issued_at, expires_at, session_id = read_plaintext(plaintext)
         if layout.typed and not self.typed:
             # Its values may not be JSON (a datetime): this signer could not save them again.
             raise BadSignature("typed token, and this signer is not typed=True")
-        if len(plaintext) < layout.header_size:
-            raise BadSignature("token body too short")
-        issued_at = _U32.unpack_from(plaintext, 1)[0]
-        expires_at = _U32.unpack_from(plaintext, 5)[0] if layout.expires else None
-        session_id = None
-        if layout.session_id:
-            start = 9 if layout.expires else 5
-            session_id = plaintext[start : start + SESSION_ID_SIZE]
+        limit = self.max_age if max_age is None else to_seconds(max_age, "max_age")
+        check_times(self._clock(), issued_at, expires_at, limit, default_age)
         payload = plaintext[layout.header_size :]
-        self._check_times(issued_at, expires_at, max_age)
+        # The signed path's steps after its times (SerializerSigner._load): a change there belongs here too.
         try:
             if layout.compression == ZSTD_DICTIONARY:
                 payload = compression.decompress(payload, self.max_decompressed_size, plaintext[layout.header_size - 1])
@@ -594,31 +493,7 @@ class ExtendedSerializerSigner(SerializerSigner):
                 raise ValueError("payload too large")
             value = json.loads(payload.decode("ascii")) if layout.python_json else orjson.loads(payload)
             if layout.typed:
-                value = typed.decode(value)
+                value = self._decode_typed(value)
         except (ValueError, RecursionError) as error:
             raise BadSignature(f"unreadable payload: {error}") from None
         return value, issued_at, expires_at, used_fallback, session_id, True
-
-    def _check_times(self, issued_at: int, expires_at: int | None, max_age: Seconds | None) -> None:
-        """The signed path's rules: not from the future, not older than max_age, not past its expiry."""
-        now = self._clock()
-        if issued_at > now + CLOCK_SKEW:
-            raise BadSignature("token issued in the future")
-        limit = self.max_age if max_age is None else to_seconds(max_age, "max_age")
-        if limit is not None and now - issued_at > limit:
-            raise SignatureExpired(f"token is older than {limit} seconds", expired_at=issued_at + limit)
-        if expires_at is not None and now >= expires_at:
-            raise SignatureExpired("token has passed its expiry", expired_at=expires_at)
-
-
-def to_seconds(value: Seconds, name: str) -> int:
-    """Whole seconds from a number or timedelta; ValueError for anything not positive."""
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = value
-    else:
-        raise TypeError(f"{name} must be seconds (int or float) or a timedelta, not {type(value).__name__}")
-    if not seconds > 0 or seconds >= _TIMESTAMP_LIMIT:
-        raise ValueError(f"{name} must be a positive number of seconds below 2**32; got {value!r}")
-    return math.ceil(seconds)

@@ -39,7 +39,6 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.core import signing
-from django.core.signals import request_finished
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
@@ -57,7 +56,7 @@ from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: 
 from ..timeouts import session_start
 from . import revocation
 from .conf import SETTING, SessionConfig, session_config
-from .current import CURRENT_SESSION, forget_current_session
+from .current import CURRENT_SESSION
 from .current import current_session as current_session  # importable from here, as before current.py
 
 __all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
@@ -551,9 +550,6 @@ class SessionStore(SessionBase):
     @classmethod
     async def aclear_expired(cls) -> None:
         pass
-
-
-request_finished.connect(forget_current_session, dispatch_uid="blake2sign_web.django.sessions.current")
 
 
 def check_expiry(value: Any) -> None:

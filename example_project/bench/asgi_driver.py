@@ -1,12 +1,16 @@
-"""Drive a Starlette application with direct ASGI calls, no event loop and no network.
+"""Drive a Starlette application with direct ASGI calls, no event loop and no network, as uvicorn calls it.
 
 Nothing in a session request waits on I/O, so one ``coroutine.send(None)`` runs it to the
 end: what is timed is the application and its middleware, not an event loop or a socket.
+What the application sees is what uvicorn gives it (``httptools_impl``): a fresh scope per
+request with uvicorn's keys (``asgi``'s ``spec_version``, a copy of the lifespan ``state``),
+run in a copy of the context, as the task uvicorn makes for each request runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +33,7 @@ class Driver:
             headers.append((b"cookie", self.cookie))
         return {
             "type": "http",
-            "asgi": {"version": "3.0"},
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": "1.1",
             "method": "GET",
             "scheme": "http",
@@ -40,6 +44,7 @@ class Driver:
             "headers": headers,
             "client": ("127.0.0.1", 50000),
             "server": ("testserver", 80),
+            "state": {},
         }
 
     async def _receive(self) -> Message:
@@ -59,7 +64,8 @@ class Driver:
             return
         coroutine = self.app(scope, self._receive, self._send)
         try:
-            coroutine.send(None)
+            # A task runs in a copy of the context it was made in: what one request sets ends with it.
+            contextvars.copy_context().run(coroutine.send, None)
         except StopIteration:
             return
         coroutine.close()
@@ -75,6 +81,6 @@ class Driver:
         scope = self.scope()
 
         def run() -> None:
-            self.request(dict(scope))  # a fresh scope each time, as a server gives
+            self.request({**scope, "state": {}})  # a fresh scope each time, as a server gives
 
         return run

@@ -7,10 +7,10 @@ Two workloads, each on the session a logged-in user carries:
 - **read-only**: the view reads the user id (the common request: no cookie is written);
 - **read+write**: the view also writes a counter (the cookie is re-signed and sent).
 
-Django: Django's handler with a real middleware chain, a request from RequestFactory, the
-Set-Cookie lines formatted as the WSGI handler formats them. Starlette: a whole Starlette
-application called directly (``await app(scope, receive, send)``), the cookie the previous
-response set sent back. Every configuration runs once per round, rounds interleaved; the
+Django: Django's WSGI handler with a real middleware chain, driven as a WSGI server drives it (a fresh
+environ, the response iterated and closed, so that ``request_finished`` runs: ``wsgi_driver``).
+Starlette: a whole Starlette application called as uvicorn calls it (``asgi_driver``), the cookie
+the previous response set sent back. Every configuration runs once per round, rounds interleaved; the
 cost each adds over the session-less baseline is taken per round, and ratios between
 engines are per-round ratios summarised by median and quartiles (see ``interleaved``).
 """
@@ -23,6 +23,7 @@ import os
 import socket
 import sys
 import tempfile
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -344,16 +345,25 @@ def django_handler(spec: DjangoEngine) -> Any:
 
 
 _options: tuple[tuple[str, Any], ...] = ()
+#: ``request_finished``'s receivers per configuration, as a server serving that configuration alone has them.
+_finished_receivers: dict[DjangoEngine, list[Any]] = {}
+#: The signal's own list, which connecting a receiver appends to: put back while a configuration is built.
+_all_finished_receivers: list[Any] | None = None
 
 
 def use_stores(spec: DjangoEngine) -> None:
-    """Point the session cache and database at ``spec``'s, and our engine's options (cheap: two assignments and a
-    comparison per request; a change of options, between blocks, resolves our engine's configuration again)."""
+    """Point the session cache and database at ``spec``'s, our engine's options and the ``request_finished``
+    receivers of ``spec``'s own server (cheap: three assignments and a comparison per request; a change of
+    options, between blocks, resolves our engine's configuration again)."""
     from django.conf import settings
+    from django.core.signals import request_finished
 
     global _options
     settings.SESSION_CACHE_ALIAS = spec.cache
     SessionDatabaseRouter.alias = spec.database
+    receivers = _finished_receivers.get(spec)
+    if receivers is not None:
+        request_finished.receivers = receivers
     if spec.options != _options:
         from blake2sign_web.django import conf
 
@@ -362,31 +372,59 @@ def use_stores(spec: DjangoEngine) -> None:
         _options = spec.options
 
 
-def django_request(spec: DjangoEngine, workload: str) -> tuple[Callable[[], object], int | None]:
-    """A zero-argument request through its own loaded handler, and the logged-in cookie's value length."""
-    from django.core.handlers.base import BaseHandler
-    from django.test import RequestFactory
+def own_receivers(spec: DjangoEngine) -> list[Any]:
+    """``request_finished``'s receivers as a server of ``spec`` alone has them: one process builds every
+    configuration, and once our engine is imported its receivers would run after every other engine's
+    requests too (and their cost would vanish from ours, counted above a baseline that pays it)."""
+    from django.core.signals import request_finished
 
-    handler: BaseHandler = django_handler(spec)
-    factory = RequestFactory()
+    if spec.engine is not None and spec.engine.startswith("blake2sign_web."):
+        return list(request_finished.receivers)
+    kept = []
+    for receiver in request_finished.receivers:
+        function = receiver[1]() if isinstance(receiver[1], weakref.ReferenceType) else receiver[1]
+        if not getattr(function, "__module__", "").startswith("blake2sign_web."):
+            kept.append(receiver)
+    return kept
+
+
+def django_request(spec: DjangoEngine, workload: str) -> tuple[Callable[[], object], int | None]:
+    """A zero-argument request through its own loaded handler, driven as a WSGI server drives it (the response
+    iterated and closed, so that ``request_finished`` runs), and the logged-in cookie's value length."""
+    from .wsgi_driver import WSGIDriver
+
+    global _all_finished_receivers
+    from django.core.signals import request_finished
+
+    if _all_finished_receivers is None:
+        _all_finished_receivers = request_finished.receivers
+    request_finished.receivers = _all_finished_receivers
+    driver = WSGIDriver(django_handler(spec))  # loads the engine, which may connect receivers
+    _finished_receivers[spec] = own_receivers(spec)
     use_stores(spec)
     cookie = None
     path = "/api/" if workload == "api" else "/plain/"
     if spec.engine is not None:
-        response = handler.get_response(factory.get("/login/"))
-        cookie = response.cookies["sessionid"].value
+        driver.request(driver.environ("/login/"))
+        for set_cookie in driver.set_cookies():
+            name, _, value = set_cookie.strip().split(";", 1)[0].partition("=")
+            if name == "sessionid":
+                cookie = value
+        if cookie is None:
+            raise RuntimeError(f"logging in set no session cookie: {driver.status}, {driver.set_cookies()}")
         path = f"/{workload}/"
     headers = {"HTTP_COOKIE": f"sessionid={cookie}"} if cookie else {}
     if spec.probe_cookie:
         headers = {"HTTP_COOKIE": probe_cookie("django")}
+    environ = driver.environ(path, headers=headers)
     expect_cookie = spec.engine is not None and workload == "write"
 
     def request() -> object:
         use_stores(spec)
-        response = handler.get_response(factory.get(path, **headers))
-        if response.status_code != 200 or bool(response.cookies) != expect_cookie:
-            raise RuntimeError(f"unexpected response: {response.status_code}, cookies {list(response.cookies)}")
-        return [c.output(header="") for c in response.cookies.values()]
+        driver.request(environ)
+        if driver.status != "200 OK" or any(name == "Set-Cookie" for name, _ in driver.headers) != expect_cookie:
+            raise RuntimeError(f"unexpected response: {driver.status}, cookies {driver.set_cookies()}")
+        return None
 
     request()
     return request, None if cookie is None else len(cookie)
@@ -524,7 +562,7 @@ def starlette_request(name: str, middleware: list[Any], workload: str) -> tuple[
     scope.update(path=f"/{workload}", raw_path=f"/{workload}".encode())
 
     def run() -> None:
-        driver.request(dict(scope))  # a fresh scope each time, as a server gives
+        driver.request({**scope, "state": {}})  # a fresh scope each time, as uvicorn gives (a copy of its state)
 
     run()
     return run, size

@@ -504,3 +504,76 @@ def test_the_starlette_breakdown_parts_add_up_to_the_read() -> None:
     assert sum(values[:4]) == 65.0  # the read: 155 k - 90 k
     assert any("**65.0 k**" in line for line in table)
     assert report.starlette_ablation_table({"in_process": {"starlette": {"api": rows["api"]}}}) == []
+
+
+# --- the drivers: as the servers drive the frameworks ------------------------------------------------------------
+
+
+def test_the_wsgi_driver_iterates_and_closes_every_response_as_a_server_does() -> None:
+    from example_project.bench.wsgi_driver import WSGIDriver
+
+    events: list[str] = []
+
+    class Response:
+        def __iter__(self) -> Any:
+            events.append("iterated")
+            return iter([b"ok"])
+
+        def close(self) -> None:
+            events.append("closed")
+
+    def application(environ: dict[str, Any], start_response: Any) -> Response:
+        assert environ["wsgi.input"].read() == b""
+        events.append(environ["PATH_INFO"])
+        start_response("200 OK", [("Set-Cookie", "a=b")])
+        return Response()
+
+    driver = WSGIDriver(application)
+    environ = driver.environ("/read/", headers={"HTTP_COOKIE": "sessionid=x"})
+    driver.request(environ)
+    driver.request(environ)
+    assert events == ["/read/", "iterated", "closed"] * 2
+    assert driver.status == "200 OK"
+    assert driver.set_cookies() == ["a=b"]
+
+
+DJANGO_DRIVEN = """
+import sys, tempfile, weakref
+from pathlib import Path
+from example_project.bench import request_cost
+
+request_cost.configure_django(Path(tempfile.mkdtemp()) / "s.sqlite3", set(), migrate=False)
+from django.core.signals import request_finished
+
+finished = []
+request_finished.connect(lambda **kw: finished.append(1), weak=False)
+engines = {"Django signed_cookies", "ours + our middleware"}
+configs, _ = request_cost.django_configs("read", set(), engines)
+
+
+def of_ours(receivers):
+    functions = [r[1]() if isinstance(r[1], weakref.ReferenceType) else r[1] for r in receivers]
+    return [f for f in functions if getattr(f, "__module__", "").startswith("blake2sign_web")]
+
+
+by_engine = {spec.engine: receivers for spec, receivers in request_cost._finished_receivers.items()}
+ours = of_ours(by_engine["blake2sign_web.django.sessions"])
+theirs = of_ours(by_engine["django.contrib.sessions.backends.signed_cookies"])
+before = len(finished)
+for run in configs.values():
+    run()
+print(len(finished) - before, len(configs), len(ours), len(theirs))
+"""
+
+
+def test_django_rows_close_their_responses_and_pay_for_no_receiver_of_ours_without_revocation() -> None:
+    """Each request sends request_finished, as under gunicorn; without revocation our engine connects nothing to it
+    (issue 28: its receiver ran on every request), and no other engine's row would run a receiver of ours."""
+    result = subprocess.run(
+        [sys.executable, "-c", DJANGO_DRIVEN], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    sent, requests, ours, theirs = map(int, result.stdout.split())
+    assert sent == requests == 3  # the baseline and the two engines: every response closed
+    assert ours == 0
+    assert theirs == 0
