@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from blake2sign_web import SerializerSigner
+from blake2sign_web import SerializerSigner, session_token
 from blake2sign_web.django import conf as django_conf
 from blake2sign_web.django.middleware import SessionMiddleware as OurDjangoMiddleware
 from blake2sign_web.starlette import sessions as starlette_sessions
@@ -43,13 +43,13 @@ class DjangoSignerPerRequest(OurDjangoMiddleware):
 
     def __init__(self, get_response: Callable[..., Any]) -> None:
         super().__init__(get_response)
-        with recording_signers(django_conf) as calls:
+        with recording_signers(session_token) as calls:
             django_conf.reset()
             django_conf.session_config()
         self._calls = calls
 
     def __call__(self, request: Any) -> Any:
-        (reader_secret, reader), (writer_secret, writer) = self._calls
+        (reader_secret, reader), (writer_secret, writer), _unbounded = self._calls  # session_signers: 3
         django_conf._config = dataclasses.replace(
             django_conf.session_config(),
             signer=SerializerSigner(reader_secret, **reader),
@@ -61,17 +61,16 @@ class DjangoSignerPerRequest(OurDjangoMiddleware):
 class StarletteSignerPerRequest(starlette_sessions.SessionMiddleware):
     """Our Starlette middleware, its signers rebuilt before every request."""
 
-    #: The attributes ``__init__`` fills from ``get_signer``, in the order it calls it.
-    SIGNERS = ("signer", "_writer", "_unbounded")
-
     def __init__(self, app: Any, **options: Any) -> None:
-        with recording_signers(starlette_sessions) as calls:
+        with recording_signers(session_token) as calls:
             super().__init__(app, **options)
-        if len(calls) != len(self.SIGNERS):
-            raise RuntimeError(f"the middleware built {len(calls)} signers; this probe knows {self.SIGNERS}")
+        if len(calls) != 3:  # session_token.session_signers: reader, writer, unbounded
+            raise RuntimeError(f"the middleware built {len(calls)} signers; this probe knows 3")
         self._calls = calls
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        for name, (secret, options) in zip(self.SIGNERS, self._calls, strict=True):
-            setattr(self, name, SerializerSigner(secret, **options))
+        reader, writer, unbounded = (SerializerSigner(secret, **options) for secret, options in self._calls)
+        self.signer, self._writer, self._unbounded = reader, writer, unbounded
+        self._session_writer.writer = writer
+        self._reader.signer, self._reader.unbounded = reader, unbounded
         await super().__call__(scope, receive, send)
