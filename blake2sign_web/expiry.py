@@ -153,6 +153,36 @@ def written_end(
     return WrittenEnd(expires_in, start, end.max_age)
 
 
+class StoredExpiry(NamedTuple):
+    """A session's own expiry as Django keeps it (``session["_session_expiry"]``), read: ``stored_expiry``."""
+
+    #: Seconds after each write (0: a browser-session cookie); None: the default age, or a fixed end.
+    seconds: float | None
+    #: A fixed end (``set_expiry()`` of a datetime or timedelta); naive: local time (``USE_TZ = False``).
+    date: datetime | None
+
+    @property
+    def at(self) -> float | None:
+        """The fixed end as a Unix time (``session_end``'s ``expiry_at``); None without one."""
+        return None if self.date is None else self.date.timestamp()
+
+    def left(self) -> float | None:
+        """Seconds left from now (<= 0 once past) for a token's own expiry; None: the default age or browser-close
+        (the token then has no expiry of its own)."""
+        if self.date is not None:
+            return seconds_until(self.date.timestamp())
+        return self.seconds or None
+
+
+def stored_expiry(value: Any) -> StoredExpiry:
+    """``session["_session_expiry"]`` read: None, seconds, a datetime, or the ISO text Django's JSON keeps it as."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if isinstance(value, datetime):
+        return StoredExpiry(None, value)
+    return StoredExpiry(value, None)
+
+
 def ends_at(value: timedelta | float) -> float:
     """The Unix time a ``set_expiry()`` of seconds (or a timedelta) given now ends."""
     return time.time() + (value.total_seconds() if isinstance(value, timedelta) else value)

@@ -30,6 +30,7 @@ ImproperlyConfigured when the session middleware loads the engine, at start-up.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import weakref
 from datetime import datetime, timedelta
@@ -47,10 +48,11 @@ from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
-from ..expiry import SessionEnd, now_datetime, session_end
+from ..expiry import SessionEnd, now_datetime, session_end, stored_expiry
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable
 from ..session_cookies import OversizePolicy
+from ..session_revocation import SessionState, store_down_accepted
 from ..session_token import BAD, NOT_A_SESSION, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
@@ -96,19 +98,9 @@ class SessionStore(SessionBase):
     oversized = False
     #: The client's cookie when it verified: what ``"OVERSIZE": "log"`` leaves in place.
     _verified_cookie: str | None = None
-    #: With revocation: the id written into this session's next token (None: a new one is made).
-    _session_id: bytes | None = None
-    #: With revocation: the id of the session the client's cookie holds, once read; None if it has none.
-    _client_session: bytes | None = None
-    _client_session_read = False
-    #: With revocation: the new id "log out everywhere" gives the session it keeps, for its next token.
-    _kept_session_id: bytes | None = None
-    #: With revocation: the user the session was read with, and the generation it carried then (or, after
-    #: "log out everywhere" kept it, the new one); a session saved for another user reads that user's.
-    _generation_user: str | None = None
-    _generation = ""
-    #: Read as empty because the revocation cache was down ("closed"): never saved over the client's cookie.
-    _unchecked = False
+    #: With revocation, once read: the session as revocation sees it (the next token's id, the client's session
+    #: to end, the user's generation, read as empty while the cache was down); the rules are the core's.
+    _state: SessionState | None = None
     #: True after save() left the client's cookie as it was (a session read while the cache was down).
     unsaved = False
     #: When the session began (ABSOLUTE_TIMEOUT counts from it): read from the cookie, or set by the first save.
@@ -166,14 +158,10 @@ class SessionStore(SessionBase):
             return {}
         if config.revocation_cache is not None:
             client = _client(config, read, token)
-            self._remember_client_session(client.session_id)
-            signed_generation = client.generation
-            generation = signed_generation or ""
-            if not self._still_valid(config, config.revocation_cache, client, signed_generation):
-                return {}
             user = client.value.get(AUTH_USER_ID)
-            self._generation_user = None if user is None else str(user)
-            self._generation = generation
+            self._state = SessionState(client.session_id, True, user, client.generation or "")
+            if not self._still_valid(config, config.revocation_cache, client):
+                return {}
         self._started_at = read.started
         if read.token is None:
             self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
@@ -205,7 +193,7 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie, generation: str | None) -> bool:
+    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
             cache = revocation.get_cache(alias)
@@ -217,77 +205,48 @@ class SessionStore(SessionBase):
                 client.issued_at,
                 config.revocation_clock_skew,
                 config.revocation_key_prefix,
-                generation,
+                client.generation,
             )
         except StoreUnavailable as error:
-            if config.revocation_fails_open:
-                revocation.logger.error("Session accepted unchecked (REVOCATION_UNAVAILABLE='open'): %s.", error)
+            if store_down_accepted(error, fails_open=config.revocation_fails_open, setting="REVOCATION_UNAVAILABLE"):
                 return True
-            # The cookie is kept (not deleted, never overwritten): the session comes back with the cache.
-            revocation.logger.error("Session read as empty: its revocation cannot be checked: %s.", error)
-            self._session_id = None
-            self._unchecked = True
+            # The cookie is kept (never overwritten): the session comes back with the cache; a flush still ends it.
+            self._state.unchecked = True  # type: ignore[union-attr]  # load() has just set it
             return False
         if revoked:
             revocation.logger.info("Session cookie refused: the session was ended (logout, log out everywhere).")
             self._session_key = None  # the middleware then deletes the cookie
-            self._session_id = None
+            self._state = SessionState(revocation.new_session_id(), False)
             return False
         return True
 
-    def _remember_client_session(self, session_id: bytes | None) -> None:
-        self._client_session_read = True
-        self._client_session = self._session_id = session_id
-
-    def _read_client_session(self) -> bytes | None:
-        """The id of the session in the client's cookie, verifying it if load() has not."""
-        if not self._client_session_read:
-            self._client_session_read = True
-            token = self._session_key
+    def _revocation(self) -> SessionState:
+        """The session as revocation sees it: as load() read it, else from the client's cookie (verified only)."""
+        state = self._state
+        if state is None:
+            token, session_id = self._session_key, None
             if token:
                 config = session_config()
-                try:
-                    client = _client(config, self._verify(config, token), token)
-                except BadSignature:
-                    return None
-                if client.session_id is not None:
-                    self._client_session = self._session_id = client.session_id
-        return self._client_session
+                with contextlib.suppress(BadSignature):  # no valid cookie: no session to end
+                    session_id = _client(config, self._verify(config, token), token).session_id
+            came = session_id is not None
+            state = self._state = SessionState(session_id or revocation.new_session_id(), came)
+        return state
 
     def keep_through_log_out(self, user_id: str, generation: str) -> None:
-        """Before ``log_out_everywhere(user)`` writes the user's new generation: keep this session through it.
-
-        Kept: this session if it is that user's (re-signed at the response with the new
-        generation and a new id), or an anonymous one (a login later in the request, as after a
-        password reset, gets the new generation). Another user's session is left alone. The
-        session is read (and checked) first, while the new generation does not exist yet.
-        """
-        if session_config().revocation_cache is None:
-            return
-        if not hasattr(self, "_session_cache"):
-            self._session_cache = self.load()
-        owner = self._session_cache.get(AUTH_USER_ID)
-        if owner is not None and str(owner) != user_id:
-            return
-        self._kept_session_id = revocation.new_session_id()
-        self._generation_user, self._generation = user_id, generation
+        """``log_out_everywhere(user)`` keeps this session (``revocation.current_session_fate``, which read and
+        checked it while the new generation did not exist yet): its next token gets a new id and ``generation``."""
+        owner = self._session.get(AUTH_USER_ID)
+        self._revocation().keep(user_id, generation)
         if owner is not None:
-            self.modified = True
+            self.modified = True  # re-signed at the response with the new generation
 
-    def _generation_for(self, config: SessionConfig, user: object) -> str:
-        """The generation to sign into a session of ``user``: as read, unless it logged in during the request.
-
-        If the cache cannot say, none: the session is then refused once its user has a
-        generation, never kept wrongly.
-        """
-        if self._generation_user != str(user):
-            self._generation_user, self._generation = str(user), ""
-            try:
-                cache = revocation.get_cache(config.revocation_cache)  # type: ignore[arg-type]
-                self._generation = revocation.user_generation(cache, user, config.revocation_key_prefix)
-            except StoreUnavailable as error:
-                revocation.logger.error("Session's generation could not be read, none is signed: %s.", error)
-        return self._generation
+    def _generation_for(self, config: SessionConfig, state: SessionState, user: object) -> str:
+        """``SessionState.generation_to_sign``, reading the generation from the revocation cache."""
+        alias, prefix = config.revocation_cache or "", config.revocation_key_prefix
+        return state.generation_to_sign(
+            user, lambda user: revocation.user_generation(revocation.get_cache(alias), user, prefix)
+        )
 
     def revoke(self, *, raise_errors: bool = True) -> None:
         """End the session of the client's cookie on every server (with revocation on); the next one gets a new id.
@@ -297,9 +256,9 @@ class SessionStore(SessionBase):
         config = session_config()
         if config.revocation_cache is None:
             return
-        client_session = self._read_client_session()
-        self._client_session = None
-        self._session_id = None
+        state = self._revocation()
+        client_session = state.client_session()
+        state.ended()
         if client_session is None:
             return
         try:
@@ -339,7 +298,8 @@ class SessionStore(SessionBase):
         self.oversized = False
         self.unsaved = False
         expires_in = self._expires_in()  # reads the session: loads (and checks) it if nothing has
-        if self._unchecked:
+        state = self._state
+        if state is not None and state.unchecked:
             revocation.logger.warning(
                 "Session not saved: it was read as empty because the revocation cache was down; the cookie is kept."
             )
@@ -358,15 +318,11 @@ class SessionStore(SessionBase):
             if config.revocation_cache is None:
                 token = config.writer.dumps(data, expires_in=expires_in)
             else:
-                if self._kept_session_id is not None:  # "log out everywhere" in this request keeps this session
-                    self._session_id = self._kept_session_id
-                elif self._session_id is None:
-                    self._read_client_session()
-                    self._session_id = self._session_id or revocation.new_session_id()
+                state = self._revocation()
                 user = data.get(AUTH_USER_ID)
-                if user is not None and (generation := self._generation_for(config, user)):
+                if user is not None and (generation := self._generation_for(config, state, user)):
                     data = {**data, GENERATION_KEY: generation}
-                token = config.writer.dumps(data, expires_in=expires_in, session_id=self._session_id)
+                token = config.writer.dumps(data, expires_in=expires_in, session_id=state.session_id)
         except NotJSON as error:  # a datetime, a UUID...: name the setting that stores it as itself
             error.name_option(f"{SETTING}['SESSIONS']['TYPED'] = True")
             raise
@@ -411,11 +367,9 @@ class SessionStore(SessionBase):
         """Django's, with the same caps as ``get_expiry_age``: when the server refuses the session if saved now."""
         modification = kwargs.get("modification") or now_datetime(settings.USE_TZ)  # Django's timezone.now()
         end = self._end(**{**kwargs, "modification": modification})
-        expiry = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
-        if isinstance(expiry, str):
-            expiry = datetime.fromisoformat(expiry)
-        if isinstance(expiry, datetime) and end.at == expiry.timestamp():
-            return expiry  # a set_expiry() date that no timeout cuts short: as given, as Django returns it
+        expiry = stored_expiry(kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry"))
+        if expiry.date is not None and end.at == expiry.at:
+            return expiry.date  # a set_expiry() date that no timeout cuts short: as given, as Django returns it
         return modification + timedelta(seconds=(end.at or 0) - modification.timestamp())
 
     def get_expire_at_browser_close(self, **kwargs: Any) -> bool:
@@ -440,21 +394,13 @@ class SessionStore(SessionBase):
         config = session_config()
         modification = kwargs.get("modification")
         now: float | None = None if modification is None else modification.timestamp()  # None: the core's clock
-        expiry = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
-        if isinstance(expiry, str):
-            expiry = datetime.fromisoformat(expiry)
-        seconds: float | None = None
-        at: float | None = None
-        if isinstance(expiry, datetime):
-            at = expiry.timestamp()  # a naive one is local time, as timezone.now() is with USE_TZ = False
-        else:
-            seconds = expiry  # None: SESSION_COOKIE_AGE; 0: a browser-close cookie
+        expiry = stored_expiry(kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry"))
         return session_end(
             now,
             default_age=self.get_session_cookie_age(),
             browser_session_default=settings.SESSION_EXPIRE_AT_BROWSER_CLOSE,
-            expiry=seconds,
-            expiry_at=at,
+            expiry=expiry.seconds,  # None: SESSION_COOKIE_AGE; 0: a browser-close cookie
+            expiry_at=expiry.at,  # a naive date is local time, as timezone.now() is with USE_TZ = False
             idle_timeout=config.idle_timeout,
             absolute_timeout=config.absolute_timeout,
             started=self._started_at,
@@ -462,15 +408,11 @@ class SessionStore(SessionBase):
 
     def _expires_in(self) -> float | None:
         """Seconds left by set_expiry() (<= 0 once past); None for the global policy and browser-close."""
-        expiry = self._session.get("_session_expiry")
-        if not expiry:  # None: SESSION_COOKIE_AGE; 0: browser close, server-side SESSION_COOKIE_AGE
+        left = stored_expiry(self._session.get("_session_expiry")).left()
+        if left is None:  # SESSION_COOKIE_AGE; 0: browser close, server-side SESSION_COOKIE_AGE
             return None
-        if isinstance(expiry, str):
-            expiry = datetime.fromisoformat(expiry)
-        if isinstance(expiry, datetime):
-            expiry = (expiry - now_datetime(settings.USE_TZ)).total_seconds()  # as Django's, with timezone.now()
-        check_expiry(expiry)  # set directly as session["_session_expiry"], not through set_expiry()
-        return float(expiry)
+        check_expiry(left)  # set directly as session["_session_expiry"], not through set_expiry()
+        return float(left)
 
     def _too_large(self, problem: str, *, limit: bool = True) -> None:
         """SessionTooLarge, or (OVERSIZE "log") an error logged and the client's cookie left as it was.
@@ -509,10 +451,7 @@ class SessionStore(SessionBase):
         still deletes the cookie.
         """
         if session_config().revocation_cache is not None:
-            self._read_client_session()  # before the key is gone
-        self._kept_session_id = None
-        self._generation_user, self._generation = None, ""
-        self._unchecked = False
+            self._revocation().unchecked = False  # read before the key is gone; revoke() below ends it
         self._started_at = None
         self._session_key = ""
         self._session_cache = {}
@@ -533,7 +472,8 @@ class SessionStore(SessionBase):
         """
         data = self._session  # read (and checked) under the old id first: revoking it would empty the session
         self.revoke(raise_errors=False)
-        self._unchecked = False  # a new session (login): saved even if the old one could not be checked
+        if self._state is not None:
+            self._state.unchecked = False  # a new session (login): saved even if the old one could not be checked
         self._started_at = None  # ABSOLUTE_TIMEOUT counts from the login that cycles the key
         self._session_cache = data
         self.save()
