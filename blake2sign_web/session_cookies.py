@@ -45,6 +45,31 @@ class OversizePolicy(NamedTuple):
         self.logger.error("%s %s", message, self.kept)
 
 
+def token_cookies(
+    oversize: OversizePolicy, token: str, *, attributes_length: int, max_chunks: int, max_chunks_name: str
+) -> list[tuple[str, str]] | None:
+    """The cookies ``(name, value)`` that carry ``token``: one, or with ``max_chunks`` as many chunks as it needs.
+
+    ``attributes_length``: what follows each value ("; " and the attributes). None: too large for them, refused
+    by ``oversize`` (its exception raised, or an error logged: the client keeps its previous cookie);
+    ``max_chunks_name`` names the chunk setting in the user's framework.
+    """
+    name = oversize.cookie_name
+    if max_chunks:
+        try:
+            return split_token(
+                name, token, attributes_length=attributes_length, limit=oversize.limit, max_chunks=max_chunks
+            )
+        except TooManyChunks as error:
+            oversize.refuse(error.problem(max_chunks_name), limit=False)
+            return None
+    size = len(name) + 1 + len(token) + attributes_length  # name=value and its attributes
+    if size > oversize.limit:
+        oversize.refuse(f"would take {size} bytes")
+        return None
+    return [(name, token)]
+
+
 def parse_cookie_header(header: str) -> dict[str, str]:
     """A Cookie header's cookies, as Starlette's ``cookie_parser`` and Django's ``parse_cookie`` read it (the same
     algorithm: browsers disregard RFC 6265 often enough that ``SimpleCookie.load`` would drop real cookies)."""

@@ -44,14 +44,13 @@ from django.core.signals import request_finished
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
-from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
 from ..expiry import SessionEnd, now_datetime, session_end, stored_expiry
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable
-from ..session_cookies import OversizePolicy
+from ..session_cookies import OversizePolicy, token_cookies
 from ..session_revocation import SessionState, store_down_accepted
 from ..session_token import BAD, NOT_A_SESSION, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
@@ -327,25 +326,21 @@ class SessionStore(SessionBase):
             error.name_option(f"{SETTING}['SESSIONS']['TYPED'] = True")
             raise
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
-            self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
+            _oversize(config).refuse(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
+            self._keep_client_cookie(config)
+            return
+        cookies = token_cookies(
+            _oversize(config),
+            token,
+            attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
+            max_chunks=config.max_chunks,
+            max_chunks_name=MAX_CHUNKS_SETTING,
+        )
+        if cookies is None:
+            self._keep_client_cookie(config)
             return
         if config.max_chunks:
-            try:
-                self.chunks = split_token(
-                    config.cookie_name,
-                    token,
-                    attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
-                    limit=config.cookie_size_limit,
-                    max_chunks=config.max_chunks,
-                )
-            except TooManyChunks as error:
-                self._too_large(error.problem(f"{SETTING}['SESSIONS']['MAX_CHUNKS']"), limit=False)
-                return
-        else:
-            size = len(config.cookie_name) + len(token) + config.cookie_overhead
-            if size > config.cookie_size_limit:
-                self._too_large(f"would take {size} bytes")
-                return
+            self.chunks = cookies
         self._session_key = token
         self.modified = True
 
@@ -414,21 +409,8 @@ class SessionStore(SessionBase):
         check_expiry(left)  # set directly as session["_session_expiry"], not through set_expiry()
         return float(left)
 
-    def _too_large(self, problem: str, *, limit: bool = True) -> None:
-        """SessionTooLarge, or (OVERSIZE "log") an error logged and the client's cookie left as it was.
-
-        ``limit``: add the cookie size limit to ``problem``, which does not name it.
-        """
-        config = session_config()
-        OversizePolicy(
-            config.cookie_name,
-            config.raise_on_oversize,
-            SessionTooLarge,
-            f", over the limit of {config.cookie_size_limit} bytes",
-            "store less in the session (keep large data server-side, keyed by the user).",
-            "The client keeps its previous session cookie.",
-            logger,
-        ).refuse(problem, limit=limit)
+    def _keep_client_cookie(self, config: SessionConfig) -> None:
+        """Too large, and logged (``"OVERSIZE": "log"``): no new cookie, the client's is left as it was."""
         self.oversized = True
         self.chunks = None
         if self._verified_cookie is not None:
@@ -503,6 +485,31 @@ def check_expiry(value: Any) -> None:
     _check_expiry(
         value, longest=longest, longest_name="SESSION_COOKIE_AGE", default="set_expiry(None) for SESSION_COOKIE_AGE."
     )
+
+
+#: How a message names the chunk limit.
+MAX_CHUNKS_SETTING: Final = f"{SETTING}['SESSIONS']['MAX_CHUNKS']"
+#: The size policy of the configuration last used (settings changes make a new one).
+_last_oversize: tuple[SessionConfig, OversizePolicy] | None = None
+
+
+def _oversize(config: SessionConfig) -> OversizePolicy:
+    """The core's size policy for ``config``: SessionTooLarge, or (``"OVERSIZE": "log"``) an error logged."""
+    global _last_oversize
+    if _last_oversize is not None and _last_oversize[0] is config:
+        return _last_oversize[1]
+    policy = OversizePolicy(
+        config.cookie_name,
+        config.raise_on_oversize,
+        SessionTooLarge,
+        f", over the limit of {config.cookie_size_limit} bytes",
+        "store less in the session (keep large data server-side, keyed by the user).",
+        "The client keeps its previous session cookie.",
+        logger,
+        config.cookie_size_limit,
+    )
+    _last_oversize = (config, policy)
+    return policy
 
 
 #: The reader of the configuration last used, built once per configuration (settings changes make a new one).
