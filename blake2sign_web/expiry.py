@@ -160,27 +160,30 @@ class StoredExpiry(NamedTuple):
     seconds: float | None
     #: A fixed end (``set_expiry()`` of a datetime or timedelta); naive: local time (``USE_TZ = False``).
     date: datetime | None
-
-    @property
-    def at(self) -> float | None:
-        """The fixed end as a Unix time (``session_end``'s ``expiry_at``); None without one."""
-        return None if self.date is None else self.date.timestamp()
+    #: ``date`` as a Unix time (``session_end``'s ``expiry_at``); None without one.
+    at: float | None
 
     def left(self) -> float | None:
         """Seconds left from now (<= 0 once past) for a token's own expiry; None: the default age or browser-close
         (the token then has no expiry of its own)."""
-        if self.date is not None:
-            return seconds_until(self.date.timestamp())
+        if self.at is not None:
+            return seconds_until(self.at)
         return self.seconds or None
+
+
+#: No expiry of its own: the default age (the usual case, read on every write).
+NO_EXPIRY: Final = StoredExpiry(None, None, None)
 
 
 def stored_expiry(value: Any) -> StoredExpiry:
     """``session["_session_expiry"]`` read: None, seconds, a datetime, or the ISO text Django's JSON keeps it as."""
+    if value is None:
+        return NO_EXPIRY
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     if isinstance(value, datetime):
-        return StoredExpiry(None, value)
-    return StoredExpiry(value, None)
+        return StoredExpiry(None, value, value.timestamp())
+    return StoredExpiry(value, None, None)
 
 
 def ends_at(value: timedelta | float) -> float:

@@ -235,12 +235,8 @@ class SessionCookie:
 EXPIRED_DATE: Final = "Thu, 01 Jan 1970 00:00:00 GMT"
 
 
-class MorselCookie(NamedTuple):
-    """One cookie a response sets or deletes: its name, value and Morsel items (``http.cookies`` keys)."""
-
-    name: str
-    value: str
-    attributes: dict[str, Any]
+#: One cookie a response sets or deletes: its name, value and Morsel items (``http.cookies`` keys).
+MorselCookie = tuple[str, str, dict[str, Any]]
 
 
 class SessionMorsels:
@@ -303,7 +299,7 @@ class SessionMorsels:
         attributes = self._deleted
         if self._secure_deletion or name.startswith(("__Secure-", "__Host-")):
             attributes = {**attributes, "secure": True}
-        return MorselCookie(name, "", attributes)
+        return (name, "", attributes)
 
     def writes(
         self, cookies: Sequence[tuple[str, str]], sent: Mapping[str, str], max_age: int | None, *, chunked: bool
@@ -311,7 +307,9 @@ class SessionMorsels:
         """The cookies that carry the session's token (``cookies``: ``(name, value)``, its chunks when ``chunked``)
         and those deleting what the client sent that no longer belongs to it (``sent``: the request's cookies)."""
         attributes = self.lifetime(max_age)
-        written = [MorselCookie(name, value, attributes) for name, value in cookies]
+        written: list[MorselCookie] = []
+        for name, value in cookies:  # a loop, not a comprehension: on every write, usually of one cookie
+            written.append((name, value, attributes))
         if chunked:
             written += map(self.deleted, stale_chunks(self.name, len(cookies), sent))
         elif not self.max_chunks:

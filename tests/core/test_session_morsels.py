@@ -24,8 +24,9 @@ def morsels(**options: object) -> SessionMorsels:
 def output(cookie: MorselCookie) -> str:
     jar: SimpleCookie = SimpleCookie()
     morsel: Morsel[str] = Morsel()
-    morsel.set(cookie.name, *jar.value_encode(cookie.value))
-    dict.update(morsel, cookie.attributes)
+    name, value, attributes = cookie
+    morsel.set(name, *jar.value_encode(value))
+    dict.update(morsel, attributes)
     return morsel.OutputString()
 
 
@@ -42,27 +43,27 @@ def test_a_deletion_is_written_as_djangos_delete_cookie_writes_it() -> None:
     deletion = 'sessionid=""; expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Path=/; SameSite=Lax'
     assert [output(cookie) for cookie in morsels().deletions({})] == [deletion]
     (none,) = morsels(samesite="None").deletions({})
-    assert none.attributes["secure"] is True  # browsers refuse SameSite=None without Secure
+    assert none[2]["secure"] is True  # browsers refuse SameSite=None without Secure
     (partitioned,) = morsels(partitioned=True).deletions({})
-    assert partitioned.attributes["secure"] is True  # and a Partitioned cookie without Secure
-    assert morsels().deleted("__Host-sessionid").attributes["secure"] is True
+    assert partitioned[2]["secure"] is True  # and a Partitioned cookie without Secure
+    assert morsels().deleted("__Host-sessionid")[2]["secure"] is True
 
 
 def test_chunks_past_those_written_are_deleted_and_so_are_leftovers_once_chunking_is_off() -> None:
     sent = {"sessionid": "x", "sessionid.1": "y", "sessionid.2": "z"}
     chunked = morsels(max_chunks=3).writes([("sessionid", "a"), ("sessionid.1", "b")], sent, 60, chunked=True)
-    assert [(cookie.name, cookie.value) for cookie in chunked] == [
+    assert [(name, value) for name, value, _ in chunked] == [
         ("sessionid", "a"),
         ("sessionid.1", "b"),
         ("sessionid.2", ""),
     ]
-    assert [cookie.name for cookie in morsels(max_chunks=3).deletions(sent)] == [
+    assert [name for name, _, _ in morsels(max_chunks=3).deletions(sent)] == [
         "sessionid",
         "sessionid.1",
         "sessionid.2",
     ]
     leftover = {"sessionid": ".3.abc", "sessionid.1": "y", "sessionid.2": "z"}
-    assert [cookie.name for cookie in morsels().writes([("sessionid", "t")], leftover, 60, chunked=False)] == [
+    assert [name for name, _, _ in morsels().writes([("sessionid", "t")], leftover, 60, chunked=False)] == [
         "sessionid",
         "sessionid.1",
         "sessionid.2",

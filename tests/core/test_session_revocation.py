@@ -65,11 +65,11 @@ def test_the_client_session_is_ended_even_after_log_out_everywhere_kept_it() -> 
 
 def test_a_stored_expiry_is_read_in_one_place() -> None:
     moment = datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-    assert stored_expiry(None) == (None, None)
+    assert stored_expiry(None) == (None, None, None)
     assert stored_expiry(0).left() is None  # browser close: the token has no expiry of its own
-    assert stored_expiry(300) == (300, None)
+    assert stored_expiry(300) == (300, None, None)
     assert stored_expiry(300).left() == 300
-    assert stored_expiry(moment.isoformat()) == (None, moment)  # as Django's JSON keeps it
+    assert stored_expiry(moment.isoformat()) == (None, moment, moment.timestamp())  # as Django's JSON keeps it
     assert stored_expiry(moment).at == moment.timestamp()
     left = stored_expiry(datetime.now(timezone.utc) + timedelta(seconds=60)).left()
     assert left is not None
