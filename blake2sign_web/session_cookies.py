@@ -288,12 +288,6 @@ class SessionMorsels:
         self._deleted = deleted
         self._secure_deletion = partitioned or (isinstance(samesite, str) and samesite.lower() == "none")
 
-    def lifetime(self, max_age: int | None) -> dict[str, Any]:
-        """The Morsel items of a cookie with this Max-Age (None: a browser-session cookie, no Max-Age nor expires)."""
-        if max_age is None:
-            return {"expires": "", "max-age": "", **self.attributes}
-        return {"expires": expires_for(max_age), "max-age": max_age, **self.attributes}
-
     def deleted(self, name: str) -> MorselCookie:
         """The cookie that deletes ``name`` (the session's or a chunk)."""
         attributes = self._deleted
@@ -306,7 +300,10 @@ class SessionMorsels:
     ) -> list[MorselCookie]:
         """The cookies that carry the session's token (``cookies``: ``(name, value)``, its chunks when ``chunked``)
         and those deleting what the client sent that no longer belongs to it (``sent``: the request's cookies)."""
-        attributes = self.lifetime(max_age)
+        if max_age is None:  # a browser-session cookie: no Max-Age nor expires
+            attributes = {"expires": "", "max-age": "", **self.attributes}
+        else:
+            attributes = {"expires": expires_for(max_age), "max-age": max_age, **self.attributes}
         written: list[MorselCookie] = []
         for name, value in cookies:  # a loop, not a comprehension: on every write, usually of one cookie
             written.append((name, value, attributes))

@@ -242,7 +242,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                 if not getattr(session, "oversized", False) and not getattr(session, "unsaved", False):
                     chunks = getattr(session, "chunks", None) if cookie.max_chunks else None
                     max_age = None if session.get_expire_at_browser_close() else int(session.get_expiry_age())
-                    written = chunks or ((cookie.name, cast(str, session.session_key)),)
+                    written = chunks or ((cookie.name, session.session_key or ""),)
                     writes = cookie.cookies.writes(written, request.COOKIES, max_age, chunked=chunks is not None)
                     _put(response, cookie.cookies, writes)
                 need_vary_cookie = True

@@ -47,7 +47,7 @@ from django.utils.module_loading import import_string
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
-from ..expiry import SessionEnd, now_datetime, session_end, stored_expiry
+from ..expiry import NO_EXPIRY, SessionEnd, now_datetime, session_end, stored_expiry
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable
 from ..session_cookies import OversizePolicy, token_cookies
@@ -329,8 +329,9 @@ class SessionStore(SessionBase):
             _oversize(config).refuse(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
             self._keep_client_cookie(config)
             return
+        cached = _last_oversize  # inline: on every write
         cookies = token_cookies(
-            _oversize(config),
+            cached[1] if cached is not None and cached[0] is config else _oversize(config),
             token,
             attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
             max_chunks=config.max_chunks,
@@ -389,7 +390,8 @@ class SessionStore(SessionBase):
         config = session_config()
         modification = kwargs.get("modification")
         now: float | None = None if modification is None else modification.timestamp()  # None: the core's clock
-        expiry = stored_expiry(kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry"))
+        value = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
+        expiry = NO_EXPIRY if value is None else stored_expiry(value)  # the usual None without a call
         return session_end(
             now,
             default_age=self.get_session_cookie_age(),
@@ -403,7 +405,8 @@ class SessionStore(SessionBase):
 
     def _expires_in(self) -> float | None:
         """Seconds left by set_expiry() (<= 0 once past); None for the global policy and browser-close."""
-        left = stored_expiry(self._session.get("_session_expiry")).left()
+        value = self._session.get("_session_expiry")
+        left = None if value is None else stored_expiry(value).left()
         if left is None:  # SESSION_COOKIE_AGE; 0: browser close, server-side SESSION_COOKIE_AGE
             return None
         check_expiry(left)  # set directly as session["_session_expiry"], not through set_expiry()
