@@ -1,28 +1,11 @@
 """Signed-cookie sessions on keyed BLAKE: ``SESSION_ENGINE = "blake2sign_web.django.sessions"``.
 
-Like Django's ``signed_cookies`` backend, the session key *is* the data: a signed,
-dated token of the session's JSON, kept by the browser. Unlike it:
-
-- one signer per process and configuration (Django's builds one per call);
-- a per-session expiry (``set_expiry``) is signed into the token and enforced here
-  (Django's ignores it, ticket #19201); sessions without one last
-  ``SESSION_COOKIE_AGE`` seconds from their last save;
-- a session whose cookie the browser would drop is never sent silently: by default
-  ``SessionTooLarge`` is raised, or with ``"OVERSIZE": "log"`` an error is logged and
-  the client keeps its previous cookie;
-- with ``"ACCEPT_DJANGO_SIGNED_COOKIES": True``, cookies of Django's ``signed_cookies``
-  engine are accepted once and re-issued in this format;
-- with ``"REVOCATION_CACHE"`` (a CACHES alias, RedisCache), each token carries a random
-  session id: logout and flush end that session on every server, ``login()`` ends the
-  anonymous session it replaces, and ``log_out_everywhere(user)`` (also run when a
-  password changes) ends every other session of the user. Loading a session then costs
-  one cache round trip (see ``blake2sign_web.django.revocation``);
-- with ``"TYPED"``, ``"ENCRYPT"`` or ``"DECRYPT"``, the core's typed or encrypted tokens (a token the
-  signer no longer writes, or verified by a fallback key, is re-issued on the response that reads it);
-- with ``"IDLE_TIMEOUT"`` and ``"ABSOLUTE_TIMEOUT"``, a session not read for that long, or begun (at
-  login) that long ago, reads as empty; reads re-issue the cookie at most once per quarter of the idle
-  timeout;
-- with ``"CHUNKED"`` (and this project's middleware), a session over one cookie is split into several.
+Like Django's ``signed_cookies`` backend, the session key *is* the data: a signed, dated token of the
+session's JSON, kept by the browser. This module only translates Django's ``SessionBase`` contract into
+calls of the core, which owns the rules (docs/django.md describes each feature, docs/architecture.md
+where its rule lives): reading a token (``session_token``), lifetimes (``expiry``, ``timeouts``), the
+cookie's size and chunks (``session_cookies``) and revocation (``session_revocation``, with the cache's
+I/O in ``blake2sign_web.django.revocation``).
 
 Importing this module builds the configuration, so a bad one raises
 ImproperlyConfigured when the session middleware loads the engine, at start-up.
@@ -34,7 +17,7 @@ import contextlib
 import logging
 import weakref
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -52,7 +35,7 @@ from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable
 from ..session_cookies import OversizePolicy, token_cookies
 from ..session_revocation import SessionState, store_down_accepted
-from ..session_token import BAD, NOT_A_SESSION, ReadToken, SessionTokenReader, presented
+from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from ..timeouts import session_start
@@ -74,16 +57,6 @@ AUTH_USER_ID: Final = "_auth_user_id"
 #: setting on, taken out by load() (so never seen by the application). A cookie without it began when it
 #: was signed.
 STARTED: Final = "_b2sw_started"
-
-
-class _ClientCookie(NamedTuple):
-    """What revocation checks of a verified session cookie: its data, when it was signed, its session id, and
-    the generation it was signed with (None: a cookie of Django's signed_cookies engine carries none)."""
-
-    value: dict[str, Any]
-    issued_at: int
-    session_id: bytes
-    generation: str | None
 
 
 class SessionTooLarge(ValueError):
@@ -156,10 +129,11 @@ class SessionStore(SessionBase):
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
-            client = _client(config, read, token)
-            user = client.value.get(AUTH_USER_ID)
+            data = read.data or {}
+            client = presented(read.token, read.migrated_at, token, data)  # takes the generation out of the data
+            user = data.get(AUTH_USER_ID)
             self._state = SessionState(client.session_id, True, user, client.generation or "")
-            if not self._still_valid(config, config.revocation_cache, client):
+            if not self._still_valid(config, config.revocation_cache, client, user):
                 return {}
         self._started_at = read.started
         if read.token is None:
@@ -192,11 +166,10 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie) -> bool:
+    def _still_valid(self, config: SessionConfig, alias: str, client: Presented, user_id: object) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
             cache = revocation.get_cache(alias)
-            user_id = client.value.get(AUTH_USER_ID)
             revoked = revocation.is_session_revoked(
                 cache,
                 client.session_id,
@@ -227,7 +200,8 @@ class SessionStore(SessionBase):
             if token:
                 config = session_config()
                 with contextlib.suppress(BadSignature):  # no valid cookie: no session to end
-                    session_id = _client(config, self._verify(config, token), token).session_id
+                    read = self._verify(config, token)
+                    session_id = presented(read.token, read.migrated_at, token, read.data or {}).session_id
             came = session_id is not None
             state = self._state = SessionState(session_id or revocation.new_session_id(), came)
         return state
@@ -560,13 +534,6 @@ def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
     except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
         issued_at = 0  # no usable date: older than any cut-off, so refused by one
     return value, issued_at
-
-
-def _client(config: SessionConfig, read: ReadToken, token: str) -> _ClientCookie:
-    """What revocation needs of a verified cookie (``session_token.presented``), with its data."""
-    data: dict[str, Any] = read.data or {}
-    session_id, issued_at, generation = presented(read.token, read.migrated_at, token, data)
-    return _ClientCookie(data, issued_at, session_id, generation)
 
 
 def _django_shape(token: str) -> bool:
