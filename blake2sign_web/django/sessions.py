@@ -154,8 +154,8 @@ class SessionStore(SessionBase):
         dated by its own signed timestamp. With revocation on, a cookie without a session id
         (Django's, or one of ours signed before revocation was on) gets one derived from it.
         """
-        cached = _last_reader
-        reader = cached[1] if cached is not None and cached[0] is config else _reader(config)
+        cached = _last_built
+        reader = (cached if cached is not None and cached[0] is config else _built(config))[1]
         read = reader.read(token, default_age=self.get_session_cookie_age())
         if read.data is None:
             raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
@@ -300,12 +300,12 @@ class SessionStore(SessionBase):
             error.name_option(f"{SETTING}['SESSIONS']['TYPED'] = True")
             raise
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
-            _oversize(config).refuse(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
+            _built(config)[2].refuse(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
             self._keep_client_cookie(config)
             return
-        cached = _last_oversize  # inline: on every write
+        cached = _last_built  # inline: on every write
         cookies = token_cookies(
-            cached[1] if cached is not None and cached[0] is config else _oversize(config),
+            (cached if cached is not None and cached[0] is config else _built(config))[2],
             token,
             attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
             max_chunks=config.max_chunks,
@@ -466,40 +466,19 @@ def check_expiry(value: Any) -> None:
 
 #: How a message names the chunk limit.
 MAX_CHUNKS_SETTING: Final = f"{SETTING}['SESSIONS']['MAX_CHUNKS']"
-#: The size policy of the configuration last used (settings changes make a new one).
-_last_oversize: tuple[SessionConfig, OversizePolicy] | None = None
-
-
-def _oversize(config: SessionConfig) -> OversizePolicy:
-    """The core's size policy for ``config``: SessionTooLarge, or (``"OVERSIZE": "log"``) an error logged."""
-    global _last_oversize
-    if _last_oversize is not None and _last_oversize[0] is config:
-        return _last_oversize[1]
-    policy = OversizePolicy(
-        config.cookie_name,
-        config.raise_on_oversize,
-        SessionTooLarge,
-        f", over the limit of {config.cookie_size_limit} bytes",
-        "store less in the session (keep large data server-side, keyed by the user).",
-        "The client keeps its previous session cookie.",
-        logger,
-        config.cookie_size_limit,
-    )
-    _last_oversize = (config, policy)
-    return policy
-
-
-#: The reader of the configuration last used, built once per configuration (settings changes make a new one).
-_last_reader: tuple[SessionConfig, SessionTokenReader] | None = None
+#: The core's token reader and size policy for the configuration last used, built once per configuration
+#: (settings changes make new ones).
+_last_built: tuple[SessionConfig, SessionTokenReader, OversizePolicy] | None = None
 #: Why a cookie read as none of ours (no BadSignature of its own).
 _REFUSALS: Final = {NOT_A_SESSION: "session is not a JSON object", BAD: "not a session cookie of Django's engine"}
 
 
-def _reader(config: SessionConfig) -> SessionTokenReader:
-    """The core's reader for ``config``: Django's layout (the start a key of the data), names and incumbent."""
-    global _last_reader
-    if _last_reader is not None and _last_reader[0] is config:
-        return _last_reader[1]
+def _built(config: SessionConfig) -> tuple[SessionConfig, SessionTokenReader, OversizePolicy]:
+    """The core's reader for ``config`` (Django's layout: the start a key of the data; its names and incumbent),
+    and its size policy (SessionTooLarge, or with ``"OVERSIZE": "log"`` an error logged)."""
+    global _last_built
+    if _last_built is not None and _last_built[0] is config:
+        return _last_built
     reader = SessionTokenReader(
         config.signer,
         None,  # SESSION_COOKIE_AGE bounds only a token without an expiry of its own: read(default_age=)
@@ -511,8 +490,18 @@ def _reader(config: SessionConfig) -> SessionTokenReader:
         started_key=STARTED,
         timeout_names=("IDLE_TIMEOUT", "ABSOLUTE_TIMEOUT"),
     )
-    _last_reader = (config, reader)
-    return reader
+    policy = OversizePolicy(
+        config.cookie_name,
+        config.raise_on_oversize,
+        SessionTooLarge,
+        f", over the limit of {config.cookie_size_limit} bytes",
+        "store less in the session (keep large data server-side, keyed by the user).",
+        "The client keeps its previous session cookie.",
+        logger,
+        config.cookie_size_limit,
+    )
+    _last_built = (config, reader, policy)
+    return _last_built
 
 
 def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
