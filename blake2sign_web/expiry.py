@@ -186,6 +186,16 @@ def stored_expiry(value: Any) -> StoredExpiry:
     return StoredExpiry(value, None, None)
 
 
+def expiry_date(end: SessionEnd, now: datetime, expiry: StoredExpiry) -> datetime:
+    """Django's ``get_expiry_date()``: when the session ``end``s, a date in ``now``'s kind (aware or naive).
+
+    A ``set_expiry()`` date that no timeout cuts short is returned as given, as Django returns it.
+    """
+    if expiry.date is not None and end.at == expiry.at:
+        return expiry.date
+    return now + timedelta(seconds=(end.at or 0) - now.timestamp())
+
+
 def ends_at(value: timedelta | float) -> float:
     """The Unix time a ``set_expiry()`` of seconds (or a timedelta) given now ends."""
     return time.time() + (value.total_seconds() if isinstance(value, timedelta) else value)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import weakref
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from asgiref.sync import sync_to_async
@@ -30,7 +30,7 @@ from django.utils.module_loading import import_string
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
-from ..expiry import NO_EXPIRY, SessionEnd, now_datetime, session_end, stored_expiry
+from ..expiry import NO_EXPIRY, SessionEnd, expiry_date, now_datetime, session_end, stored_expiry
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable
 from ..session_cookies import OversizePolicy, token_cookies
@@ -338,9 +338,7 @@ class SessionStore(SessionBase):
         modification = kwargs.get("modification") or now_datetime(settings.USE_TZ)  # Django's timezone.now()
         end = self._end(**{**kwargs, "modification": modification})
         expiry = stored_expiry(kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry"))
-        if expiry.date is not None and end.at == expiry.at:
-            return expiry.date  # a set_expiry() date that no timeout cuts short: as given, as Django returns it
-        return modification + timedelta(seconds=(end.at or 0) - modification.timestamp())
+        return expiry_date(end, modification, expiry)
 
     def get_expire_at_browser_close(self, **kwargs: Any) -> bool:
         """Django's: whether the cookie has no Max-Age (``set_expiry(0)``, or SESSION_EXPIRE_AT_BROWSER_CLOSE)."""
