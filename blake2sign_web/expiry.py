@@ -153,6 +153,49 @@ def written_end(
     return WrittenEnd(expires_in, start, end.max_age)
 
 
+class StoredExpiry(NamedTuple):
+    """A session's own expiry as Django keeps it (``session["_session_expiry"]``), read: ``stored_expiry``."""
+
+    #: Seconds after each write (0: a browser-session cookie); None: the default age, or a fixed end.
+    seconds: float | None
+    #: A fixed end (``set_expiry()`` of a datetime or timedelta); naive: local time (``USE_TZ = False``).
+    date: datetime | None
+    #: ``date`` as a Unix time (``session_end``'s ``expiry_at``); None without one.
+    at: float | None
+
+    def left(self) -> float | None:
+        """Seconds left from now (<= 0 once past) for a token's own expiry; None: the default age or browser-close
+        (the token then has no expiry of its own)."""
+        if self.at is not None:
+            return seconds_until(self.at)
+        return self.seconds or None
+
+
+#: No expiry of its own: the default age (the usual case, read on every write).
+NO_EXPIRY: Final = StoredExpiry(None, None, None)
+
+
+def stored_expiry(value: Any) -> StoredExpiry:
+    """``session["_session_expiry"]`` read: None, seconds, a datetime, or the ISO text Django's JSON keeps it as."""
+    if value is None:
+        return NO_EXPIRY
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if isinstance(value, datetime):
+        return StoredExpiry(None, value, value.timestamp())
+    return StoredExpiry(value, None, None)
+
+
+def expiry_date(end: SessionEnd, now: datetime, expiry: StoredExpiry) -> datetime:
+    """Django's ``get_expiry_date()``: when the session ``end``s, a date in ``now``'s kind (aware or naive).
+
+    A ``set_expiry()`` date that no timeout cuts short is returned as given, as Django returns it.
+    """
+    if expiry.date is not None and end.at == expiry.at:
+        return expiry.date
+    return now + timedelta(seconds=(end.at or 0) - now.timestamp())
+
+
 def ends_at(value: timedelta | float) -> float:
     """The Unix time a ``set_expiry()`` of seconds (or a timedelta) given now ends."""
     return time.time() + (value.total_seconds() if isinstance(value, timedelta) else value)

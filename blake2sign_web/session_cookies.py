@@ -9,11 +9,12 @@ The messages keep each framework's words (its setting names, its advice); the de
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from http.cookies import _unquote  # what Starlette's cookie_parser and Django's parse_cookie use
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
-from .chunks import TooManyChunks, join_chunks, split_token, stale_chunks
+from .chunks import TooManyChunks, join_chunks, leftover_chunks, split_token, stale_chunks
+from .cookies import expires_for
 
 #: Browsers keep cookies of up to 4096 bytes, counting name, value and attributes.
 BROWSER_COOKIE_LIMIT: Final = 4096
@@ -42,6 +43,31 @@ class OversizePolicy(NamedTuple):
         if self.raise_error:
             raise self.exception(message)
         self.logger.error("%s %s", message, self.kept)
+
+
+def token_cookies(
+    oversize: OversizePolicy, token: str, *, attributes_length: int, max_chunks: int, max_chunks_name: str
+) -> list[tuple[str, str]] | None:
+    """The cookies ``(name, value)`` that carry ``token``: one, or with ``max_chunks`` as many chunks as it needs.
+
+    ``attributes_length``: what follows each value ("; " and the attributes). None: too large for them, refused
+    by ``oversize`` (its exception raised, or an error logged: the client keeps its previous cookie);
+    ``max_chunks_name`` names the chunk setting in the user's framework.
+    """
+    name = oversize.cookie_name
+    if max_chunks:
+        try:
+            return split_token(
+                name, token, attributes_length=attributes_length, limit=oversize.limit, max_chunks=max_chunks
+            )
+        except TooManyChunks as error:
+            oversize.refuse(error.problem(max_chunks_name), limit=False)
+            return None
+    size = len(name) + 1 + len(token) + attributes_length  # name=value and its attributes
+    if size > oversize.limit:
+        oversize.refuse(f"would take {size} bytes")
+        return None
+    return [(name, token)]
 
 
 def parse_cookie_header(header: str) -> dict[str, str]:
@@ -232,3 +258,94 @@ def longest_token(cookie_size_limit: int, max_chunks: int) -> int:
     """Characters of the longest token a session's cookies carry together (``max_chunks`` 0: one cookie): a
     reader refuses anything longer before hashing it."""
     return cookie_size_limit * max(max_chunks, 1)
+
+
+# --- As ``http.cookies`` Morsels (Django) -------------------------------------------------------------------
+
+#: What a deleted cookie carries as ``expires`` (beside ``Max-Age=0``), as Django's ``delete_cookie`` writes it.
+EXPIRED_DATE: Final = "Thu, 01 Jan 1970 00:00:00 GMT"
+
+
+#: One cookie a response sets or deletes: its name, value and Morsel items (``http.cookies`` keys).
+MorselCookie = tuple[str, str, dict[str, Any]]
+
+
+class SessionMorsels:
+    """A session's cookies for a framework that writes ``http.cookies`` Morsels (Django's ``response.cookies``).
+
+    The rules are the ones ``SessionCookie`` writes for Starlette: the cookie (or its chunks, ``name.1``...) with
+    the session's Max-Age and ``expires`` and the configured attributes; the client's chunks past those written
+    deleted, or (chunking off) those of a set written while it was on; an emptied session's cookie deleted with
+    every chunk. Deletions are written as Django's ``delete_cookie`` writes them (``Max-Age=0``, a date long past,
+    ``Secure`` for a prefixed name or ``SameSite=None``), and ``Secure`` for a ``Partitioned`` cookie, which
+    browsers refuse otherwise. The adapter puts each ``MorselCookie`` on the response, ``partitioned`` ones
+    with the ``Partitioned`` attribute.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        path: str,
+        domain: str | None,
+        secure: bool,
+        httponly: bool,
+        samesite: str | bool | None,
+        partitioned: bool,
+        max_chunks: int,
+    ) -> None:
+        self.name = name
+        #: 0: one cookie; else a session may take up to this many.
+        self.max_chunks = max_chunks
+        self.partitioned = partitioned
+        attributes: dict[str, Any] = {}
+        if path:
+            attributes["path"] = path
+        if domain:
+            attributes["domain"] = domain
+        if secure:
+            attributes["secure"] = True
+        if httponly:
+            attributes["httponly"] = True
+        if samesite:
+            attributes["samesite"] = samesite
+        #: The attributes after the value's lifetime, the same on every cookie of the session.
+        self.attributes = attributes
+        deleted: dict[str, Any] = {"expires": EXPIRED_DATE, "max-age": 0, "path": path}
+        if domain is not None:
+            deleted["domain"] = domain
+        if samesite:
+            deleted["samesite"] = samesite
+        self._deleted = deleted
+        self._secure_deletion = partitioned or (isinstance(samesite, str) and samesite.lower() == "none")
+
+    def deleted(self, name: str) -> MorselCookie:
+        """The cookie that deletes ``name`` (the session's or a chunk)."""
+        attributes = self._deleted
+        if self._secure_deletion or name.startswith(("__Secure-", "__Host-")):
+            attributes = {**attributes, "secure": True}
+        return (name, "", attributes)
+
+    def writes(
+        self, cookies: Sequence[tuple[str, str]], sent: Mapping[str, str], max_age: int | None, *, chunked: bool
+    ) -> list[MorselCookie]:
+        """The cookies that carry the session's token (``cookies``: ``(name, value)``, its chunks when ``chunked``)
+        and those deleting what the client sent that no longer belongs to it (``sent``: the request's cookies)."""
+        if max_age is None:  # a browser-session cookie: no Max-Age nor expires
+            attributes = {"expires": "", "max-age": "", **self.attributes}
+        else:
+            attributes = {"expires": expires_for(max_age), "max-age": max_age, **self.attributes}
+        written: list[MorselCookie] = []
+        for name, value in cookies:  # a loop, not a comprehension: on every write, usually of one cookie
+            written.append((name, value, attributes))
+        if chunked:
+            written += map(self.deleted, stale_chunks(self.name, len(cookies), sent))
+        elif not self.max_chunks:
+            written += map(self.deleted, leftover_chunks(self.name, sent.get(self.name)))
+        return written
+
+    def deletions(self, sent: Mapping[str, str]) -> list[MorselCookie]:
+        """The cookies that delete an emptied session: its cookie and its chunks (``sent``: the request's cookies)."""
+        name = self.name
+        stale = stale_chunks(name, 0, sent) if self.max_chunks else leftover_chunks(name, sent.get(name))
+        return [self.deleted(self.name), *map(self.deleted, stale)]

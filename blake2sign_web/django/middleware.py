@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass
 from http.cookies import Morsel
-from typing import Any, Final, Literal, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from asgiref.sync import iscoroutinefunction
 from django.conf import settings
@@ -41,8 +41,9 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 
-from ..chunks import IncompleteChunks, join_chunks, leftover_chunks, stale_chunks
+from ..chunks import IncompleteChunks, join_chunks
 from ..cookies import expires_for as expires_for  # its home was here: still importable
+from ..session_cookies import MorselCookie, SessionMorsels
 from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
@@ -55,31 +56,14 @@ class CookieSettings:
     """The SESSION_* settings a response needs, read once per settings change."""
 
     name: str
-    path: str
-    domain: str | None
-    samesite: Literal["Lax", "Strict", "None", False] | None
-    #: "; Path=/; SameSite=Lax; Secure; HttpOnly" and so on, in Morsel's order and spelling.
-    attributes: dict[str, Any]
+    #: The session's cookies as Morsels (the core's rules: attributes, chunks, deletion).
+    cookies: SessionMorsels
     save_every_request: bool
     #: ``BLAKE2SIGN_WEB["SESSIONS"]["SERVER_TIMING"]``: time the engine's load and save into a header.
     server_timing: bool
     #: ``MAX_CHUNKS`` when ``CHUNKED`` is on (this project's engine only): cookies ``name``, ``name.1``...
     #: make one session. 0: one cookie.
     max_chunks: int = 0
-    #: ``SESSION_COOKIE_PARTITIONED``: the cookie, its chunks and their deletions carry ``Partitioned`` (CHIPS).
-    partitioned: bool = False
-
-    def morsel(self) -> Morsel[str]:
-        """An empty Morsel for one of the session's cookies, partitioned when so configured."""
-        return PartitionedMorsel() if self.partitioned else Morsel()
-
-    def delete(self, response: HttpResponseBase, name: str) -> None:
-        """Django's ``delete_cookie`` for one of the session's cookies; partitioned (and so Secure) if it is."""
-        response.delete_cookie(name, path=self.path, domain=self.domain, samesite=self.samesite)
-        if self.partitioned:
-            deleted = response.cookies[name]
-            deleted.__class__ = PartitionedMorsel
-            deleted["secure"] = True  # browsers refuse a Partitioned cookie that is not Secure
 
 
 class PartitionedMorsel(Morsel[str]):
@@ -97,30 +81,27 @@ def cookie_settings() -> CookieSettings:
     global _cookie_settings
     current = _cookie_settings
     if current is None:
-        attributes: dict[str, Any] = {}
-        if settings.SESSION_COOKIE_PATH:
-            attributes["path"] = settings.SESSION_COOKIE_PATH
-        if settings.SESSION_COOKIE_DOMAIN:
-            attributes["domain"] = settings.SESSION_COOKIE_DOMAIN
-        if settings.SESSION_COOKIE_SECURE:
-            attributes["secure"] = True
-        if settings.SESSION_COOKIE_HTTPONLY:
-            attributes["httponly"] = True
-        if settings.SESSION_COOKIE_SAMESITE:
-            if settings.SESSION_COOKIE_SAMESITE.lower() not in ("lax", "none", "strict"):
-                raise ValueError('SESSION_COOKIE_SAMESITE must be "lax", "none", or "strict".')
-            attributes["samesite"] = settings.SESSION_COOKIE_SAMESITE
+        samesite = settings.SESSION_COOKIE_SAMESITE
+        if samesite and samesite.lower() not in ("lax", "none", "strict"):
+            raise ValueError('SESSION_COOKIE_SAMESITE must be "lax", "none", or "strict".')
         options = session_options()
-        current = _cookie_settings = CookieSettings(
-            name=settings.SESSION_COOKIE_NAME,
+        max_chunks = options["MAX_CHUNKS"] if options["CHUNKED"] is True else 0
+        cookies = SessionMorsels(
+            settings.SESSION_COOKIE_NAME,
             path=settings.SESSION_COOKIE_PATH,
             domain=settings.SESSION_COOKIE_DOMAIN,
-            samesite=settings.SESSION_COOKIE_SAMESITE,
-            attributes=attributes,
-            save_every_request=settings.SESSION_SAVE_EVERY_REQUEST,
-            server_timing=options["SERVER_TIMING"] is True,
-            max_chunks=options["MAX_CHUNKS"] if options["CHUNKED"] is True else 0,
+            secure=settings.SESSION_COOKIE_SECURE,
+            httponly=settings.SESSION_COOKIE_HTTPONLY,
+            samesite=samesite,
             partitioned=bool(getattr(settings, "SESSION_COOKIE_PARTITIONED", False)),
+            max_chunks=max_chunks,
+        )
+        current = _cookie_settings = CookieSettings(
+            settings.SESSION_COOKIE_NAME,
+            cookies,
+            settings.SESSION_SAVE_EVERY_REQUEST,
+            options["SERVER_TIMING"] is True,
+            max_chunks,
         )
     return current
 
@@ -245,11 +226,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         # session cookie even when the client left it out of its Cookie header (it still holds it).
         incomplete = getattr(request, INCOMPLETE_CHUNKS, None)
         if empty and (cookie.name in request.COOKIES or incomplete):
-            cookie.delete(response, cookie.name)
-            if cookie.max_chunks:
-                self._delete_stale_chunks(request, response, cookie, 0)
-            else:
-                _delete_leftover_chunks_of(request, response, cookie)
+            _put(response, cookie.cookies, cookie.cookies.deletions(request.COOKIES))
             need_vary_cookie = True
         else:
             need_vary_cookie = accessed
@@ -264,12 +241,10 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                 # Oversized under "log", or read while the revocation cache was down: the client keeps its cookie.
                 if not getattr(session, "oversized", False) and not getattr(session, "unsaved", False):
                     chunks = getattr(session, "chunks", None) if cookie.max_chunks else None
-                    if chunks is None:
-                        self._set_cookie(response, cookie, session)
-                        if not cookie.max_chunks:
-                            _delete_leftover_chunks_of(request, response, cookie)
-                    else:
-                        self._set_chunks(request, response, cookie, session, chunks)
+                    max_age = None if session.get_expire_at_browser_close() else int(session.get_expiry_age())
+                    written = chunks or ((cookie.name, session.session_key or ""),)
+                    writes = cookie.cookies.writes(written, request.COOKIES, max_age, chunked=chunks is not None)
+                    _put(response, cookie.cookies, writes)
                 need_vary_cookie = True
         if need_vary_cookie:
             if "Vary" in response:
@@ -282,56 +257,16 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
             response.headers["Server-Timing"] = f"b2sw-load;dur={load_ms:.3f}, b2sw-save;dur={save_ms:.3f}"
         return response
 
-    @staticmethod
-    def _set_cookie(response: HttpResponseBase, cookie: CookieSettings, session: Any) -> None:
-        """What ``response.set_cookie(...)`` writes, without re-validating each attribute."""
-        morsel = cookie.morsel()
-        morsel.set(cookie.name, *response.cookies.value_encode(session.session_key))
-        dict.update(morsel, _attributes(cookie, session))
-        dict.__setitem__(response.cookies, cookie.name, morsel)
 
-    @classmethod
-    def _set_chunks(
-        cls,
-        request: HttpRequest,
-        response: HttpResponseBase,
-        cookie: CookieSettings,
-        session: Any,
-        chunks: list[tuple[str, str]],
-    ) -> None:
-        """CHUNKED: one cookie per chunk, all with the same attributes; the client's stale chunks deleted."""
-        items = _attributes(cookie, session)
-        for name, value in chunks:
-            morsel = cookie.morsel()
-            morsel.set(name, *response.cookies.value_encode(value))
-            dict.update(morsel, items)
-            dict.__setitem__(response.cookies, name, morsel)
-        cls._delete_stale_chunks(request, response, cookie, len(chunks))
-
-    @staticmethod
-    def _delete_stale_chunks(
-        request: HttpRequest, response: HttpResponseBase, cookie: CookieSettings, written: int
-    ) -> None:
-        """Delete the chunk cookies (``name.N``) the client sent past the ``written`` the response sets."""
-        for name in stale_chunks(cookie.name, written, request.COOKIES):
-            cookie.delete(response, name)
-
-
-def _delete_leftover_chunks_of(request: HttpRequest, response: HttpResponseBase, cookie: CookieSettings) -> None:
-    """CHUNKED off: delete the chunks of a set written while it was on (``chunks.leftover_chunks``)."""
-    for name in leftover_chunks(cookie.name, request.COOKIES.get(cookie.name)):
-        cookie.delete(response, name)
-
-
-def _attributes(cookie: CookieSettings, session: Any) -> dict[str, Any]:
-    """The Morsel items after the value: expires and Max-Age (none for a browser-close session), then the rest."""
-    items: dict[str, Any] = {"expires": "", "max-age": ""}
-    if not session.get_expire_at_browser_close():
-        max_age = int(session.get_expiry_age())
-        items["max-age"] = max_age
-        items["expires"] = expires_for(max_age)
-    items.update(cookie.attributes)
-    return items
+def _put(response: HttpResponseBase, cookies: SessionMorsels, writes: list[MorselCookie]) -> None:
+    """The core's cookies on ``response.cookies`` as Morsels, as ``set_cookie`` would put them, without
+    re-validating each attribute; ``Partitioned`` ones as ``PartitionedMorsel``."""
+    jar = response.cookies
+    for name, value, attributes in writes:
+        morsel = PartitionedMorsel() if cookies.partitioned else Morsel()
+        morsel.set(name, *jar.value_encode(value))
+        dict.update(morsel, attributes)
+        dict.__setitem__(jar, name, morsel)
 
 
 #: Django's logger for session cookies that fail verification, as the engine logs them.

@@ -1,28 +1,11 @@
 """Signed-cookie sessions on keyed BLAKE: ``SESSION_ENGINE = "blake2sign_web.django.sessions"``.
 
-Like Django's ``signed_cookies`` backend, the session key *is* the data: a signed,
-dated token of the session's JSON, kept by the browser. Unlike it:
-
-- one signer per process and configuration (Django's builds one per call);
-- a per-session expiry (``set_expiry``) is signed into the token and enforced here
-  (Django's ignores it, ticket #19201); sessions without one last
-  ``SESSION_COOKIE_AGE`` seconds from their last save;
-- a session whose cookie the browser would drop is never sent silently: by default
-  ``SessionTooLarge`` is raised, or with ``"OVERSIZE": "log"`` an error is logged and
-  the client keeps its previous cookie;
-- with ``"ACCEPT_DJANGO_SIGNED_COOKIES": True``, cookies of Django's ``signed_cookies``
-  engine are accepted once and re-issued in this format;
-- with ``"REVOCATION_CACHE"`` (a CACHES alias, RedisCache), each token carries a random
-  session id: logout and flush end that session on every server, ``login()`` ends the
-  anonymous session it replaces, and ``log_out_everywhere(user)`` (also run when a
-  password changes) ends every other session of the user. Loading a session then costs
-  one cache round trip (see ``blake2sign_web.django.revocation``);
-- with ``"TYPED"``, ``"ENCRYPT"`` or ``"DECRYPT"``, the core's typed or encrypted tokens (a token the
-  signer no longer writes, or verified by a fallback key, is re-issued on the response that reads it);
-- with ``"IDLE_TIMEOUT"`` and ``"ABSOLUTE_TIMEOUT"``, a session not read for that long, or begun (at
-  login) that long ago, reads as empty; reads re-issue the cookie at most once per quarter of the idle
-  timeout;
-- with ``"CHUNKED"`` (and this project's middleware), a session over one cookie is split into several.
+Like Django's ``signed_cookies`` backend, the session key *is* the data: a signed, dated token of the
+session's JSON, kept by the browser. This module only translates Django's ``SessionBase`` contract into
+calls of the core, which owns the rules (docs/django.md describes each feature, docs/architecture.md
+where its rule lives): reading a token (``session_token``), lifetimes (``expiry``, ``timeouts``), the
+cookie's size and chunks (``session_cookies``) and revocation (``session_revocation``, with the cache's
+I/O in ``blake2sign_web.django.revocation``).
 
 Importing this module builds the configuration, so a bad one raises
 ImproperlyConfigured when the session middleware loads the engine, at start-up.
@@ -30,10 +13,11 @@ ImproperlyConfigured when the session middleware loads the engine, at start-up.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import weakref
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -42,15 +26,15 @@ from django.core import signing
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
-from ..chunks import TooManyChunks, split_token
 from ..exceptions import BadSignature, NotJSON, SignatureExpired
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
-from ..expiry import SessionEnd, now_datetime, session_end
+from ..expiry import NO_EXPIRY, SessionEnd, expiry_date, now_datetime, session_end, stored_expiry
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import GENERATION_KEY, StoreUnavailable
-from ..session_cookies import OversizePolicy
-from ..session_token import BAD, NOT_A_SESSION, ReadToken, SessionTokenReader, presented
+from ..session_cookies import OversizePolicy, token_cookies
+from ..session_revocation import SessionState, store_down_accepted
+from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from ..timeouts import session_start
@@ -74,16 +58,6 @@ AUTH_USER_ID: Final = "_auth_user_id"
 STARTED: Final = "_b2sw_started"
 
 
-class _ClientCookie(NamedTuple):
-    """What revocation checks of a verified session cookie: its data, when it was signed, its session id, and
-    the generation it was signed with (None: a cookie of Django's signed_cookies engine carries none)."""
-
-    value: dict[str, Any]
-    issued_at: int
-    session_id: bytes
-    generation: str | None
-
-
 class SessionTooLarge(ValueError):
     """The session's cookie would exceed the browser limit, so the browser would drop it."""
 
@@ -95,19 +69,9 @@ class SessionStore(SessionBase):
     oversized = False
     #: The client's cookie when it verified: what ``"OVERSIZE": "log"`` leaves in place.
     _verified_cookie: str | None = None
-    #: With revocation: the id written into this session's next token (None: a new one is made).
-    _session_id: bytes | None = None
-    #: With revocation: the id of the session the client's cookie holds, once read; None if it has none.
-    _client_session: bytes | None = None
-    _client_session_read = False
-    #: With revocation: the new id "log out everywhere" gives the session it keeps, for its next token.
-    _kept_session_id: bytes | None = None
-    #: With revocation: the user the session was read with, and the generation it carried then (or, after
-    #: "log out everywhere" kept it, the new one); a session saved for another user reads that user's.
-    _generation_user: str | None = None
-    _generation = ""
-    #: Read as empty because the revocation cache was down ("closed"): never saved over the client's cookie.
-    _unchecked = False
+    #: With revocation, once read: the session as revocation sees it (the next token's id, the client's session
+    #: to end, the user's generation, read as empty while the cache was down); the rules are the core's.
+    _state: SessionState | None = None
     #: True after save() left the client's cookie as it was (a session read while the cache was down).
     unsaved = False
     #: When the session began (ABSOLUTE_TIMEOUT counts from it): read from the cookie, or set by the first save.
@@ -164,15 +128,12 @@ class SessionStore(SessionBase):
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
-            client = _client(config, read, token)
-            self._remember_client_session(client.session_id)
-            signed_generation = client.generation
-            generation = signed_generation or ""
-            if not self._still_valid(config, config.revocation_cache, client, signed_generation):
+            data = read.data or {}
+            client = presented(read.token, read.migrated_at, token, data)  # takes the generation out of the data
+            user = data.get(AUTH_USER_ID)
+            self._state = SessionState(client.session_id, True, user, client.generation or "")
+            if not self._still_valid(config, config.revocation_cache, client, user):
                 return {}
-            user = client.value.get(AUTH_USER_ID)
-            self._generation_user = None if user is None else str(user)
-            self._generation = generation
         self._started_at = read.started
         if read.token is None:
             self.modified = True  # a cookie of Django's signed_cookies engine: re-issue it in this format
@@ -192,8 +153,8 @@ class SessionStore(SessionBase):
         dated by its own signed timestamp. With revocation on, a cookie without a session id
         (Django's, or one of ours signed before revocation was on) gets one derived from it.
         """
-        cached = _last_reader
-        reader = cached[1] if cached is not None and cached[0] is config else _reader(config)
+        cached = _last_built
+        reader = (cached if cached is not None and cached[0] is config else _built(config))[1]
         read = reader.read(token, default_age=self.get_session_cookie_age())
         if read.data is None:
             raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
@@ -204,11 +165,10 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, alias: str, client: _ClientCookie, generation: str | None) -> bool:
+    def _still_valid(self, config: SessionConfig, alias: str, client: Presented, user_id: object) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
             cache = revocation.get_cache(alias)
-            user_id = client.value.get(AUTH_USER_ID)
             revoked = revocation.is_session_revoked(
                 cache,
                 client.session_id,
@@ -216,77 +176,49 @@ class SessionStore(SessionBase):
                 client.issued_at,
                 config.revocation_clock_skew,
                 config.revocation_key_prefix,
-                generation,
+                client.generation,
             )
         except StoreUnavailable as error:
-            if config.revocation_fails_open:
-                revocation.logger.error("Session accepted unchecked (REVOCATION_UNAVAILABLE='open'): %s.", error)
+            if store_down_accepted(error, fails_open=config.revocation_fails_open, setting="REVOCATION_UNAVAILABLE"):
                 return True
-            # The cookie is kept (not deleted, never overwritten): the session comes back with the cache.
-            revocation.logger.error("Session read as empty: its revocation cannot be checked: %s.", error)
-            self._session_id = None
-            self._unchecked = True
+            # The cookie is kept (never overwritten): the session comes back with the cache; a flush still ends it.
+            self._state.unchecked = True  # type: ignore[union-attr]  # load() has just set it
             return False
         if revoked:
             revocation.logger.info("Session cookie refused: the session was ended (logout, log out everywhere).")
             self._session_key = None  # the middleware then deletes the cookie
-            self._session_id = None
+            self._state = SessionState(revocation.new_session_id(), False)
             return False
         return True
 
-    def _remember_client_session(self, session_id: bytes | None) -> None:
-        self._client_session_read = True
-        self._client_session = self._session_id = session_id
-
-    def _read_client_session(self) -> bytes | None:
-        """The id of the session in the client's cookie, verifying it if load() has not."""
-        if not self._client_session_read:
-            self._client_session_read = True
-            token = self._session_key
+    def _revocation(self) -> SessionState:
+        """The session as revocation sees it: as load() read it, else from the client's cookie (verified only)."""
+        state = self._state
+        if state is None:
+            token, session_id = self._session_key, None
             if token:
                 config = session_config()
-                try:
-                    client = _client(config, self._verify(config, token), token)
-                except BadSignature:
-                    return None
-                if client.session_id is not None:
-                    self._client_session = self._session_id = client.session_id
-        return self._client_session
+                with contextlib.suppress(BadSignature):  # no valid cookie: no session to end
+                    read = self._verify(config, token)
+                    session_id = presented(read.token, read.migrated_at, token, read.data or {}).session_id
+            came = session_id is not None
+            state = self._state = SessionState(session_id or revocation.new_session_id(), came)
+        return state
 
     def keep_through_log_out(self, user_id: str, generation: str) -> None:
-        """Before ``log_out_everywhere(user)`` writes the user's new generation: keep this session through it.
-
-        Kept: this session if it is that user's (re-signed at the response with the new
-        generation and a new id), or an anonymous one (a login later in the request, as after a
-        password reset, gets the new generation). Another user's session is left alone. The
-        session is read (and checked) first, while the new generation does not exist yet.
-        """
-        if session_config().revocation_cache is None:
-            return
-        if not hasattr(self, "_session_cache"):
-            self._session_cache = self.load()
-        owner = self._session_cache.get(AUTH_USER_ID)
-        if owner is not None and str(owner) != user_id:
-            return
-        self._kept_session_id = revocation.new_session_id()
-        self._generation_user, self._generation = user_id, generation
+        """``log_out_everywhere(user)`` keeps this session (``revocation.current_session_fate``, which read and
+        checked it while the new generation did not exist yet): its next token gets a new id and ``generation``."""
+        owner = self._session.get(AUTH_USER_ID)
+        self._revocation().keep(user_id, generation)
         if owner is not None:
-            self.modified = True
+            self.modified = True  # re-signed at the response with the new generation
 
-    def _generation_for(self, config: SessionConfig, user: object) -> str:
-        """The generation to sign into a session of ``user``: as read, unless it logged in during the request.
-
-        If the cache cannot say, none: the session is then refused once its user has a
-        generation, never kept wrongly.
-        """
-        if self._generation_user != str(user):
-            self._generation_user, self._generation = str(user), ""
-            try:
-                cache = revocation.get_cache(config.revocation_cache)  # type: ignore[arg-type]
-                self._generation = revocation.user_generation(cache, user, config.revocation_key_prefix)
-            except StoreUnavailable as error:
-                revocation.logger.error("Session's generation could not be read, none is signed: %s.", error)
-        return self._generation
+    def _generation_for(self, config: SessionConfig, state: SessionState, user: object) -> str:
+        """``SessionState.generation_to_sign``, reading the generation from the revocation cache."""
+        alias, prefix = config.revocation_cache or "", config.revocation_key_prefix
+        return state.generation_to_sign(
+            user, lambda user: revocation.user_generation(revocation.get_cache(alias), user, prefix)
+        )
 
     def revoke(self, *, raise_errors: bool = True) -> None:
         """End the session of the client's cookie on every server (with revocation on); the next one gets a new id.
@@ -296,9 +228,9 @@ class SessionStore(SessionBase):
         config = session_config()
         if config.revocation_cache is None:
             return
-        client_session = self._read_client_session()
-        self._client_session = None
-        self._session_id = None
+        state = self._revocation()
+        client_session = state.client_session()
+        state.ended()
         if client_session is None:
             return
         try:
@@ -338,7 +270,8 @@ class SessionStore(SessionBase):
         self.oversized = False
         self.unsaved = False
         expires_in = self._expires_in()  # reads the session: loads (and checks) it if nothing has
-        if self._unchecked:
+        state = self._state
+        if state is not None and state.unchecked:
             revocation.logger.warning(
                 "Session not saved: it was read as empty because the revocation cache was down; the cookie is kept."
             )
@@ -357,38 +290,31 @@ class SessionStore(SessionBase):
             if config.revocation_cache is None:
                 token = config.writer.dumps(data, expires_in=expires_in)
             else:
-                if self._kept_session_id is not None:  # "log out everywhere" in this request keeps this session
-                    self._session_id = self._kept_session_id
-                elif self._session_id is None:
-                    self._read_client_session()
-                    self._session_id = self._session_id or revocation.new_session_id()
+                state = self._revocation()
                 user = data.get(AUTH_USER_ID)
-                if user is not None and (generation := self._generation_for(config, user)):
+                if user is not None and (generation := self._generation_for(config, state, user)):
                     data = {**data, GENERATION_KEY: generation}
-                token = config.writer.dumps(data, expires_in=expires_in, session_id=self._session_id)
+                token = config.writer.dumps(data, expires_in=expires_in, session_id=state.session_id)
         except NotJSON as error:  # a datetime, a UUID...: name the setting that stores it as itself
             error.name_option(f"{SETTING}['SESSIONS']['TYPED'] = True")
             raise
         except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
-            self._too_large(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
+            _built(config)[2].refuse(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
+            self._keep_client_cookie(config)
+            return
+        cached = _last_built  # inline: on every write
+        cookies = token_cookies(
+            (cached if cached is not None and cached[0] is config else _built(config))[2],
+            token,
+            attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
+            max_chunks=config.max_chunks,
+            max_chunks_name=MAX_CHUNKS_SETTING,
+        )
+        if cookies is None:
+            self._keep_client_cookie(config)
             return
         if config.max_chunks:
-            try:
-                self.chunks = split_token(
-                    config.cookie_name,
-                    token,
-                    attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
-                    limit=config.cookie_size_limit,
-                    max_chunks=config.max_chunks,
-                )
-            except TooManyChunks as error:
-                self._too_large(error.problem(f"{SETTING}['SESSIONS']['MAX_CHUNKS']"), limit=False)
-                return
-        else:
-            size = len(config.cookie_name) + len(token) + config.cookie_overhead
-            if size > config.cookie_size_limit:
-                self._too_large(f"would take {size} bytes")
-                return
+            self.chunks = cookies
         self._session_key = token
         self.modified = True
 
@@ -410,12 +336,8 @@ class SessionStore(SessionBase):
         """Django's, with the same caps as ``get_expiry_age``: when the server refuses the session if saved now."""
         modification = kwargs.get("modification") or now_datetime(settings.USE_TZ)  # Django's timezone.now()
         end = self._end(**{**kwargs, "modification": modification})
-        expiry = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
-        if isinstance(expiry, str):
-            expiry = datetime.fromisoformat(expiry)
-        if isinstance(expiry, datetime) and end.at == expiry.timestamp():
-            return expiry  # a set_expiry() date that no timeout cuts short: as given, as Django returns it
-        return modification + timedelta(seconds=(end.at or 0) - modification.timestamp())
+        expiry = stored_expiry(kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry"))
+        return expiry_date(end, modification, expiry)
 
     def get_expire_at_browser_close(self, **kwargs: Any) -> bool:
         """Django's: whether the cookie has no Max-Age (``set_expiry(0)``, or SESSION_EXPIRE_AT_BROWSER_CLOSE)."""
@@ -439,21 +361,14 @@ class SessionStore(SessionBase):
         config = session_config()
         modification = kwargs.get("modification")
         now: float | None = None if modification is None else modification.timestamp()  # None: the core's clock
-        expiry = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
-        if isinstance(expiry, str):
-            expiry = datetime.fromisoformat(expiry)
-        seconds: float | None = None
-        at: float | None = None
-        if isinstance(expiry, datetime):
-            at = expiry.timestamp()  # a naive one is local time, as timezone.now() is with USE_TZ = False
-        else:
-            seconds = expiry  # None: SESSION_COOKIE_AGE; 0: a browser-close cookie
+        value = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
+        expiry = NO_EXPIRY if value is None else stored_expiry(value)  # the usual None without a call
         return session_end(
             now,
             default_age=self.get_session_cookie_age(),
             browser_session_default=settings.SESSION_EXPIRE_AT_BROWSER_CLOSE,
-            expiry=seconds,
-            expiry_at=at,
+            expiry=expiry.seconds,  # None: SESSION_COOKIE_AGE; 0: a browser-close cookie
+            expiry_at=expiry.at,  # a naive date is local time, as timezone.now() is with USE_TZ = False
             idle_timeout=config.idle_timeout,
             absolute_timeout=config.absolute_timeout,
             started=self._started_at,
@@ -461,31 +376,15 @@ class SessionStore(SessionBase):
 
     def _expires_in(self) -> float | None:
         """Seconds left by set_expiry() (<= 0 once past); None for the global policy and browser-close."""
-        expiry = self._session.get("_session_expiry")
-        if not expiry:  # None: SESSION_COOKIE_AGE; 0: browser close, server-side SESSION_COOKIE_AGE
+        value = self._session.get("_session_expiry")
+        left = None if value is None else stored_expiry(value).left()
+        if left is None:  # SESSION_COOKIE_AGE; 0: browser close, server-side SESSION_COOKIE_AGE
             return None
-        if isinstance(expiry, str):
-            expiry = datetime.fromisoformat(expiry)
-        if isinstance(expiry, datetime):
-            expiry = (expiry - now_datetime(settings.USE_TZ)).total_seconds()  # as Django's, with timezone.now()
-        check_expiry(expiry)  # set directly as session["_session_expiry"], not through set_expiry()
-        return float(expiry)
+        check_expiry(left)  # set directly as session["_session_expiry"], not through set_expiry()
+        return float(left)
 
-    def _too_large(self, problem: str, *, limit: bool = True) -> None:
-        """SessionTooLarge, or (OVERSIZE "log") an error logged and the client's cookie left as it was.
-
-        ``limit``: add the cookie size limit to ``problem``, which does not name it.
-        """
-        config = session_config()
-        OversizePolicy(
-            config.cookie_name,
-            config.raise_on_oversize,
-            SessionTooLarge,
-            f", over the limit of {config.cookie_size_limit} bytes",
-            "store less in the session (keep large data server-side, keyed by the user).",
-            "The client keeps its previous session cookie.",
-            logger,
-        ).refuse(problem, limit=limit)
+    def _keep_client_cookie(self, config: SessionConfig) -> None:
+        """Too large, and logged (``"OVERSIZE": "log"``): no new cookie, the client's is left as it was."""
         self.oversized = True
         self.chunks = None
         if self._verified_cookie is not None:
@@ -508,10 +407,7 @@ class SessionStore(SessionBase):
         still deletes the cookie.
         """
         if session_config().revocation_cache is not None:
-            self._read_client_session()  # before the key is gone
-        self._kept_session_id = None
-        self._generation_user, self._generation = None, ""
-        self._unchecked = False
+            self._revocation().unchecked = False  # read before the key is gone; revoke() below ends it
         self._started_at = None
         self._session_key = ""
         self._session_cache = {}
@@ -532,7 +428,8 @@ class SessionStore(SessionBase):
         """
         data = self._session  # read (and checked) under the old id first: revoking it would empty the session
         self.revoke(raise_errors=False)
-        self._unchecked = False  # a new session (login): saved even if the old one could not be checked
+        if self._state is not None:
+            self._state.unchecked = False  # a new session (login): saved even if the old one could not be checked
         self._started_at = None  # ABSOLUTE_TIMEOUT counts from the login that cycles the key
         self._session_cache = data
         self.save()
@@ -561,17 +458,21 @@ def check_expiry(value: Any) -> None:
     )
 
 
-#: The reader of the configuration last used, built once per configuration (settings changes make a new one).
-_last_reader: tuple[SessionConfig, SessionTokenReader] | None = None
+#: How a message names the chunk limit.
+MAX_CHUNKS_SETTING: Final = f"{SETTING}['SESSIONS']['MAX_CHUNKS']"
+#: The core's token reader and size policy for the configuration last used, built once per configuration
+#: (settings changes make new ones).
+_last_built: tuple[SessionConfig, SessionTokenReader, OversizePolicy] | None = None
 #: Why a cookie read as none of ours (no BadSignature of its own).
 _REFUSALS: Final = {NOT_A_SESSION: "session is not a JSON object", BAD: "not a session cookie of Django's engine"}
 
 
-def _reader(config: SessionConfig) -> SessionTokenReader:
-    """The core's reader for ``config``: Django's layout (the start a key of the data), names and incumbent."""
-    global _last_reader
-    if _last_reader is not None and _last_reader[0] is config:
-        return _last_reader[1]
+def _built(config: SessionConfig) -> tuple[SessionConfig, SessionTokenReader, OversizePolicy]:
+    """The core's reader for ``config`` (Django's layout: the start a key of the data; its names and incumbent),
+    and its size policy (SessionTooLarge, or with ``"OVERSIZE": "log"`` an error logged)."""
+    global _last_built
+    if _last_built is not None and _last_built[0] is config:
+        return _last_built
     reader = SessionTokenReader(
         config.signer,
         None,  # SESSION_COOKIE_AGE bounds only a token without an expiry of its own: read(default_age=)
@@ -583,8 +484,18 @@ def _reader(config: SessionConfig) -> SessionTokenReader:
         started_key=STARTED,
         timeout_names=("IDLE_TIMEOUT", "ABSOLUTE_TIMEOUT"),
     )
-    _last_reader = (config, reader)
-    return reader
+    policy = OversizePolicy(
+        config.cookie_name,
+        config.raise_on_oversize,
+        SessionTooLarge,
+        f", over the limit of {config.cookie_size_limit} bytes",
+        "store less in the session (keep large data server-side, keyed by the user).",
+        "The client keeps its previous session cookie.",
+        logger,
+        config.cookie_size_limit,
+    )
+    _last_built = (config, reader, policy)
+    return _last_built
 
 
 def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
@@ -606,13 +517,6 @@ def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
     except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
         issued_at = 0  # no usable date: older than any cut-off, so refused by one
     return value, issued_at
-
-
-def _client(config: SessionConfig, read: ReadToken, token: str) -> _ClientCookie:
-    """What revocation needs of a verified cookie (``session_token.presented``), with its data."""
-    data: dict[str, Any] = read.data or {}
-    session_id, issued_at, generation = presented(read.token, read.migrated_at, token, data)
-    return _ClientCookie(data, issued_at, session_id, generation)
 
 
 def _django_shape(token: str) -> bool:
