@@ -263,8 +263,8 @@ async def revoke_session(request: Any) -> None:
     at once if Redis is down.
     """
     token = _token(request)
-    if token.revoke_on_clear:
-        await token.store.revoke_session(token.session_id, token.lifetime)
+    if (client := token.client_session()) is not None:
+        await token.store.revoke_session(client, token.lifetime)
     token.ended()
     request.session.clear()
 

@@ -46,6 +46,7 @@ from ..session_request import (
     session_from,
     settled,
 )
+from ..session_revocation import store_down_accepted
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
 from ..session_state import Session as Session
 from ..session_token import EXPIRED, INCUMBENT_SHAPE, NOT_A_SESSION, ReadToken, presented
@@ -461,13 +462,9 @@ class SessionMiddleware:
         try:
             revoked = await store.is_revoked(session_id, user, issued_at, signed_generation)
         except StoreUnavailable as error:
-            # TODO(store_down_accepted): the "open"/"closed" decision below becomes
-            # session_revocation.store_down_accepted; the log lines stay here.
-            if store.fails_open:
-                revocation_logger.error("Session accepted unchecked (on_unavailable='open'): %s", error)
+            if store_down_accepted(error, fails_open=store.fails_open, setting="on_unavailable"):
                 return session, fresh, False
             # The cookie is kept, and never overwritten: the session comes back with Redis.
-            revocation_logger.error("Session read as empty: its revocation cannot be checked: %s", error)
             unchecked = self._new_token(store)
             unchecked.unchecked = True
             return self._session_class(), unchecked, False
@@ -496,9 +493,9 @@ def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
 
 async def _end_client_session(token: SessionToken) -> None:
     """The session was emptied: end the client's old session everywhere; a new one gets a new id."""
-    if token.revoke_on_clear:
+    if (client := token.client_session()) is not None:  # the cookie's own id, also after keep() gave a new one
         try:
-            await token.store.revoke_session(token.session_id, token.lifetime)
+            await token.store.revoke_session(client, token.lifetime)
         except StoreUnavailable as error:  # the response is under way: log it, the cookie is deleted anyway
             revocation_logger.error("Session could not be revoked: %s", error)
     token.ended()
@@ -515,8 +512,7 @@ async def _stamp_generation(session: Session, token: SessionToken) -> None:
     try:
         generation = await token.generation_for(user)
     except StoreUnavailable as error:
-        revocation_logger.error("Session's generation could not be read, none is signed: %s", error)
-        generation = token.took(user, "")
+        generation = token.generation_unread(user, error)
     generation_to_sign(session, generation)
 
 

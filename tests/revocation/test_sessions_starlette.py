@@ -416,3 +416,36 @@ def test_set_expiry_longer_than_max_age_is_refused_with_revocation(store: RedisS
 def test_revocation_needs_a_key_prefix() -> None:
     with pytest.raises(ValueError, match=r"revocation needs RedisStore\(\.\.\., key_prefix="):
         SessionMiddleware(build(None), secret_key=SECRET, revocation=RedisStore("redis://127.0.0.1:1/0"))
+
+
+async def fill(request: Request) -> Response:
+    request.session["cart"] = [1, 2]
+    return PlainTextResponse("filled")
+
+
+async def cart(request: Request) -> Response:
+    return PlainTextResponse(str(request.session.get("cart", "empty")))
+
+
+async def kept_then_cleared(request: Request) -> Response:
+    """An anonymous visitor's request logs user 7 out everywhere (its session kept, with a new id), then ends it."""
+    await log_out_everywhere(request, 7, keep_current=True)
+    request.session.clear()
+    return PlainTextResponse("done")
+
+
+def test_a_session_kept_through_log_out_everywhere_then_cleared_ends_the_cookies_own_session(
+    store: RedisStore,
+) -> None:
+    """keep() gives the next token a new id: clearing must still end the id the client's cookie (and copies) carry."""
+    app = build(store)
+    app.router.routes.extend(
+        [Route("/fill", fill), Route("/cart", cart), Route("/kept-then-cleared", kept_then_cleared)]
+    )
+    with TestClient(app) as client:
+        devices = Devices(client)
+        devices.get("browser", "/fill")
+        devices.set("copy", devices.jars["browser"])
+        assert devices.get("copy", "/cart").text == "[1, 2]"
+        assert devices.get("browser", "/kept-then-cleared").text == "done"
+        assert devices.get("copy", "/cart").text == "empty"
