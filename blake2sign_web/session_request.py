@@ -12,19 +12,23 @@ and its words (log lines naming its settings).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from time import perf_counter
+from typing import Any, Final, Literal, NamedTuple, TypeVar
 
-from .chunks import leftover_chunks, refused_set
+from .chunks import IncompleteChunks, leftover_chunks, refused_set
 from .exceptions import NotJSON
 from .options import SIGNER_FLAGS, SIGNER_OPTIONS
 from .revocation import GENERATION_KEY
 from .serializer import SerializerSigner
 from .session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy, SessionCookie
-from .session_revocation import SessionState
+from .session_revocation import SessionState, store_down_accepted
 from .session_state import Session
 from .session_token import NOT_A_SESSION, TIMED_OUT, ReadToken, SessionTokenReader, session_signers
+from .stores import StoreUnavailable
 
+#: An adapter's per-request revocation state (Starlette's ``SessionToken``).
+StateT = TypeVar("StateT", bound=SessionState)
 #: Incumbent cookies' reader: a cookie's data and the Unix second it was signed, or None.
 Incumbent = Callable[[str], "tuple[dict[str, Any], int] | None"]
 
@@ -75,6 +79,12 @@ class SessionSetup:
         self.needs_token = bool(
             fallbacks or revocation or idle_timeout is not None or values.get("encrypt") or values.get("decrypt")
         )
+        #: Revocation, Server-Timing or chunks: each request takes the path that handles them (a store's round
+        #: trip, the timing, several cookies); without them, the short one.
+        self.extras = bool(revocation or values.get("server_timing") or values.get("chunked"))
+        #: A valid token holding a plain session may be read straight into it: nothing else decides how it loads
+        #: (no timeout, no incumbent's cookie, no age of zero or less, none of the extras).
+        self.direct_read = not (self.timeouts or self.expire_every_cookie or values.get("migrate") or self.extras)
         #: A session verified by a fallback secret is re-signed under the current one, even if never used.
         self.resign_unread = bool(fallbacks)
         #: How long a session can live: how long a "log out everywhere" record is kept.
@@ -177,6 +187,7 @@ class ResponsePlan(NamedTuple):
 #: The usual plans: nothing stale (one of them is returned as it is, no tuple built).
 _PLANS: Final = {fate: ResponsePlan(fate) for fate in (WRITE, DELETE, KEEP)}
 _WRITE_ONLY: Final = _PLANS[WRITE]
+_VARY_COOKIE: Final = (b"vary", b"Cookie")
 
 
 def response_plan(
@@ -269,12 +280,63 @@ def server_timing_value(load_ms: float, save_ms: float) -> str:
     return f"b2sw-load;dur={load_ms:.3f}, b2sw-save;dur={save_ms:.3f}"
 
 
+def server_timing_header(load_ms: float, save_started: float) -> bytes:
+    """``server_timing_value`` for a load of ``load_ms`` and a save from ``save_started`` (perf_counter) to now."""
+    return server_timing_value(load_ms, (perf_counter() - save_started) * 1000).encode("ascii")
+
+
+def chunked_token(
+    cookie: SessionCookie,
+    headers: Iterable[tuple[bytes, bytes]],
+    sent_chunks: list[str],
+    incomplete: list[str],
+    refused: Callable[[IncompleteChunks], None],
+) -> str | None:
+    """The token a chunked session's cookies carry (``SessionCookie.read_chunks``); an incomplete set is a bad
+    cookie: ``refused`` (the adapter's log line) is told, and every cookie of it goes in ``incomplete``, to delete
+    unless the response writes the session."""
+    try:
+        return cookie.read_chunks(headers, sent_chunks)
+    except IncompleteChunks as error:
+        refused(error)
+        incomplete.extend(error.cookies)
+        return None
+
+
 def read_with_revocation(session: Session, state: SessionState, refused: bool) -> Session:
     """``session`` as read with revocation on (``settled``): one read as empty because the store was down still
     has its cookie (emptying it deletes that), and a cookie ``refused`` as ended is deleted."""
     session.loaded_empty = not dict.__len__(session) and not refused and not state.unchecked and not session._timed_out
     session.modified = session.modified or refused
     return session
+
+
+def checked_session(
+    session: Session,
+    fresh: StateT,
+    revoked: bool | StoreUnavailable,
+    *,
+    fails_open: bool,
+    setting: str,
+    unchecked: Callable[[], StateT],
+) -> tuple[Session, StateT]:
+    """A verified cookie's session after its revocation check, settled (``read_with_revocation``), and the state
+    its response writes with (``fresh``, the cookie's). ``revoked``: the store's answer, or why it gave none.
+
+    Ended: an empty session whose response deletes the cookie, and a new session's state. The store down: the
+    policy ``setting`` (``store_down_accepted``) accepts it, or it reads as empty and its cookie is kept
+    (``unchecked()``'s state, marked so): the session comes back with the store.
+    """
+    if isinstance(revoked, StoreUnavailable):
+        if store_down_accepted(revoked, fails_open=fails_open, setting=setting):
+            return read_with_revocation(session, fresh, False), fresh
+        state = unchecked()
+        state.unchecked = True
+        return read_with_revocation(type(session)(), state, False), state
+    if revoked:
+        fresh.ended()
+        return read_with_revocation(type(session)(), fresh, True), fresh
+    return read_with_revocation(session, fresh, False), fresh
 
 
 class RevocationSteps(NamedTuple):
@@ -301,3 +363,24 @@ def generation_to_sign(session: Session, generation: str) -> None:
     """Sign ``generation`` (the user's, "" for none) into ``session``: the engine's key, not a change of the session."""
     if generation:
         dict.__setitem__(session, GENERATION_KEY, generation)
+
+
+def with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """A copy of a raw header list (ASGI's, and the core's) varying by Cookie, as a response that read the session
+    must (a cache would serve one client's session to another): one Vary joining every value, as Starlette's
+    ``MutableHeaders.add_vary_header`` does. (A copy: a response's own list may be sent again by a later request.)"""
+    for name, _ in headers:
+        if name == b"vary":
+            break
+    else:  # the usual case: no Vary yet
+        return [*headers, _VARY_COOKIE]
+    values = [value for name, value in headers if name == b"vary"]
+    joined: tuple[bytes, bytes] | None = (b"vary", b", ".join([*values, b"Cookie"]))
+    out: list[tuple[bytes, bytes]] = []
+    for item in headers:
+        if item[0] != b"vary":
+            out.append(item)
+        elif joined is not None:  # the first Vary's place
+            out.append(joined)
+            joined = None
+    return out

@@ -245,6 +245,32 @@ class SessionTokenReader:
         return loaded
 
 
+class RefusalWords(NamedTuple):
+    """The adapter's words for why a cookie was refused (its settings' names), for ``refusal_reason``."""
+
+    #: EXPIRED without an error of its own (a configured age of zero or less).
+    expired: str
+    #: Past the absolute timeout (the idle one is the signer's age: its error says so).
+    timed_out: str
+    #: Added to the error of a cookie shaped like the incumbent's, while migration is off.
+    incumbent_hint: str
+    #: Anything else (an incumbent's cookie that did not verify).
+    otherwise: str
+
+
+def refusal_reason(read: ReadToken, words: RefusalWords) -> str:
+    """Why the cookie of ``read`` (no data) was refused, for the adapter's log line; one rule for every outcome."""
+    if read.outcome == INCUMBENT_SHAPE:
+        return f"{read.error}; {words.incumbent_hint}"
+    if isinstance(read.error, SessionTimedOut):
+        return words.timed_out
+    if read.error is not None:
+        return str(read.error)
+    if read.outcome == EXPIRED:
+        return words.expired
+    return "its value is not a session" if read.outcome == NOT_A_SESSION else words.otherwise
+
+
 class Presented(NamedTuple):
     """What revocation checks of a verified session cookie (both adapters: one rule)."""
 

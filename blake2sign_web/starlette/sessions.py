@@ -30,7 +30,7 @@ from starlette.datastructures import Secret
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries
-from ..chunks import MAX_CHUNKS, IncompleteChunks
+from ..chunks import MAX_CHUNKS
 from ..exceptions import BadSignature
 from ..options import STARLETTE, problems, raise_first, secret_problems
 from ..revocation import StoreUnavailable
@@ -39,19 +39,20 @@ from ..session_cookies import OversizePolicy
 from ..session_request import (
     SessionSetup,
     SessionWriter,
+    checked_session,
+    chunked_token,
     generation_to_sign,
     read_with_revocation,
     revocation_steps,
-    server_timing_value,
+    server_timing_header,
     session_from,
     settled,
+    with_vary_cookie,
 )
-from ..session_revocation import store_down_accepted
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
 from ..session_state import Session as Session
-from ..session_token import EXPIRED, INCUMBENT_SHAPE, NOT_A_SESSION, ReadToken, presented
+from ..session_token import ReadToken, RefusalWords, presented, refusal_reason
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
-from ..timeouts import SessionTimedOut
 from .session_migration import StarletteCookieReader, itsdangerous_shape
 
 if TYPE_CHECKING:
@@ -63,7 +64,6 @@ revocation_logger = logging.getLogger("blake2sign_web.revocation")
 
 #: Without a dictionary: cookies travel on every request, so compress from a lower size than the core's default.
 COMPRESSION_THRESHOLD: Final = 128
-_VARY_COOKIE: Final = (b"vary", b"Cookie")
 
 
 class SessionCookieTooLarge(ValueError):
@@ -268,13 +268,22 @@ class SessionMiddleware:
         #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
         self.chunked, self.max_chunks = chunked, max_chunks
         #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
-        self._extras = revocation is not None or server_timing or chunked
+        self._extras = setup.extras
         #: Reads a cookie into what it holds, every outcome named (blake2sign_web.session_token).
         self._reader = setup.token_reader(None if self.legacy is None else self.legacy.read_dated, itsdangerous_shape)
         #: Every cookie is read lazily (no cookie of Starlette's own middleware to re-issue at once).
         self._lazy_always = self._lazy and self.legacy is None
         #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
-        self._direct = not (setup.timeouts or setup.expire_every_cookie or self.legacy is not None or self._extras)
+        self._direct = setup.direct_read
+        #: Why a cookie was refused, in this middleware's words (its arguments' names).
+        self._refusal_words = RefusalWords(
+            f"expired (max_age={max_age!r})",
+            f"past absolute_timeout={absolute_timeout!r}",
+            "it has the shape of a cookie of Starlette's own SessionMiddleware (itsdangerous): is that "
+            "middleware also on this app, under the same cookie name? While migrating from it, pass "
+            "migrate_starlette_cookies=True",
+            "not a valid Starlette session cookie",
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -312,7 +321,7 @@ class SessionMiddleware:
                 if session.modified or self._resign_unread:
                     self._finish(session, message, None)
                 elif session.accessed:  # read, unchanged: only Vary (what _finish would add)
-                    message["headers"] = _with_vary_cookie(message.get("headers", ()))
+                    message["headers"] = with_vary_cookie(message.get("headers", ()))
             return send(message)
 
         await self.app(scope, receive, send_wrapper)
@@ -325,15 +334,14 @@ class SessionMiddleware:
         #: An incomplete set of chunks: the cookies to delete unless the response writes the session.
         incomplete: list[str] = []
         if self.chunked:
-            cookie = self._read_chunks(scope["headers"], sent_chunks, incomplete)
+            cookie = chunked_token(self.cookie, scope["headers"], sent_chunks, incomplete, self._log_incomplete)
         else:
             cookie = self._read_cookie(scope["headers"])
         token: SessionToken | None = None
         if self.revocation is None:
             session = self._session_for(cookie)
         else:
-            session, token, refused = await self._load_revocable(self.revocation, cookie)
-            read_with_revocation(session, token, refused)
+            session, token = await self._load_revocable(self.revocation, cookie)
             from .revocation import SCOPE_KEY
 
             scope[SCOPE_KEY] = token
@@ -378,7 +386,7 @@ class SessionMiddleware:
         started = perf_counter()
         # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
         headers = message["headers"] = (
-            _with_vary_cookie(message.get("headers", ())) if session.accessed else list(message.get("headers", ()))
+            with_vary_cookie(message.get("headers", ())) if session.accessed else list(message.get("headers", ()))
         )
         session_id = None if token is None else token.session_id
         cookies = self._session_writer.set_cookies(session, session_id, sent_chunks or (), incomplete or ())
@@ -388,17 +396,8 @@ class SessionMiddleware:
             load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
             headers.append((b"server-timing", server_timing_header(load_ms, started)))
 
-    def _read_chunks(
-        self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str], incomplete: list[str]
-    ) -> str | None:
-        """With ``chunked``: the token the cookies carry; an incomplete set is a bad cookie (logged, every
-        cookie of it in ``incomplete``, to delete)."""
-        try:
-            return self.cookie.read_chunks(headers, sent_chunks)
-        except IncompleteChunks as error:
-            logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
-            incomplete.extend(error.cookies)
-            return None
+    def _log_incomplete(self, error: Exception) -> None:
+        logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
 
     def _session_for(self, cookie: str | None) -> Session:
         """``request.session`` for the session cookie: empty without one, else loaded when first used (a cookie of
@@ -422,57 +421,40 @@ class SessionMiddleware:
     def _session(self, read: ReadToken, cookie: str | None) -> Session:
         """The session for what the core read of a cookie (never an exception), and a refused one's log line."""
         if read.data is None:
-            self._log_refused(read)
+            logger.warning(
+                "Rejected session cookie %r: %s", self.session_cookie, refusal_reason(read, self._refusal_words)
+            )
         return session_from(read, self._session_class, self.session_cookie, cookie, self.cookie.max_chunks)
 
-    def _log_refused(self, read: ReadToken) -> None:
-        """The warning for a refused cookie, in this middleware's words."""
-        name, outcome = self.session_cookie, read.outcome
-        if outcome == INCUMBENT_SHAPE:
-            logger.warning(
-                "Rejected session cookie %r: %s; it has the shape of a cookie of Starlette's own "
-                "SessionMiddleware (itsdangerous): is that middleware also on this app, under the same cookie "
-                "name? While migrating from it, pass migrate_starlette_cookies=True",
-                name,
-                read.error,
-            )
-        elif isinstance(read.error, SessionTimedOut):  # idle_timeout is the signer's: the absolute one
-            logger.warning("Rejected session cookie %r: past absolute_timeout=%r", name, self.absolute_timeout)
-        elif read.error is not None:
-            logger.warning("Rejected session cookie %r: %s", name, read.error)
-        elif outcome == EXPIRED:
-            logger.warning("Rejected session cookie %r: expired (max_age=%r)", name, self.max_age)
-        elif outcome == NOT_A_SESSION:
-            logger.warning("Rejected session cookie %r: its value is not a session", name)
-        else:
-            logger.warning("Rejected session cookie %r: not a valid Starlette session cookie", name)
-
-    async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken, bool]:
-        """The session, what revocation needs to know of it, and whether a valid cookie was refused as ended."""
+    async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken]:
+        """The session, checked (``checked_session``), and what revocation needs to know of it."""
         from .revocation import SessionToken
 
         read = None if cookie is None else self._reader.read(cookie)
         if read is None or cookie is None or (read.token is None and read.migrated_at is None):
-            session = self._session_class() if read is None else self._session(read, cookie)
-            return session, self._new_token(store), False
+            session, token = (
+                self._session_class() if read is None else self._session(read, cookie),
+                self._new_token(store),
+            )
+            return read_with_revocation(session, token, False), token
         session = self._session(read, cookie)
         session_id, issued_at, signed_generation = presented(read.token, read.migrated_at, cookie, session)
         user = dict.get(session, self.user_key)
         fresh = SessionToken(store, session_id, True, self._lifetime, self.user_key, user, signed_generation or "")
         try:
-            revoked = await store.is_revoked(session_id, user, issued_at, signed_generation)
+            revoked: bool | StoreUnavailable = await store.is_revoked(session_id, user, issued_at, signed_generation)
         except StoreUnavailable as error:
-            if store_down_accepted(error, fails_open=store.fails_open, setting="on_unavailable"):
-                return session, fresh, False
-            # The cookie is kept, and never overwritten: the session comes back with Redis.
-            unchecked = self._new_token(store)
-            unchecked.unchecked = True
-            return self._session_class(), unchecked, False
-        if revoked:
+            revoked = error
+        if revoked is True:
             revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
-            fresh.ended()
-            return self._session_class(), fresh, True
-        return session, fresh, False
+        return checked_session(
+            session,
+            fresh,
+            revoked,
+            fails_open=store.fails_open,
+            setting="on_unavailable",
+            unchecked=lambda: self._new_token(store),
+        )
 
     def _new_token(self, store: RedisStore) -> SessionToken:
         """Revocation's state for a session no valid cookie came with: a new session's id."""
@@ -514,28 +496,3 @@ async def _stamp_generation(session: Session, token: SessionToken) -> None:
     except StoreUnavailable as error:
         generation = token.generation_unread(user, error)
     generation_to_sign(session, generation)
-
-
-def server_timing_header(load_ms: float, save_started: float) -> bytes:
-    """``b2sw-load;dur=<ms>, b2sw-save;dur=<ms>``: the session's load, and its save (signing included) until now."""
-    return server_timing_value(load_ms, (perf_counter() - save_started) * 1000).encode("ascii")
-
-
-def _with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """A copy of a raw header list with ``MutableHeaders.add_vary_header("Cookie")`` applied: one Vary joining
-    every value. (A copy: a response's own list may be sent again by a later request.)"""
-    for name, _ in headers:
-        if name == b"vary":
-            break
-    else:  # the usual case: no Vary yet
-        return [*headers, _VARY_COOKIE]
-    values = [value for name, value in headers if name == b"vary"]
-    joined: tuple[bytes, bytes] | None = (b"vary", b", ".join([*values, b"Cookie"]))
-    out: list[tuple[bytes, bytes]] = []
-    for item in headers:
-        if item[0] != b"vary":
-            out.append(item)
-        elif joined is not None:  # the first Vary's place
-            out.append(joined)
-            joined = None
-    return out

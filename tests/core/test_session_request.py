@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
+from blake2sign_web.chunks import IncompleteChunks
+from blake2sign_web.exceptions import BadSignature
 from blake2sign_web.options import DEFAULTS
+from blake2sign_web.records import new_session_id
 from blake2sign_web.session_cookies import OversizePolicy
 from blake2sign_web.session_request import (
     DELETE,
@@ -15,14 +18,29 @@ from blake2sign_web.session_request import (
     WRITE,
     SessionSetup,
     SessionWriter,
+    checked_session,
+    chunked_token,
     response_plan,
     revocation_steps,
     session_from,
     settled,
+    with_vary_cookie,
 )
 from blake2sign_web.session_revocation import SessionState
 from blake2sign_web.session_state import Session
-from blake2sign_web.session_token import BAD, NOT_A_SESSION, TIMED_OUT, VALID, ReadToken
+from blake2sign_web.session_token import (
+    BAD,
+    EXPIRED,
+    INCUMBENT_SHAPE,
+    NOT_A_SESSION,
+    TIMED_OUT,
+    VALID,
+    ReadToken,
+    RefusalWords,
+    refusal_reason,
+)
+from blake2sign_web.stores import StoreUnavailable
+from blake2sign_web.timeouts import SessionTimedOut
 
 SECRET = "a secret of the core's session tests, long enough"
 logger = logging.getLogger("tests.session_request")
@@ -123,3 +141,82 @@ def test_revocation_steps() -> None:
     assert revocation_steps(logged_in, state) == (True, False, False)
     logged_in.clear()
     assert revocation_steps(logged_in, state) == (False, True, False)
+
+
+def test_the_setup_says_which_requests_take_the_short_path() -> None:
+    plain = setup()
+    assert not plain.extras
+    assert plain.direct_read
+    for values in ({"server_timing": True}, {"chunked": True}):
+        assert setup(**values).extras
+        assert not setup(**values).direct_read
+    for values in ({"idle_timeout": 600}, {"migrate": True}, {"max_age": 0}):
+        assert not setup(**values).extras
+        assert not setup(**values).direct_read
+
+
+WORDS = RefusalWords("expired (age)", "past absolute", "migrate it", "not ours")
+
+
+def test_every_refusal_has_its_reason_in_the_adapters_words() -> None:
+    assert refusal_reason(ReadToken(INCUMBENT_SHAPE, error=BadSignature("bad tag")), WORDS) == "bad tag; migrate it"
+    timed_out = SessionTimedOut("past it", expired_at=0)
+    assert refusal_reason(ReadToken(TIMED_OUT, error=timed_out), WORDS) == "past absolute"
+    assert refusal_reason(ReadToken(BAD, error=BadSignature("bad tag")), WORDS) == "bad tag"
+    assert refusal_reason(ReadToken(EXPIRED), WORDS) == "expired (age)"
+    assert refusal_reason(ReadToken(NOT_A_SESSION), WORDS) == "its value is not a session"
+    assert refusal_reason(ReadToken(BAD), WORDS) == "not ours"
+
+
+def test_an_incomplete_set_of_chunks_is_a_bad_cookie_whose_cookies_are_deleted() -> None:
+    cookie = setup(chunked=True, max_chunks=3).cookie(
+        OversizePolicy("session", True, ValueError, "", "store less.", "", logger)
+    )
+    refused: list[IncompleteChunks] = []
+    sent: list[str] = []
+    incomplete: list[str] = []
+    assert chunked_token(cookie, [(b"cookie", b"session.1=abc")], sent, incomplete, refused.append) is None
+    assert len(refused) == 1
+    assert incomplete == refused[0].cookies
+    assert "session" in incomplete
+    assert chunked_token(cookie, [(b"cookie", b"other=1")], [], [], refused.append) is None
+    assert len(refused) == 1  # no cookie at all: nothing refused
+
+
+def checked(revoked: bool | StoreUnavailable, *, fails_open: bool = False) -> tuple[Session, SessionState]:
+    fresh = SessionState(b"client", True)
+    return checked_session(
+        Session({"user_id": 1}),
+        fresh,
+        revoked,
+        fails_open=fails_open,
+        setting="on_unavailable",
+        unchecked=lambda: SessionState(new_session_id(), False),
+    )
+
+
+def test_the_revocation_check_keeps_refuses_or_leaves_the_cookie() -> None:
+    session, state = checked(False)
+    assert session == {"user_id": 1}
+    assert not session.modified
+    assert state.client_session() == b"client"
+    session, state = checked(True)  # ended: empty, its cookie deleted, the next token a new session's
+    assert session == {}
+    assert session.modified
+    assert not session.loaded_empty
+    assert state.client_session() is None
+    session, state = checked(StoreUnavailable("down"), fails_open=True)
+    assert session == {"user_id": 1}
+    assert state.client_session() == b"client"
+    session, state = checked(StoreUnavailable("down"))  # closed: empty, the client's cookie kept
+    assert session == {}
+    assert not session.modified
+    assert not session.loaded_empty
+    assert state.unchecked
+
+
+def test_a_response_that_read_the_session_varies_by_cookie_once() -> None:
+    assert with_vary_cookie([(b"a", b"1")]) == [(b"a", b"1"), (b"vary", b"Cookie")]
+    headers = [(b"vary", b"Accept"), (b"a", b"1"), (b"vary", b"Origin")]
+    assert with_vary_cookie(headers) == [(b"vary", b"Accept, Origin, Cookie"), (b"a", b"1")]
+    assert headers == [(b"vary", b"Accept"), (b"a", b"1"), (b"vary", b"Origin")]  # a copy
