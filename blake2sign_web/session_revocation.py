@@ -12,8 +12,9 @@ logger, in the words of the user's framework (the setting's name, passed in).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from .records import new_session_id
+from .records import GENERATION_KEY, new_session_id
 from .stores import StoreUnavailable
 from .stores import logger as revocation_logger
 
@@ -68,6 +69,13 @@ class SessionState:
         except StoreUnavailable as error:
             return self.generation_unread(user, error)
 
+    def signed_data(self, data: dict[str, Any], user: object, read: Callable[[object], str]) -> dict[str, Any]:
+        """``data`` as a write signs it for ``user`` (None: anonymous): with its generation (``GENERATION_KEY``,
+        ``generation_to_sign``) when the user has one."""
+        if user is not None and (generation := self.generation_to_sign(user, read)):
+            return {**data, GENERATION_KEY: generation}
+        return data
+
     def generation_unread(self, user: object, error: StoreUnavailable) -> str:
         """The store could not give ``user``'s generation: none is signed (logged), and it is not asked again."""
         revocation_logger.error("Session's generation could not be read, none is signed: %s.", error)
@@ -88,6 +96,13 @@ class SessionState:
         """The id of the client's session while it is still to be ended when the session is emptied: the one its
         cookie carries, also after ``keep`` gave the next token a new id (its copies then end with it)."""
         return self.presented_id if self.revoke_on_clear else None
+
+    def end(self) -> bytes | None:
+        """The session is emptied: the id of the client's session to end now (``client_session``, None: none);
+        the next token is a new session's (``ended``)."""
+        client_session = self.client_session()
+        self.ended()
+        return client_session
 
     def ended(self) -> None:
         """The client's session was ended (its record written, if it had one): the next token is a new session's."""
