@@ -33,7 +33,7 @@ from ..expiry import SessionEnd, data_written, expiry_date, now_datetime, refusa
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import StoreUnavailable
 from ..session_cookies import OversizePolicy, token_cookies
-from ..session_revocation import SessionState, store_down_accepted
+from ..session_revocation import SessionState
 from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
@@ -130,8 +130,8 @@ class SessionStore(SessionBase):
             data = read.data or {}
             client = presented(read.token, read.migrated_at, token, data)  # takes the generation out of the data
             user = data.get(AUTH_USER_ID)
-            self._state = SessionState(client.session_id, True, user, client.generation or "")
-            if not self._still_valid(config, config.revocation_cache, client, user):
+            self._state = state = SessionState(client.session_id, True, user, client.generation or "")
+            if not self._still_valid(config, state, client, user):
                 return {}
         self._started_at = read.started
         if read.token is None:
@@ -164,10 +164,10 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, alias: str, client: Presented, user_id: object) -> bool:
+    def _still_valid(self, config: SessionConfig, state: SessionState, client: Presented, user_id: object) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
-            cache = revocation.get_cache(alias)
+            cache = revocation.get_cache(config.revocation_cache or "")
             revoked = revocation.is_session_revoked(
                 cache,
                 client.session_id,
@@ -178,15 +178,10 @@ class SessionStore(SessionBase):
                 client.generation,
             )
         except StoreUnavailable as error:
-            if store_down_accepted(error, fails_open=config.revocation_fails_open, setting="REVOCATION_UNAVAILABLE"):
-                return True
-            # The cookie is kept (never overwritten): the session comes back with the cache; a flush still ends it.
-            self._state.unchecked = True  # type: ignore[union-attr]  # load() has just set it
-            return False
-        if revoked:
-            revocation.logger.info("Session cookie refused: the session was ended (logout, log out everywhere).")
+            return state.store_down(error, fails_open=config.revocation_fails_open, setting="REVOCATION_UNAVAILABLE")
+        if revoked:  # logout, log out everywhere
+            state.refused(config.cookie_name)
             self._session_key = None  # the middleware then deletes the cookie
-            self._state = SessionState(revocation.new_session_id(), False)
             return False
         return True
 
@@ -200,8 +195,7 @@ class SessionStore(SessionBase):
                 with contextlib.suppress(BadSignature):  # no valid cookie: no session to end
                     read = self._verify(config, token)
                     session_id = presented(read.token, read.migrated_at, token, read.data or {}).session_id
-            came = session_id is not None
-            state = self._state = SessionState(session_id or revocation.new_session_id(), came)
+            state = self._state = SessionState.of_client(session_id)
         return state
 
     def keep_through_log_out(self, user_id: str, generation: str) -> None:
@@ -385,7 +379,7 @@ class SessionStore(SessionBase):
         still deletes the cookie.
         """
         if session_config().revocation_cache is not None:
-            self._revocation().unchecked = False  # read before the key is gone; revoke() below ends it
+            self._revocation()  # read before the key is gone; revoke() below ends it (SessionState.end)
         self._started_at = None
         self._session_key = ""
         self._session_cache = {}
@@ -405,9 +399,7 @@ class SessionStore(SessionBase):
         (``login()`` calls this: the anonymous session's cookie stops working).
         """
         data = self._session  # read (and checked) under the old id first: revoking it would empty the session
-        self.revoke(raise_errors=False)
-        if self._state is not None:
-            self._state.unchecked = False  # a new session (login): saved even if the old one could not be checked
+        self.revoke(raise_errors=False)  # a new session (login): saved even if the old one could not be checked
         self._started_at = None  # ABSOLUTE_TIMEOUT counts from the login that cycles the key
         self._session_cache = data
         self.save()
