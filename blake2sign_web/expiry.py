@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, NamedTuple
 
+from .exceptions import BadSignature, SignatureExpired
 from .formats import TIMESTAMP_LIMIT
+from .timeouts import SessionTimedOut, session_start
 
 #: Tokens carry 32-bit Unix times: no session can end at or after this second (2106-02-07 06:28:16 UTC).
 EXPIRY_LIMIT: Final = TIMESTAMP_LIMIT
@@ -186,6 +189,58 @@ def stored_expiry(value: Any) -> StoredExpiry:
     return StoredExpiry(value, None, None)
 
 
+def data_written(
+    data: dict[str, Any],
+    started: int | None,
+    *,
+    absolute_timeout: int | None,
+    started_key: str,
+    check: Callable[[float], None],
+) -> tuple[dict[str, Any], float | None, int | None]:
+    """What a write of a session in Django's layout signs: its data, the token's own expiry (seconds), its start.
+
+    That layout keeps set_expiry() in the data (``_session_expiry``) and, with ``absolute_timeout``, the
+    session's start under ``started_key`` (``started`` None: a session that begins now). ``check`` refuses an
+    expiry no token can carry (set as ``session["_session_expiry"]``, not through set_expiry()). A set_expiry()
+    in the past has ended the session: an empty one is written, as a store's expired row reads as nothing.
+    """
+    value = data.get("_session_expiry")
+    left = None if value is None else stored_expiry(value).left()  # None: the default age, or browser-close
+    if left is not None:
+        check(left)
+        if left <= 0:
+            return {}, None, started
+        left = float(left)
+    if absolute_timeout is not None and data:  # a new session, or a new key (login): its clock starts now
+        started = session_start(started)
+        data = {**data, started_key: started}
+    return data, left, started
+
+
+def stored_end(
+    now: float | None,
+    value: Any,
+    *,
+    default_age: int | None,
+    browser_session_default: bool,
+    idle_timeout: int | None,
+    absolute_timeout: int | None,
+    started: int | None,
+) -> SessionEnd:
+    """``session_end`` of a session whose own expiry ``value`` is kept as Django keeps it (``stored_expiry``)."""
+    expiry = NO_EXPIRY if value is None else stored_expiry(value)  # the usual None without a call
+    return session_end(
+        now,
+        default_age=default_age,
+        browser_session_default=browser_session_default,
+        expiry=expiry.seconds,  # None: the default age; 0: a browser-close cookie
+        expiry_at=expiry.at,  # a naive date is local time, as Django's timezone.now() is with USE_TZ = False
+        idle_timeout=idle_timeout,
+        absolute_timeout=absolute_timeout,
+        started=started,
+    )
+
+
 def expiry_date(end: SessionEnd, now: datetime, expiry: StoredExpiry) -> datetime:
     """Django's ``get_expiry_date()``: when the session ``end``s, a date in ``now``'s kind (aware or naive).
 
@@ -245,3 +300,13 @@ def check_expiry(value: Any, *, longest: int | None = None, longest_name: str = 
             f"longest a session lives with revocation on (an ended session's record is kept that long): raise "
             f"{longest_name}, or choose a shorter expiry"
         )
+
+
+def refusal_reason(error: BadSignature) -> str:
+    """Why a session cookie was refused, for the log: the core's message (never quoting the token), and
+    when it expired."""
+    if isinstance(error, SessionTimedOut):
+        return f"{error}: expired at {error.expired_at_datetime.isoformat()}"
+    if isinstance(error, SignatureExpired):
+        return f"expired at {error.expired_at_datetime.isoformat()}"
+    return str(error).rstrip(".")

@@ -12,8 +12,9 @@ logger, in the words of the user's framework (the setting's name, passed in).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from .records import new_session_id
+from .records import GENERATION_KEY, new_session_id
 from .stores import StoreUnavailable
 from .stores import logger as revocation_logger
 
@@ -52,6 +53,20 @@ class SessionState:
         #: stay as it is (the session comes back with the store), unless the request clears the session.
         self.unchecked = False
 
+    @classmethod
+    def of_client(cls, session_id: bytes | None) -> SessionState:
+        """The state of the client's session ``session_id``; None: no valid cookie came (a new session's id)."""
+        return cls(session_id or new_session_id(), session_id is not None)
+
+    def store_down(self, error: StoreUnavailable, *, fails_open: bool, setting: str) -> bool:
+        """The store could not say whether the client's session was ended: True, it is read unchecked
+        (``store_down_accepted``); False, read as empty and ``unchecked`` (its cookie kept, never overwritten:
+        the session comes back with the store; emptying it still ends it)."""
+        if store_down_accepted(error, fails_open=fails_open, setting=setting):
+            return True
+        self.unchecked = True
+        return False
+
     def known_generation(self, user: object) -> str | None:
         """The generation to sign into a session of ``user`` when known (read with the session, or kept by
         "log out everywhere"); None: the user logged in during the request, read its record (``took``)."""
@@ -67,6 +82,13 @@ class SessionState:
             return self.took(user, read(user))
         except StoreUnavailable as error:
             return self.generation_unread(user, error)
+
+    def signed_data(self, data: dict[str, Any], user: object, read: Callable[[object], str]) -> dict[str, Any]:
+        """``data`` as a write signs it for ``user`` (None: anonymous): with its generation (``GENERATION_KEY``,
+        ``generation_to_sign``) when the user has one."""
+        if user is not None and (generation := self.generation_to_sign(user, read)):
+            return {**data, GENERATION_KEY: generation}
+        return data
 
     def generation_unread(self, user: object, error: StoreUnavailable) -> str:
         """The store could not give ``user``'s generation: none is signed (logged), and it is not asked again."""
@@ -88,6 +110,20 @@ class SessionState:
         """The id of the client's session while it is still to be ended when the session is emptied: the one its
         cookie carries, also after ``keep`` gave the next token a new id (its copies then end with it)."""
         return self.presented_id if self.revoke_on_clear else None
+
+    def refused(self, cookie_name: str) -> None:
+        """The client's session was found ended (logged): its cookie is refused, the next token a new session's."""
+        revocation_logger.info("Session cookie %r refused: the session was ended", cookie_name)
+        self.ended()
+
+    def end(self) -> bytes | None:
+        """The session is emptied (cleared, or a new key): the id of the client's session to end now
+        (``client_session``, None: none); the next token is a new session's (``ended``), written even if the
+        client's could not be checked."""
+        client_session = self.client_session()
+        self.ended()
+        self.unchecked = False
+        return client_session
 
     def ended(self) -> None:
         """The client's session was ended (its record written, if it had one): the next token is a new session's."""

@@ -26,18 +26,17 @@ from django.core import signing
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
-from ..exceptions import BadSignature, NotJSON, SignatureExpired
+from ..exceptions import BadSignature, NotJSON
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
-from ..expiry import NO_EXPIRY, SessionEnd, expiry_date, now_datetime, session_end, stored_expiry
+from ..expiry import SessionEnd, data_written, expiry_date, now_datetime, refusal_reason, stored_end, stored_expiry
 from ..expiry import check_expiry as _check_expiry
-from ..revocation import GENERATION_KEY, StoreUnavailable
+from ..revocation import StoreUnavailable
 from ..session_cookies import OversizePolicy, token_cookies
-from ..session_revocation import SessionState, store_down_accepted
+from ..session_revocation import SessionState
 from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
-from ..timeouts import session_start
 from . import revocation
 from .conf import SETTING, SessionConfig, session_config
 from .current import CURRENT_SESSION
@@ -123,7 +122,7 @@ class SessionStore(SessionBase):
         try:
             read = self._verify(config, token)
         except BadSignature as error:
-            suspicious_logger.warning("Session cookie rejected: %s.", _reason(error))
+            suspicious_logger.warning("Session cookie rejected: %s.", refusal_reason(error))
             # Forget the key: the middleware then deletes the bad cookie.
             self._session_key = None
             return {}
@@ -131,8 +130,8 @@ class SessionStore(SessionBase):
             data = read.data or {}
             client = presented(read.token, read.migrated_at, token, data)  # takes the generation out of the data
             user = data.get(AUTH_USER_ID)
-            self._state = SessionState(client.session_id, True, user, client.generation or "")
-            if not self._still_valid(config, config.revocation_cache, client, user):
+            self._state = state = SessionState(client.session_id, True, user, client.generation or "")
+            if not self._still_valid(config, state, client, user):
                 return {}
         self._started_at = read.started
         if read.token is None:
@@ -165,10 +164,10 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, alias: str, client: Presented, user_id: object) -> bool:
+    def _still_valid(self, config: SessionConfig, state: SessionState, client: Presented, user_id: object) -> bool:
         """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
         try:
-            cache = revocation.get_cache(alias)
+            cache = revocation.get_cache(config.revocation_cache or "")
             revoked = revocation.is_session_revoked(
                 cache,
                 client.session_id,
@@ -179,15 +178,10 @@ class SessionStore(SessionBase):
                 client.generation,
             )
         except StoreUnavailable as error:
-            if store_down_accepted(error, fails_open=config.revocation_fails_open, setting="REVOCATION_UNAVAILABLE"):
-                return True
-            # The cookie is kept (never overwritten): the session comes back with the cache; a flush still ends it.
-            self._state.unchecked = True  # type: ignore[union-attr]  # load() has just set it
-            return False
-        if revoked:
-            revocation.logger.info("Session cookie refused: the session was ended (logout, log out everywhere).")
+            return state.store_down(error, fails_open=config.revocation_fails_open, setting="REVOCATION_UNAVAILABLE")
+        if revoked:  # logout, log out everywhere
+            state.refused(config.cookie_name)
             self._session_key = None  # the middleware then deletes the cookie
-            self._state = SessionState(revocation.new_session_id(), False)
             return False
         return True
 
@@ -201,8 +195,7 @@ class SessionStore(SessionBase):
                 with contextlib.suppress(BadSignature):  # no valid cookie: no session to end
                     read = self._verify(config, token)
                     session_id = presented(read.token, read.migrated_at, token, read.data or {}).session_id
-            came = session_id is not None
-            state = self._state = SessionState(session_id or revocation.new_session_id(), came)
+            state = self._state = SessionState.of_client(session_id)
         return state
 
     def keep_through_log_out(self, user_id: str, generation: str) -> None:
@@ -213,13 +206,6 @@ class SessionStore(SessionBase):
         if owner is not None:
             self.modified = True  # re-signed at the response with the new generation
 
-    def _generation_for(self, config: SessionConfig, state: SessionState, user: object) -> str:
-        """``SessionState.generation_to_sign``, reading the generation from the revocation cache."""
-        alias, prefix = config.revocation_cache or "", config.revocation_key_prefix
-        return state.generation_to_sign(
-            user, lambda user: revocation.user_generation(revocation.get_cache(alias), user, prefix)
-        )
-
     def revoke(self, *, raise_errors: bool = True) -> None:
         """End the session of the client's cookie on every server (with revocation on); the next one gets a new id.
 
@@ -228,9 +214,7 @@ class SessionStore(SessionBase):
         config = session_config()
         if config.revocation_cache is None:
             return
-        state = self._revocation()
-        client_session = state.client_session()
-        state.ended()
+        client_session = self._revocation().end()
         if client_session is None:
             return
         try:
@@ -269,7 +253,13 @@ class SessionStore(SessionBase):
         config = session_config()
         self.oversized = False
         self.unsaved = False
-        expires_in = self._expires_in()  # reads the session: loads (and checks) it if nothing has
+        data, expires_in, started = data_written(  # reads the session: loads (and checks) it if nothing has
+            self._session,
+            self._started_at,
+            absolute_timeout=config.absolute_timeout,
+            started_key=STARTED,
+            check=check_expiry,
+        )
         state = self._state
         if state is not None and state.unchecked:
             revocation.logger.warning(
@@ -277,23 +267,17 @@ class SessionStore(SessionBase):
             )
             self.unsaved = True
             return
-        if expires_in is not None and expires_in <= 0:
-            # set_expiry() in the past: the session has ended, as a store's expired row reads as nothing.
-            data, expires_in = {}, None
-        else:
-            data = self._session
-        if config.absolute_timeout is not None and data:
-            # A new session, or a new key (login): its clock starts now.
-            self._started_at = session_start(self._started_at)
-            data = {**data, STARTED: self._started_at}
+        self._started_at = started
         try:
             if config.revocation_cache is None:
                 token = config.writer.dumps(data, expires_in=expires_in)
             else:
-                state = self._revocation()
-                user = data.get(AUTH_USER_ID)
-                if user is not None and (generation := self._generation_for(config, state, user)):
-                    data = {**data, GENERATION_KEY: generation}
+                state, alias, prefix = self._revocation(), config.revocation_cache, config.revocation_key_prefix
+                data = state.signed_data(
+                    data,
+                    data.get(AUTH_USER_ID),
+                    lambda user: revocation.user_generation(revocation.get_cache(alias), user, prefix),
+                )
                 token = config.writer.dumps(data, expires_in=expires_in, session_id=state.session_id)
         except NotJSON as error:  # a datetime, a UUID...: name the setting that stores it as itself
             error.name_option(f"{SETTING}['SESSIONS']['TYPED'] = True")
@@ -361,27 +345,15 @@ class SessionStore(SessionBase):
         config = session_config()
         modification = kwargs.get("modification")
         now: float | None = None if modification is None else modification.timestamp()  # None: the core's clock
-        value = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
-        expiry = NO_EXPIRY if value is None else stored_expiry(value)  # the usual None without a call
-        return session_end(
+        return stored_end(
             now,
+            kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry"),
             default_age=self.get_session_cookie_age(),
             browser_session_default=settings.SESSION_EXPIRE_AT_BROWSER_CLOSE,
-            expiry=expiry.seconds,  # None: SESSION_COOKIE_AGE; 0: a browser-close cookie
-            expiry_at=expiry.at,  # a naive date is local time, as timezone.now() is with USE_TZ = False
             idle_timeout=config.idle_timeout,
             absolute_timeout=config.absolute_timeout,
             started=self._started_at,
         )
-
-    def _expires_in(self) -> float | None:
-        """Seconds left by set_expiry() (<= 0 once past); None for the global policy and browser-close."""
-        value = self._session.get("_session_expiry")
-        left = None if value is None else stored_expiry(value).left()
-        if left is None:  # SESSION_COOKIE_AGE; 0: browser close, server-side SESSION_COOKIE_AGE
-            return None
-        check_expiry(left)  # set directly as session["_session_expiry"], not through set_expiry()
-        return float(left)
 
     def _keep_client_cookie(self, config: SessionConfig) -> None:
         """Too large, and logged (``"OVERSIZE": "log"``): no new cookie, the client's is left as it was."""
@@ -407,7 +379,7 @@ class SessionStore(SessionBase):
         still deletes the cookie.
         """
         if session_config().revocation_cache is not None:
-            self._revocation().unchecked = False  # read before the key is gone; revoke() below ends it
+            self._revocation()  # read before the key is gone; revoke() below ends it (SessionState.end)
         self._started_at = None
         self._session_key = ""
         self._session_cache = {}
@@ -427,9 +399,7 @@ class SessionStore(SessionBase):
         (``login()`` calls this: the anonymous session's cookie stops working).
         """
         data = self._session  # read (and checked) under the old id first: revoking it would empty the session
-        self.revoke(raise_errors=False)
-        if self._state is not None:
-            self._state.unchecked = False  # a new session (login): saved even if the old one could not be checked
+        self.revoke(raise_errors=False)  # a new session (login): saved even if the old one could not be checked
         self._started_at = None  # ABSOLUTE_TIMEOUT counts from the login that cycles the key
         self._session_cache = data
         self.save()
@@ -522,15 +492,6 @@ def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
 def _django_shape(token: str) -> bool:
     """Whether a cookie looks like one of Django's ``signing`` (``data:timestamp:signature``; ours have no ":")."""
     return ":" in token
-
-
-def _reason(error: BadSignature) -> str:
-    """Why a cookie was refused, from the core's messages, which never quote the token."""
-    if isinstance(error, SessionTimedOut):
-        return f"{error}: expired at {error.expired_at_datetime.isoformat()}"
-    if isinstance(error, SignatureExpired):
-        return f"expired at {error.expired_at_datetime.isoformat()}"
-    return str(error).rstrip(".")
 
 
 if settings.configured:
