@@ -14,11 +14,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+#: Every port ``free_port`` has handed out in this process.
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    """A port free on 127.0.0.1 now, and never one handed out before in this process.
+
+    The kernel may give the same free port to two probes in a row (it is free again once the probe closes): two
+    servers of one test given the same port would then meet on it (one fails to bind, the other answers both).
+    """
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port: int = probe.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 @contextmanager
