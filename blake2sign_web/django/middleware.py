@@ -44,6 +44,7 @@ from django.utils.cache import patch_vary_headers
 from ..chunks import IncompleteChunks, join_chunks
 from ..cookies import expires_for as expires_for  # its home was here: still importable
 from ..session_cookies import MorselCookie, SessionMorsels
+from ..session_request import server_timing_value
 from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
@@ -254,7 +255,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         if cookie.server_timing:
             save_ms = (time.perf_counter() - started) * 1000
             load_ms = getattr(request, LOAD_TIME, 0.0)
-            response.headers["Server-Timing"] = f"b2sw-load;dur={load_ms:.3f}, b2sw-save;dur={save_ms:.3f}"
+            response.headers["Server-Timing"] = server_timing_value(load_ms, save_ms)
         return response
 
 
