@@ -143,8 +143,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     # Accept and re-issue the cookies of the framework's own signed-cookie sessions.
     _flag("migrate", "ACCEPT_DJANGO_SIGNED_COOKIES", "E006", "migrate_starlette_cookies"),
     _flag("server_timing", "SERVER_TIMING", "E017"),
-    # Revocation: the store is the framework's (a RedisStore, a CACHES alias), which its adapter checks.
-    Option("revocation", None, "REVOCATION_CACHE", "E013"),  # the store: one the framework names (``stores``)
+    # Revocation: the store is the framework's (a RedisStore; a CACHES alias, one of ``problems``' ``stores``).
+    Option("revocation", None, "REVOCATION_CACHE", "E013"),
     Option(
         "revocation_unavailable", "closed", "REVOCATION_UNAVAILABLE", "E013", POLICIES.__contains__,
         "must be 'closed' (an empty session while the cache is down) or 'open' (accept, log an error)", None,
