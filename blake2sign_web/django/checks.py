@@ -1,9 +1,9 @@
 """System checks (``manage.py check``) for the session engine and its settings.
 
 The rules and messages are the core's (``options``, ``session_settings``, the prefixes' ``cookies``), found through
-``conf``; each check here only gives them Django's form: an ``Error`` or a ``Warning`` under its id, with a hint.
-Every id, and when it is reported: docs/django.md, *System checks*. Warnings add to Django's own checks, never
-repeat them.
+``conf``; a check gives them Django's form: an ``Error`` or a ``Warning`` under its id, with a hint. Django's alone:
+W001 to W003, which add to Django's own checks where those cannot see, never repeat them. Every id, and when it is
+reported: docs/django.md, *System checks*.
 """
 
 from __future__ import annotations
