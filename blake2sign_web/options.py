@@ -143,7 +143,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     # Accept and re-issue the cookies of the framework's own signed-cookie sessions.
     _flag("migrate", "ACCEPT_DJANGO_SIGNED_COOKIES", "E006", "migrate_starlette_cookies"),
     _flag("server_timing", "SERVER_TIMING", "E017"),
-    # Revocation: the store is the framework's (a RedisStore, a CACHES alias), which its adapter checks.
+    # Revocation: the store is the framework's (a RedisStore; a CACHES alias, one of ``problems``' ``stores``).
     Option("revocation", None, "REVOCATION_CACHE", "E013"),
     Option(
         "revocation_unavailable", "closed", "REVOCATION_UNAVAILABLE", "E013", POLICIES.__contains__,
@@ -171,6 +171,16 @@ SIGNER_OPTIONS: Final = (
 SIGNER_FLAGS: Final = ("typed", "encrypt", "decrypt", "compress_encrypted")
 BY_KEY: Final[Mapping[str, Option]] = {option.key: option for option in OPTIONS}
 DEFAULTS: Final[Mapping[str, Any]] = {option.key: option.default for option in OPTIONS}
+
+
+def section_keys(spelling: Spelling) -> dict[str, str]:
+    """The options in the framework's settings section (Django's ``BLAKE2SIGN_WEB['SESSIONS']``), name: key."""
+    return {spelling.written(option): option.key for option in OPTIONS if spelling.in_section(option)}
+
+
+def setting_keys(spelling: Spelling) -> dict[str, str]:
+    """The options that are settings of their own (Django's ``SESSION_COOKIE_*``), name: key."""
+    return {spelling.written(option): option.key for option in OPTIONS if not spelling.in_section(option)}
 
 
 def signer_options(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -201,6 +211,8 @@ DJANGO: Final = Spelling(
     "django",
     section="BLAKE2SIGN_WEB['SESSIONS']",
     verb="set",
+    own_settings="SESSION_",
+    wordings={"revocation": "must be None or an alias in CACHES (a RedisCache shared by every process)"},
     fixes={
         "revocation_key_prefix": 'REVOCATION_KEY_PREFIX = "<this site>" (or a KEY_PREFIX in the cache\'s entry in '
         "CACHES)"
@@ -216,14 +228,37 @@ DJANGO: Final = Spelling(
 )
 
 
-def problems(values: Mapping[str, Any], spelling: Spelling, *, store_has_prefix: bool = False) -> list[Problem]:
+#: Django refuses a bad SESSION_COOKIE_SAMESITE itself, when it writes the cookie (False: no attribute).
+DJANGO_CHECKS: Final = frozenset({"same_site"})
+
+
+def problems(
+    values: Mapping[str, Any],
+    spelling: Spelling,
+    *,
+    store_has_prefix: bool = False,
+    stores: Mapping[str, bool] | None = None,
+    checked_by_framework: Iterable[str] = (),
+) -> list[Problem]:
     """Every problem with ``values`` (option key: value), in the framework's words; [] when they all work.
 
     Each option's own rule first; then each rule between options whose options are all valid.
     ``store_has_prefix``: the revocation store names this site itself (a Django cache's KEY_PREFIX).
+    ``stores``: the stores the framework names (Django's CACHES aliases), each with whether it names this site
+    itself; the revocation option must then be None or one of them. ``checked_by_framework``: options the framework
+    checks itself (``DJANGO_CHECKS``): a bad value is its to report, and takes no part in the rules (the default does).
     """
+    values = {k: v for k, v in values.items() if k not in checked_by_framework or BY_KEY[k].valid(v)}
     found = [problem for key, value in values.items() if (problem := _value_problem(BY_KEY[key], value, spelling))]
     wrong = {problem.key for problem in found}
+    store = values.get("revocation")
+    if stores is not None and store is not None:
+        named = isinstance(store, str) and store in stores
+        store_has_prefix = stores[store] if named else True  # an unknown store: reported here, not as unnamed
+        if not named:
+            option = BY_KEY["revocation"]
+            message = f"{spelling.name(option)} {spelling.must(option)}; got {store!r}"
+            found.insert(0, Problem(option.key, message, option.check_id))
     merged = {**DEFAULTS, **values}
     for reads, rule in RULES:
         if wrong.isdisjoint(reads):
@@ -272,6 +307,21 @@ def section_problems(section: object, name: str, known: Iterable[str]) -> list[P
         for key in section
         if key not in known
     ]
+
+
+def settings_problems(
+    raw: object, setting: str, sections: Iterable[str], section: str, known: Iterable[str]
+) -> list[Problem]:
+    """A setting of sections (Django's ``BLAKE2SIGN_WEB``) and its section of session options: dicts of known keys."""
+    found = section_problems(raw, setting, sections)
+    if isinstance(raw, Mapping):
+        found += section_problems(raw.get(section, {}), f"{setting}[{section!r}]", known)
+    return found
+
+
+def readable(found: Iterable[Problem]) -> bool:
+    """Whether values can be read despite ``settings_problems``: after a TypeError there, nothing can."""
+    return not any(problem.error is TypeError for problem in found)
 
 
 def raise_first(found: list[Problem], prefix: str = "") -> None:
@@ -337,6 +387,8 @@ def prefix_problems(values: Values, settings: CookieSettings) -> list[Problem]:
     ``values``: the cookie's PREFIX_KEYS (any cookie's: Django checks its CSRF cookie too), ``settings``: their
     names in the user's framework.
     """
+    if not isinstance(values["cookie_name"], str):
+        return []  # the name's own rule (Django's, for its CSRF cookie)
     problem = prefix_problem(
         values["cookie_name"],
         secure=bool(values["secure"]),

@@ -42,6 +42,8 @@ class Problem(NamedTuple):
     message: str
     check_id: str
     error: type[Exception] = ValueError
+    #: The fix, where the framework reports it apart from the message (a Django check's hint).
+    hint: str = ""
 
 
 class SecretSpelling(NamedTuple):
@@ -66,6 +68,8 @@ class Spelling:
     section: str = ""
     #: The verb of a fix: "pass" (an argument) or "set" (a setting).
     verb: str = "pass"
+    #: How the names of options that are settings of their own begin (Django: ``SESSION_``); the rest are in section.
+    own_settings: str = ""
     #: What a valid value is, where this framework's messages had other words before the schema, which its users
     #: (and their tests) match (key: Option.must).
     wordings: Mapping[str, str] = field(default_factory=dict)
@@ -79,10 +83,14 @@ class Spelling:
         written = (option.starlette or option.key) if self.framework == "starlette" else option.django
         return written or option.key
 
+    def in_section(self, option: Option) -> bool:
+        """Whether the option is a key of the framework's section (``HASHER``), not a setting of its own."""
+        return bool(self.section) and not (self.own_settings and self.written(option).startswith(self.own_settings))
+
     def name(self, option: Option) -> str:
         """The option's full name: ``same_site``, ``SESSION_COOKIE_SAMESITE``, ``...['SESSIONS']['FORMAT']``."""
         written = self.written(option)
-        return f"{self.section}[{written!r}]" if self.section and not written.startswith("SESSION_") else written
+        return f"{self.section}[{written!r}]" if self.in_section(option) else written
 
     def setting(self, option: Option, value: Any) -> str:
         """The option set to ``value`` as the user writes it: ``https_only=True``, ``SESSION_COOKIE_SECURE = True``."""

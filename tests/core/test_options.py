@@ -263,3 +263,54 @@ def test_the_signer_gets_each_flag_only_when_it_is_on() -> None:
         "encrypt": True,
     }
     assert set(options.signer_options(options.DEFAULTS)) == set(options.SIGNER_OPTIONS)
+
+
+def test_djangos_names_are_data_of_the_spelling() -> None:
+    """Which option is a key of BLAKE2SIGN_WEB['SESSIONS'] and which a SESSION_* setting: read from OPTIONS."""
+    sections, own = options.section_keys(DJANGO), options.setting_keys(DJANGO)
+    assert set(sections.values()) | set(own.values()) == set(BY_KEY)
+    assert own == {
+        "SESSION_COOKIE_NAME": "cookie_name",
+        "SESSION_COOKIE_PATH": "path",
+        "SESSION_COOKIE_DOMAIN": "domain",
+        "SESSION_COOKIE_SAMESITE": "same_site",
+        "SESSION_COOKIE_SECURE": "secure",
+        "SESSION_COOKIE_HTTPONLY": "http_only",
+        "SESSION_COOKIE_PARTITIONED": "partitioned",
+        "SESSION_COOKIE_AGE": "max_age",
+    }
+    assert sections["REVOCATION_CACHE"] == "revocation"
+
+
+@pytest.mark.parametrize(("store", "bad"), [("sessions", False), ("missing", True), (["sessions"], True)])
+def test_the_revocation_store_must_be_one_the_framework_names(store: Any, bad: bool) -> None:
+    found = options.problems({"revocation": store, "revocation_key_prefix": "site"}, DJANGO, stores={"sessions": False})
+    named = "BLAKE2SIGN_WEB['SESSIONS']['REVOCATION_CACHE'] must be None or an alias in CACHES"
+    assert [(p.check_id, p.message.startswith(named)) for p in found] == (
+        [("blake2sign_web.E013", True)] if bad else []
+    )
+
+
+@pytest.mark.parametrize(("has_prefix", "reported"), [(False, ["revocation_key_prefix"]), (True, [])])
+def test_a_store_that_names_the_site_itself_needs_no_key_prefix(has_prefix: bool, reported: list[str]) -> None:
+    """A Django cache with a KEY_PREFIX of its own keeps two sites' records apart as REVOCATION_KEY_PREFIX would."""
+    found = options.problems({"revocation": "sessions"}, DJANGO, stores={"sessions": has_prefix})
+    assert [problem.key for problem in found] == reported
+
+
+@pytest.mark.parametrize("same_site", ["bogus", False])
+def test_an_option_the_framework_checks_itself_is_left_to_it(same_site: Any) -> None:
+    """Django refuses a bad SESSION_COOKIE_SAMESITE itself: not reported, and no rule reads it (SameSite=None's)."""
+    values = {"same_site": same_site, "secure": False}
+    assert options.problems(values, DJANGO, checked_by_framework=options.DJANGO_CHECKS) == []
+    assert options.problems({"same_site": "None"}, DJANGO, checked_by_framework=options.DJANGO_CHECKS) != []
+
+
+def test_a_setting_of_sections_is_readable_unless_one_is_not_a_dict() -> None:
+    known = ("HASHER",)
+    found = options.settings_problems({"SESSIONS": {"HASHR": 1}}, "B", ("SESSIONS",), "SESSIONS", known)
+    assert [p.message for p in found] == ["B['SESSIONS'] has an unknown key 'HASHR'; the known keys are HASHER"]
+    assert options.readable(found)
+    found = options.settings_problems({"SESSIONS": []}, "B", ("SESSIONS",), "SESSIONS", known)
+    assert [p.message for p in found] == ["B['SESSIONS'] must be a dict, not list"]
+    assert not options.readable(found)

@@ -1,0 +1,147 @@
+"""A session configuration resolved from the options once per process, and the rules on what sessions run through.
+
+An adapter maps its settings onto the options' keys (``options``), has them checked, then resolves them here: the
+signers, the cookie's limits, the policies of oversize sessions and of revocation, chunks and timeouts. The
+middleware an app lists (E018, E022) and the stores of revocation and single-use records (W005) decide whether
+sessions and links work as configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from .options import Problem, signer_options
+from .revocation import DEFAULT_CLOCK_SKEW
+from .serializer import SerializerSigner
+from .session_cookies import longest_token, morsel_overhead
+from .session_token import session_signers
+
+#: The options behind the attributes an ``http.cookies.Morsel`` writes (``morsel_overhead``'s arguments).
+MORSEL_KEYS: Final = ("path", "domain", "same_site", "secure", "http_only", "partitioned")
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """What a request needs from the session options, resolved once per process (and per settings change)."""
+
+    #: Verifies cookies: refuses any longer than the cookie limit before hashing them.
+    signer: SerializerSigner
+    #: Signs with the same keys and no length limit, so that an oversized session's size can be reported.
+    writer: SerializerSigner
+    cookie_name: str
+    #: The session's age (Django's SESSION_COOKIE_AGE), read once.
+    cookie_age: int
+    #: Bytes a Set-Cookie line for this session may take (name, value and attributes).
+    cookie_size_limit: int
+    #: Bytes of the longest attributes this configuration writes, Max-Age at its widest.
+    cookie_overhead: int
+    raise_on_oversize: bool
+    #: Accept and re-issue the cookies of the framework's own signed-cookie sessions.
+    accept_django_signed_cookies: bool
+    #: The store that keeps revocation records (Django: a CACHES alias); None: revocation is off (stateless).
+    revocation_cache: str | None = None
+    #: Accept sessions unchecked (and log) while that store is down, instead of reading them as empty.
+    revocation_fails_open: bool = False
+    #: Seconds the servers' clocks may differ: a cut-off also refuses sessions issued this long after it.
+    revocation_clock_skew: float = DEFAULT_CLOCK_SKEW
+    #: This site's name in the keys of its revocation records.
+    revocation_key_prefix: str = ""
+    #: Chunked: most cookies of one session; 0: one cookie, the limit checked against it.
+    max_chunks: int = 0
+    #: The timeouts, in seconds; None: off.
+    idle_timeout: int | None = None
+    absolute_timeout: int | None = None
+    #: The cookie's Partitioned attribute (CHIPS).
+    partitioned: bool = False
+
+
+def resolve(values: Mapping[str, Any], secret: str, fallbacks: Sequence[str | bytes], *, purpose: str) -> SessionConfig:
+    """The configuration of ``values`` (every option by its key, all valid)."""
+    max_chunks = values["max_chunks"] if values["chunked"] else 0
+    # The age bounds a token without an expiry of its own when it is read (default_age), and the timeouts are
+    # read by the core's reader: no limit of the signer's own.
+    signer, writer, _ = session_signers(
+        secret,
+        max_age=None,
+        idle_timeout=None,
+        reader_limit=longest_token(values["cookie_size_limit"], max_chunks),
+        purpose=purpose,
+        fallbacks=tuple(fallbacks),
+        **signer_options(values),
+    )
+    return SessionConfig(
+        signer=signer,
+        writer=writer,
+        cookie_name=values["cookie_name"],
+        cookie_age=values["max_age"],
+        cookie_size_limit=values["cookie_size_limit"],
+        cookie_overhead=morsel_overhead(**{key: values[key] for key in MORSEL_KEYS}),
+        raise_on_oversize=values["on_oversize"] == "raise",
+        accept_django_signed_cookies=values["migrate"],
+        revocation_cache=values["revocation"],
+        revocation_fails_open=values["revocation_unavailable"] == "open",
+        revocation_clock_skew=float(values["revocation_clock_skew"]),
+        revocation_key_prefix=values["revocation_key_prefix"],
+        max_chunks=max_chunks,
+        idle_timeout=values["idle_timeout"],
+        absolute_timeout=values["absolute_timeout"],
+        partitioned=bool(values["partitioned"]),
+    )
+
+
+def session_layer_problems(layers: Sequence[str], ours: str, theirs: str, *, stack: str, hint: str) -> list[Problem]:
+    """Ours and the framework's session middleware (or ours twice) each load and save the session: every write
+    would be signed twice, silently."""
+    listed = [layer for layer in layers if layer in (ours, theirs)]
+    if ours not in listed or len(listed) < 2:
+        return []
+    message = (
+        f"{stack} lists {len(listed)} session middlewares ({', '.join(listed)}): each one loads and saves the "
+        "session, so every write is signed twice and the outer one's cookie wins."
+    )
+    return [Problem(stack, message, "blake2sign_web.E018", hint=f"Keep only {ours!r}: it replaces {theirs!r} {hint}")]
+
+
+def chunks_layer_problems(
+    chunked: object, layers: Sequence[str], ours: str, theirs: str, *, option: str, stack: str, framework: str
+) -> list[Problem]:
+    """Chunked sessions need ours, which writes them: the framework's own session middleware writes one cookie."""
+    if chunked is not True or theirs not in layers:
+        return []
+    message = (
+        f"{option} needs this project's session middleware, and {stack} lists {framework}'s ({theirs!r}), which "
+        f"writes one cookie per session: replace it with {ours!r}."
+    )
+    return [Problem("chunked", message, "blake2sign_web.E022")]
+
+
+#: Django's cache backends whose records no other process sees, and its Redis one, which needs a socket_timeout.
+PER_PROCESS_CACHES: Final = (
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.dummy.DummyCache",
+)
+REDIS_CACHE: Final = "django.core.cache.backends.redis.RedisCache"
+#: What a store of revocation or single-use records needs instead: to be shared, to time out (W005).
+SHARED_STORE_FIX: Final = "Use a cache shared by every process: django.core.cache.backends.redis.RedisCache."
+STORE_TIMEOUT_FIX: Final = 'Add "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5} (seconds).'
+
+
+def store_problems(setting: str, name: str, backend: str, options: Mapping[str, Any]) -> list[Problem]:
+    """A store of revocation or single-use records must be seen by every process, else a logout or a used link is
+    not seen by the others; and must time out, else a store that hangs hangs every request."""
+    kind = backend.rsplit(".", 1)[-1]
+    if backend in PER_PROCESS_CACHES:
+        message = (
+            f"{setting} is the cache {name!r} ({kind}), which is per process: other workers and servers never see "
+            "its records, so a logout or a used link is not seen there."
+        )
+        return [Problem(setting, message, "blake2sign_web.W005", hint=SHARED_STORE_FIX)]
+    if backend == REDIS_CACHE and "socket_timeout" not in options:
+        message = (
+            f"{setting} is the {kind} {name!r} without socket_timeout in its OPTIONS: a Redis that hangs would hang "
+            "every request that checks it."
+        )
+        return [Problem(setting, message, "blake2sign_web.W005", hint=STORE_TIMEOUT_FIX)]
+    return []
