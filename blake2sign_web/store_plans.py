@@ -188,6 +188,11 @@ def cache_incr(name: str, delta: int, replicas: Replicas) -> Steps[int | None]:
     return int(value)
 
 
+def cache_touch(name: str, seconds: int | None) -> Steps[Any]:
+    """``touch``: a new expiry (None: never expires)."""
+    return (yield Step(name, ("PERSIST", name) if seconds is None else ("EXPIRE", name, seconds)))
+
+
 def _expiry(seconds: int | None) -> tuple[Any, ...]:
     return () if seconds is None else ("EX", seconds)
 
