@@ -10,7 +10,6 @@ redirections (MOVED, ASK, TRYAGAIN) followed on one connection. ``bounded`` is t
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -69,10 +68,10 @@ async def send_async(client: Any, is_cluster: bool, replicas: Replicas, step: St
     return (await run_async(client, is_cluster, step.key, step.command))[0]
 
 
-def send_sync(client: Any, is_cluster: bool, replicas: Replicas, step: Step) -> Any:
-    """``send_async`` on a blocking redis-py client."""
+def send_sync(client: Any, is_cluster: bool, replicas: Replicas, pause: Callable[[float], None], step: Step) -> Any:
+    """``send_async`` on a blocking redis-py client; ``pause``: how to wait before a TRYAGAIN is tried again."""
     if step.write:
-        return write_sync(client, is_cluster, step.key, step.command, replicas.wanted, replicas.timeout, time.sleep)
+        return write_sync(client, is_cluster, step.key, step.command, replicas.wanted, replicas.timeout, pause)
     return client.execute_command(*step.command)
 
 

@@ -1,9 +1,10 @@
 """What the stores of revocation and single-use records send, and what the replies mean: plans, without I/O.
 
-A plan is a generator: it yields a ``Step`` (one command on one key), is sent the reply, and returns the
-outcome, or raises (``NotReplicated``: fewer replicas than ``wait_replicas`` acknowledged a write). The
-adapters drive it (``drive`` with a blocking client, ``adrive`` with ``redis.asyncio``) and only send
-commands: which ones, in which order, how a write is checked for its replicas and undone, is decided here.
+A plan's steps are a generator: it yields a ``Step`` (one command on one key), is sent the reply, and returns
+the outcome, or raises (``NotReplicated``: fewer replicas than ``wait_replicas`` acknowledged a write). The
+adapters drive it (``drive`` with a blocking client, ``adrive`` with ``redis.asyncio``, both sending through
+``redis_commands``) and only do the I/O: which commands, in which order, how a write is checked for its
+replicas and undone, and what a store's failure means, are decided here.
 """
 
 from __future__ import annotations

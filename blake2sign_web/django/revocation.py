@@ -10,6 +10,7 @@ that raises is "unavailable" and the configured policy applies: bound its wait i
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from functools import partial
 from typing import Any
@@ -19,6 +20,7 @@ from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import BaseCache, caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.redis import RedisSerializer
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
 
@@ -184,8 +186,6 @@ class RedisStoreCache(BaseCache):
             raise ImproperlyConfigured(f"RedisStoreCache's LOCATION is one URL (a str), not {server!r}")
         self.replicas, self._client_options = store_plans.cache_options(params.get("OPTIONS") or {}, "RedisStoreCache")
         self.location = revocation.parse_store_url(server)
-        from django.core.cache.backends.redis import RedisSerializer
-
         self._serializer = RedisSerializer()
 
     @property
@@ -257,4 +257,4 @@ class RedisStoreCache(BaseCache):
         return self._drive(store_plans.use_steps(use, self.replicas, once, budget, self._serializer.dumps(use.digest)))
 
     def _drive(self, steps: Steps[T]) -> T:
-        return store_plans.drive(steps, partial(send_sync, self.client, self.is_cluster, self.replicas))
+        return store_plans.drive(steps, partial(send_sync, self.client, self.is_cluster, self.replicas, time.sleep))
