@@ -233,3 +233,9 @@ def store_problem(value: object, option: str, needs: str) -> str | None:
     if value is None or callable(getattr(value, needs, None)):
         return None
     return f"{option} must be a RedisStore, not {type(value).__name__}"
+
+
+def check_store(value: object, option: str, needs: str) -> None:
+    """TypeError if ``value`` cannot be the store ``option`` names (``store_problem``)."""
+    if (problem := store_problem(value, option, needs)) is not None:
+        raise TypeError(problem)

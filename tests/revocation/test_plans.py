@@ -185,3 +185,5 @@ def test_what_is_not_a_store_is_named() -> None:
     assert stores.store_problem(None, "single_use", "consume_link") is None
     assert stores.store_problem("redis://x", "single_use", "consume_link") == "single_use must be a RedisStore, not str"
     assert stores.client_problem(object()) is not None
+    with pytest.raises(TypeError, match="SessionMiddleware revocation must be a RedisStore, not int"):
+        stores.check_store(1, "SessionMiddleware revocation", "is_revoked")
