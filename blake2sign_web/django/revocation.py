@@ -1,11 +1,9 @@
 """The records of ``blake2sign_web.revocation`` in a Django cache (RedisCache is the documented one).
 
-Any cache backend works whose ``add`` is atomic across the processes that share it (RedisCache: SET NX;
-Memcached: add); LocMemCache and DummyCache do not make a link single-use on more than one process. A cache
-that raises is "unavailable" and the configured policy applies: bound its wait in its own OPTIONS
-(``socket_timeout``). For a Redis Cluster, Sentinel, or writes that wait for replicas, the alias names
-``RedisStoreCache`` (docs/revocation.md, "Deployment"). The decisions are the core's (``revocation``,
-``store_plans``); this module does the cache's I/O.
+Any cache whose ``add`` is atomic across the processes that share it works (RedisCache, Memcached; not
+LocMemCache or DummyCache). A cache that raises is "unavailable": the configured policy applies (bound its
+wait in its OPTIONS, ``socket_timeout``). A Redis Cluster, Sentinel, or writes that wait for replicas need
+``RedisStoreCache`` (docs/revocation.md, "Deployment"). The decisions are the core's (``store_plans``).
 """
 
 from __future__ import annotations
@@ -185,6 +183,7 @@ class RedisStoreCache(BaseCache):
         if not isinstance(server, str):
             raise ImproperlyConfigured(f"RedisStoreCache's LOCATION is one URL (a str), not {server!r}")
         self.replicas, self._client_options = store_plans.cache_options(params.get("OPTIONS") or {}, "RedisStoreCache")
+        self.timeout, self.wait_replicas = self.replicas.timeout, self.replicas.wanted
         self.location = revocation.parse_store_url(server)
         self._serializer = RedisSerializer()
 
