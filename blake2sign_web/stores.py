@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qsl, unquote
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis, RedisCluster
 
 #: Every log line about revocation and single-use records and their stores, in both frameworks.
 logger: Final = logging.getLogger("blake2sign_web.revocation")
@@ -211,10 +214,11 @@ def redis_client(location: StoreLocation, options: dict[str, Any], *, asynchrono
     return sentinels.master_for(location.service, db=location.db, **credentials)
 
 
-def client_from_url(url: str, timeout: float) -> Any:
+def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
     """A ``redis.asyncio`` client for a store URL (``parse_store_url``), with ``timeout`` on its sockets."""
     sockets = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
-    return redis_client(parse_store_url(url), sockets, asynchronous=True)
+    client: Redis | RedisCluster = redis_client(parse_store_url(url), sockets, asynchronous=True)
+    return client
 
 
 def client_problem(client: object) -> str | None:
