@@ -3,20 +3,23 @@
 What both stores need of Redis beyond one command: a write and its ``WAIT`` on one connection
 to the primary serving its key (``WAIT`` counts the replicas that have everything that
 connection wrote), ``MGET`` of keys in several cluster slots at once, and a cluster's
-redirections (MOVED, ASK, TRYAGAIN) followed on one connection. The adapters bound each call
-with their own deadline and turn failures into ``StoreUnavailable``.
+redirections (MOVED, ASK, TRYAGAIN) followed on one connection. ``bounded`` is the deadline of a
+``redis.asyncio`` call, and turns its failures into ``StoreUnavailable``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from .stores import StoreUnavailable, logger, wait_milliseconds
 
 if TYPE_CHECKING:
     from redis.asyncio import RedisCluster
+
+    from .store_plans import Replicas, Step
 
 
 def is_async_cluster(client: object) -> bool:
@@ -26,6 +29,50 @@ def is_async_cluster(client: object) -> bool:
     except ImportError:  # pragma: no cover - redis is this module's dependency
         return False
     return isinstance(client, RedisCluster)
+
+
+@asynccontextmanager
+async def bounded(timeout: float, action: str) -> AsyncIterator[None]:
+    """At most ``timeout`` seconds; any failure of the store becomes StoreUnavailable."""
+    import anyio  # here: a Django site, which never calls this, may not have it
+    from redis.exceptions import RedisClusterException, RedisError
+
+    deadline: anyio.CancelScope | None = None
+    try:
+        with anyio.fail_after(timeout) as deadline:
+            yield
+    except (RedisError, RedisClusterException, OSError) as error:  # OSError: TimeoutError from fail_after
+        raise StoreUnavailable(f"Redis failed to {action}: {type(error).__name__}") from None
+    except anyio.get_cancelled_exc_class():
+        # Python before 3.11: redis-py can raise a new CancelledError while the deadline cancels it (awaiting
+        # in an error handler), which fail_after does not recognise as its own. It is the deadline's when it
+        # fired and no enclosing scope is cancelled or past its own deadline (anyio re-delivers theirs).
+        if (
+            deadline is not None
+            and deadline.cancel_called
+            and anyio.current_effective_deadline() > anyio.current_time()
+        ):
+            raise StoreUnavailable(f"Redis failed to {action}: TimeoutError") from None
+        raise
+
+
+def mget(client: Any, is_cluster: bool, keys: list[str]) -> Awaitable[list[Any]]:
+    """The values of ``keys``: one ``MGET``, or on a cluster one per slot (``cluster_mget``)."""
+    return cluster_mget(client, keys) if is_cluster else client.mget(keys)
+
+
+async def send_async(client: Any, is_cluster: bool, replicas: Replicas, step: Step) -> Any:
+    """A plan's step (``store_plans``) on a ``redis.asyncio`` client: a write with its ``WAIT``, or one command."""
+    if step.write:
+        return await write_async(client, is_cluster, step.key, step.command, replicas.wanted, replicas.timeout)
+    return (await run_async(client, is_cluster, step.key, step.command))[0]
+
+
+def send_sync(client: Any, is_cluster: bool, replicas: Replicas, pause: Callable[[float], None], step: Step) -> Any:
+    """``send_async`` on a blocking redis-py client; ``pause``: how to wait before a TRYAGAIN is tried again."""
+    if step.write:
+        return write_sync(client, is_cluster, step.key, step.command, replicas.wanted, replicas.timeout, pause)
+    return client.execute_command(*step.command)
 
 
 async def run_async(client: Any, is_cluster: bool, key: str, *commands: tuple[Any, ...]) -> list[Any]:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qsl, unquote
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis, RedisCluster
 
 #: Every log line about revocation and single-use records and their stores, in both frameworks.
 logger: Final = logging.getLogger("blake2sign_web.revocation")
@@ -209,3 +212,34 @@ def redis_client(location: StoreLocation, options: dict[str, Any], *, asynchrono
         **options,
     )
     return sentinels.master_for(location.service, db=location.db, **credentials)
+
+
+def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
+    """A ``redis.asyncio`` client for a store URL (``parse_store_url``), with ``timeout`` on its sockets."""
+    sockets = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    client: Redis | RedisCluster = redis_client(parse_store_url(url), sockets, asynchronous=True)
+    return client
+
+
+def client_problem(client: object) -> str | None:
+    """Why ``client`` cannot be a ``RedisStore``'s (None: it can, a ``redis.asyncio`` client has ``pipeline``)."""
+    if callable(getattr(client, "pipeline", None)):
+        return None
+    return (
+        "RedisStore needs a redis.asyncio.Redis, a redis.asyncio.RedisCluster or a URL (redis://, "
+        f"redis+cluster://, redis+sentinel://), not {type(client).__name__}"
+    )
+
+
+def store_problem(value: object, option: str, needs: str) -> str | None:
+    """Why ``value`` cannot be the store ``option`` names (it has no ``needs`` method, as a ``RedisStore`` has);
+    None: it can, or it is None (no store)."""
+    if value is None or callable(getattr(value, needs, None)):
+        return None
+    return f"{option} must be a RedisStore, not {type(value).__name__}"
+
+
+def check_store(value: object, option: str, needs: str) -> None:
+    """TypeError if ``value`` cannot be the store ``option`` names (``store_problem``)."""
+    if (problem := store_problem(value, option, needs)) is not None:
+        raise TypeError(problem)

@@ -6,10 +6,13 @@ real redis-server. Here, the rules alone.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from blake2sign_web import revocation
+from blake2sign_web import revocation, store_plans, stores
 from blake2sign_web.session_revocation import SessionState
+from blake2sign_web.store_plans import Replicas, Step
 
 SESSION = bytes(range(16))
 GENERATION = "ab" * 16
@@ -106,3 +109,81 @@ def test_a_session_state_reads_a_generation_once_per_user() -> None:
     state.ended()
     assert (state.revoke_on_clear, state.user, state.generation) == (False, None, "")
     assert state.session_id not in (SESSION, kept)
+
+
+def run(steps: Any, replies: list[Any]) -> tuple[Any, list[Step]]:
+    """Drive a plan with canned replies: its outcome and the steps it sent."""
+    sent: list[Step] = []
+
+    def send(step: Step) -> Any:
+        sent.append(step)
+        return replies.pop(0)
+
+    return store_plans.drive(steps, send), sent
+
+
+def test_a_first_use_its_replicas_miss_is_undone_then_refused() -> None:
+    use = revocation.link_use("nonce", 1_000_060, "client", clock=lambda: 1_000_000)
+    assert run(store_plans.use_steps(use, Replicas(1, 0.5)), [(True, 1)]) == (
+        True,
+        [Step(use.key, use.command(), True)],
+    )
+    with pytest.raises(revocation.NotReplicated, match="use a single-use link durably: 0 of the 1"):
+        run(store_plans.use_steps(use, Replicas(1, 0.5)), [(True, 0), 1])
+    _, sent = run(store_plans.use_steps(use, Replicas()), [(None, 0)])
+    assert len(sent) == 1  # refused: nothing to undo, nothing waited for
+
+
+def test_store_plans_name_their_records_and_actions() -> None:
+    plans = store_plans.StorePlans("shop", 5, Replicas(), clock=lambda: 1_700_000_000)
+    plan = plans.log_out_everywhere(42, 3600)
+    generation, sent = run(plan.steps, [(True, 0)])
+    assert plan.action == "log a user out everywhere"
+    assert sent[0].command[:3] == ("SET", revocation.user_key(42, "shop"), f"g:{generation}:1700000000")
+    read = plans.user_generation(42)
+    assert run(read.steps, [f"g:{generation}:1700000000".encode()])[0] == generation
+    ended = plans.end_session(SESSION, 3600)
+    assert run(ended.steps, [("OK", 0)])[1][0].key == revocation.session_key(SESSION, "shop")
+
+
+def test_a_cache_add_of_no_time_adds_nothing_and_incr_never_creates() -> None:
+    assert run(store_plans.cache_add("k", b"v", 0, Replicas()), [True, 1]) == (
+        True,
+        [Step("k", ("SET", "k", b"v", "NX")), Step("k", ("DEL", "k"))],
+    )
+    assert run(store_plans.cache_incr("k", 1, Replicas(1, 0.5)), [(None, 0)])[0] is None
+
+
+def test_a_link_use_in_a_cache_of_its_own_operations() -> None:
+    class Cache(dict):  # type: ignore[type-arg]
+        def add(self, key: str, value: Any, timeout: int) -> bool:
+            return self.setdefault(key, value) is value
+
+        def set(self, key: str, value: Any, timeout: int) -> None:
+            self[key] = value
+
+        def decr(self, key: str, delta: int) -> int:
+            if key not in self:
+                raise ValueError(key)
+            self[key] -= delta
+            return int(self[key])
+
+        def delete(self, key: str) -> None:
+            self.pop(key, None)
+
+    cache = Cache()
+    first = revocation.link_use("n", 1_000_060, "c", file_size=10, clock=lambda: 1_000_000)
+    assert store_plans.consume_in_cache(cache, first)
+    again = revocation.link_use("n", 1_000_060, "c", file_size=10, continuation=6, clock=lambda: 1_000_000)
+    assert store_plans.consume_in_cache(cache, again)
+    assert not store_plans.consume_in_cache(cache, again)  # 4 bytes left
+    other = revocation.link_use("n", 1_000_060, "another", file_size=10, continuation=1, clock=lambda: 1_000_000)
+    assert not store_plans.consume_in_cache(cache, other)
+
+
+def test_what_is_not_a_store_is_named() -> None:
+    assert stores.store_problem(None, "single_use", "consume_link") is None
+    assert stores.store_problem("redis://x", "single_use", "consume_link") == "single_use must be a RedisStore, not str"
+    assert stores.client_problem(object()) is not None
+    with pytest.raises(TypeError, match="SessionMiddleware revocation must be a RedisStore, not int"):
+        stores.check_store(1, "SessionMiddleware revocation", "is_revoked")
