@@ -48,10 +48,6 @@ CLOCKS = frozenset(
 ALLOWED_CLOCKS: Mapping[tuple[str, str], str] = {
     ("blake2sign_web.django.middleware", "time.perf_counter"): "Server-Timing: the session's load and save time",
     ("blake2sign_web.starlette.sessions", "time.perf_counter"): "Server-Timing: the session's load and save time",
-    ("blake2sign_web.starlette.revocation", "anyio.current_time"): (
-        "the event loop's own clock against its cancel scope's deadline: whether a CancelledError is the Redis "
-        "call's timeout (Python before 3.11); it dates nothing"
-    ),
 }
 
 
