@@ -28,11 +28,10 @@ from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation, link_requests
+from .. import confirmation, link_options, link_requests
 from ..link_requests import Refusal
 from ..revocation import StoreUnavailable
 from ..urls import (
-    LINK_PARAMETERS,
     Bound,
     ConsumeOn,
     Disposition,
@@ -44,19 +43,8 @@ from . import revocation
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 SECTION: Final = "SIGNED_URLS"
-#: The keys of ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` and their defaults.
-DEFAULTS: Final[Mapping[str, Any]] = {
-    "PURPOSE": "blake2sign_web.signed_urls",  # separate keys per use if you need them
-    "HASHER": "blake2b",  # or "blake2s", "blake3"
-    "SIGNATURE_PARAM": "signature",
-    "EXPIRES_PARAM": "expires",
-    "IGNORED_PARAMS": (),  # e.g. ("utm_*", "fbclid")
-    "BIND_HOST": False,  # True: links only work on the host they name
-    "EXPIRED_STATUS": 410,  # or 403 to hide that a link once worked
-    "SINGLE_USE_CACHE": None,  # a CACHES alias: sign_url(..., single_use=True)
-    "SINGLE_USE_UNAVAILABLE": "closed",  # cache down: "closed" = 503, "open" = accept, log
-    "SINGLE_USE_CLIENT": None,  # request -> str (or its dotted path); default: REMOTE_ADDR and User-Agent
-}
+#: The keys of ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` and their defaults (``link_options``).
+DEFAULTS: Final = link_options.DEFAULTS
 
 V = TypeVar("V", bound=Callable[..., Any])
 BindFunction = Callable[[HttpRequest], Bound | None]
@@ -64,106 +52,44 @@ ClientFunction = Callable[[HttpRequest], str]
 #: Renders the confirmation page of a ``consume_on="post"`` link: (request, verified link) -> response.
 ConfirmFunction = Callable[[HttpRequest, VerifiedLink], HttpResponse]
 
-_signer: URLSigner | None = None
-_expired_status = 410
-#: The CACHES alias that consumes single-use links; None: single-use links are refused.
-_single_use_cache: str | None = None
-_single_use_fails_open = False
-
 
 def default_client(request: HttpRequest) -> str:
     """The client's address and User-Agent: who may continue a single-use download with Range requests.
 
-    Behind a proxy REMOTE_ADDR is the proxy's unless the server sets it from the proxy's
-    header (uvicorn's --forwarded-allow-ips does); otherwise set SINGLE_USE_CLIENT to a
-    function that reads the address your proxy forwards (and that clients cannot set).
+    Behind a proxy REMOTE_ADDR is the proxy's unless the server sets it (uvicorn's --forwarded-allow-ips
+    does); otherwise set SINGLE_USE_CLIENT (docs/signed-urls.md).
     """
     return link_requests.client_identity(request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_USER_AGENT", ""))
 
 
-_client: ClientFunction = default_client
+_signer: URLSigner | None = None
+#: The options ``_signer`` was built with.
+_options: dict[str, Any] = {**DEFAULTS, "SINGLE_USE_CLIENT": default_client}
 
 
 def options() -> dict[str, Any]:
     """The SIGNED_URLS options with defaults filled in; ImproperlyConfigured names any bad key."""
     raw = getattr(settings, SETTING, {})
     section = raw.get(SECTION, {}) if isinstance(raw, Mapping) else {}
-    name = f"{SETTING}[{SECTION!r}]"
-    if not isinstance(section, Mapping):
-        raise ImproperlyConfigured(f"{name} must be a dict, not {type(section).__name__}.")
-    unknown = [key for key in section if key not in DEFAULTS]
-    if unknown:
-        raise ImproperlyConfigured(f"{name} has unknown keys {unknown}; the known keys are {', '.join(DEFAULTS)}.")
-    result = {**DEFAULTS, **section}
-    keys = {
-        "hasher": "HASHER",
-        "expired_status": "EXPIRED_STATUS",
-        "on_unavailable": "SINGLE_USE_UNAVAILABLE",
-        "signature_param": "SIGNATURE_PARAM",
-        "expires_param": "EXPIRES_PARAM",
-        "ignore": "IGNORED_PARAMS",
-    }
-    names = {**LINK_PARAMETERS, "signature_param": result["SIGNATURE_PARAM"], "expires_param": result["EXPIRES_PARAM"]}
+    caches = getattr(settings, "CACHES", {})
     try:
-        link_requests.check_link_options(
-            hasher=result["HASHER"],
-            expired_status=result["EXPIRED_STATUS"],
-            on_unavailable=result["SINGLE_USE_UNAVAILABLE"],
-            names=names,
-            ignore=result["IGNORED_PARAMS"],
-            spell=lambda option: f"{name}[{keys[option]!r}]" if option in keys else f"the {names[option]!r} parameter",
-        )
+        return link_options.from_settings(section, f"{SETTING}[{SECTION!r}]", caches, import_string, default_client)
     except (TypeError, ValueError) as error:
         raise ImproperlyConfigured(f"{error}.") from None
-    alias = result["SINGLE_USE_CACHE"]
-    if alias is not None and (not isinstance(alias, str) or alias not in getattr(settings, "CACHES", {})):
-        raise ImproperlyConfigured(
-            f"{name}['SINGLE_USE_CACHE'] must be None or an alias in CACHES (a RedisCache shared by every "
-            f"process); got {alias!r}."
-        )
-    result["SINGLE_USE_CLIENT"] = _client_function(result["SINGLE_USE_CLIENT"], name)
-    return result
-
-
-def _client_function(value: Any, name: str) -> ClientFunction:
-    if value is None:
-        return default_client
-    if isinstance(value, str):
-        try:
-            value = import_string(value)
-        except ImportError as error:
-            raise ImproperlyConfigured(f"{name}['SINGLE_USE_CLIENT'] cannot be imported: {error}") from None
-    if not callable(value):
-        raise ImproperlyConfigured(
-            f"{name}['SINGLE_USE_CLIENT'] must be a function of the request returning a str, or its dotted path."
-        )
-    return value  # type: ignore[no-any-return]
 
 
 def get_signer() -> URLSigner:
     """The URLSigner for the current settings, built once (and again after a settings change)."""
-    global _signer, _expired_status, _single_use_cache, _single_use_fails_open, _client
+    global _signer, _options
     signer = _signer
     if signer is None:
         config = options()
         try:
-            signer = get_url_signer(
-                settings.SECRET_KEY,
-                purpose=config["PURPOSE"],
-                fallbacks=_fallbacks(),
-                hasher=config["HASHER"],
-                signature_param=config["SIGNATURE_PARAM"],
-                expires_param=config["EXPIRES_PARAM"],
-                ignore=tuple(config["IGNORED_PARAMS"]),
-                bind_host=config["BIND_HOST"],
-            )
+            arguments = link_options.signer_arguments(config)
+            signer = get_url_signer(settings.SECRET_KEY, fallbacks=_fallbacks(), **arguments)
         except (TypeError, ValueError) as error:
             raise ImproperlyConfigured(f"{SETTING}[{SECTION!r}] or SECRET_KEY: {error}") from None
-        _expired_status = config["EXPIRED_STATUS"]
-        _single_use_cache = config["SINGLE_USE_CACHE"]
-        _single_use_fails_open = config["SINGLE_USE_UNAVAILABLE"] == "open"
-        _client = config["SINGLE_USE_CLIENT"]
-        _signer = signer
+        _options, _signer = config, signer
     return signer
 
 
@@ -207,7 +133,7 @@ def sign_url(
     With ``request``, the host is ``request.get_host()``, which Django checks against ``ALLOWED_HOSTS``.
     """
     signer = get_signer()
-    if single_use and _single_use_cache is None:
+    if single_use and _options["SINGLE_USE_CACHE"] is None:
         raise ImproperlyConfigured(
             f"sign_url(single_use=True) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
             "shared by every process (RedisCache), where each link is marked used."
@@ -266,7 +192,8 @@ def admit(
     signer, bound = get_signer(), None if bind is None else bind(request)
     url = request_url(request, bind_host=signer.bind_host)
     method = request.method or "GET"
-    outcome = link_requests.check(signer, url, bound, request.path, method, _expired_status, serves_file)
+    expired_status = _options["EXPIRED_STATUS"]
+    outcome = link_requests.check(signer, url, bound, request.path, method, expired_status, serves_file)
     if type(outcome) is VerifiedLink:
         request.signed_link = outcome  # type: ignore[attr-defined]
         return outcome
@@ -349,21 +276,22 @@ def consume_single_use(
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
-    missing = None if _single_use_cache is not None else "SINGLE_USE_CACHE is not configured"
+    alias = _options["SINGLE_USE_CACHE"]
+    missing = None if alias is not None else "SINGLE_USE_CACHE is not configured"
     terms = link_requests.Consumption(file_size, continuation)
     call = link_requests.before_store(link, path=request.path, missing_store=missing, terms=terms)
     if isinstance(call, Refusal):
         return refusal_response(call)
-    if call is None or _single_use_cache is None:
+    if call is None or alias is None:
         return None
     answer: bool | StoreUnavailable
     try:
-        cache = revocation.get_cache(_single_use_cache)
+        cache = revocation.get_cache(alias)
         answer = revocation.consume_link(
             cache,
             call.nonce,
             call.expires_at,
-            _client(request),
+            _options["SINGLE_USE_CLIENT"](request),
             file_size=call.file_size,
             continuation=call.continuation,
         )
@@ -372,8 +300,8 @@ def consume_single_use(
     refusal = link_requests.consumed(
         answer,
         path=request.path,
-        fails_open=_single_use_fails_open,
-        expired_status=_expired_status,
+        fails_open=_options["SINGLE_USE_UNAVAILABLE"] == "open",
+        expired_status=_options["EXPIRED_STATUS"],
         option="SINGLE_USE_UNAVAILABLE",
     )
     return None if refusal is None else refusal_response(refusal)
