@@ -28,7 +28,7 @@ from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation, link_options, link_requests
+from .. import confirmation, link_options, link_requests, link_targets
 from ..link_requests import Refusal
 from ..revocation import StoreUnavailable
 from ..urls import (
@@ -308,26 +308,13 @@ def consume_single_use(
 
 
 def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
-    """The path and query to verify (after ``scheme://host`` with ``BIND_HOST``): the query as ``request.GET``
-    will read it, not as WSGI spells it.
-
-    Under WSGI, QUERY_STRING holds the raw bytes decoded as latin-1, and
-    ``get_full_path()`` would percent-encode those latin-1 characters, while
-    ``request.GET`` decodes the bytes as UTF-8: raw ``q=\xc3\xa9`` would be checked as
-    ``q=Ã©`` and read as ``q=é``. The bytes are decoded here as QueryDict decodes them,
-    so the signature covers the text the view sees. The path likewise: a link whose path
-    holds a ``%2F`` that ``reverse()`` did not write (``/a%2Fb``) does not verify, because
-    the view would see ``/a/b``, which is another path to the signer.
-    """
+    """The path and query to verify, as the view reads them (``link_targets``), after ``scheme://host`` with
+    ``BIND_HOST``."""
     query = request.META.get("QUERY_STRING", "")
-    if isinstance(request, WSGIRequest) and not query.isascii():
-        raw = query.encode("iso-8859-1")
-        try:
-            query = raw.decode(request.encoding or settings.DEFAULT_CHARSET)
-        except UnicodeDecodeError:
-            query = raw.decode("iso-8859-1")  # QueryDict's own fallback
-    # The path as reverse() writes the arguments the view receives: Django routes on the
-    # decoded path, and reverse() escapes a leading "//" as "/%2F" (escape_leading_slashes).
+    if isinstance(request, WSGIRequest):
+        query = link_targets.wsgi_query(query, request.encoding or settings.DEFAULT_CHARSET)
+    # The path as reverse() writes the arguments the view receives: Django routes on the decoded path,
+    # so a "%2F" that reverse() did not write does not verify; reverse() escapes a leading "//" as "/%2F".
     path = escape_leading_slashes(escape_uri_path(client_path(request)))
     origin = (request.scheme or "http", request.get_host()) if bind_host else None
     return link_requests.request_target(path, iri_to_uri(query), origin)
@@ -336,22 +323,13 @@ def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
 def client_path(request: HttpRequest) -> str:
     """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links.
 
-    Under WSGI that is ``request.path`` (SCRIPT_NAME, or FORCE_SCRIPT_NAME, and PATH_INFO). Under
-    ASGI, Django takes ``request.path`` from the scope's path as it is: behind a proxy that took
-    the prefix off (``FORCE_SCRIPT_NAME = "/app"``, nginx ``proxy_pass http://app/;``) it lacks
-    the prefix that reverse() put into the link, so the prefix is put back here.
+    Under WSGI that is ``request.path``; under ASGI the prefix is put back if a proxy took it off
+    (``link_targets.script_path``). The prefix is the one the handler set from FORCE_SCRIPT_NAME or
+    root_path (Django 4.2's META["SCRIPT_NAME"] is root_path alone).
     """
-    path = request.path
     if not isinstance(request, ASGIRequest):
-        return path
-    # The prefix reverse() writes: the handler set it from FORCE_SCRIPT_NAME or root_path (Django 4.2's
-    # META["SCRIPT_NAME"] is root_path alone).
-    prefix = get_script_prefix()
-    return (
-        path
-        if link_requests.with_prefix(path, prefix) == path
-        else link_requests.with_prefix(request.path_info, prefix)
-    )
+        return request.path
+    return link_targets.script_path(request.path, request.path_info, get_script_prefix())
 
 
 @overload

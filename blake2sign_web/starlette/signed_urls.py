@@ -21,7 +21,6 @@ import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, NoReturn
-from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -30,9 +29,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_requests
+from .. import confirmation, files, link_requests, link_targets
 from ..link_requests import Refusal
-from ..link_text import PATH_SAFE
 from ..revocation import StoreUnavailable
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
@@ -108,16 +106,14 @@ def sign_url_for(
     ``consume_on``, ``disposition`` and ``download_as`` (the signed ``filename``; not named ``filename``
     so that a route's own ``filename`` path parameter still reaches ``url_for``): see ``URLSigner.sign``.
     """
-    if base_url is None:
-        if signer.bind_host:
-            raise ValueError(
-                "this URLSigner binds the host (bind_host=True): pass sign_url_for(..., base_url=...), your public "
-                "URL for links that leave the request, or request.base_url for links shown to this client"
-            )
+    base = link_targets.public_base(
+        str(base_url) if isinstance(base_url, URL) else base_url, bind_host=signer.bind_host
+    )
+    if base is None:
         absolute = request.url_for(name, **path_params)
         url = str(absolute).removeprefix(f"{absolute.scheme}://{absolute.netloc}")
     else:
-        url = str(_url_path_for(request, name, path_params).make_absolute_url(_public_base(base_url)))
+        url = str(_url_path_for(request, name, path_params).make_absolute_url(base))
     return signer.sign(
         url,
         expires_in=expires_in,
@@ -139,49 +135,16 @@ def _url_path_for(request: Request, name: str, path_params: dict[str, Any]) -> U
     return path
 
 
-def _public_base(base_url: str | URL) -> URL:
-    """``base_url`` as a URL, checked: http or https, a host, no query or fragment."""
-    if not isinstance(base_url, (str, URL)):
-        raise TypeError(f"base_url must be a str such as 'https://example.com' or a URL, not {type(base_url).__name__}")
-    problem = link_requests.public_base_problem(str(base_url))
-    if problem is not None:
-        raise ValueError(problem)
-    return URL(str(base_url))
-
-
 def default_client(request: Request) -> str:
     """The client's address and User-Agent. Behind a proxy, use ProxyHeadersMiddleware so the address is real."""
     host = request.client.host if request.client is not None else ""
     return link_requests.client_identity(host, request.headers.get("user-agent", ""))
 
 
-def request_url(request: Request, signer: URLSigner) -> str:
-    """The URL as the client sent it: the raw path, so a decoded '%25' cannot be decoded twice.
-
-    Without ``raw_path`` (Mangum and other adapters set it to None), the decoded path is
-    re-encoded, '%' included, so the signer decodes it exactly once too. The query is
-    the raw ``query_string`` read as latin-1, as Starlette's ``query_params`` reads it.
-    """
-    raw_path: bytes | None = request.scope.get("raw_path")
-    if raw_path:
-        # ASGI's raw_path has no query string, but some clients (Starlette's TestClient before
-        # 0.38) put it there; the query is read from query_string below. uvicorn puts root_path
-        # (a prefix a proxy took off, which url_for signed) into raw_path; other servers do not.
-        path = raw_path.partition(b"?")[0].decode("latin-1")
-        root_path: str = request.scope.get("root_path", "")
-        if root_path:
-            path = link_requests.with_prefix(path, quote(root_path, safe=PATH_SAFE))
-    else:
-        path = quote(_full_path(request.scope), safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
+def request_url(request: Request, signer: URLSigner) -> str | None:
+    """The URL to verify (``link_targets.scope_target``), or None for a path that is not text."""
     origin = (request.url.scheme, request.url.netloc) if signer.bind_host else None
-    return link_requests.request_target(path, request.scope.get("query_string", b"").decode("latin-1"), origin)
-
-
-def _full_path(scope: Scope) -> str:
-    # Servers put root_path into path (ASGI 3 as uvicorn reads it); some adapters do not.
-    path: str = scope["path"]
-    root_path: str = scope.get("root_path", "")
-    return link_requests.with_prefix(path, root_path) if root_path else path
+    return link_targets.scope_target(request.scope, origin)
 
 
 def check_signature(
@@ -191,18 +154,12 @@ def check_signature(
 
     A single-use link passes: ``require_signature`` then uses it up."""
     # The decoded path for the log (not request.url.path: building the URL silently drops CR, LF and tab).
-    outcome = link_requests.verify(signer, _target(request, signer), bind, _full_path(request.scope), expired_status)
+    outcome = link_requests.verify(
+        signer, request_url(request, signer), bind, link_targets.scope_path(request.scope), expired_status
+    )
     if isinstance(outcome, Refusal):
         _raise_refusal(outcome)
     return outcome
-
-
-def _target(request: Request, signer: URLSigner) -> str | None:
-    """The URL to verify, or None for a path that is not text (a lone surrogate)."""
-    try:
-        return request_url(request, signer)
-    except UnicodeEncodeError:
-        return None
 
 
 def _raise_refusal(refusal: Refusal) -> NoReturn:
@@ -257,9 +214,9 @@ class _Guard(NamedTuple):
         """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
         bound = None if self.bind is None else self.bind(request)
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
-        method, path = request.scope.get("method", "GET"), _full_path(request.scope)
+        method, path = request.scope.get("method", "GET"), link_targets.scope_path(request.scope)
         outcome = link_requests.check(
-            self.signer, _target(request, self.signer), bound, path, method, self.expired_status, serves_file
+            self.signer, request_url(request, self.signer), bound, path, method, self.expired_status, serves_file
         )
         if type(outcome) is VerifiedLink:
             request.state.signed_link = outcome
@@ -271,7 +228,7 @@ class _Guard(NamedTuple):
 
     async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
         """Use up a single-use link in the store; HTTPException unless this request may have it."""
-        path = _full_path(request.scope)
+        path = link_targets.scope_path(request.scope)
         # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
         cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
         missing = None if self.store is not None else "no single_use store configured for this endpoint"
