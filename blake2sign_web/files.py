@@ -13,7 +13,7 @@ import mimetypes
 import os
 import stat
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from datetime import timezone
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
@@ -402,3 +402,35 @@ class RangeReader:
 
     def close(self) -> None:
         self.handle.close()
+
+
+class AsyncRangeReader:
+    """``RangeReader`` for an event loop: each chunk is read by ``to_thread`` (the framework's worker threads).
+
+    No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory. The file
+    is closed at the end of the range and by ``close()`` (Django calls it when done).
+    """
+
+    def __init__(
+        self,
+        handle: IO[bytes],
+        start: int,
+        length: int,
+        chunk_size: int,
+        to_thread: Callable[[Callable[[], bytes]], Awaitable[bytes]],
+    ) -> None:
+        self.reader = RangeReader(handle, start, length, chunk_size)  # the seek: construct it off the event loop
+        self.to_thread = to_thread
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await self.to_thread(self.reader.next_chunk)
+        if not chunk:
+            self.close()
+            raise StopAsyncIteration
+        return chunk
+
+    def close(self) -> None:
+        self.reader.close()

@@ -12,9 +12,8 @@ download's name) is decided in ``blake2sign_web.link_requests``; what can be rea
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable, Callable
 from typing import IO, Any, ClassVar
-from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import SuspiciousFileOperation
@@ -156,19 +155,14 @@ class SignedFileView(View):
         if refused is not None:
             stored.close()
             return refused
-        answer = link_requests.conditional_answer(method, request.headers, stored.size, stored.mtime_ns, posted=posted)
-        validators = link_requests.validators(stored.size, stored.mtime_ns)
-        if answer is None and self.offloaded:
+        disposition = self.disposition(name)
+        offloaded = self.offloaded
+        answer = stored_files.answer(
+            method, request.headers, name, disposition, stored, wanted, posted=posted, offloaded=offloaded
+        )
+        if answer.status == 200 and offloaded:
             stored.close()
-            headers = link_requests.file_headers(name, self.disposition(name), *validators, posted=posted)
-            return self.offload(name, stored, headers)
-        if answer is None:
-            # HEAD does not make another storage read its file to learn whether it seeks: it answers for it whole.
-            seekable = stored.seekable if method == "HEAD" else stored.can_seek()
-            disposition = self.disposition(name)
-            answer = link_requests.file_answer(
-                name, disposition, stored.size, validators, wanted, posted=posted, seekable=seekable
-            )
+            return self.offload(name, stored, answer.headers)
         if answer.status not in (200, 206) or method == "HEAD":
             stored.close()
             return HttpResponse(status=answer.status, headers=answer.headers)
@@ -179,9 +173,8 @@ class SignedFileView(View):
         handle, start, length = stored.body(answer.byte_range)
         if isinstance(request, ASGIRequest):
             # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
-            streamed: StreamingHttpResponse = StreamingHttpResponse(
-                AsyncRangeReader(handle, start, length, self.chunk_size), status=answer.status
-            )
+            reader = files.AsyncRangeReader(handle, start, length, self.chunk_size, _in_thread)
+            streamed: StreamingHttpResponse = StreamingHttpResponse(reader, status=answer.status)
         elif answer.byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
@@ -230,42 +223,12 @@ class SignedFileView(View):
 
     def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
         """Let the front server send the bytes (and handle Range itself)."""
-        response = HttpResponse(headers=headers)
-        del response.headers["Accept-Ranges"]
-        if self.accel_redirect is not None:
-            response.headers["X-Accel-Redirect"] = self.accel_redirect.rstrip("/") + "/" + quote(name)
-            # Keep our Content-Type: nginx would otherwise guess its own from the location.
-            response.headers["X-Accel-Buffering"] = "no"
-        else:
-            if stored.path is None:
-                raise SuspiciousFileOperation("sendfile=True needs a storage with local paths (FileSystemStorage)")
-            # Percent-encoded like X-Accel-Redirect (mod_xsendfile and lighttpd decode it): a
-            # non-ASCII path would otherwise go out MIME-encoded, or folded after U+2028.
-            response.headers["X-Sendfile"] = quote(stored.path)
-        return response
+        try:
+            return HttpResponse(headers=stored_files.offload_headers(headers, name, self.accel_redirect, stored.path))
+        except ValueError as error:  # sendfile=True on a storage without local paths
+            raise SuspiciousFileOperation(str(error)) from None
 
 
-class AsyncRangeReader:
-    """``files.RangeReader`` for ASGI: each chunk is read in a worker thread, so the event loop never waits on disk.
-
-    No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory.
-    The file is closed at the end of the range and by ``close()`` (Django calls it when done).
-    """
-
-    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
-        # The seek runs here, in the view, already off the event loop.
-        self.reader = files.RangeReader(handle, start, length, chunk_size)
-        self.next_chunk = sync_to_async(self.reader.next_chunk, thread_sensitive=False)
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self
-
-    async def __anext__(self) -> bytes:
-        chunk = await self.next_chunk()
-        if not chunk:
-            self.close()
-            raise StopAsyncIteration
-        return chunk
-
-    def close(self) -> None:
-        self.reader.close()
+def _in_thread(read: Callable[[], bytes]) -> Awaitable[bytes]:
+    """``read`` in a worker thread, so the event loop never waits on disk."""
+    return sync_to_async(read, thread_sensitive=False)()

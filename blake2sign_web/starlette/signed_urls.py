@@ -319,11 +319,10 @@ class _OpenFileResponse(Response):
             await self.background()
 
     async def _send_body(self, send: Send) -> None:
-        reader = await anyio.to_thread.run_sync(
-            files.RangeReader, self.handle, self.start, self.length, self.chunk_size
-        )
+        run = anyio.to_thread.run_sync
+        reader = await run(files.AsyncRangeReader, self.handle, self.start, self.length, self.chunk_size, run)
         # A file that shrank ends the body short: the server sees it and closes the connection.
-        while chunk := await anyio.to_thread.run_sync(reader.next_chunk):
+        async for chunk in reader:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
