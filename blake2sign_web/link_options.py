@@ -123,8 +123,13 @@ def client_function(value: object, name: str, load: Callable[[str], Any]) -> Any
     return value
 
 
-def signer_arguments(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``get_url_signer``'s keywords from Django's checked settings."""
+def signer_arguments(settings: Mapping[str, Any], fallbacks: object) -> dict[str, Any]:
+    """``get_url_signer``'s keywords from Django's checked settings and SECRET_KEY_FALLBACKS.
+
+    A list of fallbacks becomes a tuple (the signer cache's key); a str is passed on for the core to refuse:
+    ``tuple("old")`` would make every character a secret (so a one-character key forges links).
+    """
     arguments = {option.key: settings[option.django] for option in OPTIONS if option.signer}
     arguments["ignore"] = tuple(arguments["ignore"])
+    arguments["fallbacks"] = tuple(fallbacks) if isinstance(fallbacks, (list, tuple)) else fallbacks
     return arguments

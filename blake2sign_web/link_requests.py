@@ -29,7 +29,7 @@ and 412 for conditional requests of a file, 206 and 416 for its ranges.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 from typing import Final, Literal, NamedTuple
 from urllib.parse import urlsplit
@@ -211,6 +211,26 @@ def before_store(
         logger.error("refused single-use URL for %r: %s", logged(path), missing_store)
         return Refusal(403, INVALID)
     return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation)
+
+
+def store_answer(consume: Callable[..., bool], call: StoreCall, client: str) -> bool | StoreUnavailable:
+    """The store's answer to ``call`` (``consume``: its ``consume_link``), or its failure, for ``consumed``."""
+    try:
+        return consume(call.nonce, call.expires_at, client, file_size=call.file_size, continuation=call.continuation)
+    except StoreUnavailable as error:
+        return error
+
+
+async def astore_answer(
+    consume: Callable[..., Awaitable[bool]], call: StoreCall, client: str
+) -> bool | StoreUnavailable:
+    """``store_answer`` of an asynchronous store."""
+    try:
+        return await consume(
+            call.nonce, call.expires_at, client, file_size=call.file_size, continuation=call.continuation
+        )
+    except StoreUnavailable as error:
+        return error
 
 
 def consumed(

@@ -1,11 +1,7 @@
-"""Signed links in Django: ``sign_url``, the ``signed_url_required`` view decorator, and the translation of
-``blake2sign_web.link_requests`` (every status and header, the same in Starlette) into Django's requests and
-responses: a 403 is PermissionDenied, so the site's 403 page renders.
-
-Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their own purpose; options
-from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]`` (``DEFAULTS``). The verified link is ``request.signed_link``.
-The confirmation page's POST of a ``consume_on="post"`` link (``blake2sign_web.confirmation``) must pass
-Django's CSRF check, even in a csrf_exempt view (``csrf_refusal``).
+"""Signed links in Django: ``sign_url``, the ``signed_url_required`` view decorator, and the core's decisions
+(``link_requests``, ``link_targets``: every status and header, the same in Starlette) as Django's responses:
+a 403 is PermissionDenied, so the site's 403 page renders. Options: ``BLAKE2SIGN_WEB["SIGNED_URLS"]``
+(``link_options``); keys from SECRET_KEY under their own purpose. Guide: docs/signed-urls.md.
 """
 
 from __future__ import annotations
@@ -30,7 +26,6 @@ from django.utils.module_loading import import_string
 
 from .. import confirmation, link_options, link_requests, link_targets
 from ..link_requests import Refusal
-from ..revocation import StoreUnavailable
 from ..urls import (
     Bound,
     ConsumeOn,
@@ -85,21 +80,12 @@ def get_signer() -> URLSigner:
     if signer is None:
         config = options()
         try:
-            arguments = link_options.signer_arguments(config)
-            signer = get_url_signer(settings.SECRET_KEY, fallbacks=_fallbacks(), **arguments)
+            arguments = link_options.signer_arguments(config, getattr(settings, "SECRET_KEY_FALLBACKS", ()))
+            signer = get_url_signer(settings.SECRET_KEY, **arguments)
         except (TypeError, ValueError) as error:
             raise ImproperlyConfigured(f"{SETTING}[{SECTION!r}] or SECRET_KEY: {error}") from None
         _options, _signer = config, signer
     return signer
-
-
-def _fallbacks() -> Any:
-    """SECRET_KEY_FALLBACKS as the cache needs it: a list becomes a tuple; a str is passed on for the core to refuse.
-
-    ``tuple("old")`` would make every character a secret (so a one-character key forges links).
-    """
-    fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
-    return tuple(fallbacks) if isinstance(fallbacks, (list, tuple)) else fallbacks
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:
@@ -123,14 +109,9 @@ def sign_url(
     disposition: Disposition | None = None,
     expires_at: int | datetime | None = None,
 ) -> str:
-    """Sign a path (``reverse(...)``) or absolute URL; with ``request``, a path becomes absolute first.
-
-    With ``BIND_HOST`` a path needs ``request`` (or an absolute URL) to know the host.
-    ``single_use=True`` needs ``expires_in`` and ``SINGLE_USE_CACHE``; ``consume_on="post"`` makes
-    GET and HEAD show a confirmation page and only its POST use the link up. ``filename`` and
-    ``disposition`` name the download of ``SignedFileView``; ``expires_at`` is the expiry as a time
-    (see ``URLSigner.sign``, which refuses a URL that already has one of the link's own parameters).
-    With ``request``, the host is ``request.get_host()``, which Django checks against ``ALLOWED_HOSTS``.
+    """Sign a path (``reverse(...)``) or absolute URL (the options: ``URLSigner.sign``); with ``request``, a path
+    becomes absolute first, on ``request.get_host()`` (which Django checks against ``ALLOWED_HOSTS``): with
+    ``BIND_HOST`` a path needs it. ``single_use=True`` needs ``SINGLE_USE_CACHE``.
     """
     signer = get_signer()
     if single_use and _options["SINGLE_USE_CACHE"] is None:
@@ -156,10 +137,7 @@ def verify_request(
     request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
 ) -> HttpResponse | None:
     """None when the request's URL is correctly signed; otherwise the response to send (or PermissionDenied).
-
-    A single-use link is consumed in SINGLE_USE_CACHE (a blocking cache call); one signed with
-    ``consume_on="post"`` only by a POST (GET and HEAD get the confirmation page).
-    """
+    A single-use link is used up in SINGLE_USE_CACHE (a blocking cache call)."""
     link = admit(request, bind=bind, confirm=confirm)
     if not isinstance(link, VerifiedLink) or link.nonce is None:
         return None if isinstance(link, VerifiedLink) else link
@@ -183,12 +161,8 @@ def admit(
     confirm: ConfirmFunction | None = None,
     serves_file: bool = False,
 ) -> VerifiedLink | HttpResponse:
-    """The verified link (also set as ``request.signed_link``), or the response that stands in for the view.
-
-    That response is: 410 for an expired link, the confirmation page for GET or HEAD of a
-    ``consume_on="post"`` link, 405 for a method the link may not be used with
-    (``link_requests.admission``). PermissionDenied for a bad link. Nothing is consumed here (no I/O).
-    """
+    """The verified link (also set as ``request.signed_link``), or the response that stands in for the view
+    (``link_requests.check``; PermissionDenied for a bad link). Nothing is used up here (no I/O)."""
     signer, bound = get_signer(), None if bind is None else bind(request)
     url = request_url(request, bind_host=signer.bind_host)
     method = request.method or "GET"
@@ -215,12 +189,8 @@ def refusal_response(refusal: Refusal) -> HttpResponse:
 def confirmation_response(
     request: HttpRequest, link: VerifiedLink, confirm: ConfirmFunction | None = None
 ) -> HttpResponse:
-    """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable.
-
-    The built-in page's form carries Django's CSRF token when CsrfViewMiddleware is installed: its POST
-    passes the CSRF check like any form of the site (``csrf_refusal``). Your own page puts
-    ``{% csrf_token %}`` in its form.
-    """
+    """The page in front of a ``consume_on="post"`` link: the built-in one (with Django's CSRF token when
+    CsrfViewMiddleware is installed), or ``confirm``'s (its form needs ``{% csrf_token %}``), made unframeable."""
     if confirm is not None:
         return confirmation.secured(confirm(request, link))
     fields = {} if _csrf_middleware(_middleware()) is None else {"csrfmiddlewaretoken": get_token(request)}
@@ -231,11 +201,8 @@ def confirmation_response(
 def csrf_refusal(request: HttpRequest) -> HttpResponse | None:
     """Django's CSRF check of a confirmation's POST, even in a ``csrf_exempt`` view: None, or the 403 to send.
 
-    The link's MAC says the link is genuine, not who posts it: a link someone got for himself (a
-    sign-in link to his own account), posted from another person's browser by a page of his, would
-    act with her cookies (log her into his account). The check is CsrfViewMiddleware's own (the
-    installed class), so CSRF_TRUSTED_ORIGINS and the test client's exemption apply; a no-op when
-    the middleware already accepted the request, or is not installed.
+    The link's MAC says the link is genuine, not who posts it (docs/signed-urls.md, "Why the confirmation's
+    POST is CSRF-checked"). The installed CsrfViewMiddleware's own check, so CSRF_TRUSTED_ORIGINS apply.
     """
     middleware = _csrf_middleware(_middleware())
     if middleware is None:
@@ -269,9 +236,7 @@ def consume_single_use(
     request: HttpRequest, link: VerifiedLink, *, file_size: int | None = None, continuation: int | None = None
 ) -> HttpResponse | None:
     """Use up a single-use link: None when this request may have it, else the response (410/403/503).
-
-    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them.
-    """
+    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them."""
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)
         if refused is not None:
@@ -284,19 +249,8 @@ def consume_single_use(
         return refusal_response(call)
     if call is None or alias is None:
         return None
-    answer: bool | StoreUnavailable
-    try:
-        cache = revocation.get_cache(alias)
-        answer = revocation.consume_link(
-            cache,
-            call.nonce,
-            call.expires_at,
-            _options["SINGLE_USE_CLIENT"](request),
-            file_size=call.file_size,
-            continuation=call.continuation,
-        )
-    except StoreUnavailable as error:
-        answer = error
+    consume = functools.partial(revocation.consume_link, revocation.get_cache(alias))
+    answer = link_requests.store_answer(consume, call, _options["SINGLE_USE_CLIENT"](request))
     refusal = link_requests.consumed(
         answer,
         path=request.path,
@@ -321,12 +275,9 @@ def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
 
 
 def client_path(request: HttpRequest) -> str:
-    """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links.
-
-    Under WSGI that is ``request.path``; under ASGI the prefix is put back if a proxy took it off
-    (``link_targets.script_path``). The prefix is the one the handler set from FORCE_SCRIPT_NAME or
-    root_path (Django 4.2's META["SCRIPT_NAME"] is root_path alone).
-    """
+    """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links: under
+    ASGI put back if a proxy took it off (``link_targets.script_path``). The prefix is the handler's, from
+    FORCE_SCRIPT_NAME or root_path (Django 4.2's META["SCRIPT_NAME"] is root_path alone)."""
     if not isinstance(request, ASGIRequest):
         return request.path
     return link_targets.script_path(request.path, request.path_info, get_script_prefix())
@@ -347,13 +298,9 @@ def signed_url_required(
 ) -> V | Callable[[V], V]:
     """Let through only requests whose URL carries a valid, unexpired signature.
 
-    Use as ``@signed_url_required`` or ``@signed_url_required(bind=lambda r: r.user.pk)``
-    on function views (sync or async), or with ``method_decorator(..., name="dispatch")``
-    on class-based views. 403 for a bad signature, 410 (EXPIRED_STATUS) for an expired one.
-    ``confirm``: (request, link) -> the page shown for GET and HEAD of a ``consume_on="post"``
-    link (default: a built-in page); it must POST to the same URL, which the view then gets,
-    after the link was used up. That POST passes Django's CSRF check, also in a ``csrf_exempt`` view
-    (``csrf_refusal``): the built-in page carries the token; your own page needs ``{% csrf_token %}``.
+    ``@signed_url_required`` or ``@signed_url_required(bind=lambda r: r.user.pk)`` on function views (sync or
+    async), ``method_decorator(..., name="dispatch")`` on class-based views. ``confirm``: (request, link) ->
+    the page of a ``consume_on="post"`` link, which POSTs to the same URL (``csrf_refusal``).
     """
 
     def decorate(view: V) -> V:
@@ -379,11 +326,8 @@ def signed_url_required(
 
 
 def _dispatches_async(view: Callable[..., Any]) -> bool:
-    """Whether ``view`` is ``dispatch`` of an async class-based view, as method_decorator hands it over.
-
-    method_decorator passes ``partial(dispatch bound to the view instance)``; the instance
-    says whether its handlers are async (``View.view_is_async``).
-    """
+    """Whether ``view`` is ``dispatch`` of an async class-based view: method_decorator passes
+    ``partial(dispatch bound to the view instance)``, whose ``view_is_async`` says."""
     bound = getattr(view, "func", None)
     instance = getattr(bound, "__self__", None)
     return bool(getattr(instance, "view_is_async", False))

@@ -1,17 +1,9 @@
-"""Signed links in Starlette and FastAPI: ASGI requests and responses around ``blake2sign_web.link_requests``,
-which decides every status and header (the same in Django; the file views add 400 for an unsafe path, 404).
+"""Signed links in Starlette and FastAPI: ASGI requests and responses around the core's decisions
+(``link_requests``, ``link_targets``: every status and header, the same in Django).
 
-- ``sign_url_for(request, signer, "route", expires_in=..., **path_params)``: a relative link, or one on
-  ``base_url=`` (your public URL) for e-mails: never the ``Host`` a client sent unless asked;
-- ``require_signature(signer)``: a FastAPI dependency (``Depends(...)``), and ``signed_url_required(signer)``,
-  a decorator for plain Starlette endpoints; the verified link is ``request.state.signed_link``;
-- ``signed_file_response(request, root, name)`` and ``SignedFiles(signer, root)``: a file from a directory,
-  opened once and streamed from that descriptor.
-
-Single-use links need ``single_use=RedisStore(...)`` (``blake2sign_web.starlette.revocation``) where they are
-served. GET and HEAD of a ``consume_on="post"`` link get its confirmation page (``blake2sign_web.confirmation``),
-which the FastAPI dependency raises as ``ConfirmationRequired``:
-``app.add_exception_handler(ConfirmationRequired, confirmation_handler)``; the route must accept POST.
+``sign_url_for``; ``require_signature`` (a FastAPI dependency) and ``signed_url_required`` (a decorator);
+``SignedFiles`` and ``signed_file_response``: a file opened once and streamed from that descriptor. The
+guide (single-use links, the confirmation page and its ``confirmation_handler``): docs/signed-urls.md.
 """
 
 from __future__ import annotations
@@ -49,9 +41,7 @@ ConfirmFunction = Callable[[Request, VerifiedLink], Response]
 class ConfirmationRequired(Exception):
     """GET or HEAD of a ``consume_on="post"`` link: ``response`` is the confirmation page to answer with.
 
-    Raised by ``require_signature``'s dependency, for ``confirmation_handler`` to answer (FastAPI
-    dependencies can only stop a request by raising). Without that handler installed the request
-    fails with 500, and the link is still not used up.
+    A FastAPI dependency can only stop a request by raising; ``confirmation_handler`` answers it.
     """
 
     def __init__(self, response: Response) -> None:
@@ -93,18 +83,10 @@ def sign_url_for(
     disposition: Disposition | None = None,
     **path_params: Any,
 ) -> str:
-    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url``.
+    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url`` (your public URL,
+    for links that leave the request; ``request.base_url``, the ``Host`` the client sent, only when asked).
 
-    The client chooses the ``Host`` header, so the request's host goes into a link only when asked:
-
-    - ``base_url=None``: the path (with the app's ``root_path``) and query; it leads back to the site
-      that served the page, for links shown there.
-    - ``base_url="https://example.com"`` (your public URL, with any prefix the proxy adds): for links
-      that leave the request, such as e-mails; a forged ``Host`` cannot get into them.
-    - ``base_url=request.base_url``: the host the client sent, only for links shown to that client.
-
-    ``consume_on``, ``disposition`` and ``download_as`` (the signed ``filename``; not named ``filename``
-    so that a route's own ``filename`` path parameter still reaches ``url_for``): see ``URLSigner.sign``.
+    ``download_as`` is the signed ``filename`` (so a route's own ``filename`` still reaches ``url_for``).
     """
     base = link_targets.public_base(
         str(base_url) if isinstance(base_url, URL) else base_url, bind_host=signer.bind_host
@@ -150,9 +132,8 @@ def request_url(request: Request, signer: URLSigner) -> str | None:
 def check_signature(
     request: Request, signer: URLSigner, bind: Bound | None = None, expired_status: int = 410
 ) -> VerifiedLink:
-    """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed.
-
-    A single-use link passes: ``require_signature`` then uses it up."""
+    """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed
+    (a single-use link passes: ``require_signature`` uses it up)."""
     # The decoded path for the log (not request.url.path: building the URL silently drops CR, LF and tab).
     outcome = link_requests.verify(
         signer, request_url(request, signer), bind, link_targets.scope_path(request.scope), expired_status
@@ -177,11 +158,8 @@ def require_signature(
 ) -> Callable[[Request], Awaitable[None]]:
     """A dependency for FastAPI: ``@app.get("/x", dependencies=[Depends(require_signature(signer))])``.
 
-    ``single_use``: the store that consumes single-use links (without one they are refused);
-    ``client``: who is asking (default: address and User-Agent), to let a download continue;
-    ``confirm``: (request, link) -> the confirmation page of a ``consume_on="post"`` link, raised
-    as ``ConfirmationRequired`` for GET and HEAD (install ``confirmation_handler``; let the route
-    accept POST: ``@app.api_route(..., methods=["GET", "HEAD", "POST"])``).
+    ``single_use``: the store that consumes single-use links (without one they are refused); ``client``:
+    who is asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link.
     """
     guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
 
@@ -237,17 +215,9 @@ class _Guard(NamedTuple):
             _raise_refusal(call)
         if call is None or self.store is None:
             return
-        answer: bool | StoreUnavailable
-        try:
-            answer = await self.store.consume_link(
-                call.nonce,
-                call.expires_at,
-                self.client(request),
-                file_size=call.file_size,
-                continuation=call.continuation,
-            )
-        except StoreUnavailable as error:
-            answer = error
+        answer: bool | StoreUnavailable = await link_requests.astore_answer(
+            self.store.consume_link, call, self.client(request)
+        )
         fails_open, status = self.store.fails_open, self.expired_status
         refusal = link_requests.consumed(
             answer, path=path, fails_open=fails_open, expired_status=status, option="on_unavailable"
@@ -265,11 +235,8 @@ def signed_url_required(
     client: ClientFunction = default_client,
     confirm: ConfirmFunction | None = None,
 ) -> Callable[[Endpoint], Endpoint]:
-    """Decorate a Starlette ``async def endpoint(request)`` so that only signed URLs reach it.
-
-    GET and HEAD of a ``consume_on="post"`` link get the confirmation page (``confirm``'s, or the
-    built-in one); its POST reaches the endpoint (give the Route ``methods=["GET", "HEAD", "POST"]``).
-    """
+    """Decorate a Starlette ``async def endpoint(request)`` so that only signed URLs reach it (``require_signature``;
+    the confirmation page of a ``consume_on="post"`` link is answered, its POST reaches the endpoint)."""
     check = require_signature(
         signer, bind=bind, expired_status=expired_status, single_use=single_use, client=client, confirm=confirm
     )
@@ -289,12 +256,8 @@ def signed_url_required(
 
 
 class _OpenFileResponse(Response):
-    """Streams an already open file: the whole of it (200) or one range of it (206), as ``answer`` says.
-
-    Starlette's FileResponse opens its file again by name, which would undo ``files.open_under``
-    (a path checked, then another file opened); this one reads the descriptor that was checked,
-    in ``chunk_size`` pieces in a worker thread, and closes it when done or abandoned.
-    """
+    """Streams an already open file, whole (200) or one range (206): Starlette's FileResponse would open it again
+    by name, undoing ``files.open_under`` (a path checked, then another file opened)."""
 
     def __init__(self, handle: BinaryIO, answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
         headers = dict(answer.headers)
@@ -335,12 +298,8 @@ async def signed_file_response(
     as_attachment: bool = True,
     link: VerifiedLink | None = None,
 ) -> Response:
-    """Serve ``name`` under ``root`` (check the signature first); see the module docstring for statuses.
-
-    ``link`` (default: ``request.state.signed_link``, which ``require_signature`` sets): its signed
-    ``filename`` and ``disposition``, where it has them, name the download instead of ``name`` and
-    ``as_attachment``.
-    """
+    """Serve ``name`` under ``root`` (check the signature first). The signed ``filename`` and ``disposition`` of
+    ``link`` (default: ``request.state.signed_link``), where it has them, name the download."""
     if link is None:
         link = getattr(request.state, "signed_link", None)
     return await _serve(request, root, name, as_attachment, link)
