@@ -251,10 +251,11 @@ def answer(
     wanted: Wanted,
     *,
     posted: bool,
-    offloaded: bool,
+    offload: tuple[str | None, bool] = (None, False),
 ) -> FileAnswer:
     """What a request for a stored file gets once its link passed: 304 or 412, or 200 or 206 (416) with every
-    header; ``offloaded``: a 200 with the headers the front server sends the file with (it handles Range).
+    header. ``offload``: nginx's ``accel_redirect`` prefix and ``sendfile``; with either, a 200 without a body,
+    whose headers hand the file to the front server (it handles Range): ``offload_headers``.
 
     HEAD does not make another storage read its file to learn whether it seeks: it answers for it whole.
     """
@@ -262,8 +263,10 @@ def answer(
     if found is not None:
         return found
     etag, last_modified = validators(stored.size, stored.mtime_ns)
-    if offloaded:
-        return FileAnswer(200, file_headers(name, disposition, etag, last_modified, posted=posted), None)
+    accel_redirect, sendfile = offload
+    if accel_redirect is not None or sendfile:
+        sent = file_headers(name, disposition, etag, last_modified, posted=posted)
+        return FileAnswer(200, offload_headers(sent, name, accel_redirect, stored.path), None)
     seekable = stored.seekable if method == "HEAD" else stored.can_seek()
     return file_answer(name, disposition, stored.size, (etag, last_modified), wanted, posted=posted, seekable=seekable)
 

@@ -2,11 +2,8 @@
 
     path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
 
-Streams (under ASGI through an asynchronous iterator: Django's ASGI handler would gather a synchronous one in
-memory first), or hands the transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd
-(``sendfile=True``). What a request gets (HEAD, Range, conditional requests, the confirmation page, the
-download's name) is decided in ``blake2sign_web.link_requests``; what can be read of a remote storage's file
-(S3's ranged reads, a Range redirected to the storage's URL) in ``blake2sign_web.stored_files``.
+It opens the file and streams it, or hands it to the front server; every answer (HEAD, Range, conditional
+requests, offloading) is decided in ``link_requests`` and ``stored_files``. Guide: docs/signed-urls.md.
 """
 
 from __future__ import annotations
@@ -31,21 +28,12 @@ from ..urls import VerifiedLink
 from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
 
 
-# POST is answered only for a link signed with consume_on="post"; any other link's POST is 405, after the
-# signature check. That one POST is CSRF-checked before it uses the link up (signed_urls.csrf_refusal), as
-# the confirmation page's form carries the token.
+# POST is answered only for a link signed with consume_on="post" (any other is 405), CSRF-checked before it
+# uses the link up (signed_urls.csrf_refusal).
 @method_decorator(csrf_exempt, name="dispatch")
 class SignedFileView(View):
-    """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature.
-
-    Options (pass to ``as_view``): ``storage`` (an alias in STORAGES, or a Storage),
-    ``as_attachment``, ``accel_redirect`` (URL prefix of an nginx ``internal`` location),
-    ``sendfile`` (send ``X-Sendfile`` with the file's path), ``bind`` (request -> value
-    the link is bound to), ``chunk_size``, ``url_kwarg`` (the URL pattern's name part) and
-    ``confirm`` ((request, link) -> the confirmation page of a ``consume_on="post"`` link) and
-    ``range_fallback`` ("redirect" or "seek": what a Range request gets from a django-storages
-    backend that offers no ranged read; S3 always reads the range itself).
-    """
+    """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature (the options, passed to
+    ``as_view``, are the class attributes below; docs/signed-urls.md, "SignedFileView")."""
 
     http_method_names: ClassVar[list[str]] = ["get", "head", "post"]  # type: ignore[misc]
     storage: str | Storage = "default"
@@ -81,10 +69,6 @@ class SignedFileView(View):
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         name = kwargs[self.url_kwarg]
-        try:
-            files.clean_name(name)
-        except files.UnsafePath as error:
-            raise SuspiciousFileOperation(f"refused file name: {error}") from None
         storage = self.get_storage()
         stored = self.open(storage, name)
         try:
@@ -96,6 +80,7 @@ class SignedFileView(View):
     def open(self, storage: Storage, name: str) -> StoredFile:
         """Open the file once: from disk under the storage's root when it is local, else by ``storage.open()``."""
         try:
+            files.clean_name(name)  # for every storage, before it sees the name
             root = self.local_root(storage, name)
             if root is not None:
                 opened = files.open_under(root, name)
@@ -111,14 +96,9 @@ class SignedFileView(View):
             raise Http404("No such file.") from None
 
     def local_root(self, storage: Storage, name: str) -> str | None:
-        """The directory to serve ``name`` from on this disk, or None to read it through ``storage.open()``.
-
-        Only a FileSystemStorage (or subclass) whose ``path()`` works keeps its files here.
-        Neither ``path()`` nor ``location`` alone tells: InMemoryStorage answers both with
-        MEDIA_ROOT, where its files are not; S3Storage's ``location`` is a key prefix, often
-        "", which would be the process's working directory; and ``Storage.path`` exists on
-        every storage (it raises NotImplementedError), so ``hasattr`` says nothing.
-        """
+        """The directory to serve ``name`` from on this disk, or None to read it through ``storage.open()``:
+        only a FileSystemStorage (or subclass) whose ``path()`` works keeps its files here (``Storage.path``
+        exists on every storage, raising NotImplementedError; InMemoryStorage's ``location`` is not its files')."""
         if not isinstance(storage, FileSystemStorage):
             return None
         try:
@@ -144,8 +124,8 @@ class SignedFileView(View):
         # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
         wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
         link: VerifiedLink | None = getattr(self, "link", None)
-        single_use = link is not None and link.nonce is not None
-        if stored_files.redirects_range(stored, method, wanted, single_use=single_use, offloaded=self.offloaded):
+        single_use, offloaded = link is not None and link.nonce is not None, self.offloaded
+        if stored_files.redirects_range(stored, method, wanted, single_use=single_use, offloaded=offloaded):
             redirect = self.redirect_range(request, storage, name)
             if redirect is not None:
                 stored.close()
@@ -155,16 +135,15 @@ class SignedFileView(View):
         if refused is not None:
             stored.close()
             return refused
-        disposition = self.disposition(name)
-        offloaded = self.offloaded
-        answer = stored_files.answer(
-            method, request.headers, name, disposition, stored, wanted, posted=posted, offloaded=offloaded
-        )
-        if answer.status == 200 and offloaded:
-            stored.close()
-            return self.offload(name, stored, answer.headers)
-        if answer.status not in (200, 206) or method == "HEAD":
-            stored.close()
+        disposition, offload = self.disposition(name), (self.accel_redirect, self.sendfile)
+        try:
+            answer = stored_files.answer(
+                method, request.headers, name, disposition, stored, wanted, posted=posted, offload=offload
+            )
+        except ValueError as error:  # sendfile=True on a storage without local paths
+            raise SuspiciousFileOperation(str(error)) from None
+        if answer.status not in (200, 206) or method == "HEAD" or offloaded:
+            stored.close()  # no body, or the front server sends it
             return HttpResponse(status=answer.status, headers=answer.headers)
         return self.stream(request, stored, answer)
 
@@ -210,23 +189,13 @@ class SignedFileView(View):
         return link_requests.download_disposition(name, self.as_attachment, getattr(self, "link", None))
 
     def consume(self, request: HttpRequest, size: int, wanted: link_requests.Wanted) -> HttpResponseBase | None:
-        """Use up a single-use link (None: this request may have the file), knowing the file's size.
-
-        After its first use, only the same client continues, with what ``link_requests.consumption``
-        allows (HEAD, one byte range shorter than the file) within a budget of ``size`` bytes.
-        """
+        """Use up a single-use link (None: this request may have the file), knowing the file's size: what a
+        continuation by the same client may fetch is ``link_requests.consumption``'s."""
         link: VerifiedLink | None = getattr(self, "link", None)
         if link is None or link.nonce is None:
             return None
         terms = link_requests.consumption(link, request.method or "GET", file_size=size, wanted=wanted)
         return consume_single_use(request, link, file_size=terms.file_size, continuation=terms.continuation)
-
-    def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
-        """Let the front server send the bytes (and handle Range itself)."""
-        try:
-            return HttpResponse(headers=stored_files.offload_headers(headers, name, self.accel_redirect, stored.path))
-        except ValueError as error:  # sendfile=True on a storage without local paths
-            raise SuspiciousFileOperation(str(error)) from None
 
 
 def _in_thread(read: Callable[[], bytes]) -> Awaitable[bytes]:
