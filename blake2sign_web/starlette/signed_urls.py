@@ -264,30 +264,18 @@ class _OpenFileResponse(Response):
         # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
         media_type = headers.pop("Content-Type")
         super().__init__(status_code=answer.status, headers=headers, media_type=media_type)
-        self.handle = handle
-        self.start = 0 if answer.byte_range is None else answer.byte_range.start
-        self.length = int(headers["Content-Length"])
-        self.chunk_size = chunk_size
+        start = 0 if answer.byte_range is None else answer.byte_range.start
+        length = int(headers["Content-Length"])
+        self.reader = files.AsyncRangeReader(handle, start, length, chunk_size, anyio.to_thread.run_sync)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            if scope["method"] != "HEAD":
-                await self._send_body(send)
-            else:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await files.send_body(send, None if scope["method"] == "HEAD" else self.reader)
         finally:
-            self.handle.close()
+            self.reader.close()
         if self.background is not None:
             await self.background()
-
-    async def _send_body(self, send: Send) -> None:
-        run = anyio.to_thread.run_sync
-        reader = await run(files.AsyncRangeReader, self.handle, self.start, self.length, self.chunk_size, run)
-        # A file that shrank ends the body short: the server sees it and closes the connection.
-        async for chunk in reader:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def signed_file_response(
