@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import IO, Any, Final
@@ -154,6 +155,13 @@ class StoredFile:
         handle = self.ranged.open(start, length, whole=byte_range is None)
         self.close()
         return handle, 0, length
+
+
+def local(root: str | os.PathLike[str], name: str) -> StoredFile:
+    """``name`` opened under ``root`` on this disk (``files.open_under``), with its size, time and real path."""
+    opened_file = files.open_under(root, name)
+    info = opened_file.stat
+    return StoredFile(opened_file.handle, info.st_size, info.st_mtime_ns, opened_file.path)
 
 
 def opened(

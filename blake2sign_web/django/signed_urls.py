@@ -49,11 +49,8 @@ ConfirmFunction = Callable[[HttpRequest, VerifiedLink], HttpResponse]
 
 
 def default_client(request: HttpRequest) -> str:
-    """The client's address and User-Agent: who may continue a single-use download with Range requests.
-
-    Behind a proxy REMOTE_ADDR is the proxy's unless the server sets it (uvicorn's --forwarded-allow-ips
-    does); otherwise set SINGLE_USE_CLIENT (docs/signed-urls.md).
-    """
+    """The client's address and User-Agent: who may continue a single-use download. Behind a proxy REMOTE_ADDR is
+    the proxy's unless the server sets it (uvicorn's --forwarded-allow-ips); else set SINGLE_USE_CLIENT."""
     return link_requests.client_identity(request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_USER_AGENT", ""))
 
 

@@ -47,8 +47,7 @@ class SignedFileView(View):
     range_fallback: str = "redirect"
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        # The signature is checked before anything touches the storage.
-        # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
+        # Before anything touches the storage. as_view(bind=...) sets an instance attribute, a subclass a staticmethod.
         bind = self.__dict__.get("bind", type(self).bind)
         confirm = self.__dict__.get("confirm", type(self).confirm)
         link = admit(request, bind=bind, confirm=confirm, serves_file=True)
@@ -83,9 +82,7 @@ class SignedFileView(View):
             files.clean_name(name)  # for every storage, before it sees the name
             root = self.local_root(storage, name)
             if root is not None:
-                opened = files.open_under(root, name)
-                info = opened.stat
-                return StoredFile(opened.handle, info.st_size, info.st_mtime_ns, opened.path)
+                return stored_files.local(root, name)
             return self.open_from_storage(storage, name)
         except files.UnsafePath as error:
             raise SuspiciousFileOperation(f"refused file name: {error}") from None

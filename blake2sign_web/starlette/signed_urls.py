@@ -12,7 +12,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_requests, link_targets
+from .. import confirmation, files, link_requests, link_targets, stored_files
 from ..link_requests import Refusal
 from ..revocation import StoreUnavailable
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
@@ -259,7 +259,7 @@ class _OpenFileResponse(Response):
     """Streams an already open file, whole (200) or one range (206): Starlette's FileResponse would open it again
     by name, undoing ``files.open_under`` (a path checked, then another file opened)."""
 
-    def __init__(self, handle: BinaryIO, answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
+    def __init__(self, handle: IO[bytes], answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
         headers = dict(answer.headers)
         # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
         media_type = headers.pop("Content-Type")
@@ -302,31 +302,28 @@ async def _serve(
     guard: _Guard | None = None,
 ) -> Response:
     """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
-    opened = await _open(root, name)
+    stored = await _open(root, name)
     try:
         posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        size, mtime_ns = opened.stat.st_size, opened.stat.st_mtime_ns
-        wanted = link_requests.file_range(request.headers, size, mtime_ns, posted=posted)
+        wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
         if guard is not None and link is not None and link.nonce is not None:
             # Its first use, or a continuation of a download by the same client within the file's size.
-            terms = link_requests.consumption(link, request.method, file_size=size, wanted=wanted)
+            terms = link_requests.consumption(link, request.method, file_size=stored.size, wanted=wanted)
             await guard.consume(request, link, terms)
         disposition = link_requests.download_disposition(name, as_attachment, link)
-        answer = link_requests.answer_file(
-            request.method, request.headers, name, disposition, size, mtime_ns, wanted, posted=posted
-        )
+        answer = stored_files.answer(request.method, request.headers, name, disposition, stored, wanted, posted=posted)
         if answer.status in (200, 206):
-            return _OpenFileResponse(opened.handle, answer)
-        opened.handle.close()  # 304, 412, 416: no body
+            return _OpenFileResponse(stored.handle, answer)
+        stored.close()  # 304, 412, 416: no body
         return Response(status_code=answer.status, headers=answer.headers)
     except BaseException:
-        opened.handle.close()
+        stored.close()
         raise
 
 
-async def _open(root: str | os.PathLike[str], name: str) -> files.OpenedFile:
+async def _open(root: str | os.PathLike[str], name: str) -> stored_files.StoredFile:
     try:
-        return await anyio.to_thread.run_sync(files.open_under, root, name)
+        return await anyio.to_thread.run_sync(stored_files.local, root, name)
     except files.UnsafePath:
         raise HTTPException(400, "Refused file name.") from None
     except FileNotFoundError:
