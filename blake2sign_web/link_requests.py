@@ -10,12 +10,13 @@ Django and async in Starlette; the file), between the decisions:
    ``Confirmation`` (the page in front of a ``consume_on="post"`` link), or a ``Refusal`` (405 too);
 2. for a file: ``file_range`` (the range asked for, from the file's size and modified time);
 3. for a single-use link: ``consumption`` (for a file, what a continuation would fetch), ``before_store``
-   (the store call to make, or why not), the call, then ``consumed`` (the store's answer, or its failure);
+   (the store call to make, or why not), the call (``store_answer``), then ``consumed`` (its answer or failure);
 4. for a file: ``answer_file``: ``conditional_answer`` (304, 412), else ``file_answer`` (200, 206 or 416),
    with every header. What can be read of a storage's file (S3 ranges, a redirect) is ``stored_files``'.
 
-How the URL to verify is read from a request is each framework's (raw path, query encoding), with the
-shared parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host).
+What the URL to verify is, from a request's values, is ``link_targets``' (raw path, query encoding), with
+the parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host). The options:
+``link_options``.
 
 A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
 as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answers, in every framework:
