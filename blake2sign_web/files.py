@@ -13,11 +13,11 @@ import mimetypes
 import os
 import stat
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from datetime import timezone
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
-from typing import IO, BinaryIO, Final, Literal, NamedTuple
+from typing import IO, Any, BinaryIO, Final, Literal, NamedTuple
 from urllib.parse import quote, unquote
 
 #: Bytes read per chunk when a response streams a file itself.
@@ -402,3 +402,53 @@ class RangeReader:
 
     def close(self) -> None:
         self.handle.close()
+
+
+class AsyncRangeReader:
+    """``RangeReader`` for an event loop: each chunk, and the seek to the range, is read by ``to_thread`` (the
+    framework's worker threads), so the loop never waits on disk.
+
+    No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory. The file
+    is closed at the end of the range and by ``close()`` (Django calls it when done).
+    """
+
+    def __init__(
+        self,
+        handle: IO[bytes],
+        start: int,
+        length: int,
+        chunk_size: int,
+        to_thread: Callable[[Callable[[], bytes]], Awaitable[bytes]],
+    ) -> None:
+        self.handle = handle
+        self.range = (start, length, chunk_size)
+        self.to_thread = to_thread
+        self.reader: RangeReader | None = None
+
+    def next_chunk(self) -> bytes:
+        """The next chunk, or b"" at the end; the first one seeks to the range."""
+        if self.reader is None:
+            self.reader = RangeReader(self.handle, *self.range)
+        return self.reader.next_chunk()
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await self.to_thread(self.next_chunk)
+        if not chunk:
+            self.close()
+            raise StopAsyncIteration
+        return chunk
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+async def send_body(send: Callable[[dict[str, Any]], Awaitable[None]], reader: AsyncRangeReader | None) -> None:
+    """An ASGI response's body, read from ``reader`` (None: none, for HEAD). A file that shrank ends it short:
+    the server sees it and closes the connection."""
+    if reader is not None:
+        async for chunk in reader:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})

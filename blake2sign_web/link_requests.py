@@ -10,12 +10,13 @@ Django and async in Starlette; the file), between the decisions:
    ``Confirmation`` (the page in front of a ``consume_on="post"`` link), or a ``Refusal`` (405 too);
 2. for a file: ``file_range`` (the range asked for, from the file's size and modified time);
 3. for a single-use link: ``consumption`` (for a file, what a continuation would fetch), ``before_store``
-   (the store call to make, or why not), the call, then ``consumed`` (the store's answer, or its failure);
+   (the store call to make, or why not), the call (``store_answer``), then ``consumed`` (its answer or failure);
 4. for a file: ``answer_file``: ``conditional_answer`` (304, 412), else ``file_answer`` (200, 206 or 416),
    with every header. What can be read of a storage's file (S3 ranges, a redirect) is ``stored_files``'.
 
-How the URL to verify is read from a request is each framework's (raw path, query encoding), with the
-shared parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host).
+What the URL to verify is, from a request's values, is ``link_targets``' (raw path, query encoding), with
+the parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host). The options:
+``link_options``.
 
 A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
 as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answers, in every framework:
@@ -29,24 +30,23 @@ and 412 for conditional requests of a file, 206 and 416 for its ranges.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 from typing import Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from . import files
 from .exceptions import BadSignature, SignatureExpired
-from .keys import HASHERS
-from .link_text import LINK_PARAMETERS, check_link_parameters
-from .revocation import POLICIES, StoreUnavailable, continuation_cost
+from .link_options import EXPIRED_STATUSES as EXPIRED_STATUSES
+from .link_options import check_expired_status as check_expired_status
+from .link_options import check_link_options as check_link_options
+from .revocation import StoreUnavailable, continuation_cost
 from .urls import Bound, URLSigner, VerifiedLink
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 
 #: At most this many characters of a refused path are logged (escaped with repr).
 LOGGED_PATH_LENGTH: Final = 200
-#: The statuses an expired or used link may get: 410 Gone (the page can say "ask for a new link"), or 403.
-EXPIRED_STATUSES: Final = (410, 403)
 INVALID: Final = "This link is not valid."
 EXPIRED: Final = "This link has expired."
 USED: Final = "This link has already been used."
@@ -67,38 +67,6 @@ Wanted = files.ByteRange | files.RangeNotSatisfiable | None
 Admission = Literal["proceed", "confirm"]
 PROCEED: Final = "proceed"
 CONFIRM: Final = "confirm"
-
-
-def check_link_options(
-    *,
-    hasher: object = "blake2b",
-    expired_status: object = 410,
-    on_unavailable: object = "closed",
-    names: Mapping[str, str] = LINK_PARAMETERS,
-    ignore: Iterable[str] = (),
-    spell: Callable[[str], str] = lambda option: option,
-) -> None:
-    """The options of signed links in any framework, checked once: ValueError or TypeError naming the option.
-
-    ``spell``: the framework's name of a neutral option (``hasher``, ``expired_status``, ``on_unavailable``,
-    ``ignore``, the keywords of ``LINK_PARAMETERS``), so that a message names what the user wrote.
-    """
-    if hasher not in HASHERS:
-        raise ValueError(f"{spell('hasher')} must be one of {', '.join(HASHERS)}; got {hasher!r}")
-    check_expired_status(expired_status, spell("expired_status"))
-    if on_unavailable not in POLICIES:
-        raise ValueError(
-            f"{spell('on_unavailable')} must be 'closed' (503 while the store is down) or 'open' (accept and log); "
-            f"got {on_unavailable!r}"
-        )
-    check_link_parameters(names, ignore, spell)
-
-
-def check_expired_status(value: object, name: str = "expired_status") -> int:
-    """``value`` as the status of an expired or used link; ValueError naming the option (``name``) otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value not in EXPIRED_STATUSES:
-        raise ValueError(f"{name} must be 410 or 403; got {value!r}")
-    return value
 
 
 def logged(path: str) -> str:
@@ -244,6 +212,26 @@ def before_store(
         logger.error("refused single-use URL for %r: %s", logged(path), missing_store)
         return Refusal(403, INVALID)
     return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation)
+
+
+def store_answer(consume: Callable[..., bool], call: StoreCall, client: str) -> bool | StoreUnavailable:
+    """The store's answer to ``call`` (``consume``: its ``consume_link``), or its failure, for ``consumed``."""
+    try:
+        return consume(call.nonce, call.expires_at, client, file_size=call.file_size, continuation=call.continuation)
+    except StoreUnavailable as error:
+        return error
+
+
+async def astore_answer(
+    consume: Callable[..., Awaitable[bool]], call: StoreCall, client: str
+) -> bool | StoreUnavailable:
+    """``store_answer`` of an asynchronous store."""
+    try:
+        return await consume(
+            call.nonce, call.expires_at, client, file_size=call.file_size, continuation=call.continuation
+        )
+    except StoreUnavailable as error:
+        return error
 
 
 def consumed(

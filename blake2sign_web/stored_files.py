@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import IO, Any, Final
+from urllib.parse import quote
 
 from . import files
-from .link_requests import LOGGED_PATH_LENGTH, REDIRECT_HEADERS, Wanted
+from .link_requests import (
+    LOGGED_PATH_LENGTH,
+    REDIRECT_HEADERS,
+    FileAnswer,
+    Wanted,
+    conditional_answer,
+    file_answer,
+    file_headers,
+    validators,
+)
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 #: ``range_fallback`` values: where a remote storage has no ranged read, redirect a Range request to its URL,
@@ -146,6 +157,13 @@ class StoredFile:
         return handle, 0, length
 
 
+def local(root: str | os.PathLike[str], name: str) -> StoredFile:
+    """``name`` opened under ``root`` on this disk (``files.open_under``), with its size, time and real path."""
+    opened_file = files.open_under(root, name)
+    info = opened_file.stat
+    return StoredFile(opened_file.handle, info.st_size, info.st_mtime_ns, opened_file.path)
+
+
 def opened(
     handle: IO[bytes],
     storage: object,
@@ -230,3 +248,51 @@ def range_redirect(url_of: Callable[[], object], path: str, name: str, storage: 
         kind.__qualname__,
     )
     return {"Location": url, **REDIRECT_HEADERS}
+
+
+def answer(
+    method: str,
+    headers: Mapping[str, str],
+    name: str,
+    disposition: str,
+    stored: StoredFile,
+    wanted: Wanted,
+    *,
+    posted: bool,
+    offload: tuple[str | None, bool] = (None, False),
+) -> FileAnswer:
+    """What a request for a stored file gets once its link passed: 304 or 412, or 200 or 206 (416) with every
+    header. ``offload``: nginx's ``accel_redirect`` prefix and ``sendfile``; with either, a 200 without a body,
+    whose headers hand the file to the front server (it handles Range): ``offload_headers``.
+
+    HEAD does not make another storage read its file to learn whether it seeks: it answers for it whole.
+    """
+    found = conditional_answer(method, headers, stored.size, stored.mtime_ns, posted=posted)
+    if found is not None:
+        return found
+    etag, last_modified = validators(stored.size, stored.mtime_ns)
+    accel_redirect, sendfile = offload
+    if accel_redirect is not None or sendfile:
+        sent = file_headers(name, disposition, etag, last_modified, posted=posted)
+        return FileAnswer(200, offload_headers(sent, name, accel_redirect, stored.path), None)
+    seekable = stored.seekable if method == "HEAD" else stored.can_seek()
+    return file_answer(name, disposition, stored.size, (etag, last_modified), wanted, posted=posted, seekable=seekable)
+
+
+def offload_headers(
+    headers: Mapping[str, str], name: str, accel_redirect: str | None, path: str | None
+) -> dict[str, str]:
+    """``headers`` with what hands the file to the front server: nginx's ``X-Accel-Redirect`` (a URL prefix of an
+    ``internal`` location), else ``X-Sendfile`` with the file's ``path`` (ValueError: none, not a local file)."""
+    if accel_redirect is not None:
+        # Keep our Content-Type: nginx would otherwise guess its own from the location.
+        return {
+            **headers,
+            "X-Accel-Redirect": accel_redirect.rstrip("/") + "/" + quote(name),
+            "X-Accel-Buffering": "no",
+        }
+    if path is None:
+        raise ValueError("sendfile=True needs a storage with local paths (FileSystemStorage)")
+    # Percent-encoded like X-Accel-Redirect (mod_xsendfile and lighttpd decode it): a non-ASCII path would
+    # otherwise go out MIME-encoded, or folded after U+2028.
+    return {**headers, "X-Sendfile": quote(path)}

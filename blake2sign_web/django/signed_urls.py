@@ -1,11 +1,7 @@
-"""Signed links in Django: ``sign_url``, the ``signed_url_required`` view decorator, and the translation of
-``blake2sign_web.link_requests`` (every status and header, the same in Starlette) into Django's requests and
-responses: a 403 is PermissionDenied, so the site's 403 page renders.
-
-Keys come from SECRET_KEY (SECRET_KEY_FALLBACKS verify during rotation) under their own purpose; options
-from ``settings.BLAKE2SIGN_WEB["SIGNED_URLS"]`` (``DEFAULTS``). The verified link is ``request.signed_link``.
-The confirmation page's POST of a ``consume_on="post"`` link (``blake2sign_web.confirmation``) must pass
-Django's CSRF check, even in a csrf_exempt view (``csrf_refusal``).
+"""Signed links in Django: ``sign_url``, the ``signed_url_required`` view decorator, and the core's decisions
+(``link_requests``, ``link_targets``: every status and header, the same in Starlette) as Django's responses:
+a 403 is PermissionDenied, so the site's 403 page renders. Options: ``BLAKE2SIGN_WEB["SIGNED_URLS"]``
+(``link_options``); keys from SECRET_KEY under their own purpose. Guide: docs/signed-urls.md.
 """
 
 from __future__ import annotations
@@ -28,11 +24,9 @@ from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation, link_requests
+from .. import confirmation, link_options, link_requests, link_targets
 from ..link_requests import Refusal
-from ..revocation import StoreUnavailable
 from ..urls import (
-    LINK_PARAMETERS,
     Bound,
     ConsumeOn,
     Disposition,
@@ -44,19 +38,8 @@ from . import revocation
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 SECTION: Final = "SIGNED_URLS"
-#: The keys of ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` and their defaults.
-DEFAULTS: Final[Mapping[str, Any]] = {
-    "PURPOSE": "blake2sign_web.signed_urls",  # separate keys per use if you need them
-    "HASHER": "blake2b",  # or "blake2s", "blake3"
-    "SIGNATURE_PARAM": "signature",
-    "EXPIRES_PARAM": "expires",
-    "IGNORED_PARAMS": (),  # e.g. ("utm_*", "fbclid")
-    "BIND_HOST": False,  # True: links only work on the host they name
-    "EXPIRED_STATUS": 410,  # or 403 to hide that a link once worked
-    "SINGLE_USE_CACHE": None,  # a CACHES alias: sign_url(..., single_use=True)
-    "SINGLE_USE_UNAVAILABLE": "closed",  # cache down: "closed" = 503, "open" = accept, log
-    "SINGLE_USE_CLIENT": None,  # request -> str (or its dotted path); default: REMOTE_ADDR and User-Agent
-}
+#: The keys of ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` and their defaults (``link_options``).
+DEFAULTS: Final = link_options.DEFAULTS
 
 V = TypeVar("V", bound=Callable[..., Any])
 BindFunction = Callable[[HttpRequest], Bound | None]
@@ -64,116 +47,42 @@ ClientFunction = Callable[[HttpRequest], str]
 #: Renders the confirmation page of a ``consume_on="post"`` link: (request, verified link) -> response.
 ConfirmFunction = Callable[[HttpRequest, VerifiedLink], HttpResponse]
 
-_signer: URLSigner | None = None
-_expired_status = 410
-#: The CACHES alias that consumes single-use links; None: single-use links are refused.
-_single_use_cache: str | None = None
-_single_use_fails_open = False
-
 
 def default_client(request: HttpRequest) -> str:
-    """The client's address and User-Agent: who may continue a single-use download with Range requests.
-
-    Behind a proxy REMOTE_ADDR is the proxy's unless the server sets it from the proxy's
-    header (uvicorn's --forwarded-allow-ips does); otherwise set SINGLE_USE_CLIENT to a
-    function that reads the address your proxy forwards (and that clients cannot set).
-    """
+    """The client's address and User-Agent: who may continue a single-use download. Behind a proxy REMOTE_ADDR is
+    the proxy's unless the server sets it (uvicorn's --forwarded-allow-ips); else set SINGLE_USE_CLIENT."""
     return link_requests.client_identity(request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_USER_AGENT", ""))
 
 
-_client: ClientFunction = default_client
+_signer: URLSigner | None = None
+#: The options ``_signer`` was built with.
+_options: dict[str, Any] = {**DEFAULTS, "SINGLE_USE_CLIENT": default_client}
 
 
 def options() -> dict[str, Any]:
     """The SIGNED_URLS options with defaults filled in; ImproperlyConfigured names any bad key."""
     raw = getattr(settings, SETTING, {})
     section = raw.get(SECTION, {}) if isinstance(raw, Mapping) else {}
-    name = f"{SETTING}[{SECTION!r}]"
-    if not isinstance(section, Mapping):
-        raise ImproperlyConfigured(f"{name} must be a dict, not {type(section).__name__}.")
-    unknown = [key for key in section if key not in DEFAULTS]
-    if unknown:
-        raise ImproperlyConfigured(f"{name} has unknown keys {unknown}; the known keys are {', '.join(DEFAULTS)}.")
-    result = {**DEFAULTS, **section}
-    keys = {
-        "hasher": "HASHER",
-        "expired_status": "EXPIRED_STATUS",
-        "on_unavailable": "SINGLE_USE_UNAVAILABLE",
-        "signature_param": "SIGNATURE_PARAM",
-        "expires_param": "EXPIRES_PARAM",
-        "ignore": "IGNORED_PARAMS",
-    }
-    names = {**LINK_PARAMETERS, "signature_param": result["SIGNATURE_PARAM"], "expires_param": result["EXPIRES_PARAM"]}
+    caches = getattr(settings, "CACHES", {})
     try:
-        link_requests.check_link_options(
-            hasher=result["HASHER"],
-            expired_status=result["EXPIRED_STATUS"],
-            on_unavailable=result["SINGLE_USE_UNAVAILABLE"],
-            names=names,
-            ignore=result["IGNORED_PARAMS"],
-            spell=lambda option: f"{name}[{keys[option]!r}]" if option in keys else f"the {names[option]!r} parameter",
-        )
+        return link_options.from_settings(section, f"{SETTING}[{SECTION!r}]", caches, import_string, default_client)
     except (TypeError, ValueError) as error:
         raise ImproperlyConfigured(f"{error}.") from None
-    alias = result["SINGLE_USE_CACHE"]
-    if alias is not None and (not isinstance(alias, str) or alias not in getattr(settings, "CACHES", {})):
-        raise ImproperlyConfigured(
-            f"{name}['SINGLE_USE_CACHE'] must be None or an alias in CACHES (a RedisCache shared by every "
-            f"process); got {alias!r}."
-        )
-    result["SINGLE_USE_CLIENT"] = _client_function(result["SINGLE_USE_CLIENT"], name)
-    return result
-
-
-def _client_function(value: Any, name: str) -> ClientFunction:
-    if value is None:
-        return default_client
-    if isinstance(value, str):
-        try:
-            value = import_string(value)
-        except ImportError as error:
-            raise ImproperlyConfigured(f"{name}['SINGLE_USE_CLIENT'] cannot be imported: {error}") from None
-    if not callable(value):
-        raise ImproperlyConfigured(
-            f"{name}['SINGLE_USE_CLIENT'] must be a function of the request returning a str, or its dotted path."
-        )
-    return value  # type: ignore[no-any-return]
 
 
 def get_signer() -> URLSigner:
     """The URLSigner for the current settings, built once (and again after a settings change)."""
-    global _signer, _expired_status, _single_use_cache, _single_use_fails_open, _client
+    global _signer, _options
     signer = _signer
     if signer is None:
         config = options()
         try:
-            signer = get_url_signer(
-                settings.SECRET_KEY,
-                purpose=config["PURPOSE"],
-                fallbacks=_fallbacks(),
-                hasher=config["HASHER"],
-                signature_param=config["SIGNATURE_PARAM"],
-                expires_param=config["EXPIRES_PARAM"],
-                ignore=tuple(config["IGNORED_PARAMS"]),
-                bind_host=config["BIND_HOST"],
-            )
+            arguments = link_options.signer_arguments(config, getattr(settings, "SECRET_KEY_FALLBACKS", ()))
+            signer = get_url_signer(settings.SECRET_KEY, **arguments)
         except (TypeError, ValueError) as error:
             raise ImproperlyConfigured(f"{SETTING}[{SECTION!r}] or SECRET_KEY: {error}") from None
-        _expired_status = config["EXPIRED_STATUS"]
-        _single_use_cache = config["SINGLE_USE_CACHE"]
-        _single_use_fails_open = config["SINGLE_USE_UNAVAILABLE"] == "open"
-        _client = config["SINGLE_USE_CLIENT"]
-        _signer = signer
+        _options, _signer = config, signer
     return signer
-
-
-def _fallbacks() -> Any:
-    """SECRET_KEY_FALLBACKS as the cache needs it: a list becomes a tuple; a str is passed on for the core to refuse.
-
-    ``tuple("old")`` would make every character a secret (so a one-character key forges links).
-    """
-    fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
-    return tuple(fallbacks) if isinstance(fallbacks, (list, tuple)) else fallbacks
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:
@@ -197,17 +106,12 @@ def sign_url(
     disposition: Disposition | None = None,
     expires_at: int | datetime | None = None,
 ) -> str:
-    """Sign a path (``reverse(...)``) or absolute URL; with ``request``, a path becomes absolute first.
-
-    With ``BIND_HOST`` a path needs ``request`` (or an absolute URL) to know the host.
-    ``single_use=True`` needs ``expires_in`` and ``SINGLE_USE_CACHE``; ``consume_on="post"`` makes
-    GET and HEAD show a confirmation page and only its POST use the link up. ``filename`` and
-    ``disposition`` name the download of ``SignedFileView``; ``expires_at`` is the expiry as a time
-    (see ``URLSigner.sign``, which refuses a URL that already has one of the link's own parameters).
-    With ``request``, the host is ``request.get_host()``, which Django checks against ``ALLOWED_HOSTS``.
+    """Sign a path (``reverse(...)``) or absolute URL (the options: ``URLSigner.sign``); with ``request``, a path
+    becomes absolute first, on ``request.get_host()`` (which Django checks against ``ALLOWED_HOSTS``): with
+    ``BIND_HOST`` a path needs it. ``single_use=True`` needs ``SINGLE_USE_CACHE``.
     """
     signer = get_signer()
-    if single_use and _single_use_cache is None:
+    if single_use and _options["SINGLE_USE_CACHE"] is None:
         raise ImproperlyConfigured(
             f"sign_url(single_use=True) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
             "shared by every process (RedisCache), where each link is marked used."
@@ -230,10 +134,7 @@ def verify_request(
     request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
 ) -> HttpResponse | None:
     """None when the request's URL is correctly signed; otherwise the response to send (or PermissionDenied).
-
-    A single-use link is consumed in SINGLE_USE_CACHE (a blocking cache call); one signed with
-    ``consume_on="post"`` only by a POST (GET and HEAD get the confirmation page).
-    """
+    A single-use link is used up in SINGLE_USE_CACHE (a blocking cache call)."""
     link = admit(request, bind=bind, confirm=confirm)
     if not isinstance(link, VerifiedLink) or link.nonce is None:
         return None if isinstance(link, VerifiedLink) else link
@@ -257,16 +158,13 @@ def admit(
     confirm: ConfirmFunction | None = None,
     serves_file: bool = False,
 ) -> VerifiedLink | HttpResponse:
-    """The verified link (also set as ``request.signed_link``), or the response that stands in for the view.
-
-    That response is: 410 for an expired link, the confirmation page for GET or HEAD of a
-    ``consume_on="post"`` link, 405 for a method the link may not be used with
-    (``link_requests.admission``). PermissionDenied for a bad link. Nothing is consumed here (no I/O).
-    """
+    """The verified link (also set as ``request.signed_link``), or the response that stands in for the view
+    (``link_requests.check``; PermissionDenied for a bad link). Nothing is used up here (no I/O)."""
     signer, bound = get_signer(), None if bind is None else bind(request)
     url = request_url(request, bind_host=signer.bind_host)
     method = request.method or "GET"
-    outcome = link_requests.check(signer, url, bound, request.path, method, _expired_status, serves_file)
+    expired_status = _options["EXPIRED_STATUS"]
+    outcome = link_requests.check(signer, url, bound, request.path, method, expired_status, serves_file)
     if type(outcome) is VerifiedLink:
         request.signed_link = outcome  # type: ignore[attr-defined]
         return outcome
@@ -288,12 +186,8 @@ def refusal_response(refusal: Refusal) -> HttpResponse:
 def confirmation_response(
     request: HttpRequest, link: VerifiedLink, confirm: ConfirmFunction | None = None
 ) -> HttpResponse:
-    """The page in front of a ``consume_on="post"`` link: the built-in one, or ``confirm``'s, made unframeable.
-
-    The built-in page's form carries Django's CSRF token when CsrfViewMiddleware is installed: its POST
-    passes the CSRF check like any form of the site (``csrf_refusal``). Your own page puts
-    ``{% csrf_token %}`` in its form.
-    """
+    """The page in front of a ``consume_on="post"`` link: the built-in one (with Django's CSRF token when
+    CsrfViewMiddleware is installed), or ``confirm``'s (its form needs ``{% csrf_token %}``), made unframeable."""
     if confirm is not None:
         return confirmation.secured(confirm(request, link))
     fields = {} if _csrf_middleware(_middleware()) is None else {"csrfmiddlewaretoken": get_token(request)}
@@ -304,11 +198,8 @@ def confirmation_response(
 def csrf_refusal(request: HttpRequest) -> HttpResponse | None:
     """Django's CSRF check of a confirmation's POST, even in a ``csrf_exempt`` view: None, or the 403 to send.
 
-    The link's MAC says the link is genuine, not who posts it: a link someone got for himself (a
-    sign-in link to his own account), posted from another person's browser by a page of his, would
-    act with her cookies (log her into his account). The check is CsrfViewMiddleware's own (the
-    installed class), so CSRF_TRUSTED_ORIGINS and the test client's exemption apply; a no-op when
-    the middleware already accepted the request, or is not installed.
+    The link's MAC says the link is genuine, not who posts it (docs/signed-urls.md, "Why the confirmation's
+    POST is CSRF-checked"). The installed CsrfViewMiddleware's own check, so CSRF_TRUSTED_ORIGINS apply.
     """
     middleware = _csrf_middleware(_middleware())
     if middleware is None:
@@ -342,88 +233,51 @@ def consume_single_use(
     request: HttpRequest, link: VerifiedLink, *, file_size: int | None = None, continuation: int | None = None
 ) -> HttpResponse | None:
     """Use up a single-use link: None when this request may have it, else the response (410/403/503).
-
-    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them.
-    """
+    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them."""
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
-    missing = None if _single_use_cache is not None else "SINGLE_USE_CACHE is not configured"
+    alias = _options["SINGLE_USE_CACHE"]
+    missing = None if alias is not None else "SINGLE_USE_CACHE is not configured"
     terms = link_requests.Consumption(file_size, continuation)
     call = link_requests.before_store(link, path=request.path, missing_store=missing, terms=terms)
     if isinstance(call, Refusal):
         return refusal_response(call)
-    if call is None or _single_use_cache is None:
+    if call is None or alias is None:
         return None
-    answer: bool | StoreUnavailable
-    try:
-        cache = revocation.get_cache(_single_use_cache)
-        answer = revocation.consume_link(
-            cache,
-            call.nonce,
-            call.expires_at,
-            _client(request),
-            file_size=call.file_size,
-            continuation=call.continuation,
-        )
-    except StoreUnavailable as error:
-        answer = error
+    consume = functools.partial(revocation.consume_link, revocation.get_cache(alias))
+    answer = link_requests.store_answer(consume, call, _options["SINGLE_USE_CLIENT"](request))
     refusal = link_requests.consumed(
         answer,
         path=request.path,
-        fails_open=_single_use_fails_open,
-        expired_status=_expired_status,
+        fails_open=_options["SINGLE_USE_UNAVAILABLE"] == "open",
+        expired_status=_options["EXPIRED_STATUS"],
         option="SINGLE_USE_UNAVAILABLE",
     )
     return None if refusal is None else refusal_response(refusal)
 
 
 def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
-    """The path and query to verify (after ``scheme://host`` with ``BIND_HOST``): the query as ``request.GET``
-    will read it, not as WSGI spells it.
-
-    Under WSGI, QUERY_STRING holds the raw bytes decoded as latin-1, and
-    ``get_full_path()`` would percent-encode those latin-1 characters, while
-    ``request.GET`` decodes the bytes as UTF-8: raw ``q=\xc3\xa9`` would be checked as
-    ``q=Ã©`` and read as ``q=é``. The bytes are decoded here as QueryDict decodes them,
-    so the signature covers the text the view sees. The path likewise: a link whose path
-    holds a ``%2F`` that ``reverse()`` did not write (``/a%2Fb``) does not verify, because
-    the view would see ``/a/b``, which is another path to the signer.
-    """
+    """The path and query to verify, as the view reads them (``link_targets``), after ``scheme://host`` with
+    ``BIND_HOST``."""
     query = request.META.get("QUERY_STRING", "")
-    if isinstance(request, WSGIRequest) and not query.isascii():
-        raw = query.encode("iso-8859-1")
-        try:
-            query = raw.decode(request.encoding or settings.DEFAULT_CHARSET)
-        except UnicodeDecodeError:
-            query = raw.decode("iso-8859-1")  # QueryDict's own fallback
-    # The path as reverse() writes the arguments the view receives: Django routes on the
-    # decoded path, and reverse() escapes a leading "//" as "/%2F" (escape_leading_slashes).
+    if isinstance(request, WSGIRequest):
+        query = link_targets.wsgi_query(query, request.encoding or settings.DEFAULT_CHARSET)
+    # The path as reverse() writes the arguments the view receives: Django routes on the decoded path,
+    # so a "%2F" that reverse() did not write does not verify; reverse() escapes a leading "//" as "/%2F".
     path = escape_leading_slashes(escape_uri_path(client_path(request)))
     origin = (request.scheme or "http", request.get_host()) if bind_host else None
     return link_requests.request_target(path, iri_to_uri(query), origin)
 
 
 def client_path(request: HttpRequest) -> str:
-    """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links.
-
-    Under WSGI that is ``request.path`` (SCRIPT_NAME, or FORCE_SCRIPT_NAME, and PATH_INFO). Under
-    ASGI, Django takes ``request.path`` from the scope's path as it is: behind a proxy that took
-    the prefix off (``FORCE_SCRIPT_NAME = "/app"``, nginx ``proxy_pass http://app/;``) it lacks
-    the prefix that reverse() put into the link, so the prefix is put back here.
-    """
-    path = request.path
+    """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links: under
+    ASGI put back if a proxy took it off (``link_targets.script_path``). The prefix is the handler's, from
+    FORCE_SCRIPT_NAME or root_path (Django 4.2's META["SCRIPT_NAME"] is root_path alone)."""
     if not isinstance(request, ASGIRequest):
-        return path
-    # The prefix reverse() writes: the handler set it from FORCE_SCRIPT_NAME or root_path (Django 4.2's
-    # META["SCRIPT_NAME"] is root_path alone).
-    prefix = get_script_prefix()
-    return (
-        path
-        if link_requests.with_prefix(path, prefix) == path
-        else link_requests.with_prefix(request.path_info, prefix)
-    )
+        return request.path
+    return link_targets.script_path(request.path, request.path_info, get_script_prefix())
 
 
 @overload
@@ -441,13 +295,9 @@ def signed_url_required(
 ) -> V | Callable[[V], V]:
     """Let through only requests whose URL carries a valid, unexpired signature.
 
-    Use as ``@signed_url_required`` or ``@signed_url_required(bind=lambda r: r.user.pk)``
-    on function views (sync or async), or with ``method_decorator(..., name="dispatch")``
-    on class-based views. 403 for a bad signature, 410 (EXPIRED_STATUS) for an expired one.
-    ``confirm``: (request, link) -> the page shown for GET and HEAD of a ``consume_on="post"``
-    link (default: a built-in page); it must POST to the same URL, which the view then gets,
-    after the link was used up. That POST passes Django's CSRF check, also in a ``csrf_exempt`` view
-    (``csrf_refusal``): the built-in page carries the token; your own page needs ``{% csrf_token %}``.
+    ``@signed_url_required`` or ``@signed_url_required(bind=lambda r: r.user.pk)`` on function views (sync or
+    async), ``method_decorator(..., name="dispatch")`` on class-based views. ``confirm``: (request, link) ->
+    the page of a ``consume_on="post"`` link, which POSTs to the same URL (``csrf_refusal``).
     """
 
     def decorate(view: V) -> V:
@@ -473,11 +323,8 @@ def signed_url_required(
 
 
 def _dispatches_async(view: Callable[..., Any]) -> bool:
-    """Whether ``view`` is ``dispatch`` of an async class-based view, as method_decorator hands it over.
-
-    method_decorator passes ``partial(dispatch bound to the view instance)``; the instance
-    says whether its handlers are async (``View.view_is_async``).
-    """
+    """Whether ``view`` is ``dispatch`` of an async class-based view: method_decorator passes
+    ``partial(dispatch bound to the view instance)``, whose ``view_is_async`` says."""
     bound = getattr(view, "func", None)
     instance = getattr(bound, "__self__", None)
     return bool(getattr(instance, "view_is_async", False))

@@ -2,19 +2,15 @@
 
     path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
 
-Streams (under ASGI through an asynchronous iterator: Django's ASGI handler would gather a synchronous one in
-memory first), or hands the transfer to nginx (``accel_redirect="/protected/"``) or Apache/lighttpd
-(``sendfile=True``). What a request gets (HEAD, Range, conditional requests, the confirmation page, the
-download's name) is decided in ``blake2sign_web.link_requests``; what can be read of a remote storage's file
-(S3's ranged reads, a Range redirected to the storage's URL) in ``blake2sign_web.stored_files``.
+It opens the file and streams it, or hands it to the front server; every answer (HEAD, Range, conditional
+requests, offloading) is decided in ``link_requests`` and ``stored_files``. Guide: docs/signed-urls.md.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable, Callable
 from typing import IO, Any, ClassVar
-from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import SuspiciousFileOperation
@@ -32,21 +28,12 @@ from ..urls import VerifiedLink
 from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
 
 
-# POST is answered only for a link signed with consume_on="post"; any other link's POST is 405, after the
-# signature check. That one POST is CSRF-checked before it uses the link up (signed_urls.csrf_refusal), as
-# the confirmation page's form carries the token.
+# POST is answered only for a link signed with consume_on="post" (any other is 405), CSRF-checked before it
+# uses the link up (signed_urls.csrf_refusal).
 @method_decorator(csrf_exempt, name="dispatch")
 class SignedFileView(View):
-    """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature.
-
-    Options (pass to ``as_view``): ``storage`` (an alias in STORAGES, or a Storage),
-    ``as_attachment``, ``accel_redirect`` (URL prefix of an nginx ``internal`` location),
-    ``sendfile`` (send ``X-Sendfile`` with the file's path), ``bind`` (request -> value
-    the link is bound to), ``chunk_size``, ``url_kwarg`` (the URL pattern's name part) and
-    ``confirm`` ((request, link) -> the confirmation page of a ``consume_on="post"`` link) and
-    ``range_fallback`` ("redirect" or "seek": what a Range request gets from a django-storages
-    backend that offers no ranged read; S3 always reads the range itself).
-    """
+    """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature (the options, passed to
+    ``as_view``, are the class attributes below; docs/signed-urls.md, "SignedFileView")."""
 
     http_method_names: ClassVar[list[str]] = ["get", "head", "post"]  # type: ignore[misc]
     storage: str | Storage = "default"
@@ -60,8 +47,7 @@ class SignedFileView(View):
     range_fallback: str = "redirect"
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        # The signature is checked before anything touches the storage.
-        # as_view(bind=...) sets an instance attribute; a subclass may set a staticmethod.
+        # Before anything touches the storage. as_view(bind=...) sets an instance attribute, a subclass a staticmethod.
         bind = self.__dict__.get("bind", type(self).bind)
         confirm = self.__dict__.get("confirm", type(self).confirm)
         link = admit(request, bind=bind, confirm=confirm, serves_file=True)
@@ -82,10 +68,6 @@ class SignedFileView(View):
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         name = kwargs[self.url_kwarg]
-        try:
-            files.clean_name(name)
-        except files.UnsafePath as error:
-            raise SuspiciousFileOperation(f"refused file name: {error}") from None
         storage = self.get_storage()
         stored = self.open(storage, name)
         try:
@@ -97,11 +79,10 @@ class SignedFileView(View):
     def open(self, storage: Storage, name: str) -> StoredFile:
         """Open the file once: from disk under the storage's root when it is local, else by ``storage.open()``."""
         try:
+            files.clean_name(name)  # for every storage, before it sees the name
             root = self.local_root(storage, name)
             if root is not None:
-                opened = files.open_under(root, name)
-                info = opened.stat
-                return StoredFile(opened.handle, info.st_size, info.st_mtime_ns, opened.path)
+                return stored_files.local(root, name)
             return self.open_from_storage(storage, name)
         except files.UnsafePath as error:
             raise SuspiciousFileOperation(f"refused file name: {error}") from None
@@ -112,14 +93,9 @@ class SignedFileView(View):
             raise Http404("No such file.") from None
 
     def local_root(self, storage: Storage, name: str) -> str | None:
-        """The directory to serve ``name`` from on this disk, or None to read it through ``storage.open()``.
-
-        Only a FileSystemStorage (or subclass) whose ``path()`` works keeps its files here.
-        Neither ``path()`` nor ``location`` alone tells: InMemoryStorage answers both with
-        MEDIA_ROOT, where its files are not; S3Storage's ``location`` is a key prefix, often
-        "", which would be the process's working directory; and ``Storage.path`` exists on
-        every storage (it raises NotImplementedError), so ``hasattr`` says nothing.
-        """
+        """The directory to serve ``name`` from on this disk, or None to read it through ``storage.open()``:
+        only a FileSystemStorage (or subclass) whose ``path()`` works keeps its files here (``Storage.path``
+        exists on every storage, raising NotImplementedError; InMemoryStorage's ``location`` is not its files')."""
         if not isinstance(storage, FileSystemStorage):
             return None
         try:
@@ -145,8 +121,8 @@ class SignedFileView(View):
         # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
         wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
         link: VerifiedLink | None = getattr(self, "link", None)
-        single_use = link is not None and link.nonce is not None
-        if stored_files.redirects_range(stored, method, wanted, single_use=single_use, offloaded=self.offloaded):
+        single_use, offloaded = link is not None and link.nonce is not None, self.offloaded
+        if stored_files.redirects_range(stored, method, wanted, single_use=single_use, offloaded=offloaded):
             redirect = self.redirect_range(request, storage, name)
             if redirect is not None:
                 stored.close()
@@ -156,21 +132,15 @@ class SignedFileView(View):
         if refused is not None:
             stored.close()
             return refused
-        answer = link_requests.conditional_answer(method, request.headers, stored.size, stored.mtime_ns, posted=posted)
-        validators = link_requests.validators(stored.size, stored.mtime_ns)
-        if answer is None and self.offloaded:
-            stored.close()
-            headers = link_requests.file_headers(name, self.disposition(name), *validators, posted=posted)
-            return self.offload(name, stored, headers)
-        if answer is None:
-            # HEAD does not make another storage read its file to learn whether it seeks: it answers for it whole.
-            seekable = stored.seekable if method == "HEAD" else stored.can_seek()
-            disposition = self.disposition(name)
-            answer = link_requests.file_answer(
-                name, disposition, stored.size, validators, wanted, posted=posted, seekable=seekable
+        disposition, offload = self.disposition(name), (self.accel_redirect, self.sendfile)
+        try:
+            answer = stored_files.answer(
+                method, request.headers, name, disposition, stored, wanted, posted=posted, offload=offload
             )
-        if answer.status not in (200, 206) or method == "HEAD":
-            stored.close()
+        except ValueError as error:  # sendfile=True on a storage without local paths
+            raise SuspiciousFileOperation(str(error)) from None
+        if answer.status not in (200, 206) or method == "HEAD" or offloaded:
+            stored.close()  # no body, or the front server sends it
             return HttpResponse(status=answer.status, headers=answer.headers)
         return self.stream(request, stored, answer)
 
@@ -179,9 +149,8 @@ class SignedFileView(View):
         handle, start, length = stored.body(answer.byte_range)
         if isinstance(request, ASGIRequest):
             # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
-            streamed: StreamingHttpResponse = StreamingHttpResponse(
-                AsyncRangeReader(handle, start, length, self.chunk_size), status=answer.status
-            )
+            reader = files.AsyncRangeReader(handle, start, length, self.chunk_size, _in_thread)
+            streamed: StreamingHttpResponse = StreamingHttpResponse(reader, status=answer.status)
         elif answer.byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
@@ -217,55 +186,15 @@ class SignedFileView(View):
         return link_requests.download_disposition(name, self.as_attachment, getattr(self, "link", None))
 
     def consume(self, request: HttpRequest, size: int, wanted: link_requests.Wanted) -> HttpResponseBase | None:
-        """Use up a single-use link (None: this request may have the file), knowing the file's size.
-
-        After its first use, only the same client continues, with what ``link_requests.consumption``
-        allows (HEAD, one byte range shorter than the file) within a budget of ``size`` bytes.
-        """
+        """Use up a single-use link (None: this request may have the file), knowing the file's size: what a
+        continuation by the same client may fetch is ``link_requests.consumption``'s."""
         link: VerifiedLink | None = getattr(self, "link", None)
         if link is None or link.nonce is None:
             return None
         terms = link_requests.consumption(link, request.method or "GET", file_size=size, wanted=wanted)
         return consume_single_use(request, link, file_size=terms.file_size, continuation=terms.continuation)
 
-    def offload(self, name: str, stored: StoredFile, headers: dict[str, str]) -> HttpResponse:
-        """Let the front server send the bytes (and handle Range itself)."""
-        response = HttpResponse(headers=headers)
-        del response.headers["Accept-Ranges"]
-        if self.accel_redirect is not None:
-            response.headers["X-Accel-Redirect"] = self.accel_redirect.rstrip("/") + "/" + quote(name)
-            # Keep our Content-Type: nginx would otherwise guess its own from the location.
-            response.headers["X-Accel-Buffering"] = "no"
-        else:
-            if stored.path is None:
-                raise SuspiciousFileOperation("sendfile=True needs a storage with local paths (FileSystemStorage)")
-            # Percent-encoded like X-Accel-Redirect (mod_xsendfile and lighttpd decode it): a
-            # non-ASCII path would otherwise go out MIME-encoded, or folded after U+2028.
-            response.headers["X-Sendfile"] = quote(stored.path)
-        return response
 
-
-class AsyncRangeReader:
-    """``files.RangeReader`` for ASGI: each chunk is read in a worker thread, so the event loop never waits on disk.
-
-    No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory.
-    The file is closed at the end of the range and by ``close()`` (Django calls it when done).
-    """
-
-    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
-        # The seek runs here, in the view, already off the event loop.
-        self.reader = files.RangeReader(handle, start, length, chunk_size)
-        self.next_chunk = sync_to_async(self.reader.next_chunk, thread_sensitive=False)
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self
-
-    async def __anext__(self) -> bytes:
-        chunk = await self.next_chunk()
-        if not chunk:
-            self.close()
-            raise StopAsyncIteration
-        return chunk
-
-    def close(self) -> None:
-        self.reader.close()
+def _in_thread(read: Callable[[], bytes]) -> Awaitable[bytes]:
+    """``read`` in a worker thread, so the event loop never waits on disk."""
+    return sync_to_async(read, thread_sensitive=False)()

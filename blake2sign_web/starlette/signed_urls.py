@@ -1,17 +1,9 @@
-"""Signed links in Starlette and FastAPI: ASGI requests and responses around ``blake2sign_web.link_requests``,
-which decides every status and header (the same in Django; the file views add 400 for an unsafe path, 404).
+"""Signed links in Starlette and FastAPI: ASGI requests and responses around the core's decisions
+(``link_requests``, ``link_targets``: every status and header, the same in Django).
 
-- ``sign_url_for(request, signer, "route", expires_in=..., **path_params)``: a relative link, or one on
-  ``base_url=`` (your public URL) for e-mails: never the ``Host`` a client sent unless asked;
-- ``require_signature(signer)``: a FastAPI dependency (``Depends(...)``), and ``signed_url_required(signer)``,
-  a decorator for plain Starlette endpoints; the verified link is ``request.state.signed_link``;
-- ``signed_file_response(request, root, name)`` and ``SignedFiles(signer, root)``: a file from a directory,
-  opened once and streamed from that descriptor.
-
-Single-use links need ``single_use=RedisStore(...)`` (``blake2sign_web.starlette.revocation``) where they are
-served. GET and HEAD of a ``consume_on="post"`` link get its confirmation page (``blake2sign_web.confirmation``),
-which the FastAPI dependency raises as ``ConfirmationRequired``:
-``app.add_exception_handler(ConfirmationRequired, confirmation_handler)``; the route must accept POST.
+``sign_url_for``; ``require_signature`` (a FastAPI dependency) and ``signed_url_required`` (a decorator);
+``SignedFiles`` and ``signed_file_response``: a file opened once and streamed from that descriptor. The
+guide (single-use links, the confirmation page and its ``confirmation_handler``): docs/signed-urls.md.
 """
 
 from __future__ import annotations
@@ -20,8 +12,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, NoReturn
-from urllib.parse import quote
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -30,9 +21,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_requests
+from .. import confirmation, files, link_requests, link_targets, stored_files
 from ..link_requests import Refusal
-from ..link_text import PATH_SAFE
 from ..revocation import StoreUnavailable
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
@@ -51,9 +41,7 @@ ConfirmFunction = Callable[[Request, VerifiedLink], Response]
 class ConfirmationRequired(Exception):
     """GET or HEAD of a ``consume_on="post"`` link: ``response`` is the confirmation page to answer with.
 
-    Raised by ``require_signature``'s dependency, for ``confirmation_handler`` to answer (FastAPI
-    dependencies can only stop a request by raising). Without that handler installed the request
-    fails with 500, and the link is still not used up.
+    A FastAPI dependency can only stop a request by raising; ``confirmation_handler`` answers it.
     """
 
     def __init__(self, response: Response) -> None:
@@ -95,29 +83,19 @@ def sign_url_for(
     disposition: Disposition | None = None,
     **path_params: Any,
 ) -> str:
-    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url``.
+    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url`` (your public URL,
+    for links that leave the request; ``request.base_url``, the ``Host`` the client sent, only when asked).
 
-    The client chooses the ``Host`` header, so the request's host goes into a link only when asked:
-
-    - ``base_url=None``: the path (with the app's ``root_path``) and query; it leads back to the site
-      that served the page, for links shown there.
-    - ``base_url="https://example.com"`` (your public URL, with any prefix the proxy adds): for links
-      that leave the request, such as e-mails; a forged ``Host`` cannot get into them.
-    - ``base_url=request.base_url``: the host the client sent, only for links shown to that client.
-
-    ``consume_on``, ``disposition`` and ``download_as`` (the signed ``filename``; not named ``filename``
-    so that a route's own ``filename`` path parameter still reaches ``url_for``): see ``URLSigner.sign``.
+    ``download_as`` is the signed ``filename`` (so a route's own ``filename`` still reaches ``url_for``).
     """
-    if base_url is None:
-        if signer.bind_host:
-            raise ValueError(
-                "this URLSigner binds the host (bind_host=True): pass sign_url_for(..., base_url=...), your public "
-                "URL for links that leave the request, or request.base_url for links shown to this client"
-            )
+    base = link_targets.public_base(
+        str(base_url) if isinstance(base_url, URL) else base_url, bind_host=signer.bind_host
+    )
+    if base is None:
         absolute = request.url_for(name, **path_params)
         url = str(absolute).removeprefix(f"{absolute.scheme}://{absolute.netloc}")
     else:
-        url = str(_url_path_for(request, name, path_params).make_absolute_url(_public_base(base_url)))
+        url = str(_url_path_for(request, name, path_params).make_absolute_url(base))
     return signer.sign(
         url,
         expires_in=expires_in,
@@ -139,70 +117,30 @@ def _url_path_for(request: Request, name: str, path_params: dict[str, Any]) -> U
     return path
 
 
-def _public_base(base_url: str | URL) -> URL:
-    """``base_url`` as a URL, checked: http or https, a host, no query or fragment."""
-    if not isinstance(base_url, (str, URL)):
-        raise TypeError(f"base_url must be a str such as 'https://example.com' or a URL, not {type(base_url).__name__}")
-    problem = link_requests.public_base_problem(str(base_url))
-    if problem is not None:
-        raise ValueError(problem)
-    return URL(str(base_url))
-
-
 def default_client(request: Request) -> str:
     """The client's address and User-Agent. Behind a proxy, use ProxyHeadersMiddleware so the address is real."""
     host = request.client.host if request.client is not None else ""
     return link_requests.client_identity(host, request.headers.get("user-agent", ""))
 
 
-def request_url(request: Request, signer: URLSigner) -> str:
-    """The URL as the client sent it: the raw path, so a decoded '%25' cannot be decoded twice.
-
-    Without ``raw_path`` (Mangum and other adapters set it to None), the decoded path is
-    re-encoded, '%' included, so the signer decodes it exactly once too. The query is
-    the raw ``query_string`` read as latin-1, as Starlette's ``query_params`` reads it.
-    """
-    raw_path: bytes | None = request.scope.get("raw_path")
-    if raw_path:
-        # ASGI's raw_path has no query string, but some clients (Starlette's TestClient before
-        # 0.38) put it there; the query is read from query_string below. uvicorn puts root_path
-        # (a prefix a proxy took off, which url_for signed) into raw_path; other servers do not.
-        path = raw_path.partition(b"?")[0].decode("latin-1")
-        root_path: str = request.scope.get("root_path", "")
-        if root_path:
-            path = link_requests.with_prefix(path, quote(root_path, safe=PATH_SAFE))
-    else:
-        path = quote(_full_path(request.scope), safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
+def request_url(request: Request, signer: URLSigner) -> str | None:
+    """The URL to verify (``link_targets.scope_target``), or None for a path that is not text."""
     origin = (request.url.scheme, request.url.netloc) if signer.bind_host else None
-    return link_requests.request_target(path, request.scope.get("query_string", b"").decode("latin-1"), origin)
-
-
-def _full_path(scope: Scope) -> str:
-    # Servers put root_path into path (ASGI 3 as uvicorn reads it); some adapters do not.
-    path: str = scope["path"]
-    root_path: str = scope.get("root_path", "")
-    return link_requests.with_prefix(path, root_path) if root_path else path
+    return link_targets.scope_target(request.scope, origin)
 
 
 def check_signature(
     request: Request, signer: URLSigner, bind: Bound | None = None, expired_status: int = 410
 ) -> VerifiedLink:
-    """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed.
-
-    A single-use link passes: ``require_signature`` then uses it up."""
+    """Raise HTTPException(403), or ``expired_status`` for an expired link, unless the URL is correctly signed
+    (a single-use link passes: ``require_signature`` uses it up)."""
     # The decoded path for the log (not request.url.path: building the URL silently drops CR, LF and tab).
-    outcome = link_requests.verify(signer, _target(request, signer), bind, _full_path(request.scope), expired_status)
+    outcome = link_requests.verify(
+        signer, request_url(request, signer), bind, link_targets.scope_path(request.scope), expired_status
+    )
     if isinstance(outcome, Refusal):
         _raise_refusal(outcome)
     return outcome
-
-
-def _target(request: Request, signer: URLSigner) -> str | None:
-    """The URL to verify, or None for a path that is not text (a lone surrogate)."""
-    try:
-        return request_url(request, signer)
-    except UnicodeEncodeError:
-        return None
 
 
 def _raise_refusal(refusal: Refusal) -> NoReturn:
@@ -220,11 +158,8 @@ def require_signature(
 ) -> Callable[[Request], Awaitable[None]]:
     """A dependency for FastAPI: ``@app.get("/x", dependencies=[Depends(require_signature(signer))])``.
 
-    ``single_use``: the store that consumes single-use links (without one they are refused);
-    ``client``: who is asking (default: address and User-Agent), to let a download continue;
-    ``confirm``: (request, link) -> the confirmation page of a ``consume_on="post"`` link, raised
-    as ``ConfirmationRequired`` for GET and HEAD (install ``confirmation_handler``; let the route
-    accept POST: ``@app.api_route(..., methods=["GET", "HEAD", "POST"])``).
+    ``single_use``: the store that consumes single-use links (without one they are refused); ``client``:
+    who is asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link.
     """
     guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
 
@@ -257,9 +192,9 @@ class _Guard(NamedTuple):
         """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
         bound = None if self.bind is None else self.bind(request)
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
-        method, path = request.scope.get("method", "GET"), _full_path(request.scope)
+        method, path = request.scope.get("method", "GET"), link_targets.scope_path(request.scope)
         outcome = link_requests.check(
-            self.signer, _target(request, self.signer), bound, path, method, self.expired_status, serves_file
+            self.signer, request_url(request, self.signer), bound, path, method, self.expired_status, serves_file
         )
         if type(outcome) is VerifiedLink:
             request.state.signed_link = outcome
@@ -271,7 +206,7 @@ class _Guard(NamedTuple):
 
     async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
         """Use up a single-use link in the store; HTTPException unless this request may have it."""
-        path = _full_path(request.scope)
+        path = link_targets.scope_path(request.scope)
         # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
         cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
         missing = None if self.store is not None else "no single_use store configured for this endpoint"
@@ -280,17 +215,9 @@ class _Guard(NamedTuple):
             _raise_refusal(call)
         if call is None or self.store is None:
             return
-        answer: bool | StoreUnavailable
-        try:
-            answer = await self.store.consume_link(
-                call.nonce,
-                call.expires_at,
-                self.client(request),
-                file_size=call.file_size,
-                continuation=call.continuation,
-            )
-        except StoreUnavailable as error:
-            answer = error
+        answer: bool | StoreUnavailable = await link_requests.astore_answer(
+            self.store.consume_link, call, self.client(request)
+        )
         fails_open, status = self.store.fails_open, self.expired_status
         refusal = link_requests.consumed(
             answer, path=path, fails_open=fails_open, expired_status=status, option="on_unavailable"
@@ -308,11 +235,8 @@ def signed_url_required(
     client: ClientFunction = default_client,
     confirm: ConfirmFunction | None = None,
 ) -> Callable[[Endpoint], Endpoint]:
-    """Decorate a Starlette ``async def endpoint(request)`` so that only signed URLs reach it.
-
-    GET and HEAD of a ``consume_on="post"`` link get the confirmation page (``confirm``'s, or the
-    built-in one); its POST reaches the endpoint (give the Route ``methods=["GET", "HEAD", "POST"]``).
-    """
+    """Decorate a Starlette ``async def endpoint(request)`` so that only signed URLs reach it (``require_signature``;
+    the confirmation page of a ``consume_on="post"`` link is answered, its POST reaches the endpoint)."""
     check = require_signature(
         signer, bind=bind, expired_status=expired_status, single_use=single_use, client=client, confirm=confirm
     )
@@ -332,43 +256,26 @@ def signed_url_required(
 
 
 class _OpenFileResponse(Response):
-    """Streams an already open file: the whole of it (200) or one range of it (206), as ``answer`` says.
+    """Streams an already open file, whole (200) or one range (206): Starlette's FileResponse would open it again
+    by name, undoing ``files.open_under`` (a path checked, then another file opened)."""
 
-    Starlette's FileResponse opens its file again by name, which would undo ``files.open_under``
-    (a path checked, then another file opened); this one reads the descriptor that was checked,
-    in ``chunk_size`` pieces in a worker thread, and closes it when done or abandoned.
-    """
-
-    def __init__(self, handle: BinaryIO, answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
+    def __init__(self, handle: IO[bytes], answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
         headers = dict(answer.headers)
         # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
         media_type = headers.pop("Content-Type")
         super().__init__(status_code=answer.status, headers=headers, media_type=media_type)
-        self.handle = handle
-        self.start = 0 if answer.byte_range is None else answer.byte_range.start
-        self.length = int(headers["Content-Length"])
-        self.chunk_size = chunk_size
+        start = 0 if answer.byte_range is None else answer.byte_range.start
+        length = int(headers["Content-Length"])
+        self.reader = files.AsyncRangeReader(handle, start, length, chunk_size, anyio.to_thread.run_sync)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            if scope["method"] != "HEAD":
-                await self._send_body(send)
-            else:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await files.send_body(send, None if scope["method"] == "HEAD" else self.reader)
         finally:
-            self.handle.close()
+            self.reader.close()
         if self.background is not None:
             await self.background()
-
-    async def _send_body(self, send: Send) -> None:
-        reader = await anyio.to_thread.run_sync(
-            files.RangeReader, self.handle, self.start, self.length, self.chunk_size
-        )
-        # A file that shrank ends the body short: the server sees it and closes the connection.
-        while chunk := await anyio.to_thread.run_sync(reader.next_chunk):
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def signed_file_response(
@@ -379,12 +286,8 @@ async def signed_file_response(
     as_attachment: bool = True,
     link: VerifiedLink | None = None,
 ) -> Response:
-    """Serve ``name`` under ``root`` (check the signature first); see the module docstring for statuses.
-
-    ``link`` (default: ``request.state.signed_link``, which ``require_signature`` sets): its signed
-    ``filename`` and ``disposition``, where it has them, name the download instead of ``name`` and
-    ``as_attachment``.
-    """
+    """Serve ``name`` under ``root`` (check the signature first). The signed ``filename`` and ``disposition`` of
+    ``link`` (default: ``request.state.signed_link``), where it has them, name the download."""
     if link is None:
         link = getattr(request.state, "signed_link", None)
     return await _serve(request, root, name, as_attachment, link)
@@ -399,31 +302,28 @@ async def _serve(
     guard: _Guard | None = None,
 ) -> Response:
     """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
-    opened = await _open(root, name)
+    stored = await _open(root, name)
     try:
         posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        size, mtime_ns = opened.stat.st_size, opened.stat.st_mtime_ns
-        wanted = link_requests.file_range(request.headers, size, mtime_ns, posted=posted)
+        wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
         if guard is not None and link is not None and link.nonce is not None:
             # Its first use, or a continuation of a download by the same client within the file's size.
-            terms = link_requests.consumption(link, request.method, file_size=size, wanted=wanted)
+            terms = link_requests.consumption(link, request.method, file_size=stored.size, wanted=wanted)
             await guard.consume(request, link, terms)
         disposition = link_requests.download_disposition(name, as_attachment, link)
-        answer = link_requests.answer_file(
-            request.method, request.headers, name, disposition, size, mtime_ns, wanted, posted=posted
-        )
+        answer = stored_files.answer(request.method, request.headers, name, disposition, stored, wanted, posted=posted)
         if answer.status in (200, 206):
-            return _OpenFileResponse(opened.handle, answer)
-        opened.handle.close()  # 304, 412, 416: no body
+            return _OpenFileResponse(stored.handle, answer)
+        stored.close()  # 304, 412, 416: no body
         return Response(status_code=answer.status, headers=answer.headers)
     except BaseException:
-        opened.handle.close()
+        stored.close()
         raise
 
 
-async def _open(root: str | os.PathLike[str], name: str) -> files.OpenedFile:
+async def _open(root: str | os.PathLike[str], name: str) -> stored_files.StoredFile:
     try:
-        return await anyio.to_thread.run_sync(files.open_under, root, name)
+        return await anyio.to_thread.run_sync(stored_files.local, root, name)
     except files.UnsafePath:
         raise HTTPException(400, "Refused file name.") from None
     except FileNotFoundError:
