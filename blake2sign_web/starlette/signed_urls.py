@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_requests, link_targets, stored_files
+from .. import confirmation, files, link_requests, link_targets, stored_files, stores
 from ..link_requests import Refusal
 from ..revocation import StoreUnavailable
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
@@ -184,8 +184,7 @@ class _Guard(NamedTuple):
     def checked(self) -> _Guard:
         """The guard, once its options are checked (ValueError, TypeError), at start-up."""
         link_requests.check_link_options(expired_status=self.expired_status)
-        if self.store is not None and not callable(getattr(self.store, "consume_link", None)):
-            raise TypeError(f"single_use must be a RedisStore, not {type(self.store).__name__}")
+        stores.check_store(self.store, "single_use", "consume_link")
         return self
 
     def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
