@@ -187,7 +187,7 @@ class ResponsePlan(NamedTuple):
 #: The usual plans: nothing stale (one of them is returned as it is, no tuple built).
 _PLANS: Final = {fate: ResponsePlan(fate) for fate in (WRITE, DELETE, KEEP)}
 _WRITE_ONLY: Final = _PLANS[WRITE]
-_VARY_COOKIE: Final = (b"vary", b"Cookie")
+VARY_COOKIE: Final = (b"vary", b"Cookie")
 
 
 def response_plan(
@@ -373,7 +373,7 @@ def with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes
         if name == b"vary":
             break
     else:  # the usual case: no Vary yet
-        return [*headers, _VARY_COOKIE]
+        return [*headers, VARY_COOKIE]
     values = [value for name, value in headers if name == b"vary"]
     joined: tuple[bytes, bytes] | None = (b"vary", b", ".join([*values, b"Cookie"]))
     out: list[tuple[bytes, bytes]] = []

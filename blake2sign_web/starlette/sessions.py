@@ -37,6 +37,7 @@ from ..revocation import StoreUnavailable
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
 from ..session_cookies import OversizePolicy
 from ..session_request import (
+    VARY_COOKIE,
     SessionSetup,
     SessionWriter,
     checked_session,
@@ -87,11 +88,14 @@ class LazySession(Session):
     cookie: str | bytes
     middleware: SessionMiddleware
 
-    def load(self) -> None:
-        """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie)."""
+    def mark_accessed(self, accessed: bool = True) -> None:
+        """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie), and mark
+        it accessed (what ``request.session`` calls, on every read: one call) unless ``accessed=False``."""
         middleware, cookie = self.middleware, self.cookie
         del self.cookie, self.middleware
         self.__class__ = middleware._session_class  # type: ignore[assignment]  # same layout: allowed, plain now
+        if accessed:
+            self.accessed = True
         if type(cookie) is bytes:  # a Cookie header: the session cookie is cut out of it now
             if cookie.startswith(middleware._cookie_prefix) and 59 not in cookie and 34 not in cookie:
                 cookie = cookie[middleware._prefix_length :]  # the usual case (_token_in's first), without a call
@@ -128,9 +132,9 @@ class LazySession(Session):
         LazySession._take(self, middleware._read_session(text))
         self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
 
-    def mark_accessed(self) -> None:  # what request.session calls: one call, not _loading's two
-        self.load()
-        self.accessed = True
+    def load(self) -> None:
+        """Read the cookie into this session, not marking it accessed."""
+        LazySession.mark_accessed(self, False)
 
     def _take(self, loaded: Session) -> None:
         dict.update(self, loaded)
@@ -139,7 +143,7 @@ class LazySession(Session):
 
 def _loading(name: str) -> Callable[..., Any]:
     def method(self: LazySession, *args: Any, **kwargs: Any) -> Any:
-        self.load()
+        LazySession.mark_accessed(self, False)
         return getattr(self, name)(*args, **kwargs)  # the plain Session's method now
 
     method.__name__ = method.__qualname__ = name
@@ -321,7 +325,13 @@ class SessionMiddleware:
                 if session.modified or self._resign_unread:
                     self._finish(session, message, None)
                 elif session.accessed:  # read, unchanged: only Vary (what _finish would add)
-                    message["headers"] = with_vary_cookie(message.get("headers", ()))
+                    headers = message.get("headers", ())
+                    for name, _ in headers:
+                        if name == b"vary":
+                            message["headers"] = with_vary_cookie(headers)
+                            break
+                    else:  # the usual case, without a call: no Vary yet (with_vary_cookie's first branch)
+                        message["headers"] = [*headers, VARY_COOKIE]
             return send(message)
 
         await self.app(scope, receive, send_wrapper)
