@@ -84,15 +84,15 @@ class LazySession(Session):
     ``Session``, so later calls cost what they always did.
     """
 
-    #: Set by the middleware (no ``__init__``: one Python call less on every request).
-    cookie: str | bytes
-    middleware: SessionMiddleware
+    #: Set by the middleware (no ``__init__``: one Python call less on every request): the cookie (or the Cookie
+    #: header it is in) and the middleware, in one attribute (one to set and delete, not two).
+    source: tuple[str | bytes, SessionMiddleware]
 
     def mark_accessed(self, accessed: bool = True) -> None:
         """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie), and mark
         it accessed (what ``request.session`` calls, on every read: one call) unless ``accessed=False``."""
-        middleware, cookie = self.middleware, self.cookie
-        del self.cookie, self.middleware
+        cookie, middleware = self.source
+        del self.source
         self.__class__ = middleware._session_class  # type: ignore[assignment]  # same layout: allowed, plain now
         if accessed:
             self.accessed = True
@@ -313,7 +313,7 @@ class SessionMiddleware:
             session = self._session_class()
         elif self._lazy_always:  # verified and decoded when first used
             session = LazySession()
-            session.cookie, session.middleware = cookie, self
+            session.source = (cookie, self)
         else:
             session = self._session_for(self._cookie_text(cookie))
         scope["session"] = session
@@ -416,7 +416,7 @@ class SessionMiddleware:
             return self._session_class()
         if self._lazy and not self._reader.read_at_once(cookie):
             session = LazySession()
-            session.cookie, session.middleware = cookie, self
+            session.source = (cookie, self)
             return session
         return self._read_session(cookie)
 
