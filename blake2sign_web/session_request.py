@@ -247,6 +247,28 @@ class SessionWriter:
             written.extend(map(self.cookie.delete_named, plan.stale))
         return written
 
+    def response_headers(
+        self,
+        session: Session,
+        headers: Iterable[tuple[bytes, bytes]],
+        session_id: bytes | None,
+        load_ms: float | None = None,
+        sent_chunks: Sequence[str] = (),
+        incomplete: Sequence[str] = (),
+    ) -> list[tuple[bytes, bytes]] | None:
+        """A response's raw header list (ASGI's) with what ``session`` adds: Vary when it was read, its Set-Cookie
+        values (``set_cookies``), and Server-Timing when ``load_ms`` is given; None when it adds nothing."""
+        if not (session.accessed or session.modified or load_ms is not None or incomplete):
+            return None
+        started = perf_counter()
+        out = with_vary_cookie(headers) if session.accessed else list(headers)
+        for cookie in self.set_cookies(session, session_id, sent_chunks, incomplete):
+            out.append((b"set-cookie", cookie))  # a loop, not a comprehension: no frame of its own (Python 3.11)
+        if load_ms is not None:
+            load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
+            out.append((b"server-timing", server_timing_header(load_ms, started)))
+        return out
+
     def written(self, session: Session, session_id: bytes | None, sent_chunks: Sequence[str] = ()) -> list[bytes]:
         """The Set-Cookie values writing ``session`` (its chunks deleting those no longer used); deleting the
         cookie of a session that has ended (set_expiry() or the absolute timeout, logged); none when the size

@@ -45,7 +45,6 @@ from ..session_request import (
     generation_to_sign,
     read_with_revocation,
     revocation_steps,
-    server_timing_header,
     session_from,
     settled,
     with_vary_cookie,
@@ -391,20 +390,17 @@ class SessionMiddleware:
         if self._resign_unread and type(session) is LazySession:
             # Fallback secrets: a session verified by one is re-signed, whether or not it was used.
             session.load()
-        if not (session.accessed or session.modified or load_ms is not None or incomplete):
-            return
-        started = perf_counter()
         # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
-        headers = message["headers"] = (
-            with_vary_cookie(message.get("headers", ())) if session.accessed else list(message.get("headers", ()))
+        headers = self._session_writer.response_headers(
+            session,
+            message.get("headers", ()),
+            None if token is None else token.session_id,
+            load_ms,
+            sent_chunks or (),
+            incomplete or (),
         )
-        session_id = None if token is None else token.session_id
-        cookies = self._session_writer.set_cookies(session, session_id, sent_chunks or (), incomplete or ())
-        for cookie in cookies:  # a loop, not a comprehension: no frame of its own (Python 3.11)
-            headers.append((b"set-cookie", cookie))
-        if load_ms is not None:
-            load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
-            headers.append((b"server-timing", server_timing_header(load_ms, started)))
+        if headers is not None:
+            message["headers"] = headers
 
     def _log_incomplete(self, error: Exception) -> None:
         logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
@@ -471,11 +467,6 @@ class SessionMiddleware:
         from .revocation import SessionToken, new_session_id
 
         return SessionToken(store, new_session_id(), False, self._lifetime, self.user_key)
-
-    def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
-        """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
-        written = self._session_writer.written(session, session_id)
-        return written[0] if written else None
 
 
 def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
