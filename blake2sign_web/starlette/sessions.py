@@ -4,18 +4,8 @@ Same arguments, same ``request.session``, same Set-Cookie attributes as Starlett
 the cookie holds a keyed-BLAKE token (compact JSON, compressed when that pays) instead
 of itsdangerous over base64 JSON. The rules are the core's (``blake2sign_web.session_request``
 and the modules it names): this module translates ASGI's scope, headers and messages into calls of
-it and back. Bad cookies of any kind give an empty session and a warning, never an exception.
-
-Arguments that cannot work fail at construction: ``same_site="none"`` without
-``https_only`` (browsers drop such cookies), and a ``path``, ``domain`` or
-``session_cookie`` that would end or forge a Set-Cookie attribute. As with Starlette,
-``max_age`` may be 0 or negative: the cookie carries that Max-Age and every cookie
-has then expired when it arrives.
-
-With ``revocation=RedisStore(...)`` (see ``blake2sign_web.starlette.revocation``) each
-cookie carries a random session id: emptying ``request.session`` ends that session on
-every server, and ``log_out_everywhere`` ends every other session of a user. A verified
-cookie then costs one Redis round trip (MGET); without it nothing changes.
+it and back. Bad cookies of any kind give an empty session and a warning, never an exception;
+arguments that cannot work fail at construction (docs/options.md), revocation is docs/revocation.md.
 """
 
 from __future__ import annotations
@@ -161,18 +151,9 @@ for _name in (
 class SessionMiddleware:
     """Signed-cookie sessions for Starlette and FastAPI; replaces Starlette's by changing one import.
 
-    The positional and keyword arguments and their defaults are Starlette's. The extras
-    are keyword-only: ``fallback_secrets`` (older secrets still accepted; a session read
-    with one is re-issued under ``secret_key``), ``hasher``, ``compression``,
-    ``dictionary`` (the shipped session dictionary by default), ``compression_threshold``
-    (without a dictionary), ``tag_size`` (16 or 32 bytes), ``format`` (2; 1 only during a
-    rolling upgrade from a release that reads only format 1), ``on_oversize`` ("raise" or "log") and
-    ``migrate_starlette_cookies`` (accept and re-issue cookies from Starlette's middleware),
-    ``revocation`` (a RedisStore: logout and "log out everywhere" reach copied cookies) and
-    ``user_key`` (the session key holding the user's id, for "log out everywhere") and
-    ``server_timing`` (a Server-Timing entry with the session's load and save time),
-    ``idle_timeout`` and ``absolute_timeout`` (seconds; enforced from times signed into the token).
-    ``partitioned`` (CHIPS) is taken on every supported Starlette version.
+    The positional and keyword arguments and their defaults are Starlette's (``partitioned`` on every
+    supported version). The extras are keyword-only, each described once for both frameworks in
+    docs/options.md (fallback secrets, hashing, compression, the cookie, timeouts, encryption, revocation).
     """
 
     def __init__(
