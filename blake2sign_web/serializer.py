@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from binascii import b2a_base64
 from collections.abc import Callable, Iterable
 from hmac import compare_digest
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -72,7 +73,7 @@ from .json_values import TYPED_OPTION as TYPED_OPTION
 from .json_values import python_json as _python_json
 from .json_values import refuse_non_json
 from .keys import TAG_SIZES
-from .signer import MAX_TOKEN_LENGTH, Signer, is_count, mac_keys
+from .signer import MAX_TOKEN_LENGTH, URLSAFE, Signer, is_count, mac_keys
 from .tokens import CLOCK_SKEW as CLOCK_SKEW  # importable from here, as before tokens.py
 from .tokens import LoadedToken as LoadedToken
 from .tokens import Seconds as Seconds
@@ -304,7 +305,7 @@ class SerializerSigner(Signer):
         text = raw[:-tag_chars]
         state = current.copy()
         state.update(text)
-        if compare_digest(pybase64.b64encode(state.digest()[:key_tag_size], ALTCHARS)[:tag_chars], raw[-tag_chars:]):
+        if compare_digest(b2a_base64(state.digest()[:key_tag_size])[:tag_chars].translate(URLSAFE), raw[-tag_chars:]):
             used_fallback = False
         else:
             text, used_fallback = self._verify(raw, keys)

@@ -187,7 +187,7 @@ class ResponsePlan(NamedTuple):
 #: The usual plans: nothing stale (one of them is returned as it is, no tuple built).
 _PLANS: Final = {fate: ResponsePlan(fate) for fate in (WRITE, DELETE, KEEP)}
 _WRITE_ONLY: Final = _PLANS[WRITE]
-_VARY_COOKIE: Final = (b"vary", b"Cookie")
+VARY_COOKIE: Final = (b"vary", b"Cookie")
 
 
 def response_plan(
@@ -246,6 +246,28 @@ class SessionWriter:
         if plan.stale:
             written.extend(map(self.cookie.delete_named, plan.stale))
         return written
+
+    def response_headers(
+        self,
+        session: Session,
+        headers: Iterable[tuple[bytes, bytes]],
+        session_id: bytes | None,
+        load_ms: float | None = None,
+        sent_chunks: Sequence[str] = (),
+        incomplete: Sequence[str] = (),
+    ) -> list[tuple[bytes, bytes]] | None:
+        """A response's raw header list (ASGI's) with what ``session`` adds: Vary when it was read, its Set-Cookie
+        values (``set_cookies``), and Server-Timing when ``load_ms`` is given; None when it adds nothing."""
+        if not (session.accessed or session.modified or load_ms is not None or incomplete):
+            return None
+        started = perf_counter()
+        out = with_vary_cookie(headers) if session.accessed else list(headers)
+        for cookie in self.set_cookies(session, session_id, sent_chunks, incomplete):
+            out.append((b"set-cookie", cookie))  # a loop, not a comprehension: no frame of its own (Python 3.11)
+        if load_ms is not None:
+            load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
+            out.append((b"server-timing", server_timing_header(load_ms, started)))
+        return out
 
     def written(self, session: Session, session_id: bytes | None, sent_chunks: Sequence[str] = ()) -> list[bytes]:
         """The Set-Cookie values writing ``session`` (its chunks deleting those no longer used); deleting the
@@ -373,7 +395,7 @@ def with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes
         if name == b"vary":
             break
     else:  # the usual case: no Vary yet
-        return [*headers, _VARY_COOKIE]
+        return [*headers, VARY_COOKIE]
     values = [value for name, value in headers if name == b"vary"]
     joined: tuple[bytes, bytes] | None = (b"vary", b", ".join([*values, b"Cookie"]))
     out: list[tuple[bytes, bytes]] = []

@@ -4,18 +4,8 @@ Same arguments, same ``request.session``, same Set-Cookie attributes as Starlett
 the cookie holds a keyed-BLAKE token (compact JSON, compressed when that pays) instead
 of itsdangerous over base64 JSON. The rules are the core's (``blake2sign_web.session_request``
 and the modules it names): this module translates ASGI's scope, headers and messages into calls of
-it and back. Bad cookies of any kind give an empty session and a warning, never an exception.
-
-Arguments that cannot work fail at construction: ``same_site="none"`` without
-``https_only`` (browsers drop such cookies), and a ``path``, ``domain`` or
-``session_cookie`` that would end or forge a Set-Cookie attribute. As with Starlette,
-``max_age`` may be 0 or negative: the cookie carries that Max-Age and every cookie
-has then expired when it arrives.
-
-With ``revocation=RedisStore(...)`` (see ``blake2sign_web.starlette.revocation``) each
-cookie carries a random session id: emptying ``request.session`` ends that session on
-every server, and ``log_out_everywhere`` ends every other session of a user. A verified
-cookie then costs one Redis round trip (MGET); without it nothing changes.
+it and back. Bad cookies of any kind give an empty session and a warning, never an exception;
+arguments that cannot work fail at construction (docs/options.md), revocation is docs/revocation.md.
 """
 
 from __future__ import annotations
@@ -37,6 +27,7 @@ from ..revocation import StoreUnavailable
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
 from ..session_cookies import OversizePolicy
 from ..session_request import (
+    VARY_COOKIE,
     SessionSetup,
     SessionWriter,
     checked_session,
@@ -44,7 +35,6 @@ from ..session_request import (
     generation_to_sign,
     read_with_revocation,
     revocation_steps,
-    server_timing_header,
     session_from,
     settled,
     with_vary_cookie,
@@ -83,15 +73,18 @@ class LazySession(Session):
     ``Session``, so later calls cost what they always did.
     """
 
-    #: Set by the middleware (no ``__init__``: one Python call less on every request).
-    cookie: str | bytes
-    middleware: SessionMiddleware
+    #: Set by the middleware (no ``__init__``: one Python call less on every request): the cookie (or the Cookie
+    #: header it is in) and the middleware, in one attribute (one to set and delete, not two).
+    source: tuple[str | bytes, SessionMiddleware]
 
-    def load(self) -> None:
-        """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie)."""
-        middleware, cookie = self.middleware, self.cookie
-        del self.cookie, self.middleware
+    def mark_accessed(self, accessed: bool = True) -> None:
+        """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie), and mark
+        it accessed (what ``request.session`` calls, on every read: one call) unless ``accessed=False``."""
+        cookie, middleware = self.source
+        del self.source
         self.__class__ = middleware._session_class  # type: ignore[assignment]  # same layout: allowed, plain now
+        if accessed:
+            self.accessed = True
         if type(cookie) is bytes:  # a Cookie header: the session cookie is cut out of it now
             if cookie.startswith(middleware._cookie_prefix) and 59 not in cookie and 34 not in cookie:
                 cookie = cookie[middleware._prefix_length :]  # the usual case (_token_in's first), without a call
@@ -128,9 +121,9 @@ class LazySession(Session):
         LazySession._take(self, middleware._read_session(text))
         self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
 
-    def mark_accessed(self) -> None:  # what request.session calls: one call, not _loading's two
-        self.load()
-        self.accessed = True
+    def load(self) -> None:
+        """Read the cookie into this session, not marking it accessed."""
+        LazySession.mark_accessed(self, False)
 
     def _take(self, loaded: Session) -> None:
         dict.update(self, loaded)
@@ -139,7 +132,7 @@ class LazySession(Session):
 
 def _loading(name: str) -> Callable[..., Any]:
     def method(self: LazySession, *args: Any, **kwargs: Any) -> Any:
-        self.load()
+        LazySession.mark_accessed(self, False)
         return getattr(self, name)(*args, **kwargs)  # the plain Session's method now
 
     method.__name__ = method.__qualname__ = name
@@ -158,18 +151,9 @@ for _name in (
 class SessionMiddleware:
     """Signed-cookie sessions for Starlette and FastAPI; replaces Starlette's by changing one import.
 
-    The positional and keyword arguments and their defaults are Starlette's. The extras
-    are keyword-only: ``fallback_secrets`` (older secrets still accepted; a session read
-    with one is re-issued under ``secret_key``), ``hasher``, ``compression``,
-    ``dictionary`` (the shipped session dictionary by default), ``compression_threshold``
-    (without a dictionary), ``tag_size`` (16 or 32 bytes), ``format`` (2; 1 only during a
-    rolling upgrade from a release that reads only format 1), ``on_oversize`` ("raise" or "log") and
-    ``migrate_starlette_cookies`` (accept and re-issue cookies from Starlette's middleware),
-    ``revocation`` (a RedisStore: logout and "log out everywhere" reach copied cookies) and
-    ``user_key`` (the session key holding the user's id, for "log out everywhere") and
-    ``server_timing`` (a Server-Timing entry with the session's load and save time),
-    ``idle_timeout`` and ``absolute_timeout`` (seconds; enforced from times signed into the token).
-    ``partitioned`` (CHIPS) is taken on every supported Starlette version.
+    The positional and keyword arguments and their defaults are Starlette's (``partitioned`` on every
+    supported version). The extras are keyword-only, each described once for both frameworks in
+    docs/options.md (fallback secrets, hashing, compression, the cookie, timeouts, encryption, revocation).
     """
 
     def __init__(
@@ -309,7 +293,7 @@ class SessionMiddleware:
             session = self._session_class()
         elif self._lazy_always:  # verified and decoded when first used
             session = LazySession()
-            session.cookie, session.middleware = cookie, self
+            session.source = (cookie, self)
         else:
             session = self._session_for(self._cookie_text(cookie))
         scope["session"] = session
@@ -321,7 +305,13 @@ class SessionMiddleware:
                 if session.modified or self._resign_unread:
                     self._finish(session, message, None)
                 elif session.accessed:  # read, unchanged: only Vary (what _finish would add)
-                    message["headers"] = with_vary_cookie(message.get("headers", ()))
+                    headers = message.get("headers", ())
+                    for name, _ in headers:
+                        if name == b"vary":
+                            message["headers"] = with_vary_cookie(headers)
+                            break
+                    else:  # the usual case, without a call: no Vary yet (with_vary_cookie's first branch)
+                        message["headers"] = [*headers, VARY_COOKIE]
             return send(message)
 
         await self.app(scope, receive, send_wrapper)
@@ -381,20 +371,17 @@ class SessionMiddleware:
         if self._resign_unread and type(session) is LazySession:
             # Fallback secrets: a session verified by one is re-signed, whether or not it was used.
             session.load()
-        if not (session.accessed or session.modified or load_ms is not None or incomplete):
-            return
-        started = perf_counter()
         # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
-        headers = message["headers"] = (
-            with_vary_cookie(message.get("headers", ())) if session.accessed else list(message.get("headers", ()))
+        headers = self._session_writer.response_headers(
+            session,
+            message.get("headers", ()),
+            None if token is None else token.session_id,
+            load_ms,
+            sent_chunks or (),
+            incomplete or (),
         )
-        session_id = None if token is None else token.session_id
-        cookies = self._session_writer.set_cookies(session, session_id, sent_chunks or (), incomplete or ())
-        for cookie in cookies:  # a loop, not a comprehension: no frame of its own (Python 3.11)
-            headers.append((b"set-cookie", cookie))
-        if load_ms is not None:
-            load_ms += session.__dict__.get("load_ms", 0.0)  # a lazy session's own load, if it happened
-            headers.append((b"server-timing", server_timing_header(load_ms, started)))
+        if headers is not None:
+            message["headers"] = headers
 
     def _log_incomplete(self, error: Exception) -> None:
         logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
@@ -406,7 +393,7 @@ class SessionMiddleware:
             return self._session_class()
         if self._lazy and not self._reader.read_at_once(cookie):
             session = LazySession()
-            session.cookie, session.middleware = cookie, self
+            session.source = (cookie, self)
             return session
         return self._read_session(cookie)
 
