@@ -19,7 +19,7 @@ import starlette
 from starlette.datastructures import Secret
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import dictionaries
+from .. import dictionaries, stores
 from ..chunks import MAX_CHUNKS
 from ..exceptions import BadSignature
 from ..options import STARLETTE, problems, raise_first, secret_problems
@@ -192,8 +192,7 @@ class SessionMiddleware:
         if isinstance(fallback_secrets, (str, bytes, Secret)):
             raise TypeError("SessionMiddleware fallback_secrets must be a list of secrets, not a single secret")
         secret, *fallbacks = [str(s) if isinstance(s, Secret) else s for s in (secret_key, *fallback_secrets)]
-        if revocation is not None and not callable(getattr(revocation, "is_revoked", None)):
-            raise TypeError(f"SessionMiddleware revocation must be a RedisStore, not {type(revocation).__name__}")
+        stores.check_store(revocation, "SessionMiddleware revocation", "is_revoked")
         # The arguments by the core's option names: every rule, and those between them, are the core's.
         values = {
             "typed": typed, "encrypt": encrypt, "decrypt": decrypt, "compress_encrypted": compress_encrypted,
