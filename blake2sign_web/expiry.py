@@ -271,6 +271,12 @@ def now_datetime(aware: bool) -> datetime:
     return datetime.now(timezone.utc if aware else None)
 
 
+def longest_expiry(default_age: int | None, revocation: bool) -> int | None:
+    """The longest ``set_expiry()`` may ask for: with revocation on, the default age (an ended session's record is
+    kept that long, and a token that lived longer would come back after it); else no bound (None)."""
+    return default_age if revocation else None
+
+
 def check_expiry(value: Any, *, longest: int | None = None, longest_name: str = "", default: str = "") -> None:
     """ValueError for a ``set_expiry()`` value no session token can hold: both adapters' one rule.
 

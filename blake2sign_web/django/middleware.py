@@ -178,7 +178,8 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        self.process_request(request)
+        if self._new_session(request).server_timing:  # process_request, inline
+            load_now(request)
         return self.process_response(request, cast(HttpResponseBase, self.get_response(request)))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
@@ -225,8 +226,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
             started = time.perf_counter()
         # An incomplete set of chunks (IncompleteChunks.cookies): the session cookie and every chunk sent, the
         # session cookie even when the client left it out of its Cookie header (it still holds it).
-        incomplete = getattr(request, INCOMPLETE_CHUNKS, None)
-        if empty and (cookie.name in request.COOKIES or incomplete):
+        if empty and (cookie.name in request.COOKIES or getattr(request, INCOMPLETE_CHUNKS, None)):
             _put(response, cookie.cookies, cookie.cookies.deletions(request.COOKIES))
             need_vary_cookie = True
         else:
@@ -248,10 +248,12 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                     _put(response, cookie.cookies, writes)
                 need_vary_cookie = True
         if need_vary_cookie:
-            if "Vary" in response:
+            # ResponseHeaders' own dict (Django 3.2+): no KeyError to find no Vary, no re-validation of "Cookie".
+            headers: Any = response.headers
+            if "vary" in headers._store:
                 patch_vary_headers(response, ("Cookie",))
             else:
-                response.headers["Vary"] = "Cookie"
+                headers._store["vary"] = ("Vary", "Cookie")
         if cookie.server_timing:
             save_ms = (time.perf_counter() - started) * 1000
             load_ms = getattr(request, LOAD_TIME, 0.0)

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import weakref
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -29,11 +29,22 @@ from django.utils.module_loading import import_string
 from ..exceptions import BadSignature, NotJSON
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
-from ..expiry import SessionEnd, data_written, expiry_date, now_datetime, refusal_reason, stored_end, stored_expiry
+from ..expiry import (
+    SessionEnd,
+    data_written,
+    expiry_date,
+    longest_expiry,
+    now_datetime,
+    refusal_reason,
+    stored_end,
+    stored_expiry,
+)
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import StoreUnavailable
 from ..session_cookies import OversizePolicy, token_cookies
+from ..session_request import checked_session
 from ..session_revocation import SessionState
+from ..session_state import Session
 from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
@@ -80,13 +91,14 @@ class SessionStore(SessionBase):
     chunks: list[tuple[str, str]] | None = None
     # SessionBase's lazily loaded data (absent until loaded, so only annotated here).
     _session_cache: dict[str, Any]
-    if TYPE_CHECKING:
-        _session: dict[str, Any]
 
     def __init__(self, session_key: str | None = None) -> None:
         # SessionBase.__init__ (the same in Django 4.2 to 6.1) without resolving SESSION_SERIALIZER on every
         # request: this engine's signer serializes; ``serializer`` is resolved when something asks for it.
-        self._session_key = session_key
+        # The key as SessionBase's setter keeps it (valid, else None), without its two calls for a valid one.
+        self._SessionBase__session_key = (
+            session_key if session_key and (len(session_key) >= 8 or self._validate_session_key(session_key)) else None
+        )
         self.accessed = False
         self.modified = False
         if session_config().revocation_cache is not None:
@@ -113,6 +125,16 @@ class SessionStore(SessionBase):
         """SessionBase's ``serializer``: SESSION_SERIALIZER, for ``encode()``, ``decode()`` and migrated cookies."""
         return import_string(settings.SESSION_SERIALIZER)
 
+    def _get_session(self, no_load: bool = False) -> dict[str, Any]:
+        """SessionBase's lazy load, without raising an AttributeError on the first access of every request."""
+        self.accessed = True
+        cache: dict[str, Any] | None = self.__dict__.get("_session_cache")
+        if cache is None:
+            cache = self._session_cache = {} if no_load or self.session_key is None else self.load()
+        return cache
+
+    _session = property(_get_session)
+
     def load(self) -> dict[str, Any]:
         """Verify and read the cookie; a bad one gives an empty session and a warning, never an error."""
         config = session_config()
@@ -131,7 +153,20 @@ class SessionStore(SessionBase):
             client = presented(read.token, read.migrated_at, token, data)  # takes the generation out of the data
             user = data.get(AUTH_USER_ID)
             self._state = state = SessionState(client.session_id, True, user, client.generation or "")
-            if not self._still_valid(config, state, client, user):
+            revoked = self._revoked(config, client, user)
+            if revoked is True:  # logout, log out everywhere: the middleware then deletes the cookie
+                revocation.logger.info("Session cookie %r refused: the session was ended", config.cookie_name)
+                self._session_key = None
+            session = Session(data)  # the core's rules (``checked_session``): kept, or read as empty
+            checked = checked_session(
+                session,
+                state,
+                revoked,
+                fails_open=config.revocation_fails_open,
+                setting="REVOCATION_UNAVAILABLE",
+                unchecked=lambda: state,  # the client's session, its cookie kept: emptying it still ends it
+            )
+            if checked[0] is not session:
                 return {}
         self._started_at = read.started
         if read.token is None:
@@ -154,7 +189,8 @@ class SessionStore(SessionBase):
         """
         cached = _last_built
         reader = (cached if cached is not None and cached[0] is config else _built(config))[1]
-        read = reader.read(token, default_age=self.get_session_cookie_age())
+        own_age = type(self).get_session_cookie_age is SessionStore.get_session_cookie_age  # Django's hook kept
+        read = reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
         if read.data is None:
             raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
         return read
@@ -164,12 +200,11 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, state: SessionState, client: Presented, user_id: object) -> bool:
-        """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
+    def _revoked(self, config: SessionConfig, client: Presented, user_id: object) -> bool | StoreUnavailable:
+        """Whether the cache has the verified session ended; the cache's failure if it could not say."""
         try:
-            cache = revocation.get_cache(config.revocation_cache or "")
-            revoked = revocation.is_session_revoked(
-                cache,
+            return revocation.is_session_revoked(
+                revocation.get_cache(config.revocation_cache or ""),
                 client.session_id,
                 user_id,
                 client.issued_at,
@@ -178,12 +213,7 @@ class SessionStore(SessionBase):
                 client.generation,
             )
         except StoreUnavailable as error:
-            return state.store_down(error, fails_open=config.revocation_fails_open, setting="REVOCATION_UNAVAILABLE")
-        if revoked:  # logout, log out everywhere
-            state.refused(config.cookie_name)
-            self._session_key = None  # the middleware then deletes the cookie
-            return False
-        return True
+            return error
 
     def _revocation(self) -> SessionState:
         """The session as revocation sees it: as load() read it, else from the client's cookie (verified only)."""
@@ -422,7 +452,7 @@ class SessionStore(SessionBase):
 def check_expiry(value: Any) -> None:
     """ValueError for a set_expiry() value no token can carry (``expiry.check_expiry``), in Django's names."""
     config = session_config()
-    longest = config.cookie_age if config.revocation_cache is not None else None
+    longest = longest_expiry(config.cookie_age, config.revocation_cache is not None)
     _check_expiry(
         value, longest=longest, longest_name="SESSION_COOKIE_AGE", default="set_expiry(None) for SESSION_COOKIE_AGE."
     )
