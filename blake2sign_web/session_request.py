@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 from typing import Any, Final, Literal, NamedTuple, TypeVar
 
-from .chunks import IncompleteChunks, leftover_chunks, refused_set
+from .chunks import IncompleteChunks, join_chunks, leftover_chunks, refused_set
 from .exceptions import NotJSON
 from .options import SIGNER_FLAGS, SIGNER_OPTIONS
 from .revocation import GENERATION_KEY
@@ -384,3 +384,22 @@ def with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes
             out.append(joined)
             joined = None
     return out
+
+
+def joined_token(
+    name: str,
+    cookies: Mapping[str, str],
+    max_chunks: int,
+    incomplete: list[str],
+    refused: Callable[[IncompleteChunks], None],
+) -> str | None:
+    """The token a chunked session's cookies (``name``, ``name.1``...) carry together, from parsed ``cookies``; an
+    incomplete set is a bad cookie: ``refused`` (the adapter's log line) is told, and every cookie of it goes in
+    ``incomplete``, to delete unless the response writes the session (``chunked_token``'s rule, for parsed cookies).
+    """
+    try:
+        return join_chunks(name, cookies, max_chunks=max_chunks)
+    except IncompleteChunks as error:
+        refused(error)
+        incomplete.extend(error.cookies)
+        return None
