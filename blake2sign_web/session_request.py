@@ -403,3 +403,25 @@ def joined_token(
         refused(error)
         incomplete.extend(error.cookies)
         return None
+
+
+def signed_token(
+    writer: SerializerSigner,
+    value: Any,
+    *,
+    expires_in: float | None,
+    session_id: bytes | None,
+    typed_name: str,
+    oversize: OversizePolicy,
+) -> str | None:
+    """A session's token (``writer.dumps``): a NotJSON names the typed option (``typed_name``, the user's words);
+    JSON over the size the signer reads back is refused by the size policy (logged or raised): None, no token.
+    (``SessionWriter.written``'s rule.)"""
+    try:
+        return writer.dumps(value, expires_in=expires_in, session_id=session_id)
+    except NotJSON as error:  # a datetime, a UUID...: name the option that stores it as itself
+        error.name_option(typed_name)
+        raise
+    except ValueError:
+        oversize.refuse(f"holds over {writer.max_decompressed_size} bytes of JSON")
+        return None
