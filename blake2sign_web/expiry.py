@@ -241,11 +241,13 @@ def stored_end(
     )
 
 
-def expiry_date(end: SessionEnd, now: datetime, expiry: StoredExpiry) -> datetime:
+def expiry_date(end: SessionEnd, now: datetime, value: Any) -> datetime:
     """Django's ``get_expiry_date()``: when the session ``end``s, a date in ``now``'s kind (aware or naive).
 
-    A ``set_expiry()`` date that no timeout cuts short is returned as given, as Django returns it.
+    ``value``: the expiry as Django keeps it (``stored_expiry``); a ``set_expiry()`` date that no timeout cuts
+    short is returned as given, as Django returns it.
     """
+    expiry = NO_EXPIRY if value is None else stored_expiry(value)
     if expiry.date is not None and end.at == expiry.at:
         return expiry.date
     return now + timedelta(seconds=(end.at or 0) - now.timestamp())

@@ -32,7 +32,6 @@ from ..expiry import (
     now_datetime,
     refusal_reason,
     stored_end,
-    stored_expiry,
 )
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import StoreUnavailable
@@ -117,7 +116,7 @@ class SessionStore(SessionBase):
     def _get_session(self, no_load: bool = False) -> dict[str, Any]:
         """SessionBase's lazy load, without raising an AttributeError on the first access of every request."""
         self.accessed = True
-        cache: dict[str, Any] | None = self.__dict__.get("_session_cache")
+        cache: dict[str, Any] | None = getattr(self, "_session_cache", None)  # no exception made for a miss
         if cache is None:
             cache = self._session_cache = {} if no_load or self.session_key is None else self.load()
         return cache
@@ -318,9 +317,8 @@ class SessionStore(SessionBase):
     def get_expiry_date(self, **kwargs: Any) -> datetime:
         """Django's, with the same caps as ``get_expiry_age``: when the server refuses the session if saved now."""
         modification = kwargs.get("modification") or now_datetime(settings.USE_TZ)  # Django's timezone.now()
-        end = self._end(**{**kwargs, "modification": modification})
-        expiry = stored_expiry(kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry"))
-        return expiry_date(end, modification, expiry)
+        value = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
+        return expiry_date(self._end(modification=modification, expiry=value), modification, value)
 
     def get_expire_at_browser_close(self, **kwargs: Any) -> bool:
         """Django's: whether the cookie has no Max-Age (``set_expiry(0)``, or SESSION_EXPIRE_AT_BROWSER_CLOSE)."""
