@@ -241,11 +241,13 @@ def stored_end(
     )
 
 
-def expiry_date(end: SessionEnd, now: datetime, expiry: StoredExpiry) -> datetime:
+def expiry_date(end: SessionEnd, now: datetime, value: Any) -> datetime:
     """Django's ``get_expiry_date()``: when the session ``end``s, a date in ``now``'s kind (aware or naive).
 
-    A ``set_expiry()`` date that no timeout cuts short is returned as given, as Django returns it.
+    ``value``: the expiry as Django keeps it (``stored_expiry``); a ``set_expiry()`` date that no timeout cuts
+    short is returned as given, as Django returns it.
     """
+    expiry = NO_EXPIRY if value is None else stored_expiry(value)
     if expiry.date is not None and end.at == expiry.at:
         return expiry.date
     return now + timedelta(seconds=(end.at or 0) - now.timestamp())
@@ -269,6 +271,12 @@ def seconds_until(moment: float) -> float:
 def now_datetime(aware: bool) -> datetime:
     """Now as Django's ``timezone.now()`` gives it: aware in UTC, or naive local time (``USE_TZ = False``)."""
     return datetime.now(timezone.utc if aware else None)
+
+
+def longest_expiry(default_age: int | None, revocation: bool) -> int | None:
+    """The longest ``set_expiry()`` may ask for: with revocation on, the default age (an ended session's record is
+    kept that long, and a token that lived longer would come back after it); else no bound (None)."""
+    return default_age if revocation else None
 
 
 def check_expiry(value: Any, *, longest: int | None = None, longest_name: str = "", default: str = "") -> None:

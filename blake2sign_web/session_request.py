@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 from typing import Any, Final, Literal, NamedTuple, TypeVar
 
-from .chunks import IncompleteChunks, leftover_chunks, refused_set
+from .chunks import IncompleteChunks, join_chunks, leftover_chunks, refused_set
 from .exceptions import NotJSON
 from .options import SIGNER_FLAGS, SIGNER_OPTIONS
 from .revocation import GENERATION_KEY
@@ -406,3 +406,44 @@ def with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes
             out.append(joined)
             joined = None
     return out
+
+
+def joined_token(
+    name: str,
+    cookies: Mapping[str, str],
+    max_chunks: int,
+    incomplete: list[str],
+    refused: Callable[[IncompleteChunks], None],
+) -> str | None:
+    """The token a chunked session's cookies (``name``, ``name.1``...) carry together, from parsed ``cookies``; an
+    incomplete set is a bad cookie: ``refused`` (the adapter's log line) is told, and every cookie of it goes in
+    ``incomplete``, to delete unless the response writes the session (``chunked_token``'s rule, for parsed cookies).
+    """
+    try:
+        return join_chunks(name, cookies, max_chunks=max_chunks)
+    except IncompleteChunks as error:
+        refused(error)
+        incomplete.extend(error.cookies)
+        return None
+
+
+def signed_token(
+    writer: SerializerSigner,
+    value: Any,
+    *,
+    expires_in: float | None,
+    session_id: bytes | None,
+    typed_name: str,
+    oversize: OversizePolicy,
+) -> str | None:
+    """A session's token (``writer.dumps``): a NotJSON names the typed option (``typed_name``, the user's words);
+    JSON over the size the signer reads back is refused by the size policy (logged or raised): None, no token.
+    (``SessionWriter.written``'s rule.)"""
+    try:
+        return writer.dumps(value, expires_in=expires_in, session_id=session_id)
+    except NotJSON as error:  # a datetime, a UUID...: name the option that stores it as itself
+        error.name_option(typed_name)
+        raise
+    except ValueError:
+        oversize.refuse(f"holds over {writer.max_decompressed_size} bytes of JSON")
+        return None

@@ -1,24 +1,10 @@
 """A drop-in for ``django.contrib.sessions.middleware.SessionMiddleware`` that does less per request.
 
-Same behaviour: the cookie named by ``SESSION_COOKIE_NAME`` becomes ``request.session``
-(the engine's own SessionStore); a modified session (or every session with
-``SESSION_SAVE_EVERY_REQUEST``) is saved and its cookie written with every
-``SESSION_COOKIE_*`` attribute, a browser-close cookie when the session asks for one;
-an emptied session's cookie is deleted; 5xx responses save nothing; ``Vary: Cookie``
-whenever the session was accessed; ``SessionInterrupted`` when the store lost the session.
-
-With ``BLAKE2SIGN_WEB["SESSIONS"]["SERVER_TIMING"]`` on, it times the engine's load and save
-into a ``Server-Timing`` header (docs/django.md, "Server-Timing"). With ``"CHUNKED"`` on and this
-project's engine, a session over one cookie is written as ``name``, ``name.1``... and read back
-joined (``blake2sign_web.chunks``); Django's middleware can write only one cookie.
-
-Less work: settings are read once (and again after ``setting_changed``), the
-cookie's attributes are formatted once, ``expires`` is formatted once a second,
-and the one Set-Cookie line goes out already formatted. With this project's engine,
-a session whose cookie was too large under ``"OVERSIZE": "log"`` sends no cookie at all.
-
-It subclasses Django's SessionMiddleware, so the admin (admin.E410) and third-party apps
-that look for Django's class find it; it overrides every per-request method.
+Every behaviour of Django's (docs/django.md, "The middleware"), plus this project's ``SERVER_TIMING`` and
+``CHUNKED`` (a session over one cookie written as ``name``, ``name.1``...). Less work: settings read once (again
+after ``setting_changed``), the cookie's attributes formatted once and its Set-Cookie line put on the response
+already formatted; under ``"OVERSIZE": "log"`` a session too large for its cookie sends none. A subclass of
+Django's, so that the admin (admin.E410) and third-party apps find it; it overrides every per-request method.
 """
 
 from __future__ import annotations
@@ -41,10 +27,11 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 
-from ..chunks import IncompleteChunks, join_chunks
+from ..chunks import IncompleteChunks
 from ..cookies import expires_for as expires_for  # its home was here: still importable
+from ..options import SAME_SITE
 from ..session_cookies import MorselCookie, SessionMorsels
-from ..session_request import server_timing_value
+from ..session_request import joined_token, server_timing_value
 from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
@@ -83,7 +70,7 @@ def cookie_settings() -> CookieSettings:
     current = _cookie_settings
     if current is None:
         samesite = settings.SESSION_COOKIE_SAMESITE
-        if samesite and samesite.lower() not in ("lax", "none", "strict"):
+        if samesite and samesite.lower() not in SAME_SITE:  # the core's values; Django's error, as its own raises
             raise ValueError('SESSION_COOKIE_SAMESITE must be "lax", "none", or "strict".')
         options = session_options()
         max_chunks = options["MAX_CHUNKS"] if options["CHUNKED"] is True else 0
@@ -121,12 +108,8 @@ LOAD_TIME: Final = "_blake2sign_web_session_load_ms"
 
 
 def load_now(request: HttpRequest) -> None:
-    """Load the session at once and time it (SERVER_TIMING): the engine loads lazily, so unseen otherwise.
-
-    The data goes where SessionBase keeps it once loaded, without marking the session
-    accessed, so the response's Vary and cookie are what they would have been. Works
-    with any engine: each one's ``load()`` is what a first access would have run.
-    """
+    """Load the session at once and time it (SERVER_TIMING; docs/django.md): not marked accessed, so the
+    response's Vary and cookie are what they would have been. Any engine."""
     session: Any = request.session
     started = time.perf_counter()
     if session.session_key is not None:
@@ -144,12 +127,8 @@ async def aload_now(request: HttpRequest) -> None:
 
 
 async def aload_before_save(request: HttpRequest, save_every_request: bool) -> None:
-    """Read a session that ``process_response`` is about to save but nothing has read yet, off the event loop.
-
-    ``save()`` reads the data first; with revocation on, that read asks the cache, which
-    would block the event loop (SESSION_SAVE_EVERY_REQUEST on a request that never touched
-    the session). Loaded here with ``aload()``, without marking the session accessed.
-    """
+    """Read a session ``process_response`` will save but nothing read, with ``aload()`` (not marked accessed):
+    ``save()`` reads it first, and with revocation that read would ask the cache on the event loop."""
     session: Any = getattr(request, "session", None)
     if session is None or hasattr(session, "_session_cache") or not session.session_key:
         return
@@ -178,17 +157,13 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        self.process_request(request)
+        if self._new_session(request).server_timing:  # process_request, inline
+            load_now(request)
         return self.process_response(request, cast(HttpResponseBase, self.get_response(request)))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        """With this project's engine, no thread for the signing; cache I/O (revocation) goes through ``aload()``.
-
-        Django's mixin would run the whole of process_request and process_response in a
-        thread. Here only the engine's reads leave the event loop (its ``aload()`` runs the
-        cache call in a thread when revocation is on): the timed load of SERVER_TIMING, and
-        the read before saving a session nothing read (SESSION_SAVE_EVERY_REQUEST).
-        """
+        """With this project's engine, no thread for the signing (Django's mixin runs all of it in one): only the
+        engine's reads that may ask the revocation cache leave the event loop, through its ``aload()``."""
         if not self.store_in_cookie:  # a db or cache engine does I/O, which has to leave the event loop
             return await super().__acall__(request)
         cookie = self._new_session(request)
@@ -206,7 +181,11 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
     def _new_session(self, request: HttpRequest) -> CookieSettings:
         cookie = cookie_settings()
         if cookie.max_chunks and self.store_in_cookie:
-            request.session = self.SessionStore(_joined_token(request, cookie))
+            incomplete: list[str] = []  # an incomplete set of chunks: its cookies, which the response deletes
+            token = joined_token(cookie.name, request.COOKIES, cookie.max_chunks, incomplete, _log_incomplete)
+            if incomplete:
+                setattr(request, INCOMPLETE_CHUNKS, incomplete)
+            request.session = self.SessionStore(token)
         else:
             request.session = self.SessionStore(request.COOKIES.get(cookie.name))
         return cookie
@@ -225,8 +204,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
             started = time.perf_counter()
         # An incomplete set of chunks (IncompleteChunks.cookies): the session cookie and every chunk sent, the
         # session cookie even when the client left it out of its Cookie header (it still holds it).
-        incomplete = getattr(request, INCOMPLETE_CHUNKS, None)
-        if empty and (cookie.name in request.COOKIES or incomplete):
+        if empty and (cookie.name in request.COOKIES or getattr(request, INCOMPLETE_CHUNKS, None)):
             _put(response, cookie.cookies, cookie.cookies.deletions(request.COOKIES))
             need_vary_cookie = True
         else:
@@ -248,10 +226,12 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                     _put(response, cookie.cookies, writes)
                 need_vary_cookie = True
         if need_vary_cookie:
-            if "Vary" in response:
+            # ResponseHeaders' own dict (Django 3.2+): no KeyError to find no Vary, no re-validation of "Cookie".
+            headers: Any = response.headers
+            if "vary" in headers._store:
                 patch_vary_headers(response, ("Cookie",))
             else:
-                response.headers["Vary"] = "Cookie"
+                headers._store["vary"] = ("Vary", "Cookie")
         if cookie.server_timing:
             save_ms = (time.perf_counter() - started) * 1000
             load_ms = getattr(request, LOAD_TIME, 0.0)
@@ -278,15 +258,6 @@ suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession"
 INCOMPLETE_CHUNKS: Final = "_blake2sign_web_incomplete_chunks"
 
 
-def _joined_token(request: HttpRequest, cookie: CookieSettings) -> str | None:
-    """CHUNKED: the token the request's cookies carry together; None (an empty session) for an incomplete set.
-
-    An incomplete set (a chunk missing, the first cookie missing, more than MAX_CHUNKS) is logged as any bad
-    cookie, and its cookies are noted on the request for the response to delete.
-    """
-    try:
-        return join_chunks(cookie.name, request.COOKIES, max_chunks=cookie.max_chunks)
-    except IncompleteChunks as error:
-        suspicious_logger.warning("Session cookie rejected: %s.", str(error).rstrip("."))
-        setattr(request, INCOMPLETE_CHUNKS, error.cookies)
-        return None
+def _log_incomplete(error: IncompleteChunks) -> None:
+    """An incomplete set of chunks is logged as any bad cookie (``session_request.joined_token``)."""
+    suspicious_logger.warning("Session cookie rejected: %s.", str(error).rstrip("."))

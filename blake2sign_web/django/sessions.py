@@ -1,14 +1,9 @@
 """Signed-cookie sessions on keyed BLAKE: ``SESSION_ENGINE = "blake2sign_web.django.sessions"``.
 
-Like Django's ``signed_cookies`` backend, the session key *is* the data: a signed, dated token of the
-session's JSON, kept by the browser. This module only translates Django's ``SessionBase`` contract into
-calls of the core, which owns the rules (docs/django.md describes each feature, docs/architecture.md
-where its rule lives): reading a token (``session_token``), lifetimes (``expiry``, ``timeouts``), the
-cookie's size and chunks (``session_cookies``) and revocation (``session_revocation``, with the cache's
-I/O in ``blake2sign_web.django.revocation``).
-
-Importing this module builds the configuration, so a bad one raises
-ImproperlyConfigured when the session middleware loads the engine, at start-up.
+As Django's ``signed_cookies`` backend, the session key *is* the data: a signed, dated token of its JSON.
+This module translates Django's ``SessionBase`` contract into calls of the core, which owns the rules
+(docs/architecture.md says which module owns which; docs/django.md describes each feature). Importing it
+builds the configuration: a bad one raises ImproperlyConfigured at start-up.
 """
 
 from __future__ import annotations
@@ -17,7 +12,7 @@ import contextlib
 import logging
 import weakref
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -26,14 +21,24 @@ from django.core import signing
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
-from ..exceptions import BadSignature, NotJSON
+from ..exceptions import BadSignature
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
-from ..expiry import SessionEnd, data_written, expiry_date, now_datetime, refusal_reason, stored_end, stored_expiry
+from ..expiry import (
+    SessionEnd,
+    data_written,
+    expiry_date,
+    longest_expiry,
+    now_datetime,
+    refusal_reason,
+    stored_end,
+)
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import StoreUnavailable
 from ..session_cookies import OversizePolicy, token_cookies
+from ..session_request import checked_session, signed_token
 from ..session_revocation import SessionState
+from ..session_state import Session
 from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, SessionTokenReader, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
@@ -51,9 +56,8 @@ logger: Final = logging.getLogger(__name__)
 DJANGO_SIGNED_COOKIES_SALT: Final = "django.contrib.sessions.backends.signed_cookies"
 #: Where django.contrib.auth keeps the user's id in the session (its SESSION_KEY).
 AUTH_USER_ID: Final = "_auth_user_id"
-#: The session data's key for when the session began (ABSOLUTE_TIMEOUT): written by save() only with that
-#: setting on, taken out by load() (so never seen by the application). A cookie without it began when it
-#: was signed.
+#: The data's key for when the session began (ABSOLUTE_TIMEOUT; without it, when it was signed): written by
+#: save() only with that setting on, taken out by load(), never seen by the application.
 STARTED: Final = "_b2sw_started"
 
 
@@ -80,25 +84,21 @@ class SessionStore(SessionBase):
     chunks: list[tuple[str, str]] | None = None
     # SessionBase's lazily loaded data (absent until loaded, so only annotated here).
     _session_cache: dict[str, Any]
-    if TYPE_CHECKING:
-        _session: dict[str, Any]
 
     def __init__(self, session_key: str | None = None) -> None:
-        # SessionBase.__init__ (the same in Django 4.2 to 6.1) without resolving SESSION_SERIALIZER on every
-        # request: this engine's signer serializes; ``serializer`` is resolved when something asks for it.
-        self._session_key = session_key
+        # SessionBase.__init__ (Django 4.2 to 6.1) without resolving SESSION_SERIALIZER (``serializer``, on use),
+        # and the key kept as its setter keeps it (valid, else None) without its two calls for a valid one.
+        self._SessionBase__session_key = (
+            session_key if session_key and (len(session_key) >= 8 or self._validate_session_key(session_key)) else None
+        )
         self.accessed = False
         self.modified = False
         if session_config().revocation_cache is not None:
-            # The middleware makes one per request: log_out_everywhere() (revocation only) finds the session
-            # to keep here.
+            # One per request: log_out_everywhere() finds the session to keep here.
             CURRENT_SESSION.set(weakref.ref(self))
 
     def _validate_session_key(self, key: str | None) -> bool:
-        """Django's rule (a key of at least 8 characters), with the warning any other bad cookie gets.
-
-        Django drops a shorter key silently; here it is a cookie that is no session, like any other.
-        """
+        """Django's rule (at least 8 characters), with the warning any bad cookie gets (Django's is silent)."""
         if key and len(key) < 8:
             suspicious_logger.warning("Session cookie rejected: %d characters, too short to be a session.", len(key))
             return False
@@ -112,6 +112,16 @@ class SessionStore(SessionBase):
     def serializer(self) -> Any:
         """SessionBase's ``serializer``: SESSION_SERIALIZER, for ``encode()``, ``decode()`` and migrated cookies."""
         return import_string(settings.SESSION_SERIALIZER)
+
+    def _get_session(self, no_load: bool = False) -> dict[str, Any]:
+        """SessionBase's lazy load, without raising an AttributeError on the first access of every request."""
+        self.accessed = True
+        cache: dict[str, Any] | None = getattr(self, "_session_cache", None)  # no exception made for a miss
+        if cache is None:
+            cache = self._session_cache = {} if no_load or self.session_key is None else self.load()
+        return cache
+
+    _session = property(_get_session)
 
     def load(self) -> dict[str, Any]:
         """Verify and read the cookie; a bad one gives an empty session and a warning, never an error."""
@@ -131,7 +141,20 @@ class SessionStore(SessionBase):
             client = presented(read.token, read.migrated_at, token, data)  # takes the generation out of the data
             user = data.get(AUTH_USER_ID)
             self._state = state = SessionState(client.session_id, True, user, client.generation or "")
-            if not self._still_valid(config, state, client, user):
+            revoked = self._revoked(config, client, user)
+            if revoked is True:  # logout, log out everywhere: the middleware then deletes the cookie
+                revocation.logger.info("Session cookie %r refused: the session was ended", config.cookie_name)
+                self._session_key = None
+            session = Session(data)  # the core's rules (``checked_session``): kept, or read as empty
+            checked = checked_session(
+                session,
+                state,
+                revoked,
+                fails_open=config.revocation_fails_open,
+                setting="REVOCATION_UNAVAILABLE",
+                unchecked=lambda: state,  # the client's session, its cookie kept: emptying it still ends it
+            )
+            if checked[0] is not session:
                 return {}
         self._started_at = read.started
         if read.token is None:
@@ -139,22 +162,17 @@ class SessionStore(SessionBase):
         else:
             self._verified_cookie = token
             if read.reissue:
-                # Verified by a SECRET_KEY_FALLBACKS key, signed and read by an encrypting engine, or read
-                # a quarter of IDLE_TIMEOUT after it was issued: issued again under SECRET_KEY, in the form
-                # this engine writes, with the time of this request.
+                # A fallback key, another form than this engine writes, or IDLE_TIMEOUT's refresh: issued again.
                 self.modified = True
         return read.data  # type: ignore[return-value]  # _verify raised for a cookie without data
 
     def _verify(self, config: SessionConfig, token: str) -> ReadToken:
-        """What the client's cookie holds, verified (``session_token``); BadSignature if it is no valid session.
-
-        With ``ACCEPT_DJANGO_SIGNED_COOKIES`` a cookie of Django's engine is accepted too,
-        dated by its own signed timestamp. With revocation on, a cookie without a session id
-        (Django's, or one of ours signed before revocation was on) gets one derived from it.
-        """
+        """What the client's cookie holds, verified (``session_token``, with ``ACCEPT_DJANGO_SIGNED_COOKIES``
+        Django's engine's cookies too); BadSignature if it is no valid session."""
         cached = _last_built
         reader = (cached if cached is not None and cached[0] is config else _built(config))[1]
-        read = reader.read(token, default_age=self.get_session_cookie_age())
+        own_age = type(self).get_session_cookie_age is SessionStore.get_session_cookie_age  # Django's hook kept
+        read = reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
         if read.data is None:
             raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
         return read
@@ -164,12 +182,11 @@ class SessionStore(SessionBase):
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _still_valid(self, config: SessionConfig, state: SessionState, client: Presented, user_id: object) -> bool:
-        """Whether the verified session was not ended; False leaves the session empty (see the policy)."""
+    def _revoked(self, config: SessionConfig, client: Presented, user_id: object) -> bool | StoreUnavailable:
+        """Whether the cache has the verified session ended; the cache's failure if it could not say."""
         try:
-            cache = revocation.get_cache(config.revocation_cache or "")
-            revoked = revocation.is_session_revoked(
-                cache,
+            return revocation.is_session_revoked(
+                revocation.get_cache(config.revocation_cache or ""),
                 client.session_id,
                 user_id,
                 client.issued_at,
@@ -178,12 +195,7 @@ class SessionStore(SessionBase):
                 client.generation,
             )
         except StoreUnavailable as error:
-            return state.store_down(error, fails_open=config.revocation_fails_open, setting="REVOCATION_UNAVAILABLE")
-        if revoked:  # logout, log out everywhere
-            state.refused(config.cookie_name)
-            self._session_key = None  # the middleware then deletes the cookie
-            return False
-        return True
+            return error
 
     def _revocation(self) -> SessionState:
         """The session as revocation sees it: as load() read it, else from the client's cookie (verified only)."""
@@ -207,10 +219,8 @@ class SessionStore(SessionBase):
             self.modified = True  # re-signed at the response with the new generation
 
     def revoke(self, *, raise_errors: bool = True) -> None:
-        """End the session of the client's cookie on every server (with revocation on); the next one gets a new id.
-
-        ``raise_errors=False`` logs a cache failure instead of raising StoreUnavailable.
-        """
+        """End the client's session on every server (revocation on; the next gets a new id); ``raise_errors=False``
+        logs a cache failure instead of raising StoreUnavailable."""
         config = session_config()
         if config.revocation_cache is None:
             return
@@ -244,12 +254,8 @@ class SessionStore(SessionBase):
         await super().aset_expiry(value)
 
     def save(self, must_create: bool = False) -> None:
-        """Sign the session into its key; SessionTooLarge (or a logged error) if the browser would drop it.
-
-        A session read as empty because the revocation cache was down is not saved: the
-        client keeps its cookie, and its session when the cache is back. ``cycle_key()``
-        and ``flush()`` (login, logout) start a new session, which is saved.
-        """
+        """Sign the session into its key; SessionTooLarge (or a logged error) if the browser would drop it. One read
+        as empty while the revocation cache was down is not saved: its cookie is kept (docs/security.md)."""
         config = session_config()
         self.oversized = False
         self.unsaved = False
@@ -268,33 +274,29 @@ class SessionStore(SessionBase):
             self.unsaved = True
             return
         self._started_at = started
-        try:
-            if config.revocation_cache is None:
-                token = config.writer.dumps(data, expires_in=expires_in)
-            else:
-                state, alias, prefix = self._revocation(), config.revocation_cache, config.revocation_key_prefix
-                data = state.signed_data(
-                    data,
-                    data.get(AUTH_USER_ID),
-                    lambda user: revocation.user_generation(revocation.get_cache(alias), user, prefix),
-                )
-                token = config.writer.dumps(data, expires_in=expires_in, session_id=state.session_id)
-        except NotJSON as error:  # a datetime, a UUID...: name the setting that stores it as itself
-            error.name_option(f"{SETTING}['SESSIONS']['TYPED'] = True")
-            raise
-        except ValueError:  # its JSON is over MAX_DECOMPRESSED_SIZE, which the reader would refuse
-            _built(config)[2].refuse(f"holds over {config.signer.max_decompressed_size} bytes of JSON")
-            self._keep_client_cookie(config)
-            return
+        session_id = None
+        if config.revocation_cache is not None:
+            state, alias, prefix = self._revocation(), config.revocation_cache, config.revocation_key_prefix
+            data = state.signed_data(
+                data,
+                data.get(AUTH_USER_ID),
+                lambda user: revocation.user_generation(revocation.get_cache(alias), user, prefix),
+            )
+            session_id = state.session_id
         cached = _last_built  # inline: on every write
-        cookies = token_cookies(
-            (cached if cached is not None and cached[0] is config else _built(config))[2],
-            token,
-            attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
-            max_chunks=config.max_chunks,
-            max_chunks_name=MAX_CHUNKS_SETTING,
+        policy = (cached if cached is not None and cached[0] is config else _built(config))[2]
+        token = signed_token(
+            config.writer, data, expires_in=expires_in, session_id=session_id, typed_name=TYPED_NAME, oversize=policy
         )
-        if cookies is None:
+        if token is not None:
+            cookies = token_cookies(
+                policy,
+                token,
+                attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
+                max_chunks=config.max_chunks,
+                max_chunks_name=MAX_CHUNKS_SETTING,
+            )
+        if token is None or cookies is None:
             self._keep_client_cookie(config)
             return
         if config.max_chunks:
@@ -308,20 +310,15 @@ class SessionStore(SessionBase):
         self.save(must_create=must_create)
 
     def get_expiry_age(self, **kwargs: Any) -> int:
-        """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age.
-
-        The browser then forgets the cookie when the server would refuse it. Rounded up, as the token's
-        own expiry is; for a browser-close cookie, the server's limit (as Django's). ``modification``
-        and ``expiry`` are Django's keyword arguments.
-        """
+        """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age (the rules:
+        ``blake2sign_web.expiry``)."""
         return self._end(**kwargs).age or 0  # never None: SESSION_COOKIE_AGE is an int
 
     def get_expiry_date(self, **kwargs: Any) -> datetime:
         """Django's, with the same caps as ``get_expiry_age``: when the server refuses the session if saved now."""
         modification = kwargs.get("modification") or now_datetime(settings.USE_TZ)  # Django's timezone.now()
-        end = self._end(**{**kwargs, "modification": modification})
-        expiry = stored_expiry(kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry"))
-        return expiry_date(end, modification, expiry)
+        value = kwargs["expiry"] if "expiry" in kwargs else self.get("_session_expiry")
+        return expiry_date(self._end(modification=modification, expiry=value), modification, value)
 
     def get_expire_at_browser_close(self, **kwargs: Any) -> bool:
         """Django's: whether the cookie has no Max-Age (``set_expiry(0)``, or SESSION_EXPIRE_AT_BROWSER_CLOSE)."""
@@ -373,11 +370,7 @@ class SessionStore(SessionBase):
         return False
 
     def delete(self, session_key: str | None = None) -> None:
-        """Empty the session; the middleware then deletes the cookie. With revocation, end it everywhere.
-
-        The session is emptied first, so that a cache failure (StoreUnavailable, raised)
-        still deletes the cookie.
-        """
+        """Empty the session (first: a cache failure, raised, still deletes the cookie); with revocation, end it."""
         if session_config().revocation_cache is not None:
             self._revocation()  # read before the key is gone; revoke() below ends it (SessionState.end)
         self._started_at = None
@@ -393,11 +386,8 @@ class SessionStore(SessionBase):
             self.delete(session_key)
 
     def cycle_key(self) -> None:
-        """A new key is a new token of the same data: sign it now, as Django's signed_cookies does.
-
-        With revocation the old token is ended and the new one has a new session id
-        (``login()`` calls this: the anonymous session's cookie stops working).
-        """
+        """A new key is a new token of the same data, signed now (as Django's signed_cookies); with revocation the
+        old one is ended (``login()``: the anonymous session's cookie stops working)."""
         data = self._session  # read (and checked) under the old id first: revoking it would empty the session
         self.revoke(raise_errors=False)  # a new session (login): saved even if the old one could not be checked
         self._started_at = None  # ABSOLUTE_TIMEOUT counts from the login that cycles the key
@@ -422,14 +412,15 @@ class SessionStore(SessionBase):
 def check_expiry(value: Any) -> None:
     """ValueError for a set_expiry() value no token can carry (``expiry.check_expiry``), in Django's names."""
     config = session_config()
-    longest = config.cookie_age if config.revocation_cache is not None else None
+    longest = longest_expiry(config.cookie_age, config.revocation_cache is not None)
     _check_expiry(
         value, longest=longest, longest_name="SESSION_COOKIE_AGE", default="set_expiry(None) for SESSION_COOKIE_AGE."
     )
 
 
-#: How a message names the chunk limit.
+#: How a message names the chunk limit, and the option that stores typed values (named by a NotJSON).
 MAX_CHUNKS_SETTING: Final = f"{SETTING}['SESSIONS']['MAX_CHUNKS']"
+TYPED_NAME: Final = f"{SETTING}['SESSIONS']['TYPED'] = True"
 #: The core's token reader and size policy for the configuration last used, built once per configuration
 #: (settings changes make new ones).
 _last_built: tuple[SessionConfig, SessionTokenReader, OversizePolicy] | None = None

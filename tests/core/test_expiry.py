@@ -12,6 +12,7 @@ from blake2sign_web.expiry import (
     WrittenEnd,
     date_after,
     ends_at,
+    longest_expiry,
     now_datetime,
     seconds_until,
     session_end,
@@ -116,3 +117,9 @@ def test_set_expiry_arithmetic() -> None:
     assert before + 90 <= after.timestamp() <= time.time() + 90
     assert now_datetime(True).tzinfo is timezone.utc
     assert now_datetime(False).tzinfo is None
+
+
+def test_the_revocation_cap_is_the_default_age_only_with_revocation_on() -> None:
+    assert longest_expiry(3600, True) == 3600
+    assert longest_expiry(3600, False) is None
+    assert longest_expiry(None, True) is None
