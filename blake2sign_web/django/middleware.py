@@ -226,12 +226,13 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                     _put(response, cookie.cookies, writes)
                 need_vary_cookie = True
         if need_vary_cookie:
-            # ResponseHeaders' own dict (Django 3.2+): no KeyError to find no Vary, no re-validation of "Cookie".
-            headers: Any = response.headers
-            if "vary" in headers._store:
+            # ResponseHeaders' own dict (Django 3.2+): no KeyError to find no Vary, no re-validation of "Cookie";
+            # Django's public way wherever that private dict is not there.
+            store = getattr(response.headers, "_store", None)
+            if store is None or "vary" in store:
                 patch_vary_headers(response, ("Cookie",))
             else:
-                headers._store["vary"] = ("Vary", "Cookie")
+                store["vary"] = ("Vary", "Cookie")
         if cookie.server_timing:
             save_ms = (time.perf_counter() - started) * 1000
             load_ms = getattr(request, LOAD_TIME, 0.0)
