@@ -236,6 +236,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     group.add_argument("--cg-requests", type=int, default=50, help="requests per counted block (default 50)")
     group.add_argument("--cg-server-requests", type=int, default=200, help="on a server (default 200)")
     group.add_argument("--cg-no-server", action="store_true", help="in process only (no server under valgrind)")
+    group.add_argument(
+        "--cg-timeout",
+        type=float,
+        default=900,
+        help="seconds one valgrind run may take before it is stopped (default 900; raise it on a busy machine)",
+    )
     group = parser.add_argument_group("many-users")
     group.add_argument("--users", type=int, default=many_users_default(), help="distinct users (default 10000)")
     group.add_argument("--mu-rounds", type=int, default=3, help="interleaved rounds (default 3)")
@@ -379,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                     "caches": callgrind.CACHES,
                 },
                 "in_process": callgrind.in_process(
-                    frameworks, database, args.cg_requests, 5, 900, bar.tick, quick=args.quick
+                    frameworks, database, args.cg_requests, 5, args.cg_timeout, bar.tick, quick=args.quick
                 ),
             }
             if not args.cg_no_server:

@@ -130,7 +130,7 @@ request, against a redis-server it starts on loopback), `revocation-scale` (revo
 from 1, 2 and 4 processes against one Redis and a Redis Cluster it starts on loopback, and what `WAIT` costs).
 Options: `--framework django|starlette`, `--engines NAME ...` (the baselines always run), `--no-http`,
 `--rounds`, `--block`, `--http-rounds`, `--http-seconds`,
-`--cg-requests`, `--cg-server-requests`, `--cg-no-server`, `--users`, `--mu-rounds`, `--mu-seconds`,
+`--cg-requests`, `--cg-server-requests`, `--cg-no-server`, `--cg-timeout`, `--users`, `--mu-rounds`, `--mu-seconds`,
 `--connections`, `--profile-seconds`, `--profile-rate`, `--max-size`, `--cost-rounds`, `--cost-block`,
 `--redis URL`, `--scale-processes`,
 `--scale-concurrency`, `--scale-seconds`, `--scale-samples`, `--out DIR`, `--no-pin`
