@@ -54,6 +54,8 @@ STARTED: Final = "_b2sw_started"
 class SessionTooLarge(ValueError):
     """The session's cookie would exceed the browser limit, so the browser would drop it."""
 
+    __module__ = "blake2sign_web.django.sessions"  # its public home, where it is imported from
+
 
 def session_options() -> dict[str, Any]:
     """The session options as configured, defaults filled in, not yet validated."""
