@@ -8,18 +8,41 @@ sessions and links work as configured.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from .options import Problem, signer_options
 from .revocation import DEFAULT_CLOCK_SKEW
 from .serializer import SerializerSigner
-from .session_cookies import longest_token, morsel_overhead
-from .session_token import session_signers
+from .session_cookies import OversizePolicy, longest_token, morsel_overhead
+from .session_token import SessionTokenReader, session_signers
 
 #: The options behind the attributes an ``http.cookies.Morsel`` writes (``morsel_overhead``'s arguments).
 MORSEL_KEYS: Final = ("path", "domain", "same_site", "secure", "http_only", "partitioned")
+
+
+def chunk_limit(values: Mapping[str, Any]) -> int:
+    """The most cookies one session may take; 0: chunks off, one cookie."""
+    return int(values.get("max_chunks", 0)) if values.get("chunked") is True else 0
+
+
+class AdapterParts(NamedTuple):
+    """What an adapter adds to its configuration's reader and size policy: its framework's cookies, its words."""
+
+    #: The framework's own session cookies (``SessionTokenReader``'s ``incumbent``), read when migrate is on.
+    incumbent: Callable[[str], tuple[dict[str, Any], int] | None] | None = None
+    incumbent_shape: Callable[[str], bool] = lambda token: False
+    started_key: str | None = None
+    timeout_names: tuple[str, str] = ("idle_timeout", "absolute_timeout")
+    #: The adapter's exception for a session too large (``OversizePolicy``), and the logger of its log line.
+    too_large: type[ValueError] = ValueError
+    logger: logging.Logger = logging.getLogger(__name__)
+
+
+#: No incumbent, the core's names and ValueError.
+NO_PARTS: Final = AdapterParts()
 
 
 @dataclass(frozen=True)
@@ -30,6 +53,10 @@ class SessionConfig:
     signer: SerializerSigner
     #: Signs with the same keys and no length limit, so that an oversized session's size can be reported.
     writer: SerializerSigner
+    #: Reads the cookies (``signer``; the age bounds only a token without an expiry: ``read(default_age=)``).
+    reader: SessionTokenReader
+    #: What a session too large for its cookie does: the adapter's exception, or an error logged.
+    oversize: OversizePolicy
     cookie_name: str
     #: The session's age (Django's SESSION_COOKIE_AGE), read once.
     cookie_age: int
@@ -57,9 +84,16 @@ class SessionConfig:
     partitioned: bool = False
 
 
-def resolve(values: Mapping[str, Any], secret: str, fallbacks: Sequence[str | bytes], *, purpose: str) -> SessionConfig:
-    """The configuration of ``values`` (every option by its key, all valid)."""
-    max_chunks = values["max_chunks"] if values["chunked"] else 0
+def resolve(
+    values: Mapping[str, Any],
+    secret: str,
+    fallbacks: Sequence[str | bytes],
+    *,
+    purpose: str,
+    parts: AdapterParts = NO_PARTS,
+) -> SessionConfig:
+    """The configuration of ``values`` (every option by its key, all valid), with the adapter's ``parts``."""
+    max_chunks = chunk_limit(values)
     # The age bounds a token without an expiry of its own when it is read (default_age), and the timeouts are
     # read by the core's reader: no limit of the signer's own.
     signer, writer, _ = session_signers(
@@ -71,9 +105,33 @@ def resolve(values: Mapping[str, Any], secret: str, fallbacks: Sequence[str | by
         fallbacks=tuple(fallbacks),
         **signer_options(values),
     )
+    reader = SessionTokenReader(
+        signer,
+        None,
+        needs_token=True,
+        idle_timeout=values["idle_timeout"],
+        absolute_timeout=values["absolute_timeout"],
+        incumbent=parts.incumbent if values["migrate"] else None,
+        incumbent_shape=parts.incumbent_shape,
+        started_key=parts.started_key,
+        timeout_names=parts.timeout_names,
+    )
+    limit = values["cookie_size_limit"]
+    oversize = OversizePolicy(
+        values["cookie_name"],
+        values["on_oversize"] == "raise",
+        parts.too_large,
+        f", over the limit of {limit} bytes",
+        "store less in the session (keep large data server-side, keyed by the user).",
+        "The client keeps its previous session cookie.",
+        parts.logger,
+        limit,
+    )
     return SessionConfig(
         signer=signer,
         writer=writer,
+        reader=reader,
+        oversize=oversize,
         cookie_name=values["cookie_name"],
         cookie_age=values["max_age"],
         cookie_size_limit=values["cookie_size_limit"],

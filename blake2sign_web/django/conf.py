@@ -8,20 +8,23 @@ settings onto them by the names in ``options.DJANGO`` and the problems back. The
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
 from django.conf import settings
+from django.core import signing
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
+from django.utils.module_loading import import_string
 
 from .. import options as schema
 from ..cache import clear_signer_cache
 from ..cookies import CookieSettings, prefix_fix
 from ..options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
 from ..options import Problem
+from ..session_settings import AdapterParts, chunks_layer_problems, resolve
 from ..session_settings import SessionConfig as SessionConfig  # its home was here: still importable
-from ..session_settings import chunks_layer_problems, resolve
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 #: Top-level keys; each sub-dict belongs to one integration.
@@ -41,6 +44,17 @@ SESSION_DEFAULTS: Final[Mapping[str, Any]] = {name: schema.DEFAULTS[key] for nam
 SIGNER_FLAGS: Final = {schema.BY_KEY[key].django: key for key in schema.SIGNER_FLAGS}
 #: The check id of a cookie name whose prefix (``__Host-``, ``__Secure-``...) its attributes break.
 PREFIX_CHECK_ID: Final = "blake2sign_web.E020"
+#: The salt of Django's signed_cookies engine, for migration.
+DJANGO_SIGNED_COOKIES_SALT: Final = "django.contrib.sessions.backends.signed_cookies"
+#: The data's key for when the session began (ABSOLUTE_TIMEOUT; without it, when it was signed): written by
+#: save() only with that setting on, taken out by load(), never seen by the application.
+STARTED: Final = "_b2sw_started"
+
+
+class SessionTooLarge(ValueError):
+    """The session's cookie would exceed the browser limit, so the browser would drop it."""
+
+    __module__ = "blake2sign_web.django.sessions"  # its public home, where it is imported from
 
 
 def session_options() -> dict[str, Any]:
@@ -171,4 +185,41 @@ def _build() -> SessionConfig:
         raise ImproperlyConfigured(" ".join(problems))
     options = session_options()
     values = {key: options[name] for name, key in SESSION_KEYS.items()} | _settings()
-    return resolve(values, settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE)
+    return resolve(values, settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
+
+
+def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
+    """A cookie of Django's signed_cookies engine: its session and when it was signed, or None."""
+    try:
+        value = signing.loads(
+            token,
+            salt=DJANGO_SIGNED_COOKIES_SALT,
+            serializer=import_string(settings.SESSION_SERIALIZER),
+            max_age=session_config().cookie_age,
+        )
+    except Exception:  # BadSignature, or whatever the serializer raises
+        return None
+    if not isinstance(value, dict):
+        return None
+    # Verified: its timestamp (base 62, between the last two colons) is the one Django signed.
+    try:
+        issued_at = signing.b62_decode(token.rsplit(":", 2)[1])
+    except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
+        issued_at = 0  # no usable date: older than any cut-off, so refused by one
+    return value, issued_at
+
+
+def _django_shape(token: str) -> bool:
+    """Whether a cookie looks like one of Django's ``signing`` (``data:timestamp:signature``; ours have no ":")."""
+    return ":" in token
+
+
+#: Django's layout (the start a key of the data), its incumbent, names, exception and the engine's logger.
+PARTS: Final = AdapterParts(
+    _load_django_signed_cookie,
+    _django_shape,
+    STARTED,
+    ("IDLE_TIMEOUT", "ABSOLUTE_TIMEOUT"),
+    SessionTooLarge,
+    logging.getLogger(ENGINE),
+)

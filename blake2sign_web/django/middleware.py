@@ -32,6 +32,7 @@ from ..cookies import expires_for as expires_for  # its home was here: still imp
 from ..options import SAME_SITE
 from ..session_cookies import MorselCookie, SessionMorsels
 from ..session_request import joined_token, server_timing_value
+from ..session_settings import chunk_limit
 from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
 
 __all__ = ["SessionMiddleware"]
@@ -73,7 +74,7 @@ def cookie_settings() -> CookieSettings:
         if samesite and samesite.lower() not in SAME_SITE:  # the core's values; Django's error, as its own raises
             raise ValueError('SESSION_COOKIE_SAMESITE must be "lax", "none", or "strict".')
         options = session_options()
-        max_chunks = options["MAX_CHUNKS"] if options["CHUNKED"] is True else 0
+        max_chunks = chunk_limit({"chunked": options["CHUNKED"], "max_chunks": options["MAX_CHUNKS"]})
         cookies = SessionMorsels(
             settings.SESSION_COOKIE_NAME,
             path=settings.SESSION_COOKIE_PATH,

@@ -17,7 +17,6 @@ from typing import Any, Final
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
-from django.core import signing
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
@@ -35,15 +34,18 @@ from ..expiry import (
 )
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import StoreUnavailable
-from ..session_cookies import OversizePolicy, token_cookies
+from ..session_cookies import token_cookies
 from ..session_request import checked_session, signed_token
 from ..session_revocation import SessionState
 from ..session_state import Session
-from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, SessionTokenReader, presented
+from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, presented
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from . import revocation
+from .conf import DJANGO_SIGNED_COOKIES_SALT as DJANGO_SIGNED_COOKIES_SALT  # their home was here: still importable
 from .conf import SETTING, SessionConfig, session_config
+from .conf import STARTED as STARTED
+from .conf import SessionTooLarge as SessionTooLarge
 from .current import CURRENT_SESSION
 from .current import current_session as current_session  # importable from here, as before current.py
 
@@ -52,17 +54,8 @@ __all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
 #: Django's logger for session cookies that fail verification (its convention, its name).
 suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession")
 logger: Final = logging.getLogger(__name__)
-#: The salt of Django's signed_cookies engine, for migration.
-DJANGO_SIGNED_COOKIES_SALT: Final = "django.contrib.sessions.backends.signed_cookies"
 #: Where django.contrib.auth keeps the user's id in the session (its SESSION_KEY).
 AUTH_USER_ID: Final = "_auth_user_id"
-#: The data's key for when the session began (ABSOLUTE_TIMEOUT; without it, when it was signed): written by
-#: save() only with that setting on, taken out by load(), never seen by the application.
-STARTED: Final = "_b2sw_started"
-
-
-class SessionTooLarge(ValueError):
-    """The session's cookie would exceed the browser limit, so the browser would drop it."""
 
 
 class SessionStore(SessionBase):
@@ -169,10 +162,8 @@ class SessionStore(SessionBase):
     def _verify(self, config: SessionConfig, token: str) -> ReadToken:
         """What the client's cookie holds, verified (``session_token``, with ``ACCEPT_DJANGO_SIGNED_COOKIES``
         Django's engine's cookies too); BadSignature if it is no valid session."""
-        cached = _last_built
-        reader = (cached if cached is not None and cached[0] is config else _built(config))[1]
         own_age = type(self).get_session_cookie_age is SessionStore.get_session_cookie_age  # Django's hook kept
-        read = reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
+        read = config.reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
         if read.data is None:
             raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
         return read
@@ -283,8 +274,7 @@ class SessionStore(SessionBase):
                 lambda user: revocation.user_generation(revocation.get_cache(alias), user, prefix),
             )
             session_id = state.session_id
-        cached = _last_built  # inline: on every write
-        policy = (cached if cached is not None and cached[0] is config else _built(config))[2]
+        policy = config.oversize
         token = signed_token(
             config.writer, data, expires_in=expires_in, session_id=session_id, typed_name=TYPED_NAME, oversize=policy
         )
@@ -421,68 +411,8 @@ def check_expiry(value: Any) -> None:
 #: How a message names the chunk limit, and the option that stores typed values (named by a NotJSON).
 MAX_CHUNKS_SETTING: Final = f"{SETTING}['SESSIONS']['MAX_CHUNKS']"
 TYPED_NAME: Final = f"{SETTING}['SESSIONS']['TYPED'] = True"
-#: The core's token reader and size policy for the configuration last used, built once per configuration
-#: (settings changes make new ones).
-_last_built: tuple[SessionConfig, SessionTokenReader, OversizePolicy] | None = None
 #: Why a cookie read as none of ours (no BadSignature of its own).
 _REFUSALS: Final = {NOT_A_SESSION: "session is not a JSON object", BAD: "not a session cookie of Django's engine"}
-
-
-def _built(config: SessionConfig) -> tuple[SessionConfig, SessionTokenReader, OversizePolicy]:
-    """The core's reader for ``config`` (Django's layout: the start a key of the data; its names and incumbent),
-    and its size policy (SessionTooLarge, or with ``"OVERSIZE": "log"`` an error logged)."""
-    global _last_built
-    if _last_built is not None and _last_built[0] is config:
-        return _last_built
-    reader = SessionTokenReader(
-        config.signer,
-        None,  # SESSION_COOKIE_AGE bounds only a token without an expiry of its own: read(default_age=)
-        needs_token=True,
-        idle_timeout=config.idle_timeout,
-        absolute_timeout=config.absolute_timeout,
-        incumbent=_load_django_signed_cookie if config.accept_django_signed_cookies else None,
-        incumbent_shape=_django_shape,
-        started_key=STARTED,
-        timeout_names=("IDLE_TIMEOUT", "ABSOLUTE_TIMEOUT"),
-    )
-    policy = OversizePolicy(
-        config.cookie_name,
-        config.raise_on_oversize,
-        SessionTooLarge,
-        f", over the limit of {config.cookie_size_limit} bytes",
-        "store less in the session (keep large data server-side, keyed by the user).",
-        "The client keeps its previous session cookie.",
-        logger,
-        config.cookie_size_limit,
-    )
-    _last_built = (config, reader, policy)
-    return _last_built
-
-
-def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
-    """A cookie of Django's signed_cookies engine: its session and when it was signed, or None."""
-    try:
-        value = signing.loads(
-            token,
-            salt=DJANGO_SIGNED_COOKIES_SALT,
-            serializer=import_string(settings.SESSION_SERIALIZER),
-            max_age=session_config().cookie_age,
-        )
-    except Exception:  # BadSignature, or whatever the serializer raises
-        return None
-    if not isinstance(value, dict):
-        return None
-    # Verified: its timestamp (base 62, between the last two colons) is the one Django signed.
-    try:
-        issued_at = signing.b62_decode(token.rsplit(":", 2)[1])
-    except (IndexError, ValueError):  # pragma: no cover - signing.loads has just parsed it
-        issued_at = 0  # no usable date: older than any cut-off, so refused by one
-    return value, issued_at
-
-
-def _django_shape(token: str) -> bool:
-    """Whether a cookie looks like one of Django's ``signing`` (``data:timestamp:signature``; ours have no ":")."""
-    return ":" in token
 
 
 if settings.configured:

@@ -8,6 +8,7 @@ signers with them before each request, so nothing else differs from the cached r
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,10 +51,12 @@ class DjangoSignerPerRequest(OurDjangoMiddleware):
 
     def __call__(self, request: Any) -> Any:
         (reader_secret, reader), (writer_secret, writer), _unbounded = self._calls  # session_signers: 3
+        config = django_conf.session_config()
+        signer = SerializerSigner(reader_secret, **reader)
+        token_reader = copy.copy(config.reader)  # the configuration's reader, verifying with the new signer
+        token_reader.signer = signer
         django_conf._config = dataclasses.replace(
-            django_conf.session_config(),
-            signer=SerializerSigner(reader_secret, **reader),
-            writer=SerializerSigner(writer_secret, **writer),
+            config, signer=signer, writer=SerializerSigner(writer_secret, **writer), reader=token_reader
         )
         return super().__call__(request)
 
