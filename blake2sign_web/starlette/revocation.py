@@ -26,7 +26,7 @@ from ..stores import client_problem
 from ..stores import logger as logger
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
     from contextlib import AbstractAsyncContextManager
 
     from redis.asyncio import Redis, RedisCluster
@@ -143,10 +143,9 @@ class SessionToken(SessionState):
         super().__init__(session_id, came, user, generation)
         self.store, self.lifetime, self.user_key = store, lifetime, user_key
 
-    async def generation_for(self, user: object) -> str:
-        """The generation to sign into the session of ``user``: as read, unless it logged in during the request."""
-        known = self.known_generation(user)
-        return known if known is not None else self.took(user, await self.store.user_generation(user))
+    def end_client(self, session_id: bytes) -> Awaitable[None]:
+        """End the client's session ``session_id`` in the store, its records kept as long as its tokens live."""
+        return self.store.revoke_session(session_id, self.lifetime)
 
 
 def _token(scope_owner: Any) -> SessionToken:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final, Literal, SupportsIndex
 
@@ -23,6 +24,7 @@ from .. import dictionaries, stores
 from ..chunks import MAX_CHUNKS
 from ..exceptions import BadSignature
 from ..options import STARLETTE, problems, raise_first, secret_problems
+from ..revocable_session import before_write, checked, revocation_check
 from ..revocation import StoreUnavailable
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
 from ..session_cookies import OversizePolicy
@@ -30,18 +32,15 @@ from ..session_request import (
     VARY_COOKIE,
     SessionSetup,
     SessionWriter,
-    checked_session,
     chunked_token,
-    generation_to_sign,
     read_with_revocation,
-    revocation_steps,
     session_from,
     settled,
     with_vary_cookie,
 )
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
 from ..session_state import Session as Session
-from ..session_token import ReadToken, RefusalWords, presented, refusal_reason
+from ..session_token import ReadToken, RefusalWords, refusal_reason
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from .session_migration import StarletteCookieReader, itsdangerous_shape
 
@@ -341,17 +340,14 @@ class SessionMiddleware:
             if message["type"] == "http.response.start":
                 session: Session = scope["session"]
                 if token is not None:
-                    steps = revocation_steps(session, token)
-                    if steps.discard:  # Redis was down at the read: the client's cookie is kept
-                        revocation_logger.warning(
-                            "Session %r not saved: it was read as empty because Redis was down; the cookie is kept",
-                            self.session_cookie,
-                        )
-                        session.modified = False
-                    if steps.end:
-                        await _end_client_session(token)
-                    if steps.stamp:
-                        await _stamp_generation(session, token)
+                    await before_write(
+                        session,
+                        token,
+                        self.user_key,
+                        self.session_cookie,
+                        token.end_client,
+                        token.store.user_generation,
+                    )
                 self._finish(session, message, token, load_ms if timing else None, sent_chunks, incomplete)
             await send(message)
 
@@ -413,33 +409,31 @@ class SessionMiddleware:
         return session_from(read, self._session_class, self.session_cookie, cookie, self.cookie.max_chunks)
 
     async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken]:
-        """The session, checked (``checked_session``), and what revocation needs to know of it."""
+        """The session, checked (``revocable_session``), and what revocation needs to know of it."""
         from .revocation import SessionToken
 
         read = None if cookie is None else self._reader.read(cookie)
-        if read is None or cookie is None or (read.token is None and read.migrated_at is None):
-            session, token = (
-                self._session_class() if read is None else self._session(read, cookie),
-                self._new_token(store),
-            )
+        session = self._session_class() if read is None else self._session(read, cookie)
+        if (check := revocation_check(read, cookie, session)) is None:
+            token = self._new_token(store)
             return read_with_revocation(session, token, False), token
-        session = self._session(read, cookie)
-        session_id, issued_at, signed_generation = presented(read.token, read.migrated_at, cookie, session)
         user = dict.get(session, self.user_key)
-        fresh = SessionToken(store, session_id, True, self._lifetime, self.user_key, user, signed_generation or "")
+        fresh = SessionToken(store, check.session_id, True, self._lifetime, self.user_key, user, check.generation or "")
         try:
-            revoked: bool | StoreUnavailable = await store.is_revoked(session_id, user, issued_at, signed_generation)
+            revoked: bool | StoreUnavailable = await store.is_revoked(
+                check.session_id, user, check.issued_at, check.generation
+            )
         except StoreUnavailable as error:
             revoked = error
-        if revoked is True:
-            revocation_logger.info("Session cookie %r refused: the session was ended", self.session_cookie)
-        return checked_session(
+        new = partial(self._new_token, store)
+        return checked(
             session,
             fresh,
             revoked,
             fails_open=store.fails_open,
             setting="on_unavailable",
-            unchecked=lambda: self._new_token(store),
+            cookie_name=self.session_cookie,
+            unchecked=new,
         )
 
     def _new_token(self, store: RedisStore) -> SessionToken:
@@ -457,28 +451,3 @@ class SessionMiddleware:
 def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
     """Pickle a middleware's session class as the module's (``SESSION_CLASS``), which pickle can find by name."""
     return (SESSION_CLASS, (dict(self),), vars(self) or None)
-
-
-async def _end_client_session(token: SessionToken) -> None:
-    """The session was emptied: end the client's old session everywhere; a new one gets a new id."""
-    if (client := token.client_session()) is not None:  # the cookie's own id, also after keep() gave a new one
-        try:
-            await token.store.revoke_session(client, token.lifetime)
-        except StoreUnavailable as error:  # the response is under way: log it, the cookie is deleted anyway
-            revocation_logger.error("Session could not be revoked: %s", error)
-    token.ended()
-
-
-async def _stamp_generation(session: Session, token: SessionToken) -> None:
-    """Sign into a logged-in session its user's generation (read from Redis if it logged in during the request).
-
-    If Redis cannot say, none: the session is then refused once its user has a generation, never kept wrongly.
-    """
-    user = dict.get(session, token.user_key)
-    if user is None:
-        return
-    try:
-        generation = await token.generation_for(user)
-    except StoreUnavailable as error:
-        generation = token.generation_unread(user, error)
-    generation_to_sign(session, generation)
