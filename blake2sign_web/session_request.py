@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, NamedTuple, TypeVar
 
 from .chunks import IncompleteChunks, join_chunks, leftover_chunks, refused_set
 from .exceptions import NotJSON
+from .expiry import longest_expiry
 from .options import SIGNER_FLAGS, SIGNER_OPTIONS
 from .revocation import GENERATION_KEY
 from .serializer import SerializerSigner
@@ -92,7 +93,7 @@ class SessionSetup:
         #: The attributes of the configuration's session class (``Session``'s; ``session_class``).
         self.session_attributes: dict[str, Any] = {
             "default_age": max_age,
-            "longest_expiry": max_age if revocation else None,  # an ended session's record lives that long
+            "longest_expiry": longest_expiry(max_age, revocation),
             "idle_timeout": idle_timeout,
             "absolute_timeout": absolute_timeout,
         }
@@ -283,13 +284,15 @@ class SessionWriter:
                 return self.cookie.delete_all(sent_chunks)
             value, expires_in = written.value, written.expires_in
             suffix = self.cookie.suffix_for(written.cookie_max_age)
-        try:
-            token = self.writer.dumps(value, expires_in=expires_in, session_id=session_id)
-        except NotJSON as error:
-            error.name_option(self.typed_name)
-            raise
-        except ValueError:  # its JSON is over the size the signer would read back
-            self.cookie.oversize.refuse(f"holds over {self.writer.max_decompressed_size} bytes of JSON")
+        token = signed_token(
+            self.writer,
+            value,
+            expires_in=expires_in,
+            session_id=session_id,
+            typed_name=self.typed_name,
+            oversize=self.cookie.oversize,
+        )
+        if token is None:
             return []
         if self.cookie.max_chunks:
             return self.cookie.set_chunks(token, suffix, list(sent_chunks))
@@ -438,7 +441,7 @@ def signed_token(
 ) -> str | None:
     """A session's token (``writer.dumps``): a NotJSON names the typed option (``typed_name``, the user's words);
     JSON over the size the signer reads back is refused by the size policy (logged or raised): None, no token.
-    (``SessionWriter.written``'s rule.)"""
+    (``SessionWriter.written``'s and Django's rule.)"""
     try:
         return writer.dumps(value, expires_in=expires_in, session_id=session_id)
     except NotJSON as error:  # a datetime, a UUID...: name the option that stores it as itself
