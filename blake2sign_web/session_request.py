@@ -317,15 +317,8 @@ def chunked_token(
     incomplete: list[str],
     refused: Callable[[IncompleteChunks], None],
 ) -> str | None:
-    """The token a chunked session's cookies carry (``SessionCookie.read_chunks``); an incomplete set is a bad
-    cookie: ``refused`` (the adapter's log line) is told, and every cookie of it goes in ``incomplete``, to delete
-    unless the response writes the session."""
-    try:
-        return cookie.read_chunks(headers, sent_chunks)
-    except IncompleteChunks as error:
-        refused(error)
-        incomplete.extend(error.cookies)
-        return None
+    """The token a chunked session's cookies carry (``joined_token`` of ``SessionCookie.sent_cookies``)."""
+    return joined_token(cookie.name, cookie.sent_cookies(headers, sent_chunks), cookie.max_chunks, incomplete, refused)
 
 
 def read_with_revocation(session: Session, state: SessionState, refused: bool) -> Session:
@@ -420,7 +413,7 @@ def joined_token(
 ) -> str | None:
     """The token a chunked session's cookies (``name``, ``name.1``...) carry together, from parsed ``cookies``; an
     incomplete set is a bad cookie: ``refused`` (the adapter's log line) is told, and every cookie of it goes in
-    ``incomplete``, to delete unless the response writes the session (``chunked_token``'s rule, for parsed cookies).
+    ``incomplete``, to delete unless the response writes the session (``chunked_token``'s too: one rule).
     """
     try:
         return join_chunks(name, cookies, max_chunks=max_chunks)
