@@ -30,7 +30,6 @@ from ..expiry import (
     expiry_date,
     longest_expiry,
     now_datetime,
-    refusal_reason,
     stored_end,
 )
 from ..expiry import check_expiry as _check_expiry
@@ -39,7 +38,16 @@ from ..session_cookies import OversizePolicy, token_cookies
 from ..session_request import checked_session, signed_token
 from ..session_revocation import SessionState
 from ..session_state import Session
-from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, SessionTokenReader, presented
+from ..session_token import (
+    BAD,
+    NOT_A_SESSION,
+    Presented,
+    ReadToken,
+    RefusalWords,
+    SessionTokenReader,
+    presented,
+    refusal_reason,
+)
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from . import revocation
@@ -51,6 +59,10 @@ __all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
 
 #: Django's logger for session cookies that fail verification (its convention, its name).
 suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession")
+#: Why a cookie was refused, in Django's words (``refusal_reason``): an expiry says when, no full stop.
+DJANGO_WORDS: Final = RefusalWords(
+    "expired", "timed out", "", "not a session cookie of Django's engine", "session is not a JSON object", True
+)
 logger: Final = logging.getLogger(__name__)
 #: The salt of Django's signed_cookies engine, for migration.
 DJANGO_SIGNED_COOKIES_SALT: Final = "django.contrib.sessions.backends.signed_cookies"
@@ -132,7 +144,9 @@ class SessionStore(SessionBase):
         try:
             read = self._verify(config, token)
         except BadSignature as error:
-            suspicious_logger.warning("Session cookie rejected: %s.", refusal_reason(error))
+            suspicious_logger.warning(
+                "Session cookie rejected: %s.", refusal_reason(ReadToken(BAD, error=error), DJANGO_WORDS)
+            )
             # Forget the key: the middleware then deletes the bad cookie.
             self._session_key = None
             return {}
