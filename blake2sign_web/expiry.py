@@ -30,9 +30,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, NamedTuple
 
-from .exceptions import BadSignature, SignatureExpired
 from .formats import TIMESTAMP_LIMIT
-from .timeouts import SessionTimedOut, session_start
+from .timeouts import session_start
 
 #: Tokens carry 32-bit Unix times: no session can end at or after this second (2106-02-07 06:28:16 UTC).
 EXPIRY_LIMIT: Final = TIMESTAMP_LIMIT
@@ -308,13 +307,3 @@ def check_expiry(value: Any, *, longest: int | None = None, longest_name: str = 
             f"longest a session lives with revocation on (an ended session's record is kept that long): raise "
             f"{longest_name}, or choose a shorter expiry"
         )
-
-
-def refusal_reason(error: BadSignature) -> str:
-    """Why a session cookie was refused, for the log: the core's message (never quoting the token), and
-    when it expired."""
-    if isinstance(error, SessionTimedOut):
-        return f"{error}: expired at {error.expired_at_datetime.isoformat()}"
-    if isinstance(error, SignatureExpired):
-        return f"expired at {error.expired_at_datetime.isoformat()}"
-    return str(error).rstrip(".")

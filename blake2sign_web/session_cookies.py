@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from http.cookies import _unquote  # what Starlette's cookie_parser and Django's parse_cookie use
 from typing import Any, Final, NamedTuple
 
-from .chunks import TooManyChunks, join_chunks, leftover_chunks, split_token, stale_chunks
+from .chunks import TooManyChunks, leftover_chunks, split_token, stale_chunks
 from .cookies import expires_for
 
 #: Browsers keep cookies of up to 4096 bytes, counting name, value and attributes.
@@ -187,20 +187,17 @@ class SessionCookie:
             return cookie[self.prefix_length :].decode("latin-1").strip()
         return cookie
 
-    def read_chunks(self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str]) -> str | None:
-        """The token a chunked session's cookies carry, joined from ``name``, ``name.1``, ...; None: no cookie.
-
-        Every cookie of every Cookie header, parsed as ``http.cookies`` would (the last of a name wins);
-        ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete those no longer
-        used. An incomplete set raises ``IncompleteChunks`` (a bad cookie: its ``cookies`` are to delete).
-        """
+    def sent_cookies(self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str]) -> dict[str, str]:
+        """Every cookie of every Cookie header, parsed as ``http.cookies`` would (the last of a name wins), for
+        ``join_chunks``; ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete
+        those no longer used."""
         cookies: dict[str, str] = {}
         for name, raw in headers:
             if name == b"cookie":
                 cookies.update(parse_cookie_header(raw.decode("latin-1")))
         prefix = self.name + "."
         sent_chunks.extend(name for name in cookies if name.startswith(prefix))
-        return join_chunks(self.name, cookies, max_chunks=self.max_chunks)
+        return cookies
 
     # --- Writing -----------------------------------------------------------------------------------------
 

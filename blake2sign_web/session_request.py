@@ -16,13 +16,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 from typing import Any, Final, Literal, NamedTuple, TypeVar
 
+from . import options
 from .chunks import IncompleteChunks, join_chunks, leftover_chunks, refused_set
 from .exceptions import NotJSON
-from .options import SIGNER_FLAGS, SIGNER_OPTIONS
+from .expiry import longest_expiry
 from .revocation import GENERATION_KEY
 from .serializer import SerializerSigner
 from .session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy, SessionCookie
 from .session_revocation import SessionState, store_down_accepted
+from .session_settings import chunk_limit
 from .session_state import Session
 from .session_token import NOT_A_SESSION, TIMED_OUT, ReadToken, SessionTokenReader, session_signers
 from .stores import StoreUnavailable
@@ -36,12 +38,7 @@ Incumbent = Callable[[str], "tuple[dict[str, Any], int] | None"]
 def signer_options(values: Mapping[str, Any], purpose: str, fallbacks: Sequence[str]) -> dict[str, Any]:
     """``get_signer``'s options for a session configuration: the signer options given, and the flags turned on
     (only those: the signers of a configuration without them are the ones they always were)."""
-    return {
-        "purpose": purpose,
-        "fallbacks": tuple(fallbacks),
-        **{key: values[key] for key in SIGNER_OPTIONS if key in values},
-        **{key: True for key in SIGNER_FLAGS if values.get(key)},
-    }
+    return {"purpose": purpose, "fallbacks": tuple(fallbacks), **options.signer_options(values)}
 
 
 class SessionSetup:
@@ -65,7 +62,7 @@ class SessionSetup:
         #: idle_timeout or absolute_timeout: every write signs the session's times (``Session.written``).
         self.timeouts = idle_timeout is not None or absolute_timeout is not None
         #: 0: one cookie; else the most cookies a session may take.
-        self.max_chunks: int = values.get("max_chunks", 0) if values.get("chunked") else 0
+        self.max_chunks: int = chunk_limit(values)
         self.fallbacks = tuple(fallbacks)
         self.signers = session_signers(
             secret,
@@ -92,7 +89,7 @@ class SessionSetup:
         #: The attributes of the configuration's session class (``Session``'s; ``session_class``).
         self.session_attributes: dict[str, Any] = {
             "default_age": max_age,
-            "longest_expiry": max_age if revocation else None,  # an ended session's record lives that long
+            "longest_expiry": longest_expiry(max_age, revocation),
             "idle_timeout": idle_timeout,
             "absolute_timeout": absolute_timeout,
         }
@@ -283,13 +280,15 @@ class SessionWriter:
                 return self.cookie.delete_all(sent_chunks)
             value, expires_in = written.value, written.expires_in
             suffix = self.cookie.suffix_for(written.cookie_max_age)
-        try:
-            token = self.writer.dumps(value, expires_in=expires_in, session_id=session_id)
-        except NotJSON as error:
-            error.name_option(self.typed_name)
-            raise
-        except ValueError:  # its JSON is over the size the signer would read back
-            self.cookie.oversize.refuse(f"holds over {self.writer.max_decompressed_size} bytes of JSON")
+        token = signed_token(
+            self.writer,
+            value,
+            expires_in=expires_in,
+            session_id=session_id,
+            typed_name=self.typed_name,
+            oversize=self.cookie.oversize,
+        )
+        if token is None:
             return []
         if self.cookie.max_chunks:
             return self.cookie.set_chunks(token, suffix, list(sent_chunks))
@@ -314,15 +313,8 @@ def chunked_token(
     incomplete: list[str],
     refused: Callable[[IncompleteChunks], None],
 ) -> str | None:
-    """The token a chunked session's cookies carry (``SessionCookie.read_chunks``); an incomplete set is a bad
-    cookie: ``refused`` (the adapter's log line) is told, and every cookie of it goes in ``incomplete``, to delete
-    unless the response writes the session."""
-    try:
-        return cookie.read_chunks(headers, sent_chunks)
-    except IncompleteChunks as error:
-        refused(error)
-        incomplete.extend(error.cookies)
-        return None
+    """The token a chunked session's cookies carry (``joined_token`` of ``SessionCookie.sent_cookies``)."""
+    return joined_token(cookie.name, cookie.sent_cookies(headers, sent_chunks), cookie.max_chunks, incomplete, refused)
 
 
 def read_with_revocation(session: Session, state: SessionState, refused: bool) -> Session:
@@ -417,7 +409,7 @@ def joined_token(
 ) -> str | None:
     """The token a chunked session's cookies (``name``, ``name.1``...) carry together, from parsed ``cookies``; an
     incomplete set is a bad cookie: ``refused`` (the adapter's log line) is told, and every cookie of it goes in
-    ``incomplete``, to delete unless the response writes the session (``chunked_token``'s rule, for parsed cookies).
+    ``incomplete``, to delete unless the response writes the session (``chunked_token``'s too: one rule).
     """
     try:
         return join_chunks(name, cookies, max_chunks=max_chunks)
@@ -438,7 +430,7 @@ def signed_token(
 ) -> str | None:
     """A session's token (``writer.dumps``): a NotJSON names the typed option (``typed_name``, the user's words);
     JSON over the size the signer reads back is refused by the size policy (logged or raised): None, no token.
-    (``SessionWriter.written``'s rule.)"""
+    (``SessionWriter.written``'s and Django's rule.)"""
     try:
         return writer.dumps(value, expires_in=expires_in, session_id=session_id)
     except NotJSON as error:  # a datetime, a UUID...: name the option that stores it as itself

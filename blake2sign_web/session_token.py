@@ -252,23 +252,31 @@ class RefusalWords(NamedTuple):
     expired: str
     #: Past the absolute timeout (the idle one is the signer's age: its error says so).
     timed_out: str
-    #: Added to the error of a cookie shaped like the incumbent's, while migration is off.
+    #: Added to the error of a cookie shaped like the incumbent's, while migration is off ("": nothing added).
     incumbent_hint: str
     #: Anything else (an incumbent's cookie that did not verify).
     otherwise: str
+    #: NOT_A_SESSION: a verified value that holds no session.
+    not_a_session: str = "its value is not a session"
+    #: Say when an expired cookie expired (a timeout's error with it), and no error's full stop (Django's).
+    dated: bool = False
 
 
 def refusal_reason(read: ReadToken, words: RefusalWords) -> str:
     """Why the cookie of ``read`` (no data) was refused, for the adapter's log line; one rule for every outcome."""
-    if read.outcome == INCUMBENT_SHAPE:
-        return f"{read.error}; {words.incumbent_hint}"
-    if isinstance(read.error, SessionTimedOut):
+    error = read.error
+    if words.dated and isinstance(error, SignatureExpired):
+        when = f"expired at {error.expired_at_datetime.isoformat()}"
+        return f"{error}: {when}" if isinstance(error, SessionTimedOut) else when
+    if read.outcome == INCUMBENT_SHAPE and words.incumbent_hint:
+        return f"{error}; {words.incumbent_hint}"
+    if isinstance(error, SessionTimedOut):
         return words.timed_out
-    if read.error is not None:
-        return str(read.error)
+    if error is not None:
+        return str(error).rstrip(".") if words.dated else str(error)
     if read.outcome == EXPIRED:
         return words.expired
-    return "its value is not a session" if read.outcome == NOT_A_SESSION else words.otherwise
+    return words.not_a_session if read.outcome == NOT_A_SESSION else words.otherwise
 
 
 class Presented(NamedTuple):

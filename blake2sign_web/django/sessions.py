@@ -20,6 +20,7 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
+from .. import revocable_session
 from ..exceptions import BadSignature
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
@@ -29,16 +30,15 @@ from ..expiry import (
     expiry_date,
     longest_expiry,
     now_datetime,
-    refusal_reason,
     stored_end,
 )
 from ..expiry import check_expiry as _check_expiry
 from ..revocation import StoreUnavailable
 from ..session_cookies import token_cookies
-from ..session_request import checked_session, signed_token
+from ..session_request import signed_token
 from ..session_revocation import SessionState
 from ..session_state import Session
-from ..session_token import BAD, NOT_A_SESSION, Presented, ReadToken, presented
+from ..session_token import BAD, Presented, ReadToken, RefusalWords, presented, refusal_reason
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from . import revocation
@@ -53,6 +53,10 @@ __all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
 
 #: Django's logger for session cookies that fail verification (its convention, its name).
 suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession")
+#: Why a cookie was refused, in Django's words (``refusal_reason``): an expiry says when, no full stop.
+DJANGO_WORDS: Final = RefusalWords(
+    "expired", "timed out", "", "not a session cookie of Django's engine", "session is not a JSON object", True
+)
 logger: Final = logging.getLogger(__name__)
 #: Where django.contrib.auth keeps the user's id in the session (its SESSION_KEY).
 AUTH_USER_ID: Final = "_auth_user_id"
@@ -125,7 +129,9 @@ class SessionStore(SessionBase):
         try:
             read = self._verify(config, token)
         except BadSignature as error:
-            suspicious_logger.warning("Session cookie rejected: %s.", refusal_reason(error))
+            suspicious_logger.warning(
+                "Session cookie rejected: %s.", refusal_reason(ReadToken(BAD, error=error), DJANGO_WORDS)
+            )
             # Forget the key: the middleware then deletes the bad cookie.
             self._session_key = None
             return {}
@@ -136,15 +142,15 @@ class SessionStore(SessionBase):
             self._state = state = SessionState(client.session_id, True, user, client.generation or "")
             revoked = self._revoked(config, client, user)
             if revoked is True:  # logout, log out everywhere: the middleware then deletes the cookie
-                revocation.logger.info("Session cookie %r refused: the session was ended", config.cookie_name)
                 self._session_key = None
-            session = Session(data)  # the core's rules (``checked_session``): kept, or read as empty
-            checked = checked_session(
+            session = Session(data)  # the core's rules, as Starlette's: kept, or read as empty (an ended one logged)
+            checked = revocable_session.checked(
                 session,
                 state,
                 revoked,
                 fails_open=config.revocation_fails_open,
                 setting="REVOCATION_UNAVAILABLE",
+                cookie_name=config.cookie_name,
                 unchecked=lambda: state,  # the client's session, its cookie kept: emptying it still ends it
             )
             if checked[0] is not session:
@@ -165,7 +171,7 @@ class SessionStore(SessionBase):
         own_age = type(self).get_session_cookie_age is SessionStore.get_session_cookie_age  # Django's hook kept
         read = config.reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
         if read.data is None:
-            raise read.error or BadSignature(_REFUSALS.get(read.outcome, "not a valid session cookie"))
+            raise read.error or BadSignature(refusal_reason(read, DJANGO_WORDS))
         return read
 
     async def aload(self) -> dict[str, Any]:
@@ -411,8 +417,6 @@ def check_expiry(value: Any) -> None:
 #: How a message names the chunk limit, and the option that stores typed values (named by a NotJSON).
 MAX_CHUNKS_SETTING: Final = f"{SETTING}['SESSIONS']['MAX_CHUNKS']"
 TYPED_NAME: Final = f"{SETTING}['SESSIONS']['TYPED'] = True"
-#: Why a cookie read as none of ours (no BadSignature of its own).
-_REFUSALS: Final = {NOT_A_SESSION: "session is not a JSON object", BAD: "not a session cookie of Django's engine"}
 
 
 if settings.configured:

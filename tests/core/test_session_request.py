@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from blake2sign_web import session_token
 from blake2sign_web.chunks import IncompleteChunks
-from blake2sign_web.exceptions import BadSignature
+from blake2sign_web.exceptions import BadSignature, SignatureExpired
 from blake2sign_web.options import DEFAULTS
 from blake2sign_web.records import new_session_id
 from blake2sign_web.session_cookies import OversizePolicy
@@ -166,6 +167,26 @@ def test_every_refusal_has_its_reason_in_the_adapters_words() -> None:
     assert refusal_reason(ReadToken(EXPIRED), WORDS) == "expired (age)"
     assert refusal_reason(ReadToken(NOT_A_SESSION), WORDS) == "its value is not a session"
     assert refusal_reason(ReadToken(BAD), WORDS) == "not ours"
+
+
+DATED = RefusalWords("expired", "timed out", "", "not ours", dated=True)
+
+
+def test_a_refusal_reason_says_when_it_expired_and_never_ends_with_a_full_stop() -> None:
+    def refusal_reason(error: BadSignature) -> str:  # Django's call: a refused cookie's error, dated words
+        return session_token.refusal_reason(ReadToken(BAD, error=error), DATED)
+
+    assert refusal_reason(BadSignature("bad signature.")) == "bad signature"
+    assert refusal_reason(SignatureExpired("old", expired_at=0)) == "expired at 1970-01-01T00:00:00+00:00"
+    timed_out = refusal_reason(SessionTimedOut("idle timeout", expired_at=0))
+    assert timed_out == "idle timeout: expired at 1970-01-01T00:00:00+00:00"
+
+
+def test_dated_words_name_a_value_that_is_no_session_and_add_no_empty_hint() -> None:
+    words = DATED._replace(not_a_session="session is not a JSON object")
+    assert session_token.refusal_reason(ReadToken(NOT_A_SESSION), words) == "session is not a JSON object"
+    shaped = ReadToken(INCUMBENT_SHAPE, error=BadSignature("signature does not match."))
+    assert session_token.refusal_reason(shaped, words) == "signature does not match"
 
 
 def test_an_incomplete_set_of_chunks_is_a_bad_cookie_whose_cookies_are_deleted() -> None:

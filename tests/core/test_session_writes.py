@@ -8,12 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from blake2sign_web.exceptions import BadSignature, SignatureExpired
-from blake2sign_web.expiry import SessionEnd, data_written, refusal_reason, stored_end
+from blake2sign_web.expiry import SessionEnd, data_written, stored_end
 from blake2sign_web.records import GENERATION_KEY
 from blake2sign_web.session_revocation import SessionState
 from blake2sign_web.stores import StoreUnavailable
-from blake2sign_web.timeouts import SessionTimedOut
 
 SESSION = b"\x01" * 16
 GENERATION = "ab" * 16
@@ -78,13 +76,6 @@ def test_the_end_is_read_from_the_stored_expiry() -> None:
     assert end(30).age == 30
     assert end(0).browser_session  # set_expiry(0): a browser-close cookie
     assert end(datetime.fromtimestamp(1100, tz=timezone.utc)).age == 100
-
-
-def test_a_refusal_reason_says_when_it_expired_and_never_ends_with_a_full_stop() -> None:
-    assert refusal_reason(BadSignature("bad signature.")) == "bad signature"
-    assert refusal_reason(SignatureExpired("old", expired_at=0)) == "expired at 1970-01-01T00:00:00+00:00"
-    timed_out = refusal_reason(SessionTimedOut("idle timeout", expired_at=0))
-    assert timed_out == "idle timeout: expired at 1970-01-01T00:00:00+00:00"
 
 
 def test_a_write_signs_the_users_generation_only_for_a_user_with_one() -> None:
