@@ -93,6 +93,14 @@ DJANGO_AUTH_SKIPS: tuple[Skip, ...] = (
         "signed_cookies makes one too); the class's other tests check that the protected view gets its user",
         since=(6, 0),
     ),
+    Skip(
+        "test_views.LoginTest.test_session_key_flushed_on_login_after_password_change",
+        "asserts that a second login of the same user leaves the session key as it was; the database engine's key "
+        "is a row's name, ours is the cookie, signed again at that login with the time of its second (as Django's "
+        "signed_cookies' is), so the test passes only when both logins fall within one second of the clock (it "
+        "failed on a loaded CI machine); tests/revocation/test_sessions_django.py checks what it means: the same "
+        "session kept without a password change, a new one after it",
+    ),
 )
 
 #: Skips that Django's auth_tests make themselves, whatever the session engine, when an optional package or a

@@ -210,6 +210,26 @@ def test_password_change_logs_out_everywhere_but_keeps_this_session(revocable: R
     assert session_data(other_device) == {}
 
 
+def test_a_second_login_keeps_the_session_and_one_after_a_password_change_starts_a_new_one(
+    revocable: RedisServer, user: Any
+) -> None:
+    """Django's LoginTest.test_session_key_flushed_on_login_after_password_change, by what the session holds and
+    which cookies still work rather than by the cookie's text (signed again at each login, in its own second)."""
+    browser = log_in()
+    browser.post("/ops/", json.dumps({"ops": [["__setitem__", "cart", 3]]}), content_type="application/json")
+    before = copy_of(browser)
+    log_in_again = browser.post("/login/", {"username": "ada"})
+    assert log_in_again.content == b"in"
+    assert session_data(browser)["cart"] == 3  # not flushed: the same session
+    assert session_data(before)["cart"] == 3  # and its earlier cookie is still that session's
+    user.set_password("new horse battery")
+    user.save()
+    assert browser.post("/login/", {"username": "ada"}).content == b"in"
+    assert "cart" not in session_data(browser)  # flushed: a new session
+    assert whoami(browser) == "ada"
+    assert session_data(before) == {}  # the old session ended with the flush
+
+
 @pytest.mark.parametrize(
     "path",
     [
