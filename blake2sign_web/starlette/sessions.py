@@ -442,11 +442,6 @@ class SessionMiddleware:
 
         return SessionToken(store, new_session_id(), False, self._lifetime, self.user_key)
 
-    def _cookie_header(self, session: Session, session_id: bytes | None = None) -> bytes | None:
-        """The Set-Cookie value for ``session``, or None (logged) if it is too large and so configured."""
-        written = self._session_writer.written(session, session_id)
-        return written[0] if written else None
-
 
 def _reduce_as_base(self: Session, protocol: SupportsIndex) -> tuple[Any, ...]:
     """Pickle a middleware's session class as the module's (``SESSION_CLASS``), which pickle can find by name."""

@@ -383,7 +383,7 @@ def build_starlette_cookie() -> Target:
             if dict.__len__(session):
                 session["fuzzed"] = True
                 with saving(session):  # too large is logged (on_oversize="log")
-                    middleware._cookie_header(session)
+                    middleware._session_writer.written(session, None)
 
     return starlette_cookie
 
