@@ -11,7 +11,7 @@ arguments that cannot work fail at construction (docs/options.md), revocation is
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Iterable
 from functools import partial
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final, Literal, SupportsIndex
@@ -22,30 +22,29 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import dictionaries, stores
 from ..chunks import MAX_CHUNKS
-from ..exceptions import BadSignature
 from ..options import STARLETTE, problems, raise_first, secret_problems
 from ..revocable_session import before_write, checked, revocation_check
 from ..revocation import StoreUnavailable
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
 from ..session_cookies import OversizePolicy
+from ..session_loading import LazySession as LazySession  # importable from here, as before
+from ..session_loading import SessionLoader
 from ..session_request import (
     VARY_COOKIE,
     SessionSetup,
     SessionWriter,
     chunked_token,
     read_with_revocation,
-    session_from,
-    settled,
     with_vary_cookie,
 )
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
 from ..session_state import Session as Session
-from ..session_token import ReadToken, RefusalWords, refusal_reason
+from ..session_token import RefusalWords
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from .session_migration import StarletteCookieReader, itsdangerous_shape
 
 if TYPE_CHECKING:
-    from ..serializer import LoadedToken
+    from ..serializer import SerializerSigner
     from .revocation import RedisStore, SessionToken
 
 logger = logging.getLogger("blake2sign_web.starlette")
@@ -62,89 +61,6 @@ class SessionCookieTooLarge(ValueError):
 #: Starlette 1.0 made ``request.session`` call ``mark_accessed``; before it, reads have to.
 STARLETTE_MARKS_ACCESS: Final = int(starlette.__version__.split(".")[0]) >= 1
 SESSION_CLASS: Final[type[Session]] = Session if STARLETTE_MARKS_ACCESS else ReadTrackingSession
-
-
-class LazySession(Session):
-    """``request.session`` whose cookie is verified and decoded on first use: a request that never uses it pays nothing.
-
-    Any use (``request.session`` calls ``mark_accessed``; every dict method, for code that
-    reads ``scope["session"]`` itself) loads it, then turns the object into a plain
-    ``Session``, so later calls cost what they always did.
-    """
-
-    #: Set by the middleware (no ``__init__``: one Python call less on every request): the cookie (or the Cookie
-    #: header it is in) and the middleware, in one attribute (one to set and delete, not two).
-    source: tuple[str | bytes, SessionMiddleware]
-
-    def mark_accessed(self, accessed: bool = True) -> None:
-        """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie), and mark
-        it accessed (what ``request.session`` calls, on every read: one call) unless ``accessed=False``."""
-        cookie, middleware = self.source
-        del self.source
-        self.__class__ = middleware._session_class  # type: ignore[assignment]  # same layout: allowed, plain now
-        if accessed:
-            self.accessed = True
-        if type(cookie) is bytes:  # a Cookie header: the session cookie is cut out of it now
-            if cookie.startswith(middleware._cookie_prefix) and 59 not in cookie and 34 not in cookie:
-                cookie = cookie[middleware._prefix_length :]  # the usual case (_token_in's first), without a call
-            else:
-                found = middleware._token_in(cookie)
-                if found is None:
-                    return  # not there: an empty session
-                cookie = found
-        if middleware._direct:
-            # The common configurations, kept short: a valid token holding a plain session is read straight in.
-            rewrite = False
-            try:
-                if middleware._needs_token:  # fallback secrets, encryption: the token says whether to re-issue it
-                    loaded = middleware.signer.load_token(cookie)
-                    value, rewrite = loaded.value, loaded.rewrite
-                else:
-                    value = middleware.signer.loads(cookie)
-            except BadSignature:
-                value = None  # read again below, where the rejection is logged (or the token's own expiry kept)
-            if type(value) is dict:
-                if value:
-                    dict.update(self, value)
-                    self.loaded_empty = False
-                if rewrite:
-                    self.modified = True  # re-sign it under the current secret, in the current form
-                return
-            if value is not None:  # [session, meta] (set_expiry), or no session at all
-                LazySession._take(
-                    self, settled(middleware._session(middleware._reader.of_value(value, None, rewrite), None))
-                )
-                return
-        started = perf_counter()
-        text = cookie if isinstance(cookie, str) else cookie.decode("latin-1").strip()
-        LazySession._take(self, middleware._read_session(text))
-        self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
-
-    def load(self) -> None:
-        """Read the cookie into this session, not marking it accessed."""
-        LazySession.mark_accessed(self, False)
-
-    def _take(self, loaded: Session) -> None:
-        dict.update(self, loaded)
-        vars(self).update(vars(loaded))  # modified, loaded_empty, and the expiry the token carried
-
-
-def _loading(name: str) -> Callable[..., Any]:
-    def method(self: LazySession, *args: Any, **kwargs: Any) -> Any:
-        LazySession.mark_accessed(self, False)
-        return getattr(self, name)(*args, **kwargs)  # the plain Session's method now
-
-    method.__name__ = method.__qualname__ = name
-    return method
-
-
-for _name in (
-    "mark_modified", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__iter__",
-    "__len__", "__reversed__", "__eq__", "__ne__", "__repr__", "__or__", "__ror__", "__ior__", "get", "keys",
-    "values", "items", "copy", "pop", "popitem", "setdefault", "update", "clear", "__reduce_ex__",
-    "set_expiry", "get_expiry_age", "get_expiry_date", "get_expire_at_browser_close",
-):  # fmt: skip
-    setattr(LazySession, _name, _loading(_name))
 
 
 class SessionMiddleware:
@@ -225,9 +141,8 @@ class SessionMiddleware:
         # Bound once: the per-request paths call them without looking through self.cookie.
         self._find_cookie, self._read_cookie, self._token_in = self.cookie.find, self.cookie.read, self.cookie.token_in
         self._cookie_text = self.cookie.text
-        self._cookie_prefix, self._prefix_length = self.cookie.prefix, self.cookie.prefix_length
-        self.signer, self._writer, self._unbounded = setup.signers
-        self._needs_token, self._resign_unread, self._lifetime = setup.needs_token, setup.resign_unread, setup.lifetime
+        self._writer, self._unbounded = setup.signers.writer, setup.signers.unbounded
+        self._resign_unread, self._lifetime = setup.resign_unread, setup.lifetime
         #: Writes a session into its cookie's token and attributes (blake2sign_web.session_request).
         self._session_writer = SessionWriter(
             setup,
@@ -236,16 +151,11 @@ class SessionMiddleware:
             logger=logger,
             ended="Session cookie %r deleted: the session has ended (set_expiry() or absolute_timeout)",
         )
-        # Verify and decode a cookie only when request.session is used (Starlette 1.0 and later, whose
-        # request.session marks it accessed: before it, code that reads the session without marking it
-        # could serialize the still-empty dict).
-        self._lazy = STARLETTE_MARKS_ACCESS
         self.revocation, self.user_key = revocation, user_key
         #: Add ``Server-Timing: b2sw-load;dur=..., b2sw-save;dur=...`` (milliseconds) to every response.
         self.server_timing = server_timing
-        self.legacy = (
-            StarletteCookieReader(secret, fallbacks, self.signer.max_age) if migrate_starlette_cookies else None
-        )
+        reader = setup.signers.reader
+        self.legacy = StarletteCookieReader(secret, fallbacks, reader.max_age) if migrate_starlette_cookies else None
         self.idle_timeout, self.absolute_timeout = idle_timeout, absolute_timeout
         #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
         self.chunked, self.max_chunks = chunked, max_chunks
@@ -253,12 +163,11 @@ class SessionMiddleware:
         self._extras = setup.extras
         #: Reads a cookie into what it holds, every outcome named (blake2sign_web.session_token).
         self._reader = setup.token_reader(None if self.legacy is None else self.legacy.read_dated, itsdangerous_shape)
-        #: Every cookie is read lazily (no cookie of Starlette's own middleware to re-issue at once).
-        self._lazy_always = self._lazy and self.legacy is None
-        #: LazySession.load may read a valid token straight into the session: nothing else decides how it loads.
-        self._direct = setup.direct_read
-        #: Why a cookie was refused, in this middleware's words (its arguments' names).
-        self._refusal_words = RefusalWords(
+        #: The session of a cookie (blake2sign_web.session_loading): verified and decoded when request.session is
+        #: first used on Starlette 1.0 and later, whose request.session marks it accessed (before it, code that
+        #: reads the session without marking it could serialize the still-empty dict). Refusals in this
+        #: middleware's words (its arguments' names).
+        words = RefusalWords(
             f"expired (max_age={max_age!r})",
             f"past absolute_timeout={absolute_timeout!r}",
             "it has the shape of a cookie of Starlette's own SessionMiddleware (itsdangerous): is that "
@@ -266,6 +175,27 @@ class SessionMiddleware:
             "migrate_starlette_cookies=True",
             "not a valid Starlette session cookie",
         )
+        self._loader = SessionLoader(
+            setup,
+            self.cookie,
+            self._reader,
+            self._session_class,
+            lazy=STARLETTE_MARKS_ACCESS,
+            logger=logger,
+            words=words,
+        )
+        self._session_for, self._load = self._loader.for_cookie, self._loader.load
+        #: Every cookie is read lazily (no cookie of Starlette's own middleware to re-issue at once).
+        self._lazy_always = STARLETTE_MARKS_ACCESS and self.legacy is None
+
+    @property
+    def signer(self) -> SerializerSigner:
+        """The signer that verifies this middleware's cookies (its loader's: setting it replaces it there)."""
+        return self._loader.signer
+
+    @signer.setter
+    def signer(self, signer: SerializerSigner) -> None:
+        self._loader.signer = signer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -291,7 +221,7 @@ class SessionMiddleware:
             session = self._session_class()
         elif self._lazy_always:  # verified and decoded when first used
             session = LazySession()
-            session.source = (cookie, self)
+            session.source = (cookie, self._loader)
         else:
             session = self._session_for(self._cookie_text(cookie))
         scope["session"] = session
@@ -381,39 +311,12 @@ class SessionMiddleware:
     def _log_incomplete(self, error: Exception) -> None:
         logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
 
-    def _session_for(self, cookie: str | None) -> Session:
-        """``request.session`` for the session cookie: empty without one, else loaded when first used (a cookie of
-        Starlette's own middleware is read now: it is re-issued in this format on any request)."""
-        if cookie is None:
-            return self._session_class()
-        if self._lazy and not self._reader.read_at_once(cookie):
-            session = LazySession()
-            session.source = (cookie, self)
-            return session
-        return self._read_session(cookie)
-
-    def _read_session(self, cookie: str) -> Session:
-        return settled(self._session(self._reader.read(cookie), cookie))
-
-    def _load(self, cookie: str) -> tuple[Session, LoadedToken | None]:
-        """The session in ``cookie`` and its verified token (None when not needed, or for a migrated cookie)."""
-        read = self._reader.read(cookie)
-        return self._session(read, cookie), read.token
-
-    def _session(self, read: ReadToken, cookie: str | None) -> Session:
-        """The session for what the core read of a cookie (never an exception), and a refused one's log line."""
-        if read.data is None:
-            logger.warning(
-                "Rejected session cookie %r: %s", self.session_cookie, refusal_reason(read, self._refusal_words)
-            )
-        return session_from(read, self._session_class, self.session_cookie, cookie, self.cookie.max_chunks)
-
     async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken]:
         """The session, checked (``revocable_session``), and what revocation needs to know of it."""
         from .revocation import SessionToken
 
         read = None if cookie is None else self._reader.read(cookie)
-        session = self._session_class() if read is None else self._session(read, cookie)
+        session = self._session_class() if read is None else self._loader.session(read, cookie)
         if (check := revocation_check(read, cookie, session)) is None:
             token = self._new_token(store)
             return read_with_revocation(session, token, False), token

@@ -64,6 +64,7 @@ NEUTRAL_OPTIONS: Final[dict[str, Any]] = {
     "decrypt": False,
     "migrate": False,  # read the incumbent's own cookies (Django's signed_cookies, Starlette's middleware)
     "revocation": None,  # a redis:// URL: revocation on, records in that Redis
+    "revocation_unavailable": "closed",  # with revocation: a session read while Redis is down is refused, or kept
 }
 
 #: The operations a request's view applies to the session, in order; each appends one result.
@@ -381,7 +382,12 @@ class StarletteDriver(Driver):
 
             from ..redis_server import PATIENT_TIMEOUT
 
-            options["revocation"] = RedisStore(o["revocation"], timeout=PATIENT_TIMEOUT, key_prefix=KEY_PREFIX)
+            options["revocation"] = RedisStore(
+                o["revocation"],
+                timeout=PATIENT_TIMEOUT,
+                key_prefix=KEY_PREFIX,
+                on_unavailable=o["revocation_unavailable"],
+            )
             options["user_key"] = USER_KEY
         return options
 
@@ -533,7 +539,11 @@ class DjangoDriver(Driver):
                     "OPTIONS": PATIENT_OPTIONS,
                 },
             }
-            sessions.update(REVOCATION_CACHE="sessions", REVOCATION_KEY_PREFIX=KEY_PREFIX)
+            sessions.update(
+                REVOCATION_CACHE="sessions",
+                REVOCATION_KEY_PREFIX=KEY_PREFIX,
+                REVOCATION_UNAVAILABLE=o["revocation_unavailable"],
+            )
         overrides["BLAKE2SIGN_WEB"] = {"SESSIONS": sessions}
         return overrides
 

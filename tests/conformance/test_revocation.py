@@ -11,7 +11,7 @@ import redis
 from blake2sign_web import revocation
 from tests.redis_server import RedisServer
 
-from .drivers import USER_KEY, Driver
+from .drivers import USER_KEY, Driver, Response
 from .scenario import Scenario, Start, conformance_tests, register
 
 SCENARIOS: dict[str, Scenario] = {}
@@ -123,6 +123,60 @@ def scenario_logging_another_user_out_everywhere_leaves_the_callers_session(star
         outcome = {"admin": who(driver, driver.held()), "victim": who(driver, victim)}
         assert outcome == {"admin": "1", "victim": None}
         return outcome
+
+
+def kept(response: Response, sent: dict[str, str]) -> bool:
+    """Whether the client holds, after ``response``, the session cookie it sent: none set, or the same value (Django's
+    own middleware sets the cookie again after any save, with the key it has: the client's)."""
+    cookie = response.cookie()
+    return cookie is None or (not cookie.deleted and cookie.value == sent["session"])
+
+
+def read_while_down(driver: Driver, server: RedisServer, browser: dict[str, str]) -> dict[str, Any]:
+    """A read and a write of the logged-in session ``browser`` while Redis is stopped, then a read once it is back."""
+    server.stop()
+    try:
+        read = driver.request(["get", USER_KEY], cookies=browser)
+        write = driver.request(["set", "cart", 1], cookies=browser)
+    finally:
+        server.start()
+    assert read.status == 200, read.error
+    assert write.status == 200, write.error
+    return {
+        "read": {"results": read.results, "cookie kept": kept(read, browser)},
+        "write": {"results": write.results, "cookie kept": kept(write, browser)},
+        "back": who(driver, browser),
+    }
+
+
+@register(SCENARIOS, **REDIS)
+def scenario_a_store_that_is_down_refuses_the_session_and_keeps_its_cookie(start: Start, server: RedisServer) -> Any:
+    server.start()
+    server.flush()
+    with start(revocation=server.url, max_age=MAX_AGE) as driver:
+        outcome = read_while_down(driver, server, log_in(driver, 42))
+    # "closed" (the default): read as empty, nothing written (the client keeps its cookie), the session back after.
+    assert outcome == {
+        "read": {"results": [None], "cookie kept": True},
+        "write": {"results": [None], "cookie kept": True},
+        "back": "42",
+    }
+    return outcome
+
+
+@register(SCENARIOS, **REDIS)
+def scenario_a_store_that_is_down_fails_open_when_told_to(start: Start, server: RedisServer) -> Any:
+    server.start()
+    server.flush()
+    with start(revocation=server.url, max_age=MAX_AGE, revocation_unavailable="open") as driver:
+        outcome = read_while_down(driver, server, log_in(driver, 42))
+    # "open": the session is read unchecked, and a change to it is written (a new cookie).
+    assert outcome == {
+        "read": {"results": ["42"], "cookie kept": True},
+        "write": {"results": [None], "cookie kept": False},
+        "back": "42",
+    }
+    return outcome
 
 
 test_each_driver, test_frameworks_agree = conformance_tests(SCENARIOS)
