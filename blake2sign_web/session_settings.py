@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
-from .options import Problem, signer_options
+from .options import SAME_SITE, Problem, signer_options
 from .revocation import DEFAULT_CLOCK_SKEW
 from .serializer import SerializerSigner
-from .session_cookies import OversizePolicy, longest_token, morsel_overhead
+from .session_cookies import OversizePolicy, SessionMorsels, longest_token, morsel_overhead
 from .session_token import SessionTokenReader, session_signers
 
 #: The options behind the attributes an ``http.cookies.Morsel`` writes (``morsel_overhead``'s arguments).
@@ -26,6 +26,43 @@ MORSEL_KEYS: Final = ("path", "domain", "same_site", "secure", "http_only", "par
 def chunk_limit(values: Mapping[str, Any]) -> int:
     """The most cookies one session may take; 0: chunks off, one cookie."""
     return int(values.get("max_chunks", 0)) if values.get("chunked") is True else 0
+
+
+@dataclass(frozen=True)
+class ResponseSettings:
+    """What a response needs to write the session's cookies (Django's middleware, whatever the engine): resolved
+    once from the cookie's options, with the project's own (``server_timing``, chunks)."""
+
+    name: str
+    #: The session's cookies as Morsels (the core's rules: attributes, chunks, deletion).
+    cookies: SessionMorsels
+    save_every_request: bool
+    #: Time the engine's load and save into a ``Server-Timing`` header.
+    server_timing: bool
+    #: Chunked: cookies ``name``, ``name.1``... make one session (this project's engine only). 0: one cookie.
+    max_chunks: int = 0
+
+
+def response_settings(values: Mapping[str, Any], *, save_every_request: bool, same_site_name: str) -> ResponseSettings:
+    """The ``ResponseSettings`` of ``values`` (the cookie's options by key, ``server_timing``, ``chunked`` and
+    ``max_chunks``; not yet checked); ValueError for a SameSite no browser knows, named ``same_site_name``."""
+    same_site = values["same_site"]
+    if same_site and same_site.lower() not in SAME_SITE:
+        raise ValueError(f'{same_site_name} must be "lax", "none", or "strict".')
+    max_chunks = chunk_limit(values)
+    cookies = SessionMorsels(
+        values["cookie_name"],
+        path=values["path"],
+        domain=values["domain"],
+        secure=values["secure"],
+        httponly=values["http_only"],
+        samesite=same_site,
+        partitioned=bool(values["partitioned"]),
+        max_chunks=max_chunks,
+    )
+    return ResponseSettings(
+        values["cookie_name"], cookies, save_every_request, values["server_timing"] is True, max_chunks
+    )
 
 
 class AdapterParts(NamedTuple):

@@ -23,7 +23,7 @@ from ..cache import clear_signer_cache
 from ..cookies import CookieSettings, prefix_fix
 from ..options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
 from ..options import Problem
-from ..session_settings import AdapterParts, chunks_layer_problems, resolve
+from ..session_settings import AdapterParts, ResponseSettings, chunks_layer_problems, resolve, response_settings
 from ..session_settings import SessionConfig as SessionConfig  # its home was here: still importable
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -163,10 +163,26 @@ def session_config() -> SessionConfig:
     return config
 
 
+_response: ResponseSettings | None = None
+
+
+def cookie_settings() -> ResponseSettings:
+    """What the middleware writes the session's cookies with (any engine): the SESSION_COOKIE_* settings and
+    SESSION_SAVE_EVERY_REQUEST, the core's ``response_settings``; resolved once, as the configuration."""
+    global _response
+    current = _response
+    if current is None:
+        values = _values()
+        current = _response = response_settings(
+            values, save_every_request=settings.SESSION_SAVE_EVERY_REQUEST, same_site_name="SESSION_COOKIE_SAMESITE"
+        )
+    return current
+
+
 def reset(**kwargs: Any) -> None:
-    """Forget the resolved configuration."""
-    global _config
-    _config = None
+    """Forget the resolved configuration and cookie settings."""
+    global _config, _response
+    _config = _response = None
 
 
 def _forget_cached_configuration(**kwargs: Any) -> None:
@@ -183,9 +199,13 @@ def _build() -> SessionConfig:
     problems = [f"{p.message}." for p in setting_problems()] + [problem for _, problem in validate_django_settings()]
     if problems:
         raise ImproperlyConfigured(" ".join(problems))
+    return resolve(_values(), settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
+
+
+def _values() -> dict[str, Any]:
+    """Every session option by the core's key: BLAKE2SIGN_WEB['SESSIONS'] and the SESSION_COOKIE_* settings."""
     options = session_options()
-    values = {key: options[name] for name, key in SESSION_KEYS.items()} | _settings()
-    return resolve(values, settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
+    return {key: options[name] for name, key in SESSION_KEYS.items()} | _settings()
 
 
 def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
