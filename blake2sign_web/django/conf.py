@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Final
 
 from django.conf import settings
@@ -151,38 +152,27 @@ def validate_django_settings() -> list[tuple[str, str]]:
     return secret_problems() + cookie_problems() + prefix_problems() + middleware_problems()
 
 
-_config: SessionConfig | None = None
-
-
+@cache
 def session_config() -> SessionConfig:
-    """The current configuration; ImproperlyConfigured names the setting and the fix."""
-    global _config
-    config = _config
-    if config is None:
-        config = _config = _build()
-    return config
+    """The current configuration, resolved once (``reset``); ImproperlyConfigured names the setting and the fix."""
+    problems = [f"{p.message}." for p in setting_problems()] + [problem for _, problem in validate_django_settings()]
+    if problems:
+        raise ImproperlyConfigured(" ".join(problems))
+    return resolve(_values(), settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
 
 
-_response: ResponseSettings | None = None
-
-
+@cache
 def cookie_settings() -> ResponseSettings:
     """What the middleware writes the session's cookies with (any engine): the SESSION_COOKIE_* settings and
     SESSION_SAVE_EVERY_REQUEST, the core's ``response_settings``; resolved once, as the configuration."""
-    global _response
-    current = _response
-    if current is None:
-        values = _values()
-        current = _response = response_settings(
-            values, save_every_request=settings.SESSION_SAVE_EVERY_REQUEST, same_site_name="SESSION_COOKIE_SAMESITE"
-        )
-    return current
+    save_every_request = settings.SESSION_SAVE_EVERY_REQUEST
+    return response_settings(_values(), save_every_request=save_every_request, same_site_name="SESSION_COOKIE_SAMESITE")
 
 
 def reset(**kwargs: Any) -> None:
     """Forget the resolved configuration and cookie settings."""
-    global _config, _response
-    _config = _response = None
+    session_config.cache_clear()
+    cookie_settings.cache_clear()
 
 
 def _forget_cached_configuration(**kwargs: Any) -> None:
@@ -193,13 +183,6 @@ def _forget_cached_configuration(**kwargs: Any) -> None:
 
 # Connected here, not in the app's ready(): the engine works without the app in INSTALLED_APPS.
 setting_changed.connect(_forget_cached_configuration, dispatch_uid="blake2sign_web.django.settings")
-
-
-def _build() -> SessionConfig:
-    problems = [f"{p.message}." for p in setting_problems()] + [problem for _, problem in validate_django_settings()]
-    if problems:
-        raise ImproperlyConfigured(" ".join(problems))
-    return resolve(_values(), settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
 
 
 def _values() -> dict[str, Any]:
