@@ -12,6 +12,7 @@ import contextlib
 import logging
 import weakref
 from datetime import datetime
+from functools import partial
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
@@ -37,7 +38,6 @@ from ..revocation import StoreUnavailable
 from ..session_cookies import token_cookies
 from ..session_request import signed_token
 from ..session_revocation import SessionState
-from ..session_state import Session
 from ..session_token import BAD, Presented, ReadToken, RefusalWords, presented, refusal_reason
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
@@ -136,24 +136,19 @@ class SessionStore(SessionBase):
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
-            data = read.data or {}
-            client = presented(read.token, read.migrated_at, token, data)  # takes the generation out of the data
-            user = data.get(AUTH_USER_ID)
-            self._state = state = SessionState(client.session_id, True, user, client.generation or "")
-            revoked = self._revoked(config, client, user)
-            if revoked is True:  # logout, log out everywhere: the middleware then deletes the cookie
-                self._session_key = None
-            session = Session(data)  # the core's rules, as Starlette's: kept, or read as empty (an ended one logged)
-            checked = revocable_session.checked(
-                session,
-                state,
-                revoked,
+            kept, self._state, ended = revocable_session.checked_read(
+                read,
+                token,
+                read.data or {},
+                AUTH_USER_ID,
+                partial(_is_revoked, config),
                 fails_open=config.revocation_fails_open,
                 setting="REVOCATION_UNAVAILABLE",
                 cookie_name=config.cookie_name,
-                unchecked=lambda: state,  # the client's session, its cookie kept: emptying it still ends it
             )
-            if checked[0] is not session:
+            if ended:  # logout, log out everywhere: the middleware then deletes the cookie
+                self._session_key = None
+            if not kept:
                 return {}
         self._started_at = read.started
         if read.token is None:
@@ -178,21 +173,6 @@ class SessionStore(SessionBase):
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
             return await sync_to_async(self.load)()
         return self.load()
-
-    def _revoked(self, config: SessionConfig, client: Presented, user_id: object) -> bool | StoreUnavailable:
-        """Whether the cache has the verified session ended; the cache's failure if it could not say."""
-        try:
-            return revocation.is_session_revoked(
-                revocation.get_cache(config.revocation_cache or ""),
-                client.session_id,
-                user_id,
-                client.issued_at,
-                config.revocation_clock_skew,
-                config.revocation_key_prefix,
-                client.generation,
-            )
-        except StoreUnavailable as error:
-            return error
 
     def _revocation(self) -> SessionState:
         """The session as revocation sees it: as load() read it, else from the client's cookie (verified only)."""
@@ -403,6 +383,19 @@ class SessionStore(SessionBase):
     @classmethod
     async def aclear_expired(cls) -> None:
         pass
+
+
+def _is_revoked(config: SessionConfig, client: Presented, user_id: object) -> bool:
+    """Whether the cache has the verified session ended (StoreUnavailable if it cannot say)."""
+    return revocation.is_session_revoked(
+        revocation.get_cache(config.revocation_cache or ""),
+        client.session_id,
+        user_id,
+        client.issued_at,
+        config.revocation_clock_skew,
+        config.revocation_key_prefix,
+        client.generation,
+    )
 
 
 def check_expiry(value: Any) -> None:
