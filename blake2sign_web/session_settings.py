@@ -240,3 +240,44 @@ def store_problems(setting: str, name: str, backend: str, options: Mapping[str, 
         )
         return [Problem(setting, message, "blake2sign_web.W005", hint=STORE_TIMEOUT_FIX)]
     return []
+
+
+#: The serializers that store JSON, which this project's engine always writes (W003 names the first).
+JSON_SERIALIZERS: Final = ("django.contrib.sessions.serializers.JSONSerializer", "django.core.signing.JSONSerializer")
+#: Why Django's own checks (``check --deploy``'s security.W010 to W015) cannot see the session cookie's settings.
+UNSEEN: Final = "neither django.contrib.sessions nor its SessionMiddleware is installed."
+
+
+def unseen_cookie_problems(http_only: bool, secure: bool, *, ours: bool, django_sees: bool) -> list[Problem]:
+    """Where ``ours`` (this project's engine or middleware) writes the session cookie and Django's own checks cannot
+    see it: not HttpOnly (W001), not Secure (W002: ``check --deploy`` only, so a check passes ``secure=True``)."""
+    if not ours or django_sees:
+        return []
+    found = []
+    if not http_only:
+        message = (
+            "SESSION_COOKIE_HTTPONLY is False: any script on your pages can read the signed session cookie. "
+            f"(Django's security.W013 to W015 cannot see it: {UNSEEN})"
+        )
+        hint = "Set SESSION_COOKIE_HTTPONLY = True (Django's default)."
+        found.append(Problem("SESSION_COOKIE_HTTPONLY", message, "blake2sign_web.W001", hint=hint))
+    if not secure:
+        message = (
+            "SESSION_COOKIE_SECURE is False: the session cookie travels over plain HTTP. (Django's security.W010 "
+            f"to W012 cannot see it: {UNSEEN})"
+        )
+        hint = "Set SESSION_COOKIE_SECURE = True for sites served over HTTPS."
+        found.append(Problem("SESSION_COOKIE_SECURE", message, "blake2sign_web.W002", hint=hint))
+    return found
+
+
+def serializer_problems(serializer: str) -> list[Problem]:
+    """This project's engine always stores JSON: another SESSION_SERIALIZER only reads migrated cookies (W003)."""
+    if serializer in JSON_SERIALIZERS:
+        return []
+    message = (
+        f"SESSION_SERIALIZER is {serializer!r}; this engine always stores JSON "
+        "(it uses the serializer only to read Django signed_cookies sessions while migrating)."
+    )
+    hint = f"Remove SESSION_SERIALIZER or set it to {JSON_SERIALIZERS[0]!r}."
+    return [Problem("SESSION_SERIALIZER", message, "blake2sign_web.W003", hint=hint)]
