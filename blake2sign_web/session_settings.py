@@ -242,6 +242,23 @@ def store_problems(setting: str, name: str, backend: str, options: Mapping[str, 
     return []
 
 
+def shared_store_problems(stores: Mapping[str, str], caches: Mapping[str, Any]) -> list[Problem]:
+    """``store_problems`` (W005) of each store of records, by the setting that names it (``stores``: a CACHES alias
+    and that setting), in ``caches`` (Django's CACHES); an alias without a cache is the settings checks' error."""
+    found = []
+    for alias, setting in stores.items():
+        cache = caches.get(alias)
+        if isinstance(cache, dict):
+            found += store_problems(setting, alias, cache.get("BACKEND", ""), cache.get("OPTIONS", {}))
+    return found
+
+
+def prefixed_stores(caches: Mapping[str, Any]) -> dict[str, bool]:
+    """Each cache of ``caches`` (Django's CACHES) and whether it has a ``KEY_PREFIX`` of its own: Django's
+    convention for a shared cache, which keeps the keys of two sites apart as the revocation prefix does."""
+    return {alias: isinstance(cache, Mapping) and bool(cache.get("KEY_PREFIX")) for alias, cache in caches.items()}
+
+
 #: The serializers that store JSON, which this project's engine always writes (W003 names the first).
 JSON_SERIALIZERS: Final = ("django.contrib.sessions.serializers.JSONSerializer", "django.core.signing.JSONSerializer")
 #: Why Django's own checks (``check --deploy``'s security.W010 to W015) cannot see the session cookie's settings.

@@ -18,7 +18,12 @@ from django.core.exceptions import ImproperlyConfigured
 
 from ..options import Problem
 from ..session_settings import JSON_SERIALIZERS as JSON_SERIALIZERS  # its home was here: still importable
-from ..session_settings import serializer_problems, session_layer_problems, store_problems, unseen_cookie_problems
+from ..session_settings import (
+    serializer_problems,
+    session_layer_problems,
+    shared_store_problems,
+    unseen_cookie_problems,
+)
 from . import conf
 
 JSON_SERIALIZER: Final = JSON_SERIALIZERS[0]
@@ -92,11 +97,7 @@ def check_shared_caches() -> Iterable[Problem]:
         single_use_cache = None
     if single_use_cache is not None:
         aliases[single_use_cache] = "BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']"
-    caches = getattr(settings, "CACHES", {})
-    for alias, setting in aliases.items():
-        cache = caches.get(alias)
-        if isinstance(cache, dict):  # else reported as an error by the settings checks
-            yield from store_problems(setting, alias, cache.get("BACKEND", ""), cache.get("OPTIONS", {}))
+    return shared_store_problems(aliases, getattr(settings, "CACHES", {}))
 
 
 @system_check()

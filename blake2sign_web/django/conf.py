@@ -20,11 +20,11 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from .. import options as schema
+from .. import session_settings as core
 from ..cache import clear_signer_cache
 from ..cookies import CookieSettings, prefix_fix
 from ..options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
 from ..options import Problem
-from ..session_settings import AdapterParts, ResponseSettings, chunks_layer_problems, resolve, response_settings
 from ..session_settings import SessionConfig as SessionConfig  # its home was here: still importable
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -75,10 +75,7 @@ def setting_problems() -> list[Problem]:
 def session_problems(options: Mapping[str, Any]) -> list[Problem]:
     """The core's problems with the session options (BLAKE2SIGN_WEB['SESSIONS'] and SESSION_COOKIE_AGE)."""
     values = {key: options[name] for name, key in SESSION_KEYS.items()} | {"max_age": settings.SESSION_COOKIE_AGE}
-    # A cache's own KEY_PREFIX (Django's convention for a shared cache) keeps the keys of two sites apart as well.
-    caches = getattr(settings, "CACHES", {})
-    stores = {alias: isinstance(cache, Mapping) and bool(cache.get("KEY_PREFIX")) for alias, cache in caches.items()}
-    return schema.problems(values, schema.DJANGO, stores=stores)
+    return schema.problems(values, schema.DJANGO, stores=core.prefixed_stores(getattr(settings, "CACHES", {})))
 
 
 def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -141,7 +138,7 @@ def middleware_problems() -> list[tuple[str, str]]:
     """(check id, problem) for session options that need this project's middleware, with Django's listed."""
     middleware, chunked = getattr(settings, "MIDDLEWARE", None) or (), session_options()["CHUNKED"]
     option = schema.DJANGO.name(schema.BY_KEY["chunked"])
-    found = chunks_layer_problems(
+    found = core.chunks_layer_problems(
         chunked, middleware, MIDDLEWARE, DJANGO_MIDDLEWARE, option=option, stack="MIDDLEWARE", framework="Django"
     )
     return [(p.check_id, p.message) for p in found]
@@ -158,15 +155,16 @@ def session_config() -> SessionConfig:
     problems = [f"{p.message}." for p in setting_problems()] + [problem for _, problem in validate_django_settings()]
     if problems:
         raise ImproperlyConfigured(" ".join(problems))
-    return resolve(_values(), settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
+    return core.resolve(_values(), settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
 
 
 @cache
-def cookie_settings() -> ResponseSettings:
+def cookie_settings() -> core.ResponseSettings:
     """What the middleware writes the session's cookies with (any engine): the SESSION_COOKIE_* settings and
     SESSION_SAVE_EVERY_REQUEST, the core's ``response_settings``; resolved once, as the configuration."""
-    save_every_request = settings.SESSION_SAVE_EVERY_REQUEST
-    return response_settings(_values(), save_every_request=save_every_request, same_site_name="SESSION_COOKIE_SAMESITE")
+    return core.response_settings(
+        _values(), save_every_request=settings.SESSION_SAVE_EVERY_REQUEST, same_site_name="SESSION_COOKIE_SAMESITE"
+    )
 
 
 def reset(**kwargs: Any) -> None:
@@ -218,7 +216,7 @@ def _django_shape(token: str) -> bool:
 
 
 #: Django's layout (the start a key of the data), its incumbent, names, exception and the engine's logger.
-PARTS: Final = AdapterParts(
+PARTS: Final = core.AdapterParts(
     _load_django_signed_cookie,
     _django_shape,
     STARTED,
