@@ -46,6 +46,14 @@ def checked(
     return checked_session(session, state, revoked, fails_open=fails_open, setting=setting, unchecked=unchecked)
 
 
+def client_state(read: ReadToken | None, cookie: str | None) -> SessionState:
+    """The session as revocation sees it when nothing read it yet: the cookie's own id when it verified (``read``
+    with data), else none (no valid cookie: no session to end)."""
+    if read is None or read.data is None or cookie is None:
+        return SessionState.of_client(None)
+    return SessionState.of_client(presented(read.token, read.migrated_at, cookie, read.data).session_id)
+
+
 def checked_read(
     read: ReadToken,
     cookie: str,

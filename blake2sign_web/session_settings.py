@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
+from .expiry import longest_expiry
 from .options import SAME_SITE, Problem, signer_options
 from .revocation import DEFAULT_CLOCK_SKEW
 from .serializer import SerializerSigner
@@ -119,6 +120,8 @@ class SessionConfig:
     absolute_timeout: int | None = None
     #: The cookie's Partitioned attribute (CHIPS).
     partitioned: bool = False
+    #: The longest ``set_expiry()`` may ask for (``expiry.longest_expiry``: the age, with revocation on); None: any.
+    longest_expiry: int | None = None
 
 
 def resolve(
@@ -183,6 +186,7 @@ def resolve(
         idle_timeout=values["idle_timeout"],
         absolute_timeout=values["absolute_timeout"],
         partitioned=bool(values["partitioned"]),
+        longest_expiry=longest_expiry(values["max_age"], values["revocation"] is not None),
     )
 
 
