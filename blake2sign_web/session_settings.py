@@ -29,6 +29,10 @@ def chunk_limit(values: Mapping[str, Any]) -> int:
     return int(values.get("max_chunks", 0)) if values.get("chunked") is True else 0
 
 
+#: The options the session middleware reads with any engine, which it checks when it starts.
+MIDDLEWARE_KEYS: Final = frozenset({"server_timing", "chunked", "max_chunks"})
+
+
 @dataclass(frozen=True)
 class ResponseSettings:
     """What a response needs to write the session's cookies (Django's middleware, whatever the engine): resolved

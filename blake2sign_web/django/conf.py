@@ -78,12 +78,6 @@ def session_problems(options: Mapping[str, Any]) -> list[Problem]:
     return schema.problems(values, schema.DJANGO, stores=core.prefixed_stores(getattr(settings, "CACHES", {})))
 
 
-def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(key, problem) for every known session option with a bad value."""
-    by_key = {key: name for name, key in SESSION_KEYS.items()}
-    return [(by_key[problem.key], f"{problem.message}.") for problem in session_problems(options)]
-
-
 def secret_problems() -> list[tuple[str, str]]:
     """(check id, problem) for SECRET_KEY and SECRET_KEY_FALLBACKS, which sign every session."""
     try:

@@ -27,8 +27,8 @@ from ..chunks import IncompleteChunks
 from ..cookies import expires_for as expires_for  # its home was here: still importable
 from ..session_cookies import PartitionedMorsel as PartitionedMorsel  # its home was here: still importable
 from ..session_request import joined_token, server_timing_value
-from ..session_settings import ResponseSettings
-from .conf import ENGINE, cookie_problems, cookie_settings, prefix_problems, session_options, validate_values
+from ..session_settings import MIDDLEWARE_KEYS, ResponseSettings
+from .conf import ENGINE, cookie_problems, cookie_settings, prefix_problems, session_options, session_problems
 
 __all__ = ["SessionMiddleware"]
 
@@ -74,11 +74,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         """Refuse cookie settings that cannot work, then Django's set-up (async mode, the engine's SessionStore)."""
         problems = [problem for _, problem in cookie_problems() + prefix_problems()]
-        problems += [
-            problem
-            for key, problem in validate_values(session_options())
-            if key in ("SERVER_TIMING", "CHUNKED", "MAX_CHUNKS")
-        ]
+        problems += [f"{p.message}." for p in session_problems(session_options()) if p.key in MIDDLEWARE_KEYS]
         if problems:
             raise ImproperlyConfigured(" ".join(problems))
         super().__init__(get_response)
