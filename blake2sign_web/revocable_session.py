@@ -10,7 +10,7 @@ both with an asyncio store's calls.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .session_request import RevocationSteps, checked_session, generation_to_sign, revocation_steps
 from .session_revocation import SessionState
@@ -44,6 +44,50 @@ def checked(
     if revoked is True:
         revocation_logger.info("Session cookie %r refused: the session was ended", cookie_name)
     return checked_session(session, state, revoked, fails_open=fails_open, setting=setting, unchecked=unchecked)
+
+
+def client_state(read: ReadToken | None, cookie: str | None) -> SessionState:
+    """The session as revocation sees it when nothing read it yet: the cookie's own id when it verified (``read``
+    with data), else none (no valid cookie: no session to end)."""
+    if read is None or read.data is None or cookie is None:
+        return SessionState.of_client(None)
+    return SessionState.of_client(presented(read.token, read.migrated_at, cookie, read.data).session_id)
+
+
+def checked_read(
+    read: ReadToken,
+    cookie: str,
+    data: dict[str, Any],
+    user_key: str,
+    is_revoked: Callable[[Presented, object], bool],
+    *,
+    fails_open: bool,
+    setting: str,
+    cookie_name: str,
+) -> tuple[bool, SessionState, bool]:
+    """A verified cookie's session ``data`` read with revocation on, for a blocking store: what the store is asked
+    (``presented``, which takes the signed generation out of ``data``; the user by ``user_key``), its answer
+    (``is_revoked``; StoreUnavailable when it cannot say) and ``checked``. Whether ``data`` is kept (else the
+    session reads as empty), the session's state (the cookie's; ``unchecked`` when read as empty with the store
+    down, its cookie kept), and whether the store had it ended (its cookie is to be deleted)."""
+    client = presented(read.token, read.migrated_at, cookie, data)
+    user = data.get(user_key)
+    state = SessionState(client.session_id, True, user, client.generation or "")
+    try:
+        revoked: bool | StoreUnavailable = is_revoked(client, user)
+    except StoreUnavailable as error:
+        revoked = error
+    session = Session(data)
+    kept, _ = checked(
+        session,
+        state,
+        revoked,
+        fails_open=fails_open,
+        setting=setting,
+        cookie_name=cookie_name,
+        unchecked=lambda: state,  # the client's session, its cookie kept: emptying it still ends it
+    )
+    return kept is session, state, revoked is True
 
 
 def response_steps(session: Session, state: SessionState, cookie_name: str, store: str) -> RevocationSteps:

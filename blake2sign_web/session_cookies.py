@@ -9,8 +9,8 @@ The messages keep each framework's words (its setting names, its advice); the de
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from http.cookies import _unquote  # what Starlette's cookie_parser and Django's parse_cookie use
+from collections.abc import Container, Iterable, Mapping, Sequence
+from http.cookies import Morsel, SimpleCookie, _unquote  # what Starlette's cookie_parser and Django's parse_cookie use
 from typing import Any, Final, NamedTuple
 
 from .chunks import TooManyChunks, leftover_chunks, split_token, stale_chunks
@@ -263,6 +263,14 @@ def longest_token(cookie_size_limit: int, max_chunks: int) -> int:
 EXPIRED_DATE: Final = "Thu, 01 Jan 1970 00:00:00 GMT"
 
 
+class PartitionedMorsel(Morsel[str]):
+    """A Morsel with the ``Partitioned`` attribute (CHIPS), which ``http.cookies`` writes only from Python 3.14
+    and Django's ``set_cookie`` not yet (its support is an open pull request)."""
+
+    def OutputString(self, attrs: Container[str] | None = None) -> str:
+        return super().OutputString(attrs) + "; Partitioned"
+
+
 #: One cookie a response sets or deletes: its name, value and Morsel items (``http.cookies`` keys).
 MorselCookie = tuple[str, str, dict[str, Any]]
 
@@ -340,6 +348,26 @@ class SessionMorsels:
         elif not self.max_chunks:
             written += map(self.deleted, leftover_chunks(self.name, sent.get(self.name)))
         return written
+
+    def put(self, jar: SimpleCookie, writes: list[MorselCookie]) -> None:
+        """``writes`` on a response's ``jar`` (Django's ``response.cookies``) as Morsels, as ``set_cookie`` would put
+        them, without re-validating each attribute; ``PartitionedMorsel`` ones when ``partitioned``."""
+        for name, value, attributes in writes:
+            morsel = PartitionedMorsel() if self.partitioned else Morsel()
+            morsel.set(name, *jar.value_encode(value))
+            dict.update(morsel, attributes)
+            dict.__setitem__(jar, name, morsel)
+
+    def put_session(
+        self,
+        jar: SimpleCookie,
+        chunks: list[tuple[str, str]] | None,
+        key: str,
+        sent: Mapping[str, str],
+        max_age: int | None,
+    ) -> None:
+        """The cookie ``key`` (or its ``chunks``, chunked) and the deletions ``writes`` adds, on ``jar`` (``put``)."""
+        self.put(jar, self.writes(chunks or ((self.name, key),), sent, max_age, chunked=chunks is not None))
 
     def deletions(self, sent: Mapping[str, str]) -> list[MorselCookie]:
         """The cookies that delete an emptied session: its cookie and its chunks (``sent``: the request's cookies)."""

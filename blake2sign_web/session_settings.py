@@ -13,10 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
-from .options import Problem, signer_options
+from .expiry import longest_expiry
+from .options import SAME_SITE, Problem, signer_options
 from .revocation import DEFAULT_CLOCK_SKEW
 from .serializer import SerializerSigner
-from .session_cookies import OversizePolicy, longest_token, morsel_overhead
+from .session_cookies import OversizePolicy, SessionMorsels, longest_token, morsel_overhead
 from .session_token import SessionTokenReader, session_signers
 
 #: The options behind the attributes an ``http.cookies.Morsel`` writes (``morsel_overhead``'s arguments).
@@ -26,6 +27,47 @@ MORSEL_KEYS: Final = ("path", "domain", "same_site", "secure", "http_only", "par
 def chunk_limit(values: Mapping[str, Any]) -> int:
     """The most cookies one session may take; 0: chunks off, one cookie."""
     return int(values.get("max_chunks", 0)) if values.get("chunked") is True else 0
+
+
+#: The options the session middleware reads with any engine, which it checks when it starts.
+MIDDLEWARE_KEYS: Final = frozenset({"server_timing", "chunked", "max_chunks"})
+
+
+@dataclass(frozen=True)
+class ResponseSettings:
+    """What a response needs to write the session's cookies (Django's middleware, whatever the engine): resolved
+    once from the cookie's options, with the project's own (``server_timing``, chunks)."""
+
+    name: str
+    #: The session's cookies as Morsels (the core's rules: attributes, chunks, deletion).
+    cookies: SessionMorsels
+    save_every_request: bool
+    #: Time the engine's load and save into a ``Server-Timing`` header.
+    server_timing: bool
+    #: Chunked: cookies ``name``, ``name.1``... make one session (this project's engine only). 0: one cookie.
+    max_chunks: int = 0
+
+
+def response_settings(values: Mapping[str, Any], *, save_every_request: bool, same_site_name: str) -> ResponseSettings:
+    """The ``ResponseSettings`` of ``values`` (the cookie's options by key, ``server_timing``, ``chunked`` and
+    ``max_chunks``; not yet checked); ValueError for a SameSite no browser knows, named ``same_site_name``."""
+    same_site = values["same_site"]
+    if same_site and same_site.lower() not in SAME_SITE:
+        raise ValueError(f'{same_site_name} must be "lax", "none", or "strict".')
+    max_chunks = chunk_limit(values)
+    cookies = SessionMorsels(
+        values["cookie_name"],
+        path=values["path"],
+        domain=values["domain"],
+        secure=values["secure"],
+        httponly=values["http_only"],
+        samesite=same_site,
+        partitioned=bool(values["partitioned"]),
+        max_chunks=max_chunks,
+    )
+    return ResponseSettings(
+        values["cookie_name"], cookies, save_every_request, values["server_timing"] is True, max_chunks
+    )
 
 
 class AdapterParts(NamedTuple):
@@ -82,6 +124,8 @@ class SessionConfig:
     absolute_timeout: int | None = None
     #: The cookie's Partitioned attribute (CHIPS).
     partitioned: bool = False
+    #: The longest ``set_expiry()`` may ask for (``expiry.longest_expiry``: the age, with revocation on); None: any.
+    longest_expiry: int | None = None
 
 
 def resolve(
@@ -146,6 +190,7 @@ def resolve(
         idle_timeout=values["idle_timeout"],
         absolute_timeout=values["absolute_timeout"],
         partitioned=bool(values["partitioned"]),
+        longest_expiry=longest_expiry(values["max_age"], values["revocation"] is not None),
     )
 
 
@@ -203,3 +248,61 @@ def store_problems(setting: str, name: str, backend: str, options: Mapping[str, 
         )
         return [Problem(setting, message, "blake2sign_web.W005", hint=STORE_TIMEOUT_FIX)]
     return []
+
+
+def shared_store_problems(stores: Mapping[str, str], caches: Mapping[str, Any]) -> list[Problem]:
+    """``store_problems`` (W005) of each store of records, by the setting that names it (``stores``: a CACHES alias
+    and that setting), in ``caches`` (Django's CACHES); an alias without a cache is the settings checks' error."""
+    found = []
+    for alias, setting in stores.items():
+        cache = caches.get(alias)
+        if isinstance(cache, dict):
+            found += store_problems(setting, alias, cache.get("BACKEND", ""), cache.get("OPTIONS", {}))
+    return found
+
+
+def prefixed_stores(caches: Mapping[str, Any]) -> dict[str, bool]:
+    """Each cache of ``caches`` (Django's CACHES) and whether it has a ``KEY_PREFIX`` of its own: Django's
+    convention for a shared cache, which keeps the keys of two sites apart as the revocation prefix does."""
+    return {alias: isinstance(cache, Mapping) and bool(cache.get("KEY_PREFIX")) for alias, cache in caches.items()}
+
+
+#: The serializers that store JSON, which this project's engine always writes (W003 names the first).
+JSON_SERIALIZERS: Final = ("django.contrib.sessions.serializers.JSONSerializer", "django.core.signing.JSONSerializer")
+#: Why Django's own checks (``check --deploy``'s security.W010 to W015) cannot see the session cookie's settings.
+UNSEEN: Final = "neither django.contrib.sessions nor its SessionMiddleware is installed."
+
+
+def unseen_cookie_problems(http_only: bool, secure: bool, *, ours: bool, django_sees: bool) -> list[Problem]:
+    """Where ``ours`` (this project's engine or middleware) writes the session cookie and Django's own checks cannot
+    see it: not HttpOnly (W001), not Secure (W002: ``check --deploy`` only, so a check passes ``secure=True``)."""
+    if not ours or django_sees:
+        return []
+    found = []
+    if not http_only:
+        message = (
+            "SESSION_COOKIE_HTTPONLY is False: any script on your pages can read the signed session cookie. "
+            f"(Django's security.W013 to W015 cannot see it: {UNSEEN})"
+        )
+        hint = "Set SESSION_COOKIE_HTTPONLY = True (Django's default)."
+        found.append(Problem("SESSION_COOKIE_HTTPONLY", message, "blake2sign_web.W001", hint=hint))
+    if not secure:
+        message = (
+            "SESSION_COOKIE_SECURE is False: the session cookie travels over plain HTTP. (Django's security.W010 "
+            f"to W012 cannot see it: {UNSEEN})"
+        )
+        hint = "Set SESSION_COOKIE_SECURE = True for sites served over HTTPS."
+        found.append(Problem("SESSION_COOKIE_SECURE", message, "blake2sign_web.W002", hint=hint))
+    return found
+
+
+def serializer_problems(serializer: str) -> list[Problem]:
+    """This project's engine always stores JSON: another SESSION_SERIALIZER only reads migrated cookies (W003)."""
+    if serializer in JSON_SERIALIZERS:
+        return []
+    message = (
+        f"SESSION_SERIALIZER is {serializer!r}; this engine always stores JSON "
+        "(it uses the serializer only to read Django signed_cookies sessions while migrating)."
+    )
+    hint = f"Remove SESSION_SERIALIZER or set it to {JSON_SERIALIZERS[0]!r}."
+    return [Problem("SESSION_SERIALIZER", message, "blake2sign_web.W003", hint=hint)]

@@ -16,12 +16,12 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
+from .. import session_settings as core
 from ..options import Problem
-from ..session_settings import session_layer_problems, store_problems
 from . import conf
 
-JSON_SERIALIZER: Final = "django.contrib.sessions.serializers.JSONSerializer"
-JSON_SERIALIZERS: Final = (JSON_SERIALIZER, "django.core.signing.JSONSerializer")
+JSON_SERIALIZERS: Final = core.JSON_SERIALIZERS
+JSON_SERIALIZER: Final = JSON_SERIALIZERS[0]
 #: The published docs (mkdocs.yml's site_url): every hint that points at the docs gives a page's address.
 DOCS: Final = "https://blake2sign-web.github.io/blake2sign_web/"
 HINT: Final = f"See {DOCS}django/#settings"
@@ -62,7 +62,9 @@ def check_session_middleware() -> Iterable[Problem]:
     """One session middleware (two would sign every write twice), and ours where only ours carries an option out."""
     middleware = list(getattr(settings, "MIDDLEWARE", None) or ())
     hint = "(the admin and django.contrib.auth accept it in its place)."
-    found = session_layer_problems(middleware, conf.MIDDLEWARE, conf.DJANGO_MIDDLEWARE, stack="MIDDLEWARE", hint=hint)
+    found = core.session_layer_problems(
+        middleware, conf.MIDDLEWARE, conf.DJANGO_MIDDLEWARE, stack="MIDDLEWARE", hint=hint
+    )
     return [*found, *_hinted(conf.middleware_problems(), f"See {DOCS}django/#sessions-over-4-kb-chunked")]
 
 
@@ -92,11 +94,7 @@ def check_shared_caches() -> Iterable[Problem]:
         single_use_cache = None
     if single_use_cache is not None:
         aliases[single_use_cache] = "BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']"
-    caches = getattr(settings, "CACHES", {})
-    for alias, setting in aliases.items():
-        cache = caches.get(alias)
-        if isinstance(cache, dict):  # else reported as an error by the settings checks
-            yield from store_problems(setting, alias, cache.get("BACKEND", ""), cache.get("OPTIONS", {}))
+    return core.shared_store_problems(aliases, getattr(settings, "CACHES", {}))
 
 
 @system_check()
@@ -118,50 +116,28 @@ def check_cookie_prefixes() -> Iterable[Problem]:
         yield from _hinted(conf.prefix_problems(kind), conf.prefix_hint(kind))
 
 
-def _only_we_see_the_cookie() -> bool:
-    """Whether our engine or middleware writes the session cookie where Django's own ``check --deploy`` (its
-    security.W010 to W015, which look for django.contrib.sessions or its middleware) cannot see its settings."""
-    django_sees_it = (
-        "django.contrib.sessions" in settings.INSTALLED_APPS or conf.DJANGO_MIDDLEWARE in settings.MIDDLEWARE
-    )
-    return _sessions_are_ours() and not django_sees_it
-
-
 def _sessions_are_ours() -> bool:
     """Whether this project's engine or middleware writes the session cookie."""
     return settings.SESSION_ENGINE == conf.ENGINE or conf.MIDDLEWARE in settings.MIDDLEWARE
 
 
+def _unseen_cookie_problems(*, http_only: bool = True, secure: bool = True) -> list[Problem]:
+    """Our cookie's settings where Django's own ``check --deploy`` (its security.W010 to W015, which look for
+    django.contrib.sessions or its middleware) cannot see them (``session_settings.unseen_cookie_problems``)."""
+    django_sees = "django.contrib.sessions" in settings.INSTALLED_APPS or conf.DJANGO_MIDDLEWARE in settings.MIDDLEWARE
+    return core.unseen_cookie_problems(http_only, secure, ours=_sessions_are_ours(), django_sees=django_sees)
+
+
 @system_check()
 def check_session_settings() -> Iterable[Problem]:
     """The session cookie should be HttpOnly (where Django's own check cannot see it); the engine stores JSON."""
-    if not settings.SESSION_COOKIE_HTTPONLY and _only_we_see_the_cookie():
-        yield Problem(
-            "SESSION_COOKIE_HTTPONLY",
-            "SESSION_COOKIE_HTTPONLY is False: any script on your pages can read the signed session cookie. "
-            "(Django's security.W013 to W015 cannot see it: neither django.contrib.sessions nor its "
-            "SessionMiddleware is installed.)",
-            "blake2sign_web.W001",
-            hint="Set SESSION_COOKIE_HTTPONLY = True (Django's default).",
-        )
-    if settings.SESSION_ENGINE == conf.ENGINE and settings.SESSION_SERIALIZER not in JSON_SERIALIZERS:
-        yield Problem(
-            "SESSION_SERIALIZER",
-            f"SESSION_SERIALIZER is {settings.SESSION_SERIALIZER!r}; this engine always stores JSON "
-            "(it uses the serializer only to read Django signed_cookies sessions while migrating).",
-            "blake2sign_web.W003",
-            hint=f"Remove SESSION_SERIALIZER or set it to {JSON_SERIALIZER!r}.",
-        )
+    found = _unseen_cookie_problems(http_only=settings.SESSION_COOKIE_HTTPONLY)
+    if settings.SESSION_ENGINE == conf.ENGINE:
+        found += core.serializer_problems(settings.SESSION_SERIALIZER)
+    return found
 
 
 @system_check(deploy=True)
 def check_deployment_cookie() -> Iterable[Problem]:
     """``check --deploy`` only, as Django's security.W012 (local runs are plain HTTP), where that one cannot see."""
-    if not settings.SESSION_COOKIE_SECURE and _only_we_see_the_cookie():
-        yield Problem(
-            "SESSION_COOKIE_SECURE",
-            "SESSION_COOKIE_SECURE is False: the session cookie travels over plain HTTP. (Django's security.W010 "
-            "to W012 cannot see it: neither django.contrib.sessions nor its SessionMiddleware is installed.)",
-            "blake2sign_web.W002",
-            hint="Set SESSION_COOKIE_SECURE = True for sites served over HTTPS.",
-        )
+    return _unseen_cookie_problems(secure=settings.SESSION_COOKIE_SECURE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Final
 
 from django.conf import settings
@@ -19,11 +20,11 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from .. import options as schema
+from .. import session_settings as core
 from ..cache import clear_signer_cache
 from ..cookies import CookieSettings, prefix_fix
 from ..options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
 from ..options import Problem
-from ..session_settings import AdapterParts, chunks_layer_problems, resolve
 from ..session_settings import SessionConfig as SessionConfig  # its home was here: still importable
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -74,16 +75,7 @@ def setting_problems() -> list[Problem]:
 def session_problems(options: Mapping[str, Any]) -> list[Problem]:
     """The core's problems with the session options (BLAKE2SIGN_WEB['SESSIONS'] and SESSION_COOKIE_AGE)."""
     values = {key: options[name] for name, key in SESSION_KEYS.items()} | {"max_age": settings.SESSION_COOKIE_AGE}
-    # A cache's own KEY_PREFIX (Django's convention for a shared cache) keeps the keys of two sites apart as well.
-    caches = getattr(settings, "CACHES", {})
-    stores = {alias: isinstance(cache, Mapping) and bool(cache.get("KEY_PREFIX")) for alias, cache in caches.items()}
-    return schema.problems(values, schema.DJANGO, stores=stores)
-
-
-def validate_values(options: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(key, problem) for every known session option with a bad value."""
-    by_key = {key: name for name, key in SESSION_KEYS.items()}
-    return [(by_key[problem.key], f"{problem.message}.") for problem in session_problems(options)]
+    return schema.problems(values, schema.DJANGO, stores=core.prefixed_stores(getattr(settings, "CACHES", {})))
 
 
 def secret_problems() -> list[tuple[str, str]]:
@@ -140,7 +132,7 @@ def middleware_problems() -> list[tuple[str, str]]:
     """(check id, problem) for session options that need this project's middleware, with Django's listed."""
     middleware, chunked = getattr(settings, "MIDDLEWARE", None) or (), session_options()["CHUNKED"]
     option = schema.DJANGO.name(schema.BY_KEY["chunked"])
-    found = chunks_layer_problems(
+    found = core.chunks_layer_problems(
         chunked, middleware, MIDDLEWARE, DJANGO_MIDDLEWARE, option=option, stack="MIDDLEWARE", framework="Django"
     )
     return [(p.check_id, p.message) for p in found]
@@ -151,22 +143,28 @@ def validate_django_settings() -> list[tuple[str, str]]:
     return secret_problems() + cookie_problems() + prefix_problems() + middleware_problems()
 
 
-_config: SessionConfig | None = None
-
-
+@cache
 def session_config() -> SessionConfig:
-    """The current configuration; ImproperlyConfigured names the setting and the fix."""
-    global _config
-    config = _config
-    if config is None:
-        config = _config = _build()
-    return config
+    """The current configuration, resolved once (``reset``); ImproperlyConfigured names the setting and the fix."""
+    problems = [f"{p.message}." for p in setting_problems()] + [problem for _, problem in validate_django_settings()]
+    if problems:
+        raise ImproperlyConfigured(" ".join(problems))
+    return core.resolve(_values(), settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
+
+
+@cache
+def cookie_settings() -> core.ResponseSettings:
+    """What the middleware writes the session's cookies with (any engine): the SESSION_COOKIE_* settings and
+    SESSION_SAVE_EVERY_REQUEST, the core's ``response_settings``; resolved once, as the configuration."""
+    return core.response_settings(
+        _values(), save_every_request=settings.SESSION_SAVE_EVERY_REQUEST, same_site_name="SESSION_COOKIE_SAMESITE"
+    )
 
 
 def reset(**kwargs: Any) -> None:
-    """Forget the resolved configuration."""
-    global _config
-    _config = None
+    """Forget the resolved configuration and cookie settings."""
+    session_config.cache_clear()
+    cookie_settings.cache_clear()
 
 
 def _forget_cached_configuration(**kwargs: Any) -> None:
@@ -179,13 +177,10 @@ def _forget_cached_configuration(**kwargs: Any) -> None:
 setting_changed.connect(_forget_cached_configuration, dispatch_uid="blake2sign_web.django.settings")
 
 
-def _build() -> SessionConfig:
-    problems = [f"{p.message}." for p in setting_problems()] + [problem for _, problem in validate_django_settings()]
-    if problems:
-        raise ImproperlyConfigured(" ".join(problems))
+def _values() -> dict[str, Any]:
+    """Every session option by the core's key: BLAKE2SIGN_WEB['SESSIONS'] and the SESSION_COOKIE_* settings."""
     options = session_options()
-    values = {key: options[name] for name, key in SESSION_KEYS.items()} | _settings()
-    return resolve(values, settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
+    return {key: options[name] for name, key in SESSION_KEYS.items()} | _settings()
 
 
 def _load_django_signed_cookie(token: str) -> tuple[dict[str, Any], int] | None:
@@ -215,7 +210,7 @@ def _django_shape(token: str) -> bool:
 
 
 #: Django's layout (the start a key of the data), its incumbent, names, exception and the engine's logger.
-PARTS: Final = AdapterParts(
+PARTS: Final = core.AdapterParts(
     _load_django_signed_cookie,
     _django_shape,
     STARTED,

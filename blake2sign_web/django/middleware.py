@@ -11,97 +11,28 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Container
-from dataclasses import dataclass
-from http.cookies import Morsel
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar, cast
 
 from asgiref.sync import iscoroutinefunction
-from django.conf import settings
 from django.contrib.sessions import middleware as django_middleware
 from django.contrib.sessions.backends.base import UpdateError
 from django.contrib.sessions.exceptions import SessionInterrupted
 from django.core.exceptions import ImproperlyConfigured
-from django.core.signals import setting_changed
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 
 from ..chunks import IncompleteChunks
 from ..cookies import expires_for as expires_for  # its home was here: still importable
-from ..options import SAME_SITE
-from ..session_cookies import MorselCookie, SessionMorsels
+from ..session_cookies import PartitionedMorsel as PartitionedMorsel  # its home was here: still importable
 from ..session_request import joined_token, server_timing_value
-from ..session_settings import chunk_limit
-from .conf import ENGINE, cookie_problems, prefix_problems, session_options, validate_values
+from ..session_settings import MIDDLEWARE_KEYS, ResponseSettings
+from .conf import ENGINE, cookie_problems, cookie_settings, prefix_problems, session_options, session_problems
 
 __all__ = ["SessionMiddleware"]
 
 Response = TypeVar("Response", bound=HttpResponseBase)
-
-
-@dataclass(frozen=True)
-class CookieSettings:
-    """The SESSION_* settings a response needs, read once per settings change."""
-
-    name: str
-    #: The session's cookies as Morsels (the core's rules: attributes, chunks, deletion).
-    cookies: SessionMorsels
-    save_every_request: bool
-    #: ``BLAKE2SIGN_WEB["SESSIONS"]["SERVER_TIMING"]``: time the engine's load and save into a header.
-    server_timing: bool
-    #: ``MAX_CHUNKS`` when ``CHUNKED`` is on (this project's engine only): cookies ``name``, ``name.1``...
-    #: make one session. 0: one cookie.
-    max_chunks: int = 0
-
-
-class PartitionedMorsel(Morsel[str]):
-    """A Morsel with the ``Partitioned`` attribute (CHIPS), which ``http.cookies`` writes only from Python 3.14
-    and Django's ``set_cookie`` not yet (its support is an open pull request)."""
-
-    def OutputString(self, attrs: Container[str] | None = None) -> str:
-        return super().OutputString(attrs) + "; Partitioned"
-
-
-_cookie_settings: CookieSettings | None = None
-
-
-def cookie_settings() -> CookieSettings:
-    global _cookie_settings
-    current = _cookie_settings
-    if current is None:
-        samesite = settings.SESSION_COOKIE_SAMESITE
-        if samesite and samesite.lower() not in SAME_SITE:  # the core's values; Django's error, as its own raises
-            raise ValueError('SESSION_COOKIE_SAMESITE must be "lax", "none", or "strict".')
-        options = session_options()
-        max_chunks = chunk_limit({"chunked": options["CHUNKED"], "max_chunks": options["MAX_CHUNKS"]})
-        cookies = SessionMorsels(
-            settings.SESSION_COOKIE_NAME,
-            path=settings.SESSION_COOKIE_PATH,
-            domain=settings.SESSION_COOKIE_DOMAIN,
-            secure=settings.SESSION_COOKIE_SECURE,
-            httponly=settings.SESSION_COOKIE_HTTPONLY,
-            samesite=samesite,
-            partitioned=bool(getattr(settings, "SESSION_COOKIE_PARTITIONED", False)),
-            max_chunks=max_chunks,
-        )
-        current = _cookie_settings = CookieSettings(
-            settings.SESSION_COOKIE_NAME,
-            cookies,
-            settings.SESSION_SAVE_EVERY_REQUEST,
-            options["SERVER_TIMING"] is True,
-            max_chunks,
-        )
-    return current
-
-
-def reset(**kwargs: Any) -> None:
-    """Forget the cookie settings (connected to Django's ``setting_changed``)."""
-    global _cookie_settings
-    _cookie_settings = None
-
-
-setting_changed.connect(reset, dispatch_uid="blake2sign_web.django.middleware")
 
 
 #: The request attribute that carries the session's load time (ms) to the response, with SERVER_TIMING on.
@@ -143,11 +74,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         """Refuse cookie settings that cannot work, then Django's set-up (async mode, the engine's SessionStore)."""
         problems = [problem for _, problem in cookie_problems() + prefix_problems()]
-        problems += [
-            problem
-            for key, problem in validate_values(session_options())
-            if key in ("SERVER_TIMING", "CHUNKED", "MAX_CHUNKS")
-        ]
+        problems += [f"{p.message}." for p in session_problems(session_options()) if p.key in MIDDLEWARE_KEYS]
         if problems:
             raise ImproperlyConfigured(" ".join(problems))
         super().__init__(get_response)
@@ -179,7 +106,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         if self._new_session(request).server_timing:
             load_now(request)
 
-    def _new_session(self, request: HttpRequest) -> CookieSettings:
+    def _new_session(self, request: HttpRequest) -> ResponseSettings:
         cookie = cookie_settings()
         if cookie.max_chunks and self.store_in_cookie:
             incomplete: list[str] = []  # an incomplete set of chunks: its cookies, which the response deletes
@@ -206,7 +133,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
         # An incomplete set of chunks (IncompleteChunks.cookies): the session cookie and every chunk sent, the
         # session cookie even when the client left it out of its Cookie header (it still holds it).
         if empty and (cookie.name in request.COOKIES or getattr(request, INCOMPLETE_CHUNKS, None)):
-            _put(response, cookie.cookies, cookie.cookies.deletions(request.COOKIES))
+            cookie.cookies.put(response.cookies, cookie.cookies.deletions(request.COOKIES))
             need_vary_cookie = True
         else:
             need_vary_cookie = accessed
@@ -222,9 +149,8 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                 if not getattr(session, "oversized", False) and not getattr(session, "unsaved", False):
                     chunks = getattr(session, "chunks", None) if cookie.max_chunks else None
                     max_age = None if session.get_expire_at_browser_close() else int(session.get_expiry_age())
-                    written = chunks or ((cookie.name, session.session_key or ""),)
-                    writes = cookie.cookies.writes(written, request.COOKIES, max_age, chunked=chunks is not None)
-                    _put(response, cookie.cookies, writes)
+                    key = session.session_key or ""
+                    cookie.cookies.put_session(response.cookies, chunks, key, request.COOKIES, max_age)
                 need_vary_cookie = True
         if need_vary_cookie:
             # ResponseHeaders' own dict (Django 3.2+): no KeyError to find no Vary, no re-validation of "Cookie";
@@ -239,17 +165,6 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
             load_ms = getattr(request, LOAD_TIME, 0.0)
             response.headers["Server-Timing"] = server_timing_value(load_ms, save_ms)
         return response
-
-
-def _put(response: HttpResponseBase, cookies: SessionMorsels, writes: list[MorselCookie]) -> None:
-    """The core's cookies on ``response.cookies`` as Morsels, as ``set_cookie`` would put them, without
-    re-validating each attribute; ``Partitioned`` ones as ``PartitionedMorsel``."""
-    jar = response.cookies
-    for name, value, attributes in writes:
-        morsel = PartitionedMorsel() if cookies.partitioned else Morsel()
-        morsel.set(name, *jar.value_encode(value))
-        dict.update(morsel, attributes)
-        dict.__setitem__(jar, name, morsel)
 
 
 #: Django's logger for session cookies that fail verification, as the engine logs them.

@@ -8,10 +8,10 @@ builds the configuration: a bad one raises ImproperlyConfigured at start-up.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import weakref
 from datetime import datetime
+from functools import partial
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
@@ -28,7 +28,6 @@ from ..expiry import (
     SessionEnd,
     data_written,
     expiry_date,
-    longest_expiry,
     now_datetime,
     stored_end,
 )
@@ -37,8 +36,7 @@ from ..revocation import StoreUnavailable
 from ..session_cookies import token_cookies
 from ..session_request import signed_token
 from ..session_revocation import SessionState
-from ..session_state import Session
-from ..session_token import BAD, Presented, ReadToken, RefusalWords, presented, refusal_reason
+from ..session_token import BAD, Presented, ReadToken, RefusalWords, refusal_reason
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from . import revocation
@@ -126,9 +124,9 @@ class SessionStore(SessionBase):
         token = self.session_key
         if not token:  # SessionStore().load(), as Django's middleware tests call it
             return {}
-        try:
-            read = self._verify(config, token)
-        except BadSignature as error:
+        read = self._read(config, token)
+        if read.data is None:
+            error = read.error or BadSignature(refusal_reason(read, DJANGO_WORDS))
             suspicious_logger.warning(
                 "Session cookie rejected: %s.", refusal_reason(ReadToken(BAD, error=error), DJANGO_WORDS)
             )
@@ -136,24 +134,19 @@ class SessionStore(SessionBase):
             self._session_key = None
             return {}
         if config.revocation_cache is not None:
-            data = read.data or {}
-            client = presented(read.token, read.migrated_at, token, data)  # takes the generation out of the data
-            user = data.get(AUTH_USER_ID)
-            self._state = state = SessionState(client.session_id, True, user, client.generation or "")
-            revoked = self._revoked(config, client, user)
-            if revoked is True:  # logout, log out everywhere: the middleware then deletes the cookie
-                self._session_key = None
-            session = Session(data)  # the core's rules, as Starlette's: kept, or read as empty (an ended one logged)
-            checked = revocable_session.checked(
-                session,
-                state,
-                revoked,
+            kept, self._state, ended = revocable_session.checked_read(
+                read,
+                token,
+                read.data,
+                AUTH_USER_ID,
+                partial(_is_revoked, config),
                 fails_open=config.revocation_fails_open,
                 setting="REVOCATION_UNAVAILABLE",
                 cookie_name=config.cookie_name,
-                unchecked=lambda: state,  # the client's session, its cookie kept: emptying it still ends it
             )
-            if checked[0] is not session:
+            if ended:  # logout, log out everywhere: the middleware then deletes the cookie
+                self._session_key = None
+            if not kept:
                 return {}
         self._started_at = read.started
         if read.token is None:
@@ -163,48 +156,26 @@ class SessionStore(SessionBase):
             if read.reissue:
                 # A fallback key, another form than this engine writes, or IDLE_TIMEOUT's refresh: issued again.
                 self.modified = True
-        return read.data  # type: ignore[return-value]  # _verify raised for a cookie without data
+        return read.data
 
-    def _verify(self, config: SessionConfig, token: str) -> ReadToken:
-        """What the client's cookie holds, verified (``session_token``, with ``ACCEPT_DJANGO_SIGNED_COOKIES``
-        Django's engine's cookies too); BadSignature if it is no valid session."""
+    def _read(self, config: SessionConfig, token: str) -> ReadToken:
+        """What the client's cookie holds (``session_token``, with ``ACCEPT_DJANGO_SIGNED_COOKIES`` Django's engine's
+        cookies too): data only when it is a valid session."""
         own_age = type(self).get_session_cookie_age is SessionStore.get_session_cookie_age  # Django's hook kept
-        read = config.reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
-        if read.data is None:
-            raise read.error or BadSignature(refusal_reason(read, DJANGO_WORDS))
-        return read
+        return config.reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
 
     async def aload(self) -> dict[str, Any]:
         if session_config().revocation_cache is not None:  # a cache round trip: not on the event loop
             return await sync_to_async(self.load)()
         return self.load()
 
-    def _revoked(self, config: SessionConfig, client: Presented, user_id: object) -> bool | StoreUnavailable:
-        """Whether the cache has the verified session ended; the cache's failure if it could not say."""
-        try:
-            return revocation.is_session_revoked(
-                revocation.get_cache(config.revocation_cache or ""),
-                client.session_id,
-                user_id,
-                client.issued_at,
-                config.revocation_clock_skew,
-                config.revocation_key_prefix,
-                client.generation,
-            )
-        except StoreUnavailable as error:
-            return error
-
     def _revocation(self) -> SessionState:
         """The session as revocation sees it: as load() read it, else from the client's cookie (verified only)."""
         state = self._state
         if state is None:
-            token, session_id = self._session_key, None
-            if token:
-                config = session_config()
-                with contextlib.suppress(BadSignature):  # no valid cookie: no session to end
-                    read = self._verify(config, token)
-                    session_id = presented(read.token, read.migrated_at, token, read.data or {}).session_id
-            state = self._state = SessionState.of_client(session_id)
+            token = self._session_key
+            read = self._read(session_config(), token) if token else None
+            state = self._state = revocable_session.client_state(read, token)
         return state
 
     def keep_through_log_out(self, user_id: str, generation: str) -> None:
@@ -405,10 +376,22 @@ class SessionStore(SessionBase):
         pass
 
 
+def _is_revoked(config: SessionConfig, client: Presented, user_id: object) -> bool:
+    """Whether the cache has the verified session ended (StoreUnavailable if it cannot say)."""
+    return revocation.is_session_revoked(
+        revocation.get_cache(config.revocation_cache or ""),
+        client.session_id,
+        user_id,
+        client.issued_at,
+        config.revocation_clock_skew,
+        config.revocation_key_prefix,
+        client.generation,
+    )
+
+
 def check_expiry(value: Any) -> None:
     """ValueError for a set_expiry() value no token can carry (``expiry.check_expiry``), in Django's names."""
-    config = session_config()
-    longest = longest_expiry(config.cookie_age, config.revocation_cache is not None)
+    longest = session_config().longest_expiry
     _check_expiry(
         value, longest=longest, longest_name="SESSION_COOKIE_AGE", default="set_expiry(None) for SESSION_COOKIE_AGE."
     )
