@@ -16,11 +16,11 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from .. import session_settings as core
+from .. import session_settings
 from ..options import Problem
 from . import conf
 
-JSON_SERIALIZERS: Final = core.JSON_SERIALIZERS
+JSON_SERIALIZERS: Final = session_settings.JSON_SERIALIZERS
 JSON_SERIALIZER: Final = JSON_SERIALIZERS[0]
 #: The published docs (mkdocs.yml's site_url): every hint that points at the docs gives a page's address.
 DOCS: Final = "https://blake2sign-web.github.io/blake2sign_web/"
@@ -62,7 +62,7 @@ def check_session_middleware() -> Iterable[Problem]:
     """One session middleware (two would sign every write twice), and ours where only ours carries an option out."""
     middleware = list(getattr(settings, "MIDDLEWARE", None) or ())
     hint = "(the admin and django.contrib.auth accept it in its place)."
-    found = core.session_layer_problems(
+    found = session_settings.session_layer_problems(
         middleware, conf.MIDDLEWARE, conf.DJANGO_MIDDLEWARE, stack="MIDDLEWARE", hint=hint
     )
     return [*found, *_hinted(conf.middleware_problems(), f"See {DOCS}django/#sessions-over-4-kb-chunked")]
@@ -94,7 +94,7 @@ def check_shared_caches() -> Iterable[Problem]:
         single_use_cache = None
     if single_use_cache is not None:
         aliases[single_use_cache] = "BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']"
-    return core.shared_store_problems(aliases, getattr(settings, "CACHES", {}))
+    return session_settings.shared_store_problems(aliases, getattr(settings, "CACHES", {}))
 
 
 @system_check()
@@ -125,7 +125,9 @@ def _unseen_cookie_problems(*, http_only: bool = True, secure: bool = True) -> l
     """Our cookie's settings where Django's own ``check --deploy`` (its security.W010 to W015, which look for
     django.contrib.sessions or its middleware) cannot see them (``session_settings.unseen_cookie_problems``)."""
     django_sees = "django.contrib.sessions" in settings.INSTALLED_APPS or conf.DJANGO_MIDDLEWARE in settings.MIDDLEWARE
-    return core.unseen_cookie_problems(http_only, secure, ours=_sessions_are_ours(), django_sees=django_sees)
+    return session_settings.unseen_cookie_problems(
+        http_only, secure, ours=_sessions_are_ours(), django_sees=django_sees
+    )
 
 
 @system_check()
@@ -133,7 +135,7 @@ def check_session_settings() -> Iterable[Problem]:
     """The session cookie should be HttpOnly (where Django's own check cannot see it); the engine stores JSON."""
     found = _unseen_cookie_problems(http_only=settings.SESSION_COOKIE_HTTPONLY)
     if settings.SESSION_ENGINE == conf.ENGINE:
-        found += core.serializer_problems(settings.SESSION_SERIALIZER)
+        found += session_settings.serializer_problems(settings.SESSION_SERIALIZER)
     return found
 
 

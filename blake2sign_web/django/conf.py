@@ -20,7 +20,7 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from .. import options as schema
-from .. import session_settings as core
+from .. import session_settings
 from ..cache import clear_signer_cache
 from ..cookies import CookieSettings, prefix_fix
 from ..options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
@@ -75,7 +75,9 @@ def setting_problems() -> list[Problem]:
 def session_problems(options: Mapping[str, Any]) -> list[Problem]:
     """The core's problems with the session options (BLAKE2SIGN_WEB['SESSIONS'] and SESSION_COOKIE_AGE)."""
     values = {key: options[name] for name, key in SESSION_KEYS.items()} | {"max_age": settings.SESSION_COOKIE_AGE}
-    return schema.problems(values, schema.DJANGO, stores=core.prefixed_stores(getattr(settings, "CACHES", {})))
+    return schema.problems(
+        values, schema.DJANGO, stores=session_settings.prefixed_stores(getattr(settings, "CACHES", {}))
+    )
 
 
 def secret_problems() -> list[tuple[str, str]]:
@@ -132,7 +134,7 @@ def middleware_problems() -> list[tuple[str, str]]:
     """(check id, problem) for session options that need this project's middleware, with Django's listed."""
     middleware, chunked = getattr(settings, "MIDDLEWARE", None) or (), session_options()["CHUNKED"]
     option = schema.DJANGO.name(schema.BY_KEY["chunked"])
-    found = core.chunks_layer_problems(
+    found = session_settings.chunks_layer_problems(
         chunked, middleware, MIDDLEWARE, DJANGO_MIDDLEWARE, option=option, stack="MIDDLEWARE", framework="Django"
     )
     return [(p.check_id, p.message) for p in found]
@@ -149,14 +151,16 @@ def session_config() -> SessionConfig:
     problems = [f"{p.message}." for p in setting_problems()] + [problem for _, problem in validate_django_settings()]
     if problems:
         raise ImproperlyConfigured(" ".join(problems))
-    return core.resolve(_values(), settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS)
+    return session_settings.resolve(
+        _values(), settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS, purpose=PURPOSE, parts=PARTS
+    )
 
 
 @cache
-def cookie_settings() -> core.ResponseSettings:
+def cookie_settings() -> session_settings.ResponseSettings:
     """What the middleware writes the session's cookies with (any engine): the SESSION_COOKIE_* settings and
     SESSION_SAVE_EVERY_REQUEST, the core's ``response_settings``; resolved once, as the configuration."""
-    return core.response_settings(
+    return session_settings.response_settings(
         _values(), save_every_request=settings.SESSION_SAVE_EVERY_REQUEST, same_site_name="SESSION_COOKIE_SAMESITE"
     )
 
@@ -210,7 +214,7 @@ def _django_shape(token: str) -> bool:
 
 
 #: Django's layout (the start a key of the data), its incumbent, names, exception and the engine's logger.
-PARTS: Final = core.AdapterParts(
+PARTS: Final = session_settings.AdapterParts(
     _load_django_signed_cookie,
     _django_shape,
     STARTED,
