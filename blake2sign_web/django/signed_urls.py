@@ -24,7 +24,8 @@ from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation, link_options, link_requests, link_targets
+from .. import confirmation, link_guard, link_options, link_requests, link_targets
+from ..link_guard import LinkGuard
 from ..link_requests import Refusal
 from ..urls import (
     Bound,
@@ -54,8 +55,8 @@ def default_client(request: HttpRequest) -> str:
     return link_requests.client_identity(request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_USER_AGENT", ""))
 
 
-_signer: URLSigner | None = None
-#: The options ``_signer`` was built with.
+_guard: LinkGuard | None = None
+#: The options ``_guard`` was built with.
 _options: dict[str, Any] = {**DEFAULTS, "SINGLE_USE_CLIENT": default_client}
 
 
@@ -72,23 +73,28 @@ def options() -> dict[str, Any]:
 
 def get_signer() -> URLSigner:
     """The URLSigner for the current settings, built once (and again after a settings change)."""
-    global _signer, _options
-    signer = _signer
-    if signer is None:
+    return _link_guard().signer
+
+
+def _link_guard() -> LinkGuard:
+    """The settings' signer and link options (``link_guard``), built once (and again after a settings change)."""
+    global _guard, _options
+    guard = _guard
+    if guard is None:
         config = options()
         try:
             arguments = link_options.signer_arguments(config, getattr(settings, "SECRET_KEY_FALLBACKS", ()))
             signer = get_url_signer(settings.SECRET_KEY, **arguments)
         except (TypeError, ValueError) as error:
             raise ImproperlyConfigured(f"{SETTING}[{SECTION!r}] or SECRET_KEY: {error}") from None
-        _options, _signer = config, signer
-    return signer
+        _options, _guard = config, (guard := LinkGuard.from_settings(signer, config))
+    return guard
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:
-    global _signer
+    global _guard
     if setting in (SETTING, "SECRET_KEY", "SECRET_KEY_FALLBACKS"):
-        _signer = None
+        _guard = None
 
 
 setting_changed.connect(_reset, dispatch_uid="blake2sign_web.signed_urls.reset")
@@ -160,11 +166,9 @@ def admit(
 ) -> VerifiedLink | HttpResponse:
     """The verified link (also set as ``request.signed_link``), or the response that stands in for the view
     (``link_requests.check``; PermissionDenied for a bad link). Nothing is used up here (no I/O)."""
-    signer, bound = get_signer(), None if bind is None else bind(request)
-    url = request_url(request, bind_host=signer.bind_host)
-    method = request.method or "GET"
-    expired_status = _options["EXPIRED_STATUS"]
-    outcome = link_requests.check(signer, url, bound, request.path, method, expired_status, serves_file)
+    guard, bound = _link_guard(), None if bind is None else bind(request)
+    url = request_url(request, bind_host=guard.signer.bind_host)
+    outcome = guard.check(url, bound, request.path, request.method or "GET", serves_file)
     if type(outcome) is VerifiedLink:
         request.signed_link = outcome  # type: ignore[attr-defined]
         return outcome
@@ -230,31 +234,18 @@ def _csrf_middleware(middleware: tuple[str, ...]) -> type[CsrfViewMiddleware] | 
 
 
 def consume_single_use(
-    request: HttpRequest, link: VerifiedLink, *, file_size: int | None = None, continuation: int | None = None
+    request: HttpRequest, link: VerifiedLink, terms: link_requests.Consumption = link_guard.NO_TERMS
 ) -> HttpResponse | None:
     """Use up a single-use link: None when this request may have it, else the response (410/403/503).
-    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them."""
+    ``terms``: a file's link, as ``link_requests.consumption`` gives them."""
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
-    alias = _options["SINGLE_USE_CACHE"]
-    missing = None if alias is not None else "SINGLE_USE_CACHE is not configured"
-    terms = link_requests.Consumption(file_size, continuation)
-    call = link_requests.before_store(link, path=request.path, missing_store=missing, terms=terms)
-    if isinstance(call, Refusal):
-        return refusal_response(call)
-    if call is None or alias is None:
-        return None
-    consume = functools.partial(revocation.consume_link, revocation.get_cache(alias))
-    answer = link_requests.store_answer(consume, call, _options["SINGLE_USE_CLIENT"](request))
-    refusal = link_requests.consumed(
-        answer,
-        path=request.path,
-        fails_open=_options["SINGLE_USE_UNAVAILABLE"] == "open",
-        expired_status=_options["EXPIRED_STATUS"],
-        option="SINGLE_USE_UNAVAILABLE",
-    )
+    guard, alias = _link_guard(), _options["SINGLE_USE_CACHE"]
+    consume = None if alias is None else functools.partial(revocation.consume_link, revocation.get_cache(alias))
+    client = functools.partial(_options["SINGLE_USE_CLIENT"], request)
+    refusal = guard.use(link, request.path, consume, client, terms=terms)
     return None if refusal is None else refusal_response(refusal)
 
 

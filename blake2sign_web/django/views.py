@@ -21,7 +21,7 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import files, link_requests, stored_files
+from .. import files, link_guard, link_requests, stored_files
 from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
 from ..stored_files import StoredFile
 from ..urls import VerifiedLink
@@ -53,7 +53,7 @@ class SignedFileView(View):
         link = admit(request, bind=bind, confirm=confirm, serves_file=True)
         if isinstance(link, HttpResponseBase):
             return link
-        #: A single-use link is used up in ``respond``, which knows the file (see ``consume``).
+        #: A single-use link is used up in ``respond``, which knows the file (``link_guard.file_use``).
         self.link = link
         return super().dispatch(request, *args, **kwargs)
 
@@ -128,7 +128,9 @@ class SignedFileView(View):
                 stored.close()
                 return redirect
         wanted = stored.sendable_range(method, wanted)
-        refused = self.consume(request, stored.size, wanted)
+        # A single-use link is used up knowing the file: what a continuation by the same client may fetch.
+        use = link_guard.file_use(link, method, stored.size, wanted)
+        refused = None if use is None else consume_single_use(request, *use)
         if refused is not None:
             stored.close()
             return refused
@@ -184,15 +186,6 @@ class SignedFileView(View):
     def disposition(self, name: str) -> str:
         """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
         return link_requests.download_disposition(name, self.as_attachment, getattr(self, "link", None))
-
-    def consume(self, request: HttpRequest, size: int, wanted: link_requests.Wanted) -> HttpResponseBase | None:
-        """Use up a single-use link (None: this request may have the file), knowing the file's size: what a
-        continuation by the same client may fetch is ``link_requests.consumption``'s."""
-        link: VerifiedLink | None = getattr(self, "link", None)
-        if link is None or link.nonce is None:
-            return None
-        terms = link_requests.consumption(link, request.method or "GET", file_size=size, wanted=wanted)
-        return consume_single_use(request, link, file_size=terms.file_size, continuation=terms.continuation)
 
 
 def _in_thread(read: Callable[[], bytes]) -> Awaitable[bytes]:

@@ -21,9 +21,10 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_requests, link_targets, stored_files, stores
+from .. import confirmation, files, link_guard, link_requests, link_targets, stored_files
+from ..link_guard import LinkGuard
 from ..link_requests import Refusal
-from ..revocation import StoreUnavailable
+from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
 if TYPE_CHECKING:
@@ -161,40 +162,32 @@ def require_signature(
     ``single_use``: the store that consumes single-use links (without one they are refused); ``client``:
     who is asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link.
     """
-    guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
+    guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use), bind, single_use, client, confirm)
 
     async def signature_required(request: Request) -> None:
         link = guard.admit(request, False)
         if link.nonce is not None:
-            await guard.consume(request, link, link_requests.Consumption())
+            await guard.consume(request, link, link_guard.NO_TERMS)
 
     return signature_required
 
 
 class _Guard(NamedTuple):
-    """What an endpoint checks its links with (the options of ``require_signature`` and ``SignedFiles``)."""
+    """What an endpoint checks its links with (the options of ``require_signature`` and ``SignedFiles``): the
+    core's ``LinkGuard``, checked at start-up, and what reads a request for it."""
 
-    signer: URLSigner
+    links: LinkGuard
     bind: BindFunction | None
-    expired_status: int
     store: RedisStore | None
     client: ClientFunction
     confirm: ConfirmFunction | None
-
-    def checked(self) -> _Guard:
-        """The guard, once its options are checked (ValueError, TypeError), at start-up."""
-        link_requests.check_link_options(expired_status=self.expired_status)
-        stores.check_store(self.store, "single_use", "consume_link")
-        return self
 
     def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
         """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
         bound = None if self.bind is None else self.bind(request)
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
         method, path = request.scope.get("method", "GET"), link_targets.scope_path(request.scope)
-        outcome = link_requests.check(
-            self.signer, request_url(request, self.signer), bound, path, method, self.expired_status, serves_file
-        )
+        outcome = self.links.check(request_url(request, self.links.signer), bound, path, method, serves_file)
         if type(outcome) is VerifiedLink:
             request.state.signed_link = outcome
             return outcome
@@ -205,22 +198,11 @@ class _Guard(NamedTuple):
 
     async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
         """Use up a single-use link in the store; HTTPException unless this request may have it."""
-        path = link_targets.scope_path(request.scope)
         # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
         cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
-        missing = None if self.store is not None else "no single_use store configured for this endpoint"
-        call = link_requests.before_store(link, path=path, missing_store=missing, cross_site=cross_site, terms=terms)
-        if isinstance(call, Refusal):
-            _raise_refusal(call)
-        if call is None or self.store is None:
-            return
-        answer: bool | StoreUnavailable = await link_requests.astore_answer(
-            self.store.consume_link, call, self.client(request)
-        )
-        fails_open, status = self.store.fails_open, self.expired_status
-        refusal = link_requests.consumed(
-            answer, path=path, fails_open=fails_open, expired_status=status, option="on_unavailable"
-        )
+        consume = None if self.store is None else self.store.consume_link
+        path, client = link_targets.scope_path(request.scope), functools.partial(self.client, request)
+        refusal = await self.links.ause(link, path, consume, client, cross_site=cross_site, terms=terms)
         if refusal is not None:
             _raise_refusal(refusal)
 
@@ -305,10 +287,10 @@ async def _serve(
     try:
         posted = request.method == "POST" and link is not None and link.consume_on == "post"
         wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
-        if guard is not None and link is not None and link.nonce is not None:
-            # Its first use, or a continuation of a download by the same client within the file's size.
-            terms = link_requests.consumption(link, request.method, file_size=stored.size, wanted=wanted)
-            await guard.consume(request, link, terms)
+        # Its first use, or a continuation of a download by the same client within the file's size.
+        use = None if guard is None else link_guard.file_use(link, request.method, stored.size, wanted)
+        if guard is not None and use is not None:
+            await guard.consume(request, *use)
         disposition = link_requests.download_disposition(name, as_attachment, link)
         answer = stored_files.answer(request.method, request.headers, name, disposition, stored, wanted, posted=posted)
         if answer.status in (200, 206):
@@ -347,7 +329,7 @@ class SignedFiles:
     ) -> None:
         if not os.path.isdir(root):
             raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
-        self.guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
+        self.guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use), bind, single_use, client, confirm)
         self.root = os.path.realpath(root)
         self.path_param = path_param
         self.as_attachment = as_attachment
