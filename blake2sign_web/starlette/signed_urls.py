@@ -327,10 +327,8 @@ class SignedFiles:
         client: ClientFunction = default_client,
         confirm: ConfirmFunction | None = None,
     ) -> None:
-        if not os.path.isdir(root):
-            raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
+        self.root = files.served_root(root, "SignedFiles root")
         self.guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use), bind, single_use, client, confirm)
-        self.root = os.path.realpath(root)
         self.path_param = path_param
         self.as_attachment = as_attachment
 
