@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, NamedTuple
 
-from .link_options import check_expired_status
+from .link_options import check_expired_status, signer_arguments
 from .link_requests import (
     Confirmation,
     Consumption,
+    FileAnswer,
     Refusal,
     StoreCall,
     Wanted,
@@ -25,10 +26,13 @@ from .link_requests import (
     check,
     consumed,
     consumption,
+    download_disposition,
+    file_range,
     store_answer,
 )
+from .stored_files import StoredFile, answer, check_range_fallback, range_redirect, redirects_range
 from .stores import check_store
-from .urls import Bound, URLSigner, VerifiedLink
+from .urls import Bound, URLSigner, VerifiedLink, get_url_signer
 
 NO_TERMS: Final = Consumption()
 
@@ -64,8 +68,10 @@ class LinkGuard(NamedTuple):
         return cls(signer, status, "no single_use store configured for this endpoint", fails_open)
 
     @classmethod
-    def from_settings(cls, signer: URLSigner, settings: Mapping[str, Any]) -> LinkGuard:
-        """Django's guard, from ``SIGNED_URLS`` as ``link_options.from_settings`` checked it."""
+    def from_settings(cls, settings: Mapping[str, Any], secret: str | bytes, fallbacks: object) -> LinkGuard:
+        """Django's guard, from ``SIGNED_URLS`` as ``link_options.from_settings`` checked it, and its signer of
+        SECRET_KEY and SECRET_KEY_FALLBACKS (``link_options.signer_arguments``; ValueError or TypeError)."""
+        signer = get_url_signer(secret, **signer_arguments(settings, fallbacks))
         fails_open = settings["SINGLE_USE_UNAVAILABLE"] == "open"
         option = "SINGLE_USE_UNAVAILABLE"
         return cls(signer, settings["EXPIRED_STATUS"], "SINGLE_USE_CACHE is not configured", fails_open, option)
@@ -120,4 +126,62 @@ class LinkGuard(NamedTuple):
         answer = await astore_answer(consume, call, client())
         return consumed(
             answer, path=path, fails_open=self.fails_open, expired_status=self.expired_status, option=self.option
+        )
+
+
+class FileRequest:
+    """One request for a stored file by a link, once the link passed, decided in order with what nothing has
+    read yet: the range asked for (``wanted``), a Range sent to the storage's URL (``range_redirect``), the
+    single-use link to use up (``use``), then what the request gets (``answer``)."""
+
+    __slots__ = ("headers", "link", "method", "name", "offloaded", "posted", "stored", "wanted")
+
+    def __init__(
+        self,
+        method: str,
+        headers: Mapping[str, str],
+        name: str,
+        stored: StoredFile,
+        link: VerifiedLink | None,
+        *,
+        offloaded: bool = False,
+    ) -> None:
+        self.method, self.headers, self.name, self.stored, self.link = method, headers, name, stored, link
+        #: Whether the front server sends the bytes (and handles Range itself).
+        self.offloaded = offloaded
+        #: The confirmation's POST of a ``consume_on="post"`` link: the whole file, once, never cached.
+        self.posted = method == "POST" and link is not None and link.consume_on == "post"
+        #: What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
+        self.wanted = file_range(headers, stored.size, stored.mtime_ns, posted=self.posted)
+
+    def range_redirect(
+        self, url_of: Callable[[], object], path: str, storage: object, fallback: str
+    ) -> dict[str, str] | None:
+        """The headers of a 302 to the storage's URL for a Range it would download the whole object to serve
+        (``stored_files.redirects_range``, ``range_redirect``), or None: serve it here (``fallback="seek"``)."""
+        single_use = self.link is not None and self.link.nonce is not None
+        if not redirects_range(self.stored, self.method, self.wanted, single_use=single_use, offloaded=self.offloaded):
+            return None
+        if check_range_fallback(fallback) == "seek":
+            return None
+        return range_redirect(url_of, path, self.name, storage)
+
+    def use(self) -> tuple[VerifiedLink, Consumption] | None:
+        """The range as it can be sent (``StoredFile.sendable_range``), then the single-use link to use up with
+        its terms (``file_use``), or None."""
+        self.wanted = self.stored.sendable_range(self.method, self.wanted)
+        return file_use(self.link, self.method, self.stored.size, self.wanted)
+
+    def answer(self, as_attachment: bool, offload: tuple[str | None, bool] = (None, False)) -> FileAnswer:
+        """``stored_files.answer``, named by the link's signed filename and disposition where it has them."""
+        disposition = download_disposition(self.name, as_attachment, self.link)
+        return answer(
+            self.method,
+            self.headers,
+            self.name,
+            disposition,
+            self.stored,
+            self.wanted,
+            posted=self.posted,
+            offload=offload,
         )

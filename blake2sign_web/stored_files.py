@@ -193,6 +193,19 @@ def opened(
     return stored
 
 
+def from_storage(
+    storage: Any, name: str, handle: IO[bytes], ranged: Callable[[Any, IO[bytes]], RangedObject | None]
+) -> StoredFile:
+    """``opened`` of a file that a storage with Django's API (``size``, ``get_modified_time``) opened as
+    ``handle`` (closed if this fails); ``ranged``: its ranged reader (``s3_object``), or None."""
+    try:
+        reader = ranged(storage, handle)
+        return opened(handle, storage, reader, lambda: storage.size(name), lambda: storage.get_modified_time(name))
+    except BaseException:
+        handle.close()
+        raise
+
+
 def _nanoseconds(modified: datetime | None) -> int | None:
     return None if modified is None else int(modified.timestamp() * 1e9)
 

@@ -7,7 +7,7 @@ a 403 is PermissionDenied, so the site's 403 page renders. Options: ``BLAKE2SIGN
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Final, TypeVar, overload
 
@@ -27,14 +27,7 @@ from django.utils.module_loading import import_string
 from .. import confirmation, link_guard, link_options, link_requests, link_targets
 from ..link_guard import LinkGuard
 from ..link_requests import Refusal
-from ..urls import (
-    Bound,
-    ConsumeOn,
-    Disposition,
-    URLSigner,
-    VerifiedLink,
-    get_url_signer,
-)
+from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 from . import revocation
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -62,11 +55,9 @@ _options: dict[str, Any] = {**DEFAULTS, "SINGLE_USE_CLIENT": default_client}
 
 def options() -> dict[str, Any]:
     """The SIGNED_URLS options with defaults filled in; ImproperlyConfigured names any bad key."""
-    raw = getattr(settings, SETTING, {})
-    section = raw.get(SECTION, {}) if isinstance(raw, Mapping) else {}
-    caches = getattr(settings, "CACHES", {})
+    raw, caches = getattr(settings, SETTING, {}), getattr(settings, "CACHES", {})
     try:
-        return link_options.from_settings(section, f"{SETTING}[{SECTION!r}]", caches, import_string, default_client)
+        return link_options.from_settings(raw, caches, import_string, default_client)
     except (TypeError, ValueError) as error:
         raise ImproperlyConfigured(f"{error}.") from None
 
@@ -83,11 +74,10 @@ def _link_guard() -> LinkGuard:
     if guard is None:
         config = options()
         try:
-            arguments = link_options.signer_arguments(config, getattr(settings, "SECRET_KEY_FALLBACKS", ()))
-            signer = get_url_signer(settings.SECRET_KEY, **arguments)
+            guard = LinkGuard.from_settings(config, settings.SECRET_KEY, getattr(settings, "SECRET_KEY_FALLBACKS", ()))
         except (TypeError, ValueError) as error:
             raise ImproperlyConfigured(f"{SETTING}[{SECTION!r}] or SECRET_KEY: {error}") from None
-        _options, _guard = config, (guard := LinkGuard.from_settings(signer, config))
+        _options, _guard = config, guard
     return guard
 
 

@@ -285,14 +285,12 @@ async def _serve(
     """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
     stored = await _open(root, name)
     try:
-        posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
+        asked = link_guard.FileRequest(request.method, request.headers, name, stored, link)
         # Its first use, or a continuation of a download by the same client within the file's size.
-        use = None if guard is None else link_guard.file_use(link, request.method, stored.size, wanted)
+        use = asked.use()
         if guard is not None and use is not None:
             await guard.consume(request, *use)
-        disposition = link_requests.download_disposition(name, as_attachment, link)
-        answer = stored_files.answer(request.method, request.headers, name, disposition, stored, wanted, posted=posted)
+        answer = asked.answer(as_attachment)
         if answer.status in (200, 206):
             return _OpenFileResponse(stored.handle, answer)
         stored.close()  # 304, 412, 416: no body
