@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, NamedTuple
 
+from .confirmation import cross_site_post
 from .link_options import check_expired_status, signer_arguments
 from .link_requests import (
     Confirmation,
@@ -50,22 +51,29 @@ def file_use(
 class LinkGuard(NamedTuple):
     """An endpoint's options of signed links: the signer, the status of an expired or used link, what to
     log when no store consumes single-use links (``no_store``: the option to set), whether a store that
-    cannot answer lets the request through (``fails_open``; ``option``: how the framework spells it)."""
+    cannot answer lets the request through (``fails_open``; ``option``: how the framework spells it), the
+    ``store`` that uses single-use links up (Starlette's ``RedisStore``, Django's cache alias; None: none)
+    and ``client``: who is asking (a function of the request), so that a download may continue."""
 
     signer: URLSigner
     expired_status: int
     no_store: str
-    fails_open: bool = False
-    option: str = "on_unavailable"
+    fails_open: bool
+    option: str
+    store: Any
+    client: Callable[[Any], str]
 
     @classmethod
-    def for_store(cls, signer: URLSigner, expired_status: object, store: object) -> LinkGuard:
+    def for_store(
+        cls, signer: URLSigner, expired_status: object, store: object, client: Callable[[Any], str]
+    ) -> LinkGuard:
         """Starlette's guard: its arguments checked at start-up (ValueError, TypeError naming the argument);
         ``store``: the ``single_use`` argument, None or what has ``consume_link`` (and ``fails_open``)."""
         status = check_expired_status(expired_status)
         check_store(store, "single_use", "consume_link")
         fails_open = store is not None and bool(getattr(store, "fails_open", False))
-        return cls(signer, status, "no single_use store configured for this endpoint", fails_open)
+        missing = "no single_use store configured for this endpoint"
+        return cls(signer, status, missing, fails_open, "on_unavailable", store, client)
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], secret: str | bytes, fallbacks: object) -> LinkGuard:
@@ -73,8 +81,14 @@ class LinkGuard(NamedTuple):
         SECRET_KEY and SECRET_KEY_FALLBACKS (``link_options.signer_arguments``; ValueError or TypeError)."""
         signer = get_url_signer(secret, **signer_arguments(settings, fallbacks))
         fails_open = settings["SINGLE_USE_UNAVAILABLE"] == "open"
-        option = "SINGLE_USE_UNAVAILABLE"
-        return cls(signer, settings["EXPIRED_STATUS"], "SINGLE_USE_CACHE is not configured", fails_open, option)
+        status, missing, option = (
+            settings["EXPIRED_STATUS"],
+            "SINGLE_USE_CACHE is not configured",
+            "SINGLE_USE_UNAVAILABLE",
+        )
+        return cls(
+            signer, status, missing, fails_open, option, settings["SINGLE_USE_CACHE"], settings["SINGLE_USE_CLIENT"]
+        )
 
     def check(
         self, url: str | None, bound: Bound | None, path: str, method: str, serves_file: bool = False
@@ -83,10 +97,13 @@ class LinkGuard(NamedTuple):
         return check(self.signer, url, bound, path, method, self.expired_status, serves_file)
 
     def call(
-        self, link: VerifiedLink, path: str, store: object, cross_site: bool, terms: Consumption
+        self, link: VerifiedLink, path: str, store: object, headers: Mapping[str, str] | None, terms: Consumption
     ) -> StoreCall | Refusal | None:
-        """``link_requests.before_store`` with this guard's options (``store``: None when there is none)."""
+        """``link_requests.before_store`` with this guard's options (``store``: None when there is none). With the
+        request's ``headers`` (a framework with no CSRF check of its own), a confirmation's POST that the browser
+        says came from another site's page is refused (``confirmation.cross_site_post``)."""
         missing = self.no_store if store is None else None
+        cross_site = headers is not None and link.consume_on == "post" and cross_site_post(headers)
         return before_store(link, path=path, missing_store=missing, cross_site=cross_site, terms=terms)
 
     def use(
@@ -94,17 +111,17 @@ class LinkGuard(NamedTuple):
         link: VerifiedLink,
         path: str,
         consume: Callable[..., bool] | None,
-        client: Callable[[], str],
+        request: object,
         *,
-        cross_site: bool = False,
+        headers: Mapping[str, str] | None = None,
         terms: Consumption = NO_TERMS,
     ) -> Refusal | None:
-        """Use up a single-use link with a blocking store's ``consume`` (``client``: who asks, read only if the
-        store is asked): None when this request may have it, else the refusal (403, 503, the expired status)."""
-        call = self.call(link, path, consume, cross_site, terms)
+        """Use up a single-use link with a blocking store's ``consume`` (``client(request)``: who asks, read only if
+        the store is asked): None when this request may have it, else the refusal (403, 503, the expired status)."""
+        call = self.call(link, path, consume, headers, terms)
         if type(call) is not StoreCall or consume is None:
             return call  # type: ignore[return-value]
-        answer = store_answer(consume, call, client())
+        answer = store_answer(consume, call, self.client(request))
         return consumed(
             answer, path=path, fails_open=self.fails_open, expired_status=self.expired_status, option=self.option
         )
@@ -113,17 +130,17 @@ class LinkGuard(NamedTuple):
         self,
         link: VerifiedLink,
         path: str,
-        consume: Callable[..., Awaitable[bool]] | None,
-        client: Callable[[], str],
+        request: object,
         *,
-        cross_site: bool = False,
+        headers: Mapping[str, str] | None = None,
         terms: Consumption = NO_TERMS,
     ) -> Refusal | None:
-        """``use`` with an asynchronous store."""
-        call = self.call(link, path, consume, cross_site, terms)
+        """``use`` with an asynchronous store, this guard's own (its ``consume_link``)."""
+        consume: Callable[..., Awaitable[bool]] | None = None if self.store is None else self.store.consume_link
+        call = self.call(link, path, consume, headers, terms)
         if type(call) is not StoreCall or consume is None:
             return call  # type: ignore[return-value]
-        answer = await astore_answer(consume, call, client())
+        answer = await astore_answer(consume, call, self.client(request))
         return consumed(
             answer, path=path, fails_open=self.fails_open, expired_status=self.expired_status, option=self.option
         )

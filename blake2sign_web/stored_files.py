@@ -22,6 +22,7 @@ from .link_requests import (
     LOGGED_PATH_LENGTH,
     REDIRECT_HEADERS,
     FileAnswer,
+    Refusal,
     Wanted,
     conditional_answer,
     file_answer,
@@ -162,6 +163,29 @@ def local(root: str | os.PathLike[str], name: str) -> StoredFile:
     opened_file = files.open_under(root, name)
     info = opened_file.stat
     return StoredFile(opened_file.handle, info.st_size, info.st_mtime_ns, opened_file.path)
+
+
+def local_root(storage: Any, name: str, *, file_system: bool) -> str | None:
+    """The directory a storage keeps ``name`` in on this disk (its ``location``), or None: only a file-system
+    storage (``file_system``) whose ``path()`` does not raise NotImplementedError keeps its files there."""
+    if not file_system:
+        return None
+    try:
+        storage.path(name)
+    except NotImplementedError:
+        return None
+    location: str = os.fspath(storage.location)
+    return location
+
+
+def open_local(root: str | os.PathLike[str], name: str) -> StoredFile | Refusal:
+    """``local``, or what a request for a name that cannot be served gets: 400 (unsafe), 404 (no such file)."""
+    try:
+        return local(root, name)
+    except files.UnsafePath:
+        return Refusal(400, "Refused file name.")
+    except FileNotFoundError:
+        return Refusal(404, "No such file.")
 
 
 def opened(

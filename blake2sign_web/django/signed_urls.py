@@ -49,8 +49,6 @@ def default_client(request: HttpRequest) -> str:
 
 
 _guard: LinkGuard | None = None
-#: The options ``_guard`` was built with.
-_options: dict[str, Any] = {**DEFAULTS, "SINGLE_USE_CLIENT": default_client}
 
 
 def options() -> dict[str, Any]:
@@ -69,15 +67,15 @@ def get_signer() -> URLSigner:
 
 def _link_guard() -> LinkGuard:
     """The settings' signer and link options (``link_guard``), built once (and again after a settings change)."""
-    global _guard, _options
+    global _guard
     guard = _guard
     if guard is None:
         config = options()
+        fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
         try:
-            guard = LinkGuard.from_settings(config, settings.SECRET_KEY, getattr(settings, "SECRET_KEY_FALLBACKS", ()))
+            _guard = guard = LinkGuard.from_settings(config, settings.SECRET_KEY, fallbacks)
         except (TypeError, ValueError) as error:
             raise ImproperlyConfigured(f"{SETTING}[{SECTION!r}] or SECRET_KEY: {error}") from None
-        _options, _guard = config, guard
     return guard
 
 
@@ -107,7 +105,7 @@ def sign_url(
     ``BIND_HOST`` a path needs it. ``single_use=True`` needs ``SINGLE_USE_CACHE``.
     """
     signer = get_signer()
-    if single_use and _options["SINGLE_USE_CACHE"] is None:
+    if single_use and _link_guard().store is None:
         raise ImproperlyConfigured(
             f"sign_url(single_use=True) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
             "shared by every process (RedisCache), where each link is marked used."
@@ -232,10 +230,10 @@ def consume_single_use(
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
-    guard, alias = _link_guard(), _options["SINGLE_USE_CACHE"]
+    guard = _link_guard()
+    alias: str | None = guard.store
     consume = None if alias is None else functools.partial(revocation.consume_link, revocation.get_cache(alias))
-    client = functools.partial(_options["SINGLE_USE_CLIENT"], request)
-    refusal = guard.use(link, request.path, consume, client, terms=terms)
+    refusal = guard.use(link, request.path, consume, request, terms=terms)
     return None if refusal is None else refusal_response(refusal)
 
 
@@ -256,9 +254,8 @@ def client_path(request: HttpRequest) -> str:
     """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links: under
     ASGI put back if a proxy took it off (``link_targets.script_path``). The prefix is the handler's, from
     FORCE_SCRIPT_NAME or root_path (Django 4.2's META["SCRIPT_NAME"] is root_path alone)."""
-    if not isinstance(request, ASGIRequest):
-        return request.path
-    return link_targets.script_path(request.path, request.path_info, get_script_prefix())
+    asgi = isinstance(request, ASGIRequest)
+    return link_targets.script_path(request.path, request.path_info, get_script_prefix(), asgi=asgi)
 
 
 @overload

@@ -8,7 +8,6 @@ requests, offloading) is decided in ``link_requests`` and ``stored_files``. Guid
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from typing import IO, Any, ClassVar
 
@@ -95,13 +94,7 @@ class SignedFileView(View):
         """The directory to serve ``name`` from on this disk, or None to read it through ``storage.open()``:
         only a FileSystemStorage (or subclass) whose ``path()`` works keeps its files here (``Storage.path``
         exists on every storage, raising NotImplementedError; InMemoryStorage's ``location`` is not its files')."""
-        if not isinstance(storage, FileSystemStorage):
-            return None
-        try:
-            storage.path(name)
-        except NotImplementedError:
-            return None
-        return os.fspath(storage.location)
+        return stored_files.local_root(storage, name, file_system=isinstance(storage, FileSystemStorage))
 
     def open_from_storage(self, storage: Storage, name: str) -> StoredFile:
         """Open through the storage's own API, with the size and modified time it offers."""

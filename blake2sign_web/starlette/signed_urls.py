@@ -12,7 +12,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -23,8 +23,9 @@ from starlette.types import Receive, Scope, Send
 
 from .. import confirmation, files, link_guard, link_requests, link_targets, stored_files
 from ..link_guard import LinkGuard
-from ..link_requests import Refusal
+from ..link_requests import FileAnswer, Refusal
 from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
+from ..stored_files import StoredFile
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def require_signature(
     ``single_use``: the store that consumes single-use links (without one they are refused); ``client``:
     who is asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link.
     """
-    guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use), bind, single_use, client, confirm)
+    guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client), bind, confirm)
 
     async def signature_required(request: Request) -> None:
         link = guard.admit(request, False)
@@ -178,8 +179,6 @@ class _Guard(NamedTuple):
 
     links: LinkGuard
     bind: BindFunction | None
-    store: RedisStore | None
-    client: ClientFunction
     confirm: ConfirmFunction | None
 
     def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
@@ -198,11 +197,9 @@ class _Guard(NamedTuple):
 
     async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
         """Use up a single-use link in the store; HTTPException unless this request may have it."""
-        # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
-        cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
-        consume = None if self.store is None else self.store.consume_link
-        path, client = link_targets.scope_path(request.scope), functools.partial(self.client, request)
-        refusal = await self.links.ause(link, path, consume, client, cross_site=cross_site, terms=terms)
+        path = link_targets.scope_path(request.scope)
+        # Starlette has no CSRF check: a confirmation's POST from another site's page is refused (``headers``).
+        refusal = await self.links.ause(link, path, request, headers=request.headers, terms=terms)
         if refusal is not None:
             _raise_refusal(refusal)
 
@@ -240,13 +237,12 @@ class _OpenFileResponse(Response):
     """Streams an already open file, whole (200) or one range (206): Starlette's FileResponse would open it again
     by name, undoing ``files.open_under`` (a path checked, then another file opened)."""
 
-    def __init__(self, handle: IO[bytes], answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
+    def __init__(self, stored: StoredFile, answer: FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
         headers = dict(answer.headers)
         # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
         media_type = headers.pop("Content-Type")
         super().__init__(status_code=answer.status, headers=headers, media_type=media_type)
-        start = 0 if answer.byte_range is None else answer.byte_range.start
-        length = int(headers["Content-Length"])
+        handle, start, length = stored.body(answer.byte_range)
         self.reader = files.AsyncRangeReader(handle, start, length, chunk_size, anyio.to_thread.run_sync)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -292,7 +288,7 @@ async def _serve(
             await guard.consume(request, *use)
         answer = asked.answer(as_attachment)
         if answer.status in (200, 206):
-            return _OpenFileResponse(stored.handle, answer)
+            return _OpenFileResponse(stored, answer)
         stored.close()  # 304, 412, 416: no body
         return Response(status_code=answer.status, headers=answer.headers)
     except BaseException:
@@ -300,13 +296,11 @@ async def _serve(
         raise
 
 
-async def _open(root: str | os.PathLike[str], name: str) -> stored_files.StoredFile:
-    try:
-        return await anyio.to_thread.run_sync(stored_files.local, root, name)
-    except files.UnsafePath:
-        raise HTTPException(400, "Refused file name.") from None
-    except FileNotFoundError:
-        raise HTTPException(404, "No such file.") from None
+async def _open(root: str | os.PathLike[str], name: str) -> StoredFile:
+    stored = await anyio.to_thread.run_sync(stored_files.open_local, root, name)
+    if isinstance(stored, Refusal):
+        _raise_refusal(stored)
+    return stored
 
 
 class SignedFiles:
@@ -326,7 +320,7 @@ class SignedFiles:
         confirm: ConfirmFunction | None = None,
     ) -> None:
         self.root = files.served_root(root, "SignedFiles root")
-        self.guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use), bind, single_use, client, confirm)
+        self.guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client), bind, confirm)
         self.path_param = path_param
         self.as_attachment = as_attachment
 
