@@ -3,9 +3,10 @@ request's decisions in the order ``link_requests`` gives them.
 
 An adapter builds one ``LinkGuard`` at start-up (Starlette: per ``require_signature`` or ``SignedFiles``;
 Django: per ``SIGNED_URLS`` settings) and, per request, hands it plain values: ``check`` (the link, its
-confirmation page, or its refusal), then for a single-use link ``use`` or ``ause`` with its store's
-``consume_link`` (None when there is no store): the refusal, or None to go on. The adapter only reads the
-request and writes the response.
+confirmation page, or its refusal), then for a single-use link ``use`` (a blocking store's ``consume_link``)
+or ``ause`` (the guard's asyncio store): the refusal, or None to go on. A file's request is a
+``FileRequest``: the range asked for, a range redirect, the single-use link's terms, the answer. The adapter
+only reads the request, does the store and file I/O and writes the response.
 """
 
 from __future__ import annotations
