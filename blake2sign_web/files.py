@@ -131,6 +131,13 @@ class OpenedFile(NamedTuple):
     path: str
 
 
+def served_root(root: str | os.PathLike[str], name: str) -> str:
+    """The real path of ``root``, a directory files are served from; ValueError (``name``: the option) otherwise."""
+    if not os.path.isdir(root):
+        raise ValueError(f"{name} {os.fspath(root)!r} is not a directory")
+    return os.path.realpath(root)
+
+
 def open_under(root: str | os.PathLike[str], name: str) -> OpenedFile:
     """Open the regular file ``name`` under ``root`` once, for reading; UnsafePath or FileNotFoundError otherwise.
 

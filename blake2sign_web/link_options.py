@@ -77,10 +77,17 @@ def check_expired_status(value: object, name: str = "expired_status") -> int:
 
 
 def from_settings(
-    section: object, where: str, caches: Container[str], load: Callable[[str], Any], default_client: Any
+    raw: object,
+    caches: Container[str],
+    load: Callable[[str], Any],
+    default_client: Any,
+    setting: str = "BLAKE2SIGN_WEB",
 ) -> dict[str, Any]:
-    """Django's settings (``section``, written ``where``) with the defaults filled in, checked: ValueError or
-    TypeError naming the key. ``caches``: the CACHES aliases; ``load``: imports a dotted path."""
+    """Django's ``SIGNED_URLS`` in ``raw`` (the ``setting``'s value; not a dict: no options) with the defaults filled
+    in, checked: ValueError or TypeError naming the key. ``caches``: the CACHES aliases; ``load``: imports a
+    dotted path."""
+    section = raw.get("SIGNED_URLS", {}) if isinstance(raw, Mapping) else {}
+    where = f"{setting}['SIGNED_URLS']"
     if not isinstance(section, Mapping):
         raise TypeError(f"{where} must be a dict, not {type(section).__name__}")
     unknown = [key for key in section if key not in DEFAULTS]

@@ -62,13 +62,16 @@ def wsgi_query(query: str, charset: str) -> str:
         return raw.decode("iso-8859-1")  # QueryDict's own fallback
 
 
-def script_path(path: str, path_info: str, prefix: str) -> str:
+def script_path(path: str, path_info: str, prefix: str, *, asgi: bool = True) -> str:
     """The decoded path with the script prefix that ``reverse()`` writes into links.
 
     Under ASGI, Django takes its path from the scope's as it is: behind a proxy that took the prefix
     off (``FORCE_SCRIPT_NAME = "/app"``, nginx ``proxy_pass http://app/;``) it lacks the prefix that
-    the link has, so the prefix is put back before the path the view routes on (``path_info``).
+    the link has, so the prefix is put back before the path the view routes on (``path_info``). Under
+    WSGI (``asgi=False``), the path has it (SCRIPT_NAME).
     """
+    if not asgi:
+        return path
     return path if with_prefix(path, prefix) == path else with_prefix(path_info, prefix)
 
 

@@ -22,6 +22,7 @@ from .link_requests import (
     LOGGED_PATH_LENGTH,
     REDIRECT_HEADERS,
     FileAnswer,
+    Refusal,
     Wanted,
     conditional_answer,
     file_answer,
@@ -164,6 +165,29 @@ def local(root: str | os.PathLike[str], name: str) -> StoredFile:
     return StoredFile(opened_file.handle, info.st_size, info.st_mtime_ns, opened_file.path)
 
 
+def local_root(storage: Any, name: str, *, file_system: bool) -> str | None:
+    """The directory a storage keeps ``name`` in on this disk (its ``location``), or None: only a file-system
+    storage (``file_system``) whose ``path()`` does not raise NotImplementedError keeps its files there."""
+    if not file_system:
+        return None
+    try:
+        storage.path(name)
+    except NotImplementedError:
+        return None
+    location: str = os.fspath(storage.location)
+    return location
+
+
+def open_local(root: str | os.PathLike[str], name: str) -> StoredFile | Refusal:
+    """``local``, or what a request for a name that cannot be served gets: 400 (unsafe), 404 (no such file)."""
+    try:
+        return local(root, name)
+    except files.UnsafePath:
+        return Refusal(400, "Refused file name.")
+    except FileNotFoundError:
+        return Refusal(404, "No such file.")
+
+
 def opened(
     handle: IO[bytes],
     storage: object,
@@ -191,6 +215,19 @@ def opened(
     stored = StoredFile(handle, known_size, _nanoseconds(known_time), None, seekable=None)
     stored.downloads_whole = downloads_whole_objects(storage)
     return stored
+
+
+def from_storage(
+    storage: Any, name: str, handle: IO[bytes], ranged: Callable[[Any, IO[bytes]], RangedObject | None]
+) -> StoredFile:
+    """``opened`` of a file that a storage with Django's API (``size``, ``get_modified_time``) opened as
+    ``handle`` (closed if this fails); ``ranged``: its ranged reader (``s3_object``), or None."""
+    try:
+        reader = ranged(storage, handle)
+        return opened(handle, storage, reader, lambda: storage.size(name), lambda: storage.get_modified_time(name))
+    except BaseException:
+        handle.close()
+        raise
 
 
 def _nanoseconds(modified: datetime | None) -> int | None:

@@ -7,7 +7,7 @@ a 403 is PermissionDenied, so the site's 403 page renders. Options: ``BLAKE2SIGN
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Final, TypeVar, overload
 
@@ -24,16 +24,10 @@ from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation, link_options, link_requests, link_targets
+from .. import confirmation, link_guard, link_options, link_requests, link_targets
+from ..link_guard import LinkGuard
 from ..link_requests import Refusal
-from ..urls import (
-    Bound,
-    ConsumeOn,
-    Disposition,
-    URLSigner,
-    VerifiedLink,
-    get_url_signer,
-)
+from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 from . import revocation
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -54,41 +48,41 @@ def default_client(request: HttpRequest) -> str:
     return link_requests.client_identity(request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_USER_AGENT", ""))
 
 
-_signer: URLSigner | None = None
-#: The options ``_signer`` was built with.
-_options: dict[str, Any] = {**DEFAULTS, "SINGLE_USE_CLIENT": default_client}
+_guard: LinkGuard | None = None
 
 
 def options() -> dict[str, Any]:
     """The SIGNED_URLS options with defaults filled in; ImproperlyConfigured names any bad key."""
-    raw = getattr(settings, SETTING, {})
-    section = raw.get(SECTION, {}) if isinstance(raw, Mapping) else {}
-    caches = getattr(settings, "CACHES", {})
+    raw, caches = getattr(settings, SETTING, {}), getattr(settings, "CACHES", {})
     try:
-        return link_options.from_settings(section, f"{SETTING}[{SECTION!r}]", caches, import_string, default_client)
+        return link_options.from_settings(raw, caches, import_string, default_client)
     except (TypeError, ValueError) as error:
         raise ImproperlyConfigured(f"{error}.") from None
 
 
 def get_signer() -> URLSigner:
     """The URLSigner for the current settings, built once (and again after a settings change)."""
-    global _signer, _options
-    signer = _signer
-    if signer is None:
+    return _link_guard().signer
+
+
+def _link_guard() -> LinkGuard:
+    """The settings' signer and link options (``link_guard``), built once (and again after a settings change)."""
+    global _guard
+    guard = _guard
+    if guard is None:
         config = options()
+        fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
         try:
-            arguments = link_options.signer_arguments(config, getattr(settings, "SECRET_KEY_FALLBACKS", ()))
-            signer = get_url_signer(settings.SECRET_KEY, **arguments)
+            _guard = guard = LinkGuard.from_settings(config, settings.SECRET_KEY, fallbacks)
         except (TypeError, ValueError) as error:
             raise ImproperlyConfigured(f"{SETTING}[{SECTION!r}] or SECRET_KEY: {error}") from None
-        _options, _signer = config, signer
-    return signer
+    return guard
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:
-    global _signer
+    global _guard
     if setting in (SETTING, "SECRET_KEY", "SECRET_KEY_FALLBACKS"):
-        _signer = None
+        _guard = None
 
 
 setting_changed.connect(_reset, dispatch_uid="blake2sign_web.signed_urls.reset")
@@ -111,7 +105,7 @@ def sign_url(
     ``BIND_HOST`` a path needs it. ``single_use=True`` needs ``SINGLE_USE_CACHE``.
     """
     signer = get_signer()
-    if single_use and _options["SINGLE_USE_CACHE"] is None:
+    if single_use and _link_guard().store is None:
         raise ImproperlyConfigured(
             f"sign_url(single_use=True) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
             "shared by every process (RedisCache), where each link is marked used."
@@ -160,11 +154,9 @@ def admit(
 ) -> VerifiedLink | HttpResponse:
     """The verified link (also set as ``request.signed_link``), or the response that stands in for the view
     (``link_requests.check``; PermissionDenied for a bad link). Nothing is used up here (no I/O)."""
-    signer, bound = get_signer(), None if bind is None else bind(request)
-    url = request_url(request, bind_host=signer.bind_host)
-    method = request.method or "GET"
-    expired_status = _options["EXPIRED_STATUS"]
-    outcome = link_requests.check(signer, url, bound, request.path, method, expired_status, serves_file)
+    guard, bound = _link_guard(), None if bind is None else bind(request)
+    url = request_url(request, bind_host=guard.signer.bind_host)
+    outcome = guard.check(url, bound, request.path, request.method or "GET", serves_file)
     if type(outcome) is VerifiedLink:
         request.signed_link = outcome  # type: ignore[attr-defined]
         return outcome
@@ -230,31 +222,18 @@ def _csrf_middleware(middleware: tuple[str, ...]) -> type[CsrfViewMiddleware] | 
 
 
 def consume_single_use(
-    request: HttpRequest, link: VerifiedLink, *, file_size: int | None = None, continuation: int | None = None
+    request: HttpRequest, link: VerifiedLink, terms: link_requests.Consumption = link_guard.NO_TERMS
 ) -> HttpResponse | None:
     """Use up a single-use link: None when this request may have it, else the response (410/403/503).
-    ``file_size`` and ``continuation``: a file's link, as ``link_requests.consumption`` gives them."""
+    ``terms``: a file's link, as ``link_requests.consumption`` gives them."""
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
-    alias = _options["SINGLE_USE_CACHE"]
-    missing = None if alias is not None else "SINGLE_USE_CACHE is not configured"
-    terms = link_requests.Consumption(file_size, continuation)
-    call = link_requests.before_store(link, path=request.path, missing_store=missing, terms=terms)
-    if isinstance(call, Refusal):
-        return refusal_response(call)
-    if call is None or alias is None:
-        return None
-    consume = functools.partial(revocation.consume_link, revocation.get_cache(alias))
-    answer = link_requests.store_answer(consume, call, _options["SINGLE_USE_CLIENT"](request))
-    refusal = link_requests.consumed(
-        answer,
-        path=request.path,
-        fails_open=_options["SINGLE_USE_UNAVAILABLE"] == "open",
-        expired_status=_options["EXPIRED_STATUS"],
-        option="SINGLE_USE_UNAVAILABLE",
-    )
+    guard = _link_guard()
+    alias: str | None = guard.store
+    consume = None if alias is None else functools.partial(revocation.consume_link, revocation.get_cache(alias))
+    refusal = guard.use(link, request.path, consume, request, terms=terms)
     return None if refusal is None else refusal_response(refusal)
 
 
@@ -275,9 +254,8 @@ def client_path(request: HttpRequest) -> str:
     """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links: under
     ASGI put back if a proxy took it off (``link_targets.script_path``). The prefix is the handler's, from
     FORCE_SCRIPT_NAME or root_path (Django 4.2's META["SCRIPT_NAME"] is root_path alone)."""
-    if not isinstance(request, ASGIRequest):
-        return request.path
-    return link_targets.script_path(request.path, request.path_info, get_script_prefix())
+    asgi = isinstance(request, ASGIRequest)
+    return link_targets.script_path(request.path, request.path_info, get_script_prefix(), asgi=asgi)
 
 
 @overload

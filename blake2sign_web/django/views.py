@@ -8,7 +8,6 @@ requests, offloading) is decided in ``link_requests`` and ``stored_files``. Guid
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from typing import IO, Any, ClassVar
 
@@ -21,10 +20,9 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import files, link_requests, stored_files
+from .. import files, link_guard, link_requests, stored_files
 from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
 from ..stored_files import StoredFile
-from ..urls import VerifiedLink
 from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
 
 
@@ -53,7 +51,7 @@ class SignedFileView(View):
         link = admit(request, bind=bind, confirm=confirm, serves_file=True)
         if isinstance(link, HttpResponseBase):
             return link
-        #: A single-use link is used up in ``respond``, which knows the file (see ``consume``).
+        #: A single-use link is used up in ``respond``, which knows the file (``link_guard.file_use``).
         self.link = link
         return super().dispatch(request, *args, **kwargs)
 
@@ -96,50 +94,30 @@ class SignedFileView(View):
         """The directory to serve ``name`` from on this disk, or None to read it through ``storage.open()``:
         only a FileSystemStorage (or subclass) whose ``path()`` works keeps its files here (``Storage.path``
         exists on every storage, raising NotImplementedError; InMemoryStorage's ``location`` is not its files')."""
-        if not isinstance(storage, FileSystemStorage):
-            return None
-        try:
-            storage.path(name)
-        except NotImplementedError:
-            return None
-        return os.fspath(storage.location)
+        return stored_files.local_root(storage, name, file_system=isinstance(storage, FileSystemStorage))
 
     def open_from_storage(self, storage: Storage, name: str) -> StoredFile:
         """Open through the storage's own API, with the size and modified time it offers."""
         handle: IO[bytes] = storage.open(name, "rb")
-        try:
-            ranged = self.ranged_reader(storage, handle)
-            return stored_files.opened(
-                handle, storage, ranged, lambda: storage.size(name), lambda: storage.get_modified_time(name)
-            )
-        except BaseException:
-            handle.close()
-            raise
+        return stored_files.from_storage(storage, name, handle, self.ranged_reader)
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
-        posted, method = request.method == "POST", request.method or "GET"
-        # What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
-        wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
-        link: VerifiedLink | None = getattr(self, "link", None)
-        single_use, offloaded = link is not None and link.nonce is not None, self.offloaded
-        if stored_files.redirects_range(stored, method, wanted, single_use=single_use, offloaded=offloaded):
-            redirect = self.redirect_range(request, storage, name)
-            if redirect is not None:
-                stored.close()
-                return redirect
-        wanted = stored.sendable_range(method, wanted)
-        refused = self.consume(request, stored.size, wanted)
+        method, link = request.method or "GET", getattr(self, "link", None)
+        asked = link_guard.FileRequest(method, request.headers, name, stored, link, offloaded=self.offloaded)
+        redirect = asked.range_redirect(lambda: storage.url(name), request.path, storage, self.range_fallback)
+        if redirect is not None:
+            stored.close()
+            return HttpResponse(status=302, headers=redirect)
+        use = asked.use()
+        refused = None if use is None else consume_single_use(request, *use)
         if refused is not None:
             stored.close()
             return refused
-        disposition, offload = self.disposition(name), (self.accel_redirect, self.sendfile)
         try:
-            answer = stored_files.answer(
-                method, request.headers, name, disposition, stored, wanted, posted=posted, offload=offload
-            )
+            answer = asked.answer(self.as_attachment, (self.accel_redirect, self.sendfile))
         except ValueError as error:  # sendfile=True on a storage without local paths
             raise SuspiciousFileOperation(str(error)) from None
-        if answer.status not in (200, 206) or method == "HEAD" or offloaded:
+        if answer.status not in (200, 206) or method == "HEAD" or self.offloaded:
             stored.close()  # no body, or the front server sends it
             return HttpResponse(status=answer.status, headers=answer.headers)
         return self.stream(request, stored, answer)
@@ -172,27 +150,6 @@ class SignedFileView(View):
     def offloaded(self) -> bool:
         """Whether the front server sends the bytes (and handles Range itself)."""
         return self.accel_redirect is not None or self.sendfile
-
-    def redirect_range(self, request: HttpRequest, storage: Storage, name: str) -> HttpResponse | None:
-        """A Range request on a storage that would download the whole object: a redirect to the storage's URL
-        (``stored_files.range_redirect``), or None (seek the file as before) with ``range_fallback="seek"``."""
-        if stored_files.check_range_fallback(self.range_fallback) == "seek":
-            return None
-        headers = stored_files.range_redirect(lambda: storage.url(name), request.path, name, storage)
-        return None if headers is None else HttpResponse(status=302, headers=headers)
-
-    def disposition(self, name: str) -> str:
-        """``Content-Disposition``: the link's signed filename and disposition where it has them, else the view's."""
-        return link_requests.download_disposition(name, self.as_attachment, getattr(self, "link", None))
-
-    def consume(self, request: HttpRequest, size: int, wanted: link_requests.Wanted) -> HttpResponseBase | None:
-        """Use up a single-use link (None: this request may have the file), knowing the file's size: what a
-        continuation by the same client may fetch is ``link_requests.consumption``'s."""
-        link: VerifiedLink | None = getattr(self, "link", None)
-        if link is None or link.nonce is None:
-            return None
-        terms = link_requests.consumption(link, request.method or "GET", file_size=size, wanted=wanted)
-        return consume_single_use(request, link, file_size=terms.file_size, continuation=terms.continuation)
 
 
 def _in_thread(read: Callable[[], bytes]) -> Awaitable[bytes]:

@@ -12,7 +12,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -21,9 +21,11 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_requests, link_targets, stored_files, stores
-from ..link_requests import Refusal
-from ..revocation import StoreUnavailable
+from .. import confirmation, files, link_guard, link_requests, link_targets, stored_files
+from ..link_guard import LinkGuard
+from ..link_requests import FileAnswer, Refusal
+from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
+from ..stored_files import StoredFile
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
 if TYPE_CHECKING:
@@ -161,40 +163,30 @@ def require_signature(
     ``single_use``: the store that consumes single-use links (without one they are refused); ``client``:
     who is asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link.
     """
-    guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
+    guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client), bind, confirm)
 
     async def signature_required(request: Request) -> None:
         link = guard.admit(request, False)
         if link.nonce is not None:
-            await guard.consume(request, link, link_requests.Consumption())
+            await guard.consume(request, link, link_guard.NO_TERMS)
 
     return signature_required
 
 
 class _Guard(NamedTuple):
-    """What an endpoint checks its links with (the options of ``require_signature`` and ``SignedFiles``)."""
+    """What an endpoint checks its links with (the options of ``require_signature`` and ``SignedFiles``): the
+    core's ``LinkGuard``, checked at start-up, and what reads a request for it."""
 
-    signer: URLSigner
+    links: LinkGuard
     bind: BindFunction | None
-    expired_status: int
-    store: RedisStore | None
-    client: ClientFunction
     confirm: ConfirmFunction | None
-
-    def checked(self) -> _Guard:
-        """The guard, once its options are checked (ValueError, TypeError), at start-up."""
-        link_requests.check_link_options(expired_status=self.expired_status)
-        stores.check_store(self.store, "single_use", "consume_link")
-        return self
 
     def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
         """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
         bound = None if self.bind is None else self.bind(request)
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
         method, path = request.scope.get("method", "GET"), link_targets.scope_path(request.scope)
-        outcome = link_requests.check(
-            self.signer, request_url(request, self.signer), bound, path, method, self.expired_status, serves_file
-        )
+        outcome = self.links.check(request_url(request, self.links.signer), bound, path, method, serves_file)
         if type(outcome) is VerifiedLink:
             request.state.signed_link = outcome
             return outcome
@@ -206,21 +198,8 @@ class _Guard(NamedTuple):
     async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
         """Use up a single-use link in the store; HTTPException unless this request may have it."""
         path = link_targets.scope_path(request.scope)
-        # Starlette has no CSRF check: a confirmation's POST from another site's page is refused here.
-        cross_site = link.consume_on == "post" and confirmation.cross_site_post(request.headers)
-        missing = None if self.store is not None else "no single_use store configured for this endpoint"
-        call = link_requests.before_store(link, path=path, missing_store=missing, cross_site=cross_site, terms=terms)
-        if isinstance(call, Refusal):
-            _raise_refusal(call)
-        if call is None or self.store is None:
-            return
-        answer: bool | StoreUnavailable = await link_requests.astore_answer(
-            self.store.consume_link, call, self.client(request)
-        )
-        fails_open, status = self.store.fails_open, self.expired_status
-        refusal = link_requests.consumed(
-            answer, path=path, fails_open=fails_open, expired_status=status, option="on_unavailable"
-        )
+        # Starlette has no CSRF check: a confirmation's POST from another site's page is refused (``headers``).
+        refusal = await self.links.ause(link, path, request, headers=request.headers, terms=terms)
         if refusal is not None:
             _raise_refusal(refusal)
 
@@ -258,13 +237,12 @@ class _OpenFileResponse(Response):
     """Streams an already open file, whole (200) or one range (206): Starlette's FileResponse would open it again
     by name, undoing ``files.open_under`` (a path checked, then another file opened)."""
 
-    def __init__(self, handle: IO[bytes], answer: link_requests.FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
+    def __init__(self, stored: StoredFile, answer: FileAnswer, chunk_size: int = files.CHUNK_SIZE) -> None:
         headers = dict(answer.headers)
         # Starlette's own: a text type gets "; charset=utf-8" (media_type), as in its FileResponse.
         media_type = headers.pop("Content-Type")
         super().__init__(status_code=answer.status, headers=headers, media_type=media_type)
-        start = 0 if answer.byte_range is None else answer.byte_range.start
-        length = int(headers["Content-Length"])
+        handle, start, length = stored.body(answer.byte_range)
         self.reader = files.AsyncRangeReader(handle, start, length, chunk_size, anyio.to_thread.run_sync)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -303,16 +281,14 @@ async def _serve(
     """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
     stored = await _open(root, name)
     try:
-        posted = request.method == "POST" and link is not None and link.consume_on == "post"
-        wanted = link_requests.file_range(request.headers, stored.size, stored.mtime_ns, posted=posted)
-        if guard is not None and link is not None and link.nonce is not None:
-            # Its first use, or a continuation of a download by the same client within the file's size.
-            terms = link_requests.consumption(link, request.method, file_size=stored.size, wanted=wanted)
-            await guard.consume(request, link, terms)
-        disposition = link_requests.download_disposition(name, as_attachment, link)
-        answer = stored_files.answer(request.method, request.headers, name, disposition, stored, wanted, posted=posted)
+        asked = link_guard.FileRequest(request.method, request.headers, name, stored, link)
+        # Its first use, or a continuation of a download by the same client within the file's size.
+        use = asked.use()
+        if guard is not None and use is not None:
+            await guard.consume(request, *use)
+        answer = asked.answer(as_attachment)
         if answer.status in (200, 206):
-            return _OpenFileResponse(stored.handle, answer)
+            return _OpenFileResponse(stored, answer)
         stored.close()  # 304, 412, 416: no body
         return Response(status_code=answer.status, headers=answer.headers)
     except BaseException:
@@ -320,13 +296,11 @@ async def _serve(
         raise
 
 
-async def _open(root: str | os.PathLike[str], name: str) -> stored_files.StoredFile:
-    try:
-        return await anyio.to_thread.run_sync(stored_files.local, root, name)
-    except files.UnsafePath:
-        raise HTTPException(400, "Refused file name.") from None
-    except FileNotFoundError:
-        raise HTTPException(404, "No such file.") from None
+async def _open(root: str | os.PathLike[str], name: str) -> StoredFile:
+    stored = await anyio.to_thread.run_sync(stored_files.open_local, root, name)
+    if isinstance(stored, Refusal):
+        _raise_refusal(stored)
+    return stored
 
 
 class SignedFiles:
@@ -345,10 +319,8 @@ class SignedFiles:
         client: ClientFunction = default_client,
         confirm: ConfirmFunction | None = None,
     ) -> None:
-        if not os.path.isdir(root):
-            raise ValueError(f"SignedFiles root {os.fspath(root)!r} is not a directory")
-        self.guard = _Guard(signer, bind, expired_status, single_use, client, confirm).checked()
-        self.root = os.path.realpath(root)
+        self.root = files.served_root(root, "SignedFiles root")
+        self.guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client), bind, confirm)
         self.path_param = path_param
         self.as_attachment = as_attachment
 
