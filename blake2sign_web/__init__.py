@@ -3,7 +3,7 @@
 import logging
 
 from .cache import CacheInfo, cached, clear_signer_cache, get_raw_signer, get_signer, signer_cache_info
-from .exceptions import BadSignature, SignatureExpired
+from .exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
 from .serializer import LoadedToken, SerializerSigner
 from .signer import Signer
 from .urls import URLSigner, VerifiedLink, get_url_signer
@@ -14,6 +14,7 @@ __all__ = [
     "LoadedToken",
     "SerializerSigner",
     "SignatureExpired",
+    "SignatureNotYetValid",
     "Signer",
     "URLSigner",
     "VerifiedLink",

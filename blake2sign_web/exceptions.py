@@ -1,4 +1,5 @@
-"""The exceptions a caller handles: one for every rejected token, one more for expiry; one for unwritable values."""
+"""The exceptions a caller handles: one for every rejected token, one more for expiry (and one for a link before its
+start); one for unwritable values."""
 
 from __future__ import annotations
 
@@ -21,6 +22,20 @@ class SignatureExpired(BadSignature):
     def expired_at_datetime(self) -> datetime:
         """`expired_at` as an aware UTC datetime."""
         return datetime.fromtimestamp(self.expired_at, tz=timezone.utc)
+
+
+class SignatureNotYetValid(BadSignature):
+    """A signed link verified but its start (``URLSigner.sign(..., starts=...)``) has not come yet."""
+
+    def __init__(self, message: str, *, valid_from: int) -> None:
+        super().__init__(message)
+        #: When the link becomes valid, in seconds since the Unix epoch (it is accepted ``CLOCK_SKEW`` earlier).
+        self.valid_from = valid_from
+
+    @property
+    def valid_from_datetime(self) -> datetime:
+        """`valid_from` as an aware UTC datetime."""
+        return datetime.fromtimestamp(self.valid_from, tz=timezone.utc)
 
 
 class SignatureMismatch(BadSignature):

@@ -5,7 +5,7 @@ headers a decision needs), calls these functions in order, and translates what t
 into its framework's response. The I/O stays in the adapter (the single-use store, sync in
 Django and async in Starlette; the file), between the decisions:
 
-1. ``check``: ``verify`` (the link's MAC, expiry and options, or a ``Refusal``: 403, or ``expired_status``)
+1. ``check``: ``verify`` (the link's MAC, times and options, or a ``Refusal``: 403, or ``expired_status``)
    then ``admission`` (what the method may do with it): the ``VerifiedLink`` to go on with, a
    ``Confirmation`` (the page in front of a ``consume_on="post"`` link), or a ``Refusal`` (405 too);
 2. for a file: ``file_range`` (the range asked for, from the file's size and modified time);
@@ -20,7 +20,9 @@ the parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (
 
 A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
 as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answers, in every framework:
-403 for a missing, malformed or wrong signature (or a single-use link nothing can consume); the
+403 for a missing, malformed or wrong signature (or a single-use link nothing can consume), and for a
+link before its start (``not_yet_valid``: the message says when it becomes valid; no Retry-After, which
+HTTP defines for 503, 429 and redirects, not 403, and Django's PermissionDenied could not carry); the
 expired status (410 Gone by default, so the page can say "ask for a new link"; or 403) for a link
 whose time has passed and for a single-use link already used; 503 for a single-use link while its
 store is unreachable (unless it fails open); 405 for a method the link may not be used with; 304
@@ -31,12 +33,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from . import files
-from .exceptions import BadSignature, SignatureExpired
+from .exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
 from .link_options import EXPIRED_STATUSES as EXPIRED_STATUSES
 from .link_options import check_expired_status as check_expired_status
 from .link_options import check_link_options as check_link_options
@@ -52,6 +55,8 @@ EXPIRED: Final = "This link has expired."
 USED: Final = "This link has already been used."
 UNAVAILABLE: Final = "This link cannot be checked right now; try again shortly."
 CROSS_SITE: Final = "This link must be confirmed from its own page."
+#: A link before its start: when it becomes valid, in UTC (``not_yet_valid``).
+NOT_YET_VALID: Final = "This link is not valid yet; it becomes valid at {:%Y-%m-%d %H:%M:%S} UTC."
 
 
 class Refusal(NamedTuple):
@@ -98,7 +103,8 @@ def request_target(path: str, query: str, origin: tuple[str, str] | None = None)
 def verify(
     signer: URLSigner, url: str | None, bind: Bound | None, path: str, expired_status: int = 410
 ) -> VerifiedLink | Refusal:
-    """The verified link, or the refusal of a bad (403) or expired (``expired_status``) one, logged.
+    """The verified link, or the refusal of a bad (403), expired (``expired_status``) or not yet valid (403:
+    ``not_yet_valid``) one, logged.
 
     ``url``: the path and query the client sent (absolute when the signer binds the host), None when
     the path is not text (a lone surrogate, which only a scope no server made can hold); ``path``: the
@@ -113,9 +119,17 @@ def verify(
     except SignatureExpired:
         logger.info("expired signed URL for %r", logged(path))
         return Refusal(expired_status, EXPIRED)
+    except SignatureNotYetValid as error:
+        logger.info("signed URL for %r is not valid before %d", logged(path), error.valid_from)
+        return not_yet_valid(error.valid_from)
     except BadSignature as error:
         logger.warning("rejected signed URL for %r: %s", logged(path), error)
         return Refusal(403, INVALID)
+
+
+def not_yet_valid(valid_from: int) -> Refusal:
+    """The refusal of a link before its start (``valid_from``, Unix seconds): 403, saying when it becomes valid."""
+    return Refusal(403, NOT_YET_VALID.format(datetime.fromtimestamp(valid_from, tz=timezone.utc)))
 
 
 def admission(link: VerifiedLink, method: str, serves_file: bool = False) -> Admission | Refusal:

@@ -41,6 +41,7 @@ LINK_PARAMETERS: Final = {
     "consume_param": "consume",
     "disposition_param": "disposition",
     "filename_param": "filename",
+    "starts_param": "starts",
 }
 
 

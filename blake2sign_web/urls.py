@@ -1,8 +1,9 @@
 """URLSigner: signed, optionally expiring links that nobody can alter to reach something else.
 
 A signed URL carries two extra query parameters, ``expires`` (Unix seconds, when
-asked for) and ``signature`` (the 43-character base64url MAC), and a third, ``once``
-(22 random base64url characters), when it is single-use:
+asked for) and ``signature`` (the 43-character base64url MAC), a third, ``once``
+(22 random base64url characters), when it is single-use, and ``starts`` (Unix seconds)
+when it becomes valid only at a time (``link_times`` has the rules of both times):
 
     >>> signer = URLSigner("a long random secret", purpose="downloads")
     >>> signer.sign("/files/report.pdf?download=1", expires_in=3600)
@@ -51,7 +52,8 @@ option existed, and is neither checked nor used.
 
 Those parameters are the signer's own: ``sign`` writes them only from its keywords and refuses
 (ValueError) a URL that already has one, where it would have dropped, replaced or signed it into a
-link that never verifies (``expires_at=`` gives an expiry as a time rather than a lifetime).
+link that never verifies (``expires_at=`` gives an expiry as a time rather than a lifetime; ``starts=`` the
+time the link becomes valid).
 
 The text of a link (splitting, the canonical form, the rules of parameter names and download names)
 is ``link_text``'s; what a request by a link gets, in any framework, is ``link_requests``'.
@@ -62,7 +64,6 @@ fallback secrets for rotation, constant-time comparison, length checked first.
 
 from __future__ import annotations
 
-import math
 import re
 import secrets
 import time
@@ -72,8 +73,9 @@ from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, NamedTuple
 from urllib.parse import quote, urlunsplit
 
+from . import link_times
 from .cache import cached
-from .exceptions import BadSignature, SignatureExpired
+from .exceptions import BadSignature
 from .link_text import (
     DEFAULT_PORTS,
     FRAGMENT_SAFE,
@@ -88,7 +90,8 @@ from .link_text import (
     parse_query,
     split,
 )
-from .serializer import Seconds, to_seconds
+from .link_times import MAX_EXPIRES_AT
+from .serializer import Seconds
 from .signer import MAC_LENGTH, Signer, is_count
 
 # What other modules and earlier releases import from here.
@@ -122,8 +125,6 @@ _NONCE: Final = re.compile(r"[A-Za-z0-9_-]{16,64}")
 DISPOSITIONS: Final = ("attachment", "inline")
 #: When a single-use link is used up: by its first request ("get", the default), or only by a POST ("post").
 CONSUME_ON: Final = ("get", "post")
-#: Latest expiry a link can carry: ``verify`` reads at most 10 digits.
-MAX_EXPIRES_AT: Final = 9_999_999_999
 
 Disposition = Literal["attachment", "inline"]
 ConsumeOn = Literal["get", "post"]
@@ -136,7 +137,8 @@ class VerifiedLink(NamedTuple):
     after which the link is refused, None without expiry; ``nonce``: the single-use nonce, None for a link
     that may be used any number of times; ``consume_on``: "post" when only a POST may use the link up
     (GET and HEAD get a confirmation page); ``disposition`` ("attachment" or "inline") and ``filename``:
-    how a download by this link is to be named, None when the link does not say.
+    how a download by this link is to be named, None when the link does not say; ``starts_at``: Unix seconds
+    before which the link is refused (less ``CLOCK_SKEW``), None when it is valid from its signing.
     """
 
     used_fallback: bool
@@ -145,6 +147,7 @@ class VerifiedLink(NamedTuple):
     consume_on: ConsumeOn = "get"
     disposition: Disposition | None = None
     filename: str | None = None
+    starts_at: int | None = None
 
 
 class URLSigner(Signer):
@@ -165,6 +168,7 @@ class URLSigner(Signer):
         consume_param: str = "consume",
         disposition_param: str = "disposition",
         filename_param: str = "filename",
+        starts_param: str = "starts",
         ignore: Iterable[str] = (),
         bind_host: bool = False,
         max_url_length: int = MAX_URL_LENGTH,
@@ -183,6 +187,7 @@ class URLSigner(Signer):
             "consume_param": consume_param,
             "disposition_param": disposition_param,
             "filename_param": filename_param,
+            "starts_param": starts_param,
         }
         self.ignore = check_link_parameters(names, ignore)
         if not callable(clock):
@@ -193,6 +198,7 @@ class URLSigner(Signer):
         self.consume_param = consume_param
         self.disposition_param = disposition_param
         self.filename_param = filename_param
+        self.starts_param = starts_param
         self.bind_host = bool(bind_host)
         self.max_url_length = max_url_length
         self._clock = clock
@@ -214,20 +220,24 @@ class URLSigner(Signer):
         filename: str | None = None,
         disposition: Disposition | None = None,
         expires_at: int | datetime | None = None,
+        starts: int | datetime | None = None,
     ) -> str:
         """Return ``url`` with ``expires`` (when asked for) and ``signature`` added.
 
         The expiry is ``expires_in`` from now, or ``expires_at`` (Unix seconds or an aware datetime; a
-        time already past makes a link that is already expired). ``single_use=True`` adds a fresh random
-        nonce (``once=``) for the adapters to consume; it needs an expiry, since the store keeps the nonce's
-        record until then. ``consume_on="post"`` (single-use links only) adds ``consume=post``: GET and HEAD
-        then only show a confirmation page, whose POST uses the link up (mail scanners only GET).
+        time already past makes a link that is already expired). ``starts`` (Unix seconds or an aware
+        datetime, before the expiry) adds ``starts=``: the link is refused before then, less ``CLOCK_SKEW``
+        (there is no ``starts_in``: ``expires_in`` counts from the signing, not from the start).
+        ``single_use=True`` adds a fresh random nonce (``once=``) for the adapters to consume; it needs an
+        expiry, since the store keeps the nonce's record until then (a start changes nothing there).
+        ``consume_on="post"`` (single-use links only) adds ``consume=post``: GET and HEAD then only show a
+        confirmation page, whose POST uses the link up (mail scanners only GET).
         ``filename`` and ``disposition`` (``"attachment"``, the default with a filename, or ``"inline"``)
         say how the download helpers name the file; a name with a path separator, a control or
         line-separator character, or none at all is refused (ValueError).
 
         The parameters this signer writes are set only through these keywords: a ``url`` whose query
-        already has one (``signature``, ``expires``, ``once``, ``consume``, ``disposition``, and
+        already has one (``signature``, ``expires``, ``starts``, ``once``, ``consume``, ``disposition``, and
         ``filename`` when the link names its download) is refused (ValueError naming it), since it would
         be dropped, replaced or signed into a link that never verifies. A ``filename`` of the
         application's own is kept when the link does not name its download.
@@ -246,9 +256,12 @@ class URLSigner(Signer):
             )
         pairs = parse_query(query)
         self._refuse_reserved(url, pairs, names_download=filename is not None or disposition is not None)
-        expires = self._expiry(expires_in, expires_at)
+        expires = link_times.expiry(expires_in, expires_at, self._clock)
+        starts_at = link_times.start(starts, expires)
         if expires is not None:
             pairs.append((self.expires_param, str(expires)))
+        if starts_at is not None:
+            pairs.append((self.starts_param, str(starts_at)))
         if single_use:
             if expires is None:
                 raise ValueError(
@@ -307,7 +320,8 @@ class URLSigner(Signer):
         return link
 
     def verify(self, url: str | bytes, *, bind: Bound | None = None) -> None:
-        """Raise BadSignature unless ``url`` carries a valid signature, SignatureExpired if it has expired.
+        """Raise BadSignature unless ``url`` carries a valid signature, SignatureExpired if it has expired,
+        SignatureNotYetValid before its start (less ``CLOCK_SKEW``; both are BadSignature).
 
         ``url`` is what the server received: the path and query (``request.get_full_path()``),
         or the absolute URL when the host is bound.
@@ -319,7 +333,7 @@ class URLSigner(Signer):
         return self.verify_link(url, bind=bind).used_fallback
 
     def verify_link(self, url: str | bytes, *, bind: Bound | None = None) -> VerifiedLink:
-        """Like ``verify``; return what the link says about itself (fallback used, expiry, nonce).
+        """Like ``verify``; return what the link says about itself (fallback used, expiry, nonce, start).
 
         A nonce says the link is single-use: the caller must consume it in a shared store
         (the adapters do); ``verify`` alone cannot know whether it was used before.
@@ -347,12 +361,22 @@ class URLSigner(Signer):
         if len(signatures) != 1:
             raise BadSignature("URL has no signature" if not signatures else "URL has more than one signature")
         pairs = [(k, v) for k, v in pairs if not self._ignored(k)]
-        expiries = [v for k, v in pairs if k == self.expires_param]
+        expiries: list[str] = []
+        nonces: list[str] = []
+        starts: list[str] = []
+        for key, value in pairs:  # one pass: each request by a link reads them
+            if key == self.expires_param:
+                expiries.append(value)
+            elif key == self.nonce_param:
+                nonces.append(value)
+            elif key == self.starts_param:
+                starts.append(value)
         if len(expiries) > 1:
             raise BadSignature("URL has more than one expiry")
-        nonces = [v for k, v in pairs if k == self.nonce_param]
         if len(nonces) > 1:
             raise BadSignature("URL has more than one nonce")
+        if len(starts) > 1:
+            raise BadSignature("URL has more than one start")
         try:
             host = self._host(scheme, netloc)
             canonical = self._canonical(host, canonical_path(path), pairs, bind)
@@ -363,14 +387,11 @@ class URLSigner(Signer):
         if len(signatures[0]) != MAC_LENGTH:
             raise BadSignature("malformed signature")
         _, used_fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
-        expires_at = None
-        if expiries:
-            expires = expiries[0]
-            if not (expires.isascii() and expires.isdigit() and len(expires) <= 10):
-                raise BadSignature("malformed expiry")
-            expires_at = int(expires)
-            if self._clock() >= expires_at:
-                raise SignatureExpired("signed URL has expired", expired_at=expires_at)
+        expires_at = starts_at = None
+        if expiries or starts:
+            expires_at, starts_at = link_times.verified_times(
+                expiries[0] if expiries else None, starts[0] if starts else None, self._clock
+            )
         nonce = None
         if nonces:
             nonce = nonces[0]
@@ -379,7 +400,7 @@ class URLSigner(Signer):
             if expires_at is None:  # sign() never writes one: a record without an end could never be removed
                 raise BadSignature("single-use URL without expiry")
         consume_on, disposition, filename = self._link_options(pairs, has_nonce=nonce is not None)
-        return VerifiedLink(used_fallback, expires_at, nonce, consume_on, disposition, filename)
+        return VerifiedLink(used_fallback, expires_at, nonce, consume_on, disposition, filename, starts_at)
 
     def _link_options(
         self, pairs: list[tuple[str, str]], *, has_nonce: bool
@@ -421,6 +442,7 @@ class URLSigner(Signer):
         reserved = {
             self.signature_param: ("signature_param", "the signature: sign the URL without it"),
             self.expires_param: ("expires_param", "the expiry: pass expires_in= or expires_at= instead"),
+            self.starts_param: ("starts_param", "the start: pass starts= instead"),
             self.nonce_param: ("nonce_param", "the single-use nonce: pass single_use=True instead"),
             self.consume_param: ("consume_param", "pass consume_on='post' instead"),
             self.disposition_param: ("disposition_param", "pass disposition= instead"),
@@ -437,24 +459,6 @@ class URLSigner(Signer):
                     f"cannot sign {url[:40]!r}: its query already has {name!r}, a parameter this signer writes "
                     f"itself ({fix}); if it is the application's own, rename it or the signer's ({option}=)"
                 )
-
-    def _expiry(self, expires_in: Seconds | None, expires_at: int | datetime | None) -> int | None:
-        """The link's expiry in Unix seconds, from ``expires_in`` or ``expires_at`` (at most one), or None."""
-        if expires_in is not None and expires_at is not None:
-            raise ValueError("pass expires_in or expires_at, not both")
-        if expires_in is not None:
-            return int(self._clock()) + to_seconds(expires_in, "expires_in")
-        if expires_at is None:
-            return None
-        if isinstance(expires_at, datetime):
-            if expires_at.tzinfo is None or expires_at.utcoffset() is None:
-                raise ValueError("expires_at must be an aware datetime (with tzinfo), or Unix seconds")
-            expires_at = math.ceil(expires_at.timestamp())
-        elif not is_count(expires_at):
-            raise TypeError(f"expires_at must be Unix seconds (an int) or an aware datetime; got {expires_at!r}")
-        if not 0 <= expires_at <= MAX_EXPIRES_AT:
-            raise ValueError(f"expires_at must be Unix seconds from 0 to {MAX_EXPIRES_AT}; got {expires_at!r}")
-        return expires_at
 
     def _ignored(self, name: str) -> bool:
         return any(fnmatchcase(name, pattern) for pattern in self.ignore)

@@ -99,6 +99,7 @@ def sign_url(
     filename: str | None = None,
     disposition: Disposition | None = None,
     expires_at: int | datetime | None = None,
+    starts: int | datetime | None = None,
 ) -> str:
     """Sign a path (``reverse(...)``) or absolute URL (the options: ``URLSigner.sign``); with ``request``, a path
     becomes absolute first, on ``request.get_host()`` (which Django checks against ``ALLOWED_HOSTS``): with
@@ -116,6 +117,7 @@ def sign_url(
         url_or_path,
         expires_in=expires_in,
         expires_at=expires_at,
+        starts=starts,
         bind=bind,
         single_use=single_use,
         consume_on=consume_on,

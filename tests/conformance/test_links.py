@@ -8,6 +8,7 @@ demands are ``LINK_DIFFERENCES``, applied in ``observed`` and listed in docs/sig
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from email.utils import formatdate
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
+
+from blake2sign_web.serializer import CLOCK_SKEW
 
 from .link_drivers import DRIVERS, LinkDriver, LinkResponse, signer
 
@@ -80,6 +83,19 @@ def valid(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
 
 def expired(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
     return [send("GET", sign("/links/view/", expires_at=ago(10)), {})]
+
+
+def not_yet_valid(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
+    """Before its start (403), within the clock-skew margin before it, after it; a view and a file alike."""
+    now = int(time.time())
+    return [
+        send("GET", sign("/links/view/", expires_in=7200, starts=now + 3600), {}),
+        send("GET", sign("/links/view/", expires_in=7200, starts=now + CLOCK_SKEW - 1), {}),
+        send("GET", sign("/links/view/", expires_in=7200, starts=ago(10)), {}),
+        send("GET", sign("/links/files/report.bin", starts=now + 3600), {}),
+        send("HEAD", sign("/links/files/report.bin", starts=ago(10)), {}),
+        send("GET", sign("/links/view/", expires_in=7200, single_use=True, starts=now + 3600), {}),
+    ]
 
 
 def tampered(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
@@ -171,6 +187,7 @@ def wrong_method_on_a_file(send: Send, sign: Callable[..., str]) -> list[LinkRes
 SCENARIOS: Final[dict[str, Scenario]] = {
     "valid": valid,
     "expired": expired,
+    "not yet valid": not_yet_valid,
     "tampered or unsigned": tampered,
     "bound": bound,
     "single use": single_use,
@@ -222,6 +239,7 @@ def test_the_statuses_are_those_documented(root: Path, redis_url: str) -> None:
     expected = {
         "valid": [200],
         "expired": [410],
+        "not yet valid": [403, 200, 200, 403, 200, 403],
         "tampered or unsigned": [403, 403],
         "bound": [200, 403, 403],
         "single use": [200, 410, 410],
@@ -234,3 +252,28 @@ def test_the_statuses_are_those_documented(root: Path, redis_url: str) -> None:
     }
     for name, statuses in expected.items():
         assert [step["status"] for step in run(driver, SCENARIOS[name])] == statuses, name
+
+
+def test_a_link_before_its_start_says_when(root: Path, redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The same 403 and the same message in both: Starlette's body, Django's PermissionDenied (its 403 page)."""
+    starts = int(time.time()) + 3600
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(starts))
+    expected = f"This link is not valid yet; it becomes valid at {when} UTC."
+    link = signer().sign("/links/view/", expires_in=7200, starts=starts)
+    messages = {}
+    caplog.set_level(logging.INFO, logger="blake2sign_web.signed_urls")
+    for driver in DRIVERS:
+        caplog.clear()
+        with driver(root, redis_url).running() as running:
+            response = running.request("GET", link, {})
+        assert response.status == 403
+        assert "retry-after" not in response.headers
+        if driver.name == "django":  # PermissionDenied(message): Django logs it with the site's 403 page
+            denied = [record.exc_info[1] for record in caplog.records if record.exc_info]
+            messages[driver.name] = str(denied[-1])
+        else:
+            messages[driver.name] = response.body.decode()
+        assert [r.getMessage() for r in caplog.records if r.name == "blake2sign_web.signed_urls"] == [
+            f"signed URL for '/links/view/' is not valid before {starts}"
+        ]
+    assert messages == {"django": expected, "starlette": expected}

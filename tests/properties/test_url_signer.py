@@ -9,6 +9,8 @@ raise BadSignature (or SignatureExpired), never another exception.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
@@ -22,7 +24,7 @@ SECRET = "a secret for the URL properties 0123456789"
 NOW = 1_790_000_000
 SIGNER = URLSigner(SECRET, purpose="links", clock=lambda: NOW)
 #: Parameters the signer writes: an application's own are drawn apart from them.
-OWN_PARAMS = ("signature", "expires", "once", "consume", "disposition", "filename")
+OWN_PARAMS = ("signature", "expires", "once", "consume", "disposition", "filename", "starts")
 FOREIGN = {
     "secret": URLSigner("another secret for the URL properties", purpose="links", clock=lambda: NOW),
     "purpose": URLSigner(SECRET, purpose="other links", clock=lambda: NOW),
@@ -163,6 +165,7 @@ sign_keywords = st.fixed_dictionaries(
         "consume_on": st.sampled_from(["get", "post"]),
         "filename": st.sampled_from(["a.pdf", "Facture été.pdf", "a/b", ".."]),
         "disposition": st.sampled_from(["attachment", "inline"]),
+        "starts": st.sampled_from([NOW - 100, NOW + 60]),  # valid now (CLOCK_SKEW); refused at an equal expiry
     },
 )
 
@@ -173,13 +176,20 @@ def refused_at_signing(pairs: list[tuple[str, str]], keywords: dict[str, object]
     names_download = "filename" in keywords or "disposition" in keywords
     expiry = "expires_in" in keywords or "expires_at" in keywords
     return bool(
-        names & {"signature", "expires", "once", "consume", "disposition"}
+        names & {"signature", "expires", "once", "consume", "disposition", "starts"}
         or ("filename" in names and names_download)
         or ("expires_in" in keywords and "expires_at" in keywords)
         or (keywords.get("single_use") and not expiry)
         or (keywords.get("consume_on") == "post" and not keywords.get("single_use"))
         or keywords.get("filename") in ("a/b", "..")
+        or starts_too_late(keywords)
     )
+
+
+def starts_too_late(keywords: dict[str, Any]) -> bool:
+    """Whether ``starts`` is at or after the expiry (``sign()`` refuses it: the link would never be valid)."""
+    expires = NOW + keywords["expires_in"] if "expires_in" in keywords else keywords.get("expires_at")
+    return "starts" in keywords and expires is not None and keywords["starts"] >= expires
 
 
 @settings(max_examples=examples(3000), deadline=None)
@@ -209,6 +219,8 @@ def test_signing_any_url_raises_at_signing_or_round_trips(
     names_download = "filename" in keywords or "disposition" in keywords
     assert link.disposition == (keywords.get("disposition", "attachment") if names_download else None)
     assert link.filename == keywords.get("filename")
+    assert link.starts_at == keywords.get("starts")
     # The application's own parameters are all there, as they were; the signer added only its own.
-    written = ("signature", "expires", "once", "consume", "disposition") + (("filename",) if names_download else ())
+    written = ("signature", "expires", "once", "consume", "disposition", "starts")
+    written += ("filename",) if names_download else ()
     assert url_meaning(signed, ignored=written) == url_meaning(url, ignored=())

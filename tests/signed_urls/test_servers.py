@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,20 @@ def test_names_the_os_refuses_are_404_on_real_servers(server: str, served_root: 
     signer = django_signer() if server == "gunicorn" else make_signer()
     for name in ("a" * 300, "loop", "loop/x"):
         assert httpx.get(base + signer.sign("/files/" + name)).status_code == 404
+
+
+@pytest.mark.parametrize("server", ["gunicorn", "uvicorn"])
+def test_a_link_before_its_start_is_refused_on_real_servers(server: str, request: Any) -> None:
+    """``starts=``: 403 saying when before it (Starlette's body; Django's 403 page), the file from then on."""
+    base = request.getfixturevalue(server)
+    signer = django_signer() if server == "gunicorn" else make_signer()
+    starts = int(time.time()) + 3600
+    early = httpx.get(base + signer.sign("/files/report.bin", expires_in=7200, starts=starts))
+    assert early.status_code == 403
+    assert "retry-after" not in early.headers
+    if server == "uvicorn":
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(starts))
+        assert early.text == f"This link is not valid yet; it becomes valid at {when} UTC."
+    started = httpx.get(base + signer.sign("/files/report.bin", expires_in=7200, starts=int(time.time()) - 5))
+    assert started.status_code == 200
+    assert started.content == CONTENT

@@ -7,11 +7,13 @@ once; needs ``expires_in`` and ``SINGLE_USE_CACHE``), ``consume_on="post"`` (wit
 in e-mails, which mail scanners fetch), ``download_as="Invoice.pdf"`` and
 ``disposition="attachment"`` or ``"inline"`` (how ``SignedFileView`` names the download;
 ``download_as``, not ``filename``, so that a route's own ``filename`` argument still
-reaches ``reverse()``); ``as name`` stores the result.
+reaches ``reverse()``), ``starts=event.opens_at`` (an aware datetime or Unix seconds:
+the link works from then on); ``as name`` stores the result.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import template
@@ -33,6 +35,7 @@ def signed_url(
     consume_on: str | None = None,
     download_as: str | None = None,
     disposition: str | None = None,
+    starts: int | datetime | None = None,
     **kwargs: Any,
 ) -> str:
     """``{% signed_url "download" name expires_in=3600 %}``: ``reverse()`` the view, then sign the path."""
@@ -51,4 +54,5 @@ def signed_url(
         consume_on=consume_on,  # type: ignore[arg-type]  # checked by URLSigner.sign
         filename=download_as,
         disposition=disposition,  # type: ignore[arg-type]
+        starts=starts,
     )
