@@ -206,7 +206,7 @@ def form(file_form: bytes) -> bytes:
     return PREFIX_FORM + file_form.removeprefix(b"url1")
 
 
-def read(prefixes: list[str]) -> str:
+def read(prefixes: tuple[str, ...]) -> str:
     """The one prefix of a folder link's (signed) query; BadSignature unless ``sign`` could have written it."""
     if len(prefixes) != 1:
         raise BadSignature("URL has more than one prefix")

@@ -389,7 +389,7 @@ class URLSigner(Signer):
         expiries: list[str] = []
         nonces: list[str] = []
         starts: list[str] = []
-        prefixes: list[str] = []
+        prefixes: tuple[str, ...] = ()  # a folder link's (no list to allocate for the others)
         for key, value in pairs:  # one pass: each request by a link reads them
             if key == self.expires_param:
                 expiries.append(value)
@@ -398,7 +398,7 @@ class URLSigner(Signer):
             elif key == self.starts_param:
                 starts.append(value)
             elif key == self.prefix_param:
-                prefixes.append(value)
+                prefixes += (value,)
         if len(expiries) > 1:
             raise BadSignature("URL has more than one expiry")
         if len(nonces) > 1:
@@ -434,7 +434,9 @@ class URLSigner(Signer):
         if prefixes:
             below = link_prefix.verified_below(path, prefixes[0], nonce is not None or disposition is not None)
             return VerifiedLink(used_fallback, expires_at, None, "get", None, None, starts_at, prefixes[0], below)
-        return VerifiedLink(used_fallback, expires_at, nonce, consume_on, disposition, filename, starts_at)
+        # tuple.__new__: no Python call to fill the defaults (each request by a link builds one).
+        fields = (used_fallback, expires_at, nonce, consume_on, disposition, filename, starts_at, None, None)
+        return tuple.__new__(VerifiedLink, fields)
 
     def _link_options(
         self, pairs: list[tuple[str, str]], *, has_nonce: bool
