@@ -142,7 +142,9 @@ def django_fetch(client: Client) -> Callable[[list[str]], list[tuple[int, bytes]
     def fetch(urls: list[str]) -> list[tuple[int, bytes]]:
         answers = []
         for url in urls:
-            response = client.get(url)
+            # Django's test client parses the URL with urlparse, which drops ";params" from the last segment;
+            # a WSGI server decodes ";" and "%3B" alike into PATH_INFO, so the view sees what a server gives it.
+            response = client.get(url.replace(";", "%3B"))
             body = b"".join(response.streaming_content) if response.streaming else response.content
             answers.append((response.status_code, body))
         return answers
@@ -253,8 +255,8 @@ COUNTS: dict[str, int] = {"django": 0, "starlette": 0}
 def counted() -> Iterator[None]:
     yield
     print(f"\nprefix fuzz: {COUNTS['django']} paths on Django, {COUNTS['starlette']} on Starlette")
-    if is_long():
-        assert min(COUNTS.values()) >= LONG_PATHS, COUNTS
+    if is_long():  # each framework whose run was selected reached the count
+        assert all(count >= LONG_PATHS for count in COUNTS.values() if count), COUNTS
 
 
 @RUN
