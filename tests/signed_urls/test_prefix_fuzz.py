@@ -214,14 +214,17 @@ RUN = settings(
 )
 
 
-def django_setup(settings_: Any, tree: Path) -> tuple[Client, str]:
+@pytest.fixture
+def django_site(settings: Any, tree: Path) -> tuple[Client, str]:
+    """The client and a folder link's query, once per test (each settings change nests another layer)."""
     from blake2sign_web.django.signed_urls import get_signer
 
-    use_served_storage(settings_, tree)
+    use_served_storage(settings, tree)
     return Client(), get_signer().sign_prefix(PREFIX, expires_in=3600).query
 
 
-def starlette_setup(tree: Path) -> tuple[SignedFiles, str]:
+@pytest.fixture
+def starlette_site(tree: Path) -> tuple[SignedFiles, str]:
     signer = URLSigner("a prefix fuzzing secret, long enough", purpose="downloads")
     return SignedFiles(signer, tree), signer.sign_prefix(PREFIX, expires_in=3600).query
 
@@ -231,16 +234,16 @@ def ascii_only(targets: list[str]) -> list[str]:
     return [target for target in targets if target.isascii()]
 
 
-def test_the_tricks_and_the_folder_on_django(settings: Any, tree: Path) -> None:
-    client, query = django_setup(settings, tree)
+def test_the_tricks_and_the_folder_on_django(django_site: tuple[Client, str], tree: Path) -> None:
+    client, query = django_site
     targets = ["/files/" + trick for trick in TRICKS] + [PREFIX + name for name in ("seg1.ts", "sub/deep.ts")]
     check(tree, targets, django_fetch(client), query)
     for inside in INSIDE:
         assert django_fetch(client)([f"{PREFIX}{quote(inside)}?{query}"]) == [(200, f"{FOLDER}/{inside}".encode())]
 
 
-def test_the_tricks_and_the_folder_on_starlette(tree: Path) -> None:
-    app, query = starlette_setup(tree)
+def test_the_tricks_and_the_folder_on_starlette(starlette_site: tuple[SignedFiles, str], tree: Path) -> None:
+    app, query = starlette_site
     targets = ["/files/" + trick for trick in TRICKS]
     check(tree, ascii_only(targets), starlette_fetch(app), query, raw=True)
     for inside in INSIDE:
@@ -261,8 +264,8 @@ def counted() -> Iterator[None]:
 
 @RUN
 @given(targets=wire_paths())
-def test_fuzzed_paths_on_django(settings: Any, tree: Path, targets: list[str]) -> None:
-    client, query = django_setup(settings, tree)
+def test_fuzzed_paths_on_django(django_site: tuple[Client, str], tree: Path, targets: list[str]) -> None:
+    client, query = django_site
     targets = ascii_only(targets)
     check(tree, targets, django_fetch(client), query)
     COUNTS["django"] += len(targets)
@@ -270,8 +273,8 @@ def test_fuzzed_paths_on_django(settings: Any, tree: Path, targets: list[str]) -
 
 @RUN
 @given(targets=wire_paths())
-def test_fuzzed_paths_on_starlette(tree: Path, targets: list[str]) -> None:
-    app, query = starlette_setup(tree)
+def test_fuzzed_paths_on_starlette(starlette_site: tuple[SignedFiles, str], tree: Path, targets: list[str]) -> None:
+    app, query = starlette_site
     targets = ascii_only(targets)
     check(tree, targets, starlette_fetch(app), query, raw=True)
     COUNTS["starlette"] += len(targets)
