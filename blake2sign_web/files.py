@@ -104,15 +104,17 @@ def _check_segments(name: str) -> None:
         raise UnsafePath("file name has an empty, '.' or '..' segment")
 
 
-def resolve_under(root: str | os.PathLike[str], name: str) -> Path:
+def resolve_under(root: str | os.PathLike[str], name: str, within: str = "") -> Path:
     """The real path of the regular file ``name`` under ``root``; UnsafePath or FileNotFoundError otherwise.
 
     Symbolic links are followed and the result must still lie under the real root,
     so a link pointing outside is refused even when the name itself is clean. This
     only *checks* a name: serve with ``open_under``, which opens what was checked.
+    ``within``: a folder of the root (a folder link's, ``link_prefix.folder``) that the
+    real path must lie under too, the folder's own links resolved as the root's are.
     """
     real_root = Path(os.path.realpath(root))
-    real = _resolve(real_root, name)
+    real = _resolve(real_root, name, within)
     try:
         mode = real.stat().st_mode
     except OSError as error:
@@ -138,7 +140,7 @@ def served_root(root: str | os.PathLike[str], name: str) -> str:
     return os.path.realpath(root)
 
 
-def open_under(root: str | os.PathLike[str], name: str) -> OpenedFile:
+def open_under(root: str | os.PathLike[str], name: str, within: str = "") -> OpenedFile:
     """Open the regular file ``name`` under ``root`` once, for reading; UnsafePath or FileNotFoundError otherwise.
 
     The name is checked as by ``resolve_under`` (links that stay under the root are
@@ -148,10 +150,10 @@ def open_under(root: str | os.PathLike[str], name: str) -> OpenedFile:
     fail instead of leaving the root; size and times come from ``fstat`` of the
     descriptor opened. Every lookup error a name can cause (missing, a loop, too
     long, not a directory, no permission) is FileNotFoundError; running out of
-    descriptors, memory or disk is not the name's fault and propagates.
+    descriptors, memory or disk is not the name's fault and propagates. ``within``: as for ``resolve_under``.
     """
     real_root = os.path.realpath(root)
-    real = resolve_under(real_root, name)
+    real = resolve_under(real_root, name, within) if within else resolve_under(real_root, name)
     try:
         fd = _open_beneath(real_root, real.relative_to(real_root).parts) if _WALKS_BENEATH else _open_same(real)
     except OSError as error:
@@ -169,11 +171,15 @@ def open_under(root: str | os.PathLike[str], name: str) -> OpenedFile:
     return OpenedFile(handle, info, os.fspath(real))
 
 
-def _resolve(real_root: Path, name: str) -> Path:
+def _resolve(real_root: Path, name: str, within: str) -> Path:
     candidate = real_root.joinpath(*clean_name(name).split("/"))
     real = Path(os.path.realpath(candidate))
     if not real.is_relative_to(real_root) or real == real_root:
         raise UnsafePath("file name resolves outside the root")
+    if within:  # a folder link's folder: the file must be in it, wherever its links lead
+        folder = Path(os.path.realpath(real_root.joinpath(*clean_name(within).split("/"))))
+        if not folder.is_relative_to(real_root) or not real.is_relative_to(folder) or real == folder:
+            raise UnsafePath("file name resolves outside the signed folder")
     return real
 
 

@@ -42,7 +42,37 @@ LINK_PARAMETERS: Final = {
     "disposition_param": "disposition",
     "filename_param": "filename",
     "starts_param": "starts",
+    "prefix_param": "prefix",
 }
+#: What to pass instead of writing each of a link's own parameters into the URL to sign (``refuse_reserved``).
+_RESERVED_FIXES: Final = {
+    "signature_param": "the signature: sign the URL without it",
+    "expires_param": "the expiry: pass expires_in= or expires_at= instead",
+    "starts_param": "the start: pass starts= instead",
+    "prefix_param": "the folder: use sign_prefix() instead",
+    "nonce_param": "the single-use nonce: pass single_use=True instead",
+    "consume_param": "pass consume_on='post' instead",
+    "disposition_param": "pass disposition= instead",
+}
+
+
+def refuse_reserved(url: str, pairs: list[tuple[str, str]], names: Mapping[str, str], *, names_download: bool) -> None:
+    """ValueError when ``url`` already has a parameter that only ``URLSigner.sign``'s own keywords may write
+    (``names``: its keyword, such as ``expires_param``, and the name it gives; the ``filename`` too when the link
+    names its download, ``names_download``)."""
+    reserved = {names[option]: (option, fix) for option, fix in _RESERVED_FIXES.items()}
+    if names_download:
+        reserved[names["filename_param"]] = (
+            "filename_param",
+            "the download name: pass filename= (sign_url_for: download_as=) only",
+        )
+    for name, _ in pairs:
+        if name in reserved:
+            option, fix = reserved[name]
+            raise ValueError(
+                f"cannot sign {url[:40]!r}: its query already has {name!r}, a parameter this signer writes "
+                f"itself ({fix}); if it is the application's own, rename it or the signer's ({option}=)"
+            )
 
 
 def check_link_parameters(

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import IO, Any, Final
 from urllib.parse import quote
 
-from . import files
+from . import files, link_prefix
 from .link_requests import (
     LOGGED_PATH_LENGTH,
     REDIRECT_HEADERS,
@@ -29,6 +29,7 @@ from .link_requests import (
     file_headers,
     validators,
 )
+from .urls import VerifiedLink
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 #: ``range_fallback`` values: where a remote storage has no ranged read, redirect a Range request to its URL,
@@ -158,9 +159,10 @@ class StoredFile:
         return handle, 0, length
 
 
-def local(root: str | os.PathLike[str], name: str) -> StoredFile:
-    """``name`` opened under ``root`` on this disk (``files.open_under``), with its size, time and real path."""
-    opened_file = files.open_under(root, name)
+def local(root: str | os.PathLike[str], name: str, within: str = "") -> StoredFile:
+    """``name`` opened under ``root`` on this disk (``files.open_under``; ``within``: the folder of a folder link,
+    ``link_prefix.folder``), with its size, time and real path."""
+    opened_file = files.open_under(root, name, within)
     info = opened_file.stat
     return StoredFile(opened_file.handle, info.st_size, info.st_mtime_ns, opened_file.path)
 
@@ -178,10 +180,11 @@ def local_root(storage: Any, name: str, *, file_system: bool) -> str | None:
     return location
 
 
-def open_local(root: str | os.PathLike[str], name: str) -> StoredFile | Refusal:
-    """``local``, or what a request for a name that cannot be served gets: 400 (unsafe), 404 (no such file)."""
+def open_local(root: str | os.PathLike[str], name: str, link: VerifiedLink | None = None) -> StoredFile | Refusal:
+    """``local``, or what a request for a name that cannot be served gets: 400 (unsafe, or outside the folder of a
+    folder ``link``), 404 (no such file)."""
     try:
-        return local(root, name)
+        return local(root, name, link_prefix.folder(name, link))
     except files.UnsafePath:
         return Refusal(400, "Refused file name.")
     except FileNotFoundError:

@@ -53,10 +53,9 @@ option existed, and is neither checked nor used.
 Those parameters are the signer's own: ``sign`` writes them only from its keywords and refuses
 (ValueError) a URL that already has one, where it would have dropped, replaced or signed it into a
 link that never verifies (``expires_at=`` gives an expiry as a time rather than a lifetime; ``starts=`` the
-time the link becomes valid).
-
-The text of a link (splitting, the canonical form, the rules of parameter names and download names)
-is ``link_text``'s; what a request by a link gets, in any framework, is ``link_requests``'.
+time the link becomes valid). ``sign_prefix`` signs a folder, one ``prefix=`` link for every path inside it
+(``link_prefix``). The text of a link (splitting, the canonical form, parameter names and download names) is
+``link_text``'s; what a request by a link gets, in any framework, is ``link_requests``'.
 
 The MAC itself is ``Signer``'s: same key derivation (with its own ``domain``),
 fallback secrets for rotation, constant-time comparison, length checked first.
@@ -73,9 +72,10 @@ from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, NamedTuple
 from urllib.parse import quote, urlunsplit
 
-from . import link_times
+from . import link_prefix, link_times
 from .cache import cached
 from .exceptions import BadSignature
+from .link_prefix import SignedPrefix
 from .link_text import (
     DEFAULT_PORTS,
     FRAGMENT_SAFE,
@@ -88,6 +88,7 @@ from .link_text import (
     encode,
     filename_problem,
     parse_query,
+    refuse_reserved,
     split,
 )
 from .link_times import MAX_EXPIRES_AT
@@ -106,6 +107,7 @@ __all__ = [
     "Bound",
     "ConsumeOn",
     "Disposition",
+    "SignedPrefix",
     "URLSigner",
     "VerifiedLink",
     "check_link_parameters",
@@ -133,12 +135,13 @@ ConsumeOn = Literal["get", "post"]
 class VerifiedLink(NamedTuple):
     """What a verified link says about itself, for the checks that follow the MAC's.
 
-    ``used_fallback``: a fallback secret verified it (re-sign to refresh); ``expires_at``: Unix seconds
-    after which the link is refused, None without expiry; ``nonce``: the single-use nonce, None for a link
-    that may be used any number of times; ``consume_on``: "post" when only a POST may use the link up
-    (GET and HEAD get a confirmation page); ``disposition`` ("attachment" or "inline") and ``filename``:
-    how a download by this link is to be named, None when the link does not say; ``starts_at``: Unix seconds
-    before which the link is refused (less ``CLOCK_SKEW``), None when it is valid from its signing.
+    ``used_fallback``: a fallback secret verified it (re-sign to refresh); ``expires_at``: Unix seconds after which
+    the link is refused, None without expiry; ``nonce``: the single-use nonce, None for a link that may be used any
+    number of times; ``consume_on``: "post" when only a POST may use the link up (GET and HEAD get a confirmation
+    page); ``disposition`` ("attachment" or "inline") and ``filename``: how a download by this link is to be named,
+    None when the link does not say; ``starts_at``: Unix seconds before which the link is refused (less
+    ``CLOCK_SKEW``), None when it is valid from its signing; ``prefix``: a folder link's signed prefix, and
+    ``below``: the decoded request path below it (None for a single-file link).
     """
 
     used_fallback: bool
@@ -148,6 +151,8 @@ class VerifiedLink(NamedTuple):
     disposition: Disposition | None = None
     filename: str | None = None
     starts_at: int | None = None
+    prefix: str | None = None
+    below: str | None = None
 
 
 class URLSigner(Signer):
@@ -169,6 +174,7 @@ class URLSigner(Signer):
         disposition_param: str = "disposition",
         filename_param: str = "filename",
         starts_param: str = "starts",
+        prefix_param: str = "prefix",
         ignore: Iterable[str] = (),
         bind_host: bool = False,
         max_url_length: int = MAX_URL_LENGTH,
@@ -188,6 +194,7 @@ class URLSigner(Signer):
             "disposition_param": disposition_param,
             "filename_param": filename_param,
             "starts_param": starts_param,
+            "prefix_param": prefix_param,
         }
         self.ignore = check_link_parameters(names, ignore)
         if not callable(clock):
@@ -199,6 +206,7 @@ class URLSigner(Signer):
         self.disposition_param = disposition_param
         self.filename_param = filename_param
         self.starts_param = starts_param
+        self.prefix_param = prefix_param
         self.bind_host = bool(bind_host)
         self.max_url_length = max_url_length
         self._clock = clock
@@ -255,7 +263,8 @@ class URLSigner(Signer):
                 "write the second slash as %2F (as Django's reverse() does) or sign an absolute URL"
             )
         pairs = parse_query(query)
-        self._refuse_reserved(url, pairs, names_download=filename is not None or disposition is not None)
+        names = {option: getattr(self, option) for option in LINK_PARAMETERS}
+        refuse_reserved(url, pairs, names, names_download=filename is not None or disposition is not None)
         expires = link_times.expiry(expires_in, expires_at, self._clock)
         starts_at = link_times.start(starts, expires)
         if expires is not None:
@@ -319,6 +328,22 @@ class URLSigner(Signer):
             )
         return link
 
+    def sign_prefix(
+        self,
+        prefix: str,
+        *,
+        expires_in: Seconds | None = None,
+        bind: Bound | None = None,
+        expires_at: int | datetime | None = None,
+        starts: int | datetime | None = None,
+        single_use: bool = False,
+        filename: str | None = None,
+    ) -> SignedPrefix:
+        """Sign a folder, a path ending with "/" (absolute when the host is bound), with ``sign``'s times and ``bind``:
+        its ``query`` verifies after any path inside it (``link_prefix``); ValueError for ``single_use``, ``filename``.
+        """
+        return link_prefix.sign(self, prefix, expires_in, expires_at, starts, bind, single_use, filename)
+
     def verify(self, url: str | bytes, *, bind: Bound | None = None) -> None:
         """Raise BadSignature unless ``url`` carries a valid signature, SignatureExpired if it has expired,
         SignatureNotYetValid before its start (less ``CLOCK_SKEW``; both are BadSignature).
@@ -364,6 +389,7 @@ class URLSigner(Signer):
         expiries: list[str] = []
         nonces: list[str] = []
         starts: list[str] = []
+        prefixes: tuple[str, ...] = ()  # a folder link's (no list to allocate for the others)
         for key, value in pairs:  # one pass: each request by a link reads them
             if key == self.expires_param:
                 expiries.append(value)
@@ -371,6 +397,8 @@ class URLSigner(Signer):
                 nonces.append(value)
             elif key == self.starts_param:
                 starts.append(value)
+            elif key == self.prefix_param:
+                prefixes += (value,)
         if len(expiries) > 1:
             raise BadSignature("URL has more than one expiry")
         if len(nonces) > 1:
@@ -379,7 +407,10 @@ class URLSigner(Signer):
             raise BadSignature("URL has more than one start")
         try:
             host = self._host(scheme, netloc)
-            canonical = self._canonical(host, canonical_path(path), pairs, bind)
+            if prefixes:  # a folder link: its MAC covers the prefix, in its own form
+                canonical = link_prefix.form(self._canonical(host, link_prefix.read(prefixes), pairs, bind))
+            else:
+                canonical = self._canonical(host, canonical_path(path), pairs, bind)
         except UnicodeEncodeError:  # a lone surrogate: no request can carry it
             raise BadSignature("URL is not valid text") from None
         if self.bind_host and not host:
@@ -400,7 +431,12 @@ class URLSigner(Signer):
             if expires_at is None:  # sign() never writes one: a record without an end could never be removed
                 raise BadSignature("single-use URL without expiry")
         consume_on, disposition, filename = self._link_options(pairs, has_nonce=nonce is not None)
-        return VerifiedLink(used_fallback, expires_at, nonce, consume_on, disposition, filename, starts_at)
+        if prefixes:
+            below = link_prefix.verified_below(path, prefixes[0], nonce is not None or disposition is not None)
+            return VerifiedLink(used_fallback, expires_at, None, "get", None, None, starts_at, prefixes[0], below)
+        # tuple.__new__: no Python call to fill the defaults (each request by a link builds one).
+        fields = (used_fallback, expires_at, nonce, consume_on, disposition, filename, starts_at, None, None)
+        return tuple.__new__(VerifiedLink, fields)
 
     def _link_options(
         self, pairs: list[tuple[str, str]], *, has_nonce: bool
@@ -436,29 +472,6 @@ class URLSigner(Signer):
         if filename is not None and filename_problem(filename) is not None:
             raise BadSignature("malformed filename")
         return consume_on, checked, filename
-
-    def _refuse_reserved(self, url: str, pairs: list[tuple[str, str]], *, names_download: bool) -> None:
-        """ValueError when ``url`` already has a parameter that only ``sign``'s own keywords may write."""
-        reserved = {
-            self.signature_param: ("signature_param", "the signature: sign the URL without it"),
-            self.expires_param: ("expires_param", "the expiry: pass expires_in= or expires_at= instead"),
-            self.starts_param: ("starts_param", "the start: pass starts= instead"),
-            self.nonce_param: ("nonce_param", "the single-use nonce: pass single_use=True instead"),
-            self.consume_param: ("consume_param", "pass consume_on='post' instead"),
-            self.disposition_param: ("disposition_param", "pass disposition= instead"),
-        }
-        if names_download:
-            reserved[self.filename_param] = (
-                "filename_param",
-                "the download name: pass filename= (sign_url_for: download_as=) only",
-            )
-        for name, _ in pairs:
-            if name in reserved:
-                option, fix = reserved[name]
-                raise ValueError(
-                    f"cannot sign {url[:40]!r}: its query already has {name!r}, a parameter this signer writes "
-                    f"itself ({fix}); if it is the application's own, rename it or the signer's ({option}=)"
-                )
 
     def _ignored(self, name: str) -> bool:
         return any(fnmatchcase(name, pattern) for pattern in self.ignore)

@@ -20,7 +20,7 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import files, link_guard, link_requests, stored_files
+from .. import files, link_guard, link_prefix, link_requests, stored_files
 from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
 from ..stored_files import StoredFile
 from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
@@ -78,9 +78,10 @@ class SignedFileView(View):
         """Open the file once: from disk under the storage's root when it is local, else by ``storage.open()``."""
         try:
             files.clean_name(name)  # for every storage, before it sees the name
+            within = link_prefix.folder(name, getattr(self, "link", None))  # a folder link's folder, or ""
             root = self.local_root(storage, name)
             if root is not None:
-                return stored_files.local(root, name)
+                return stored_files.local(root, name, within)
             return self.open_from_storage(storage, name)
         except files.UnsafePath as error:
             raise SuspiciousFileOperation(f"refused file name: {error}") from None

@@ -281,7 +281,7 @@ async def _serve(
     guard: _Guard | None = None,
 ) -> Response:
     """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
-    stored = await _open(root, name)
+    stored = await _open(root, name, link)
     try:
         asked = link_guard.FileRequest(request.method, request.headers, name, stored, link)
         # Its first use, or a continuation of a download by the same client within the file's size.
@@ -298,8 +298,8 @@ async def _serve(
         raise
 
 
-async def _open(root: str | os.PathLike[str], name: str) -> StoredFile:
-    stored = await anyio.to_thread.run_sync(stored_files.open_local, root, name)
+async def _open(root: str | os.PathLike[str], name: str, link: VerifiedLink | None) -> StoredFile:
+    stored = await anyio.to_thread.run_sync(stored_files.open_local, root, name, link)
     if isinstance(stored, Refusal):
         _raise_refusal(stored)
     return stored
