@@ -24,7 +24,7 @@ SECRET = "a secret for the URL properties 0123456789"
 NOW = 1_790_000_000
 SIGNER = URLSigner(SECRET, purpose="links", clock=lambda: NOW)
 #: Parameters the signer writes: an application's own are drawn apart from them.
-OWN_PARAMS = ("signature", "expires", "once", "consume", "disposition", "filename", "starts")
+OWN_PARAMS = ("signature", "expires", "once", "consume", "disposition", "filename", "starts", "prefix")
 FOREIGN = {
     "secret": URLSigner("another secret for the URL properties", purpose="links", clock=lambda: NOW),
     "purpose": URLSigner(SECRET, purpose="other links", clock=lambda: NOW),
@@ -176,7 +176,7 @@ def refused_at_signing(pairs: list[tuple[str, str]], keywords: dict[str, object]
     names_download = "filename" in keywords or "disposition" in keywords
     expiry = "expires_in" in keywords or "expires_at" in keywords
     return bool(
-        names & {"signature", "expires", "once", "consume", "disposition", "starts"}
+        names & {"signature", "expires", "once", "consume", "disposition", "starts", "prefix"}
         or ("filename" in names and names_download)
         or ("expires_in" in keywords and "expires_at" in keywords)
         or (keywords.get("single_use") and not expiry)
@@ -196,6 +196,7 @@ def starts_too_late(keywords: dict[str, Any]) -> bool:
 @given(paths, caller_queries, sign_keywords)
 @example("/a", [("once", "")], {"expires_in": 60})
 @example("/a", [("once", "A" * 22)], {})
+@example("/0", [("prefix", "")], {})  # a folder link's own parameter, reserved like the others
 @example("/a", [("expires", "1"), ("x", "1")], {"expires_in": 60})
 @example("/a", [("filename", "evil.html")], {"disposition": "inline"})
 @example("/a", [("filename", "a/b")], {"expires_in": 60})
