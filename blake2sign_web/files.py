@@ -153,11 +153,26 @@ def open_under(root: str | os.PathLike[str], name: str, within: str = "") -> Ope
     descriptors, memory or disk is not the name's fault and propagates. ``within``: as for ``resolve_under``.
     """
     real_root = os.path.realpath(root)
+    if _WALKS_BENEATH and (not within or name.startswith(within + "/")):
+        # The usual case first: no symbolic link below the root. Opening the clean name segment by segment,
+        # following none, then finds what resolving it would: root/name itself, inside the folder it starts with.
+        parts = tuple(clean_name(name).split("/"))
+        try:
+            fd = _open_beneath(real_root, parts)
+        except OSError:
+            pass  # a link on the way, or no such file: resolve the name, which says which
+        else:
+            return _opened(fd, name, os.path.join(real_root, *parts))
     real = resolve_under(real_root, name, within) if within else resolve_under(real_root, name)
     try:
         fd = _open_beneath(real_root, real.relative_to(real_root).parts) if _WALKS_BENEATH else _open_same(real)
     except OSError as error:
         raise _not_found(error, name) from None
+    return _opened(fd, name, os.fspath(real))
+
+
+def _opened(fd: int, name: str, real: str) -> OpenedFile:
+    """``fd`` as an OpenedFile, if it is a regular file (FileNotFoundError otherwise; closed on any error)."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -168,7 +183,7 @@ def open_under(root: str | os.PathLike[str], name: str, within: str = "") -> Ope
     except BaseException:
         os.close(fd)
         raise
-    return OpenedFile(handle, info, os.fspath(real))
+    return OpenedFile(handle, info, real)
 
 
 def _resolve(real_root: Path, name: str, within: str) -> Path:

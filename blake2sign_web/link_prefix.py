@@ -19,7 +19,7 @@ part below the prefix), symbolic links resolved, as they keep every file inside 
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from datetime import datetime
 from typing import Any, Final, NamedTuple, Protocol
 from urllib.parse import unquote
@@ -43,6 +43,11 @@ class FolderLink(Protocol):
 PREFIX_FORM: Final = b"url1p"
 #: How many times a path may decode into something else before it is refused (as ``files.clean_name``).
 _DECODINGS: Final = 3
+#: A backslash or a control character (Unicode's Cc: U+0000-U+001F, U+007F-U+009F).
+_UNSAFE_CHARACTER: Final = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")
+#: A path that canonical_path leaves as it is: RFC 3986 pchar and "/", no escape.
+_PLAIN_PATH: Final = re.compile("[A-Za-z0-9/!$&'()*+,;=:@._~-]*")
+_DOT_SEGMENTS: Final = frozenset(("", ".", ".."))
 
 
 class SignedPrefix(NamedTuple):
@@ -73,6 +78,8 @@ def path_problem(path: str) -> str | None:
         return "raw non-ASCII character"
     text = path
     for _ in range(_DECODINGS):
+        if "%" not in text:  # nothing (more) to decode: the usual request path
+            return _segments_problem(text)
         if "%2F" in text or "%2f" in text or "%5C" in text or "%5c" in text:
             return "encoded slash or backslash"
         try:
@@ -91,12 +98,11 @@ def path_problem(path: str) -> str | None:
 def _segments_problem(decoded: str) -> str | None:
     if decoded[:1] != "/":
         return "not an absolute path"
-    if "\\" in decoded:
-        return "backslash"
-    if any(unicodedata.category(char) == "Cc" for char in decoded):
-        return "control character"
+    unsafe = _UNSAFE_CHARACTER.search(decoded)
+    if unsafe is not None:
+        return "backslash" if unsafe.group() == "\\" else "control character"
     segments = decoded.split("/")
-    if any(segment in ("", ".", "..") for segment in segments[1:-1]) or segments[-1] in (".", ".."):
+    if not _DOT_SEGMENTS.isdisjoint(segments[1:-1]) or segments[-1] in (".", ".."):
         return "empty, '.' or '..' segment"
     return None
 
@@ -107,6 +113,14 @@ def below(path: str, prefix: str) -> str | None:
 
     The one rule of "inside a prefix", for a link's signature now and any later bearer of a prefix.
     """
+    if _PLAIN_PATH.fullmatch(path):  # the usual request: nothing to decode, its own canonical form
+        if not path.startswith(prefix):
+            return None
+        rest = path[len(prefix) :]
+        segments = rest.split("/")  # the prefix's own segments are clean: only those below it are checked
+        if not _DOT_SEGMENTS.isdisjoint(segments[:-1]) or segments[-1] in (".", ".."):
+            return None
+        return rest
     if path_problem(path) is not None:
         return None
     canonical = canonical_path(path)
@@ -207,10 +221,12 @@ def form(file_form: bytes) -> bytes:
 
 
 def read(prefixes: tuple[str, ...]) -> str:
-    """The one prefix of a folder link's (signed) query; BadSignature unless ``sign`` could have written it."""
+    """The one prefix of a folder link's query, for the canonical form its MAC covers; BadSignature unless it has
+    the shape of what ``sign`` writes (a path ending with "/", on one line). The rest of ``signable``'s rules need
+    not be checked again: the MAC covers the prefix as written, and ``sign`` writes only what they allow."""
     if len(prefixes) != 1:
         raise BadSignature("URL has more than one prefix")
-    try:
-        return signed_prefix(prefixes[0])
-    except ValueError:
-        raise BadSignature("malformed prefix") from None
+    prefix = prefixes[0]
+    if prefix[:1] != "/" or prefix[-1:] != "/" or "\n" in prefix:
+        raise BadSignature("malformed prefix")
+    return prefix

@@ -31,6 +31,7 @@ and 412 for conditional requests of a file, 206 and 416 for its ranges.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
@@ -373,8 +374,10 @@ def answer_file(
 REDIRECT_HEADERS: Final = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
+@functools.lru_cache(maxsize=256)
 def validators(size: int, mtime_ns: int | None) -> tuple[str | None, str | None]:
-    """The file's ETag and Last-Modified (None, None when the storage cannot say when it changed)."""
+    """The file's ETag and Last-Modified (None, None when the storage cannot say when it changed). A file request
+    asks three times (its range, its condition, its headers): the answer is kept for the files asked for last."""
     if mtime_ns is None:
         return None, None
     return files.etag_for(size, mtime_ns), files.http_date(mtime_ns / 1e9)

@@ -69,7 +69,12 @@ def file_storage(served_root: Path, settings: Any) -> Path:
 
 
 def swap_directory_after_check(monkeypatch: pytest.MonkeyPatch, directory: Path, outside: Path) -> None:
-    """Replace ``directory`` by a link to ``outside`` right after the name was checked: the race, made certain."""
+    """Replace ``directory`` by a link to ``outside`` right after the name was checked: the race, made certain.
+
+    Only a name with a symbolic link on its way is checked before it is opened (one without is opened segment by
+    segment following no link, with nothing to race): the tests ask for their file through ``via``, a link to
+    ``directory`` inside the root."""
+    (directory.parent / "via").symlink_to(directory)
     check = files.resolve_under
 
     def check_then_swap(root: Any, name: str) -> Path:

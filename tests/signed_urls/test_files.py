@@ -259,7 +259,12 @@ def test_server_errors_are_not_hidden_as_not_found() -> None:
 
 
 def swap_after_check(monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None]) -> None:
-    """Run ``swap`` right after the name was checked: the race between check and open, made certain."""
+    """Run ``swap`` right after the name was checked: the race between check and open, made certain.
+
+    A name with no symbolic link on its way is opened without a check (``O_NOFOLLOW`` on every segment, so no
+    race); the tests reach their file through a link inside the root (``via``), which makes ``open_under``
+    resolve it, check it, then open what it found.
+    """
     check = files.resolve_under
 
     def check_then_swap(root: str | os.PathLike[str], name: str) -> Path:
@@ -278,6 +283,8 @@ def test_directory_swapped_for_a_link_after_the_check_is_refused(
     (root / "dir" / "a.txt").write_text("public")
     outside.mkdir()
     (outside / "a.txt").write_text("secret")
+    (root / "via").symlink_to(root / "dir")
+    assert open_under(root, "via/a.txt").handle.read() == b"public"
 
     def swap() -> None:
         (root / "dir").rename(root / "moved")
@@ -285,7 +292,7 @@ def test_directory_swapped_for_a_link_after_the_check_is_refused(
 
     swap_after_check(monkeypatch, swap)
     with pytest.raises(FileNotFoundError):
-        open_under(root, "dir/a.txt")
+        open_under(root, "via/a.txt")
 
 
 def test_file_swapped_for_a_link_or_a_fifo_after_the_check_is_refused(
@@ -293,12 +300,13 @@ def test_file_swapped_for_a_link_or_a_fifo_after_the_check_is_refused(
 ) -> None:
     (tmp_path / "secret.txt").write_text("secret")
     root = tmp_path / "root"
-    root.mkdir()
+    (root / "dir").mkdir(parents=True)
+    (root / "via").symlink_to(root / "dir")
     for name, replace in (
         ("link.txt", lambda path: path.symlink_to(tmp_path / "secret.txt")),
         ("fifo.txt", os.mkfifo),  # opened without O_NONBLOCK, a FIFO with no writer would hang the worker
     ):
-        target = root / name
+        target = root / "dir" / name
         target.write_text("public")
 
         def swap(target: Path = target, replace: Callable[[Path], None] = replace) -> None:
@@ -307,4 +315,7 @@ def test_file_swapped_for_a_link_or_a_fifo_after_the_check_is_refused(
 
         swap_after_check(monkeypatch, swap)
         with pytest.raises(FileNotFoundError):
-            open_under(root, name)
+            open_under(root, "via/" + name)
+        monkeypatch.undo()
+        with pytest.raises((FileNotFoundError, UnsafePath)):  # and with the name itself: no check, the same answer
+            open_under(root, "dir/" + name)
