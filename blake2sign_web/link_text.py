@@ -141,9 +141,16 @@ def read_link_options(
 
     Called after the MAC was checked (and by ``sign``, on what it is about to sign).
     """
-    consumes = [v for k, v in pairs if k == consume_param]
-    dispositions = [v for k, v in pairs if k == disposition_param]
-    filenames = [v for k, v in pairs if k == filename_param]
+    consumes: tuple[str, ...] = ()
+    dispositions: tuple[str, ...] = ()
+    filenames: tuple[str, ...] = ()
+    for key, value in pairs:  # one pass, no comprehension to build: each request by a link reads them
+        if key == consume_param:
+            consumes += (value,)
+        elif key == disposition_param:
+            dispositions += (value,)
+        elif key == filename_param:
+            filenames += (value,)
     if len(consumes) > 1 or len(dispositions) > 1 or (dispositions and len(filenames) > 1):
         # (A filename without a disposition is the application's own parameter, which it may repeat.)
         raise BadSignature("URL repeats a consume, disposition or filename parameter")

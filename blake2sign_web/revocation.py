@@ -1,7 +1,7 @@
 """Server-side state for revocation and single-use links, without a framework: keys, lifetimes, decisions.
 
 Signed cookies and signed links need no store, which is their point; this module is the
-small, optional exception. Four kinds of record, each with a TTL so the store never grows:
+small, optional exception. Five kinds of record, each with a TTL so the store never grows:
 
 - ``once:<nonce>``: a single-use link was used. Written with SET NX (atomic: of any number
   of concurrent first uses, on any number of machines, exactly one wins) and kept until
@@ -23,6 +23,8 @@ small, optional exception. Four kinds of record, each with a TTL so the store ne
   is refused, however often re-signed: no clock is compared. Kept as long as a ``sid:`` record:
   by then every session of an earlier generation has ended. (Records of earlier releases hold a
   cut-off time, ``<seconds>:<kept session>``, and keep their rule until they expire.)
+- ``group:<group>``: a link group was revoked (``group_revocation``): its time, in microseconds; a link of the
+  group issued at or before it is refused (``withdrawn``). Kept as long as the group's longest-lived link.
 
 Session and user keys carry an application's prefix when it has one
 (``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or

@@ -434,7 +434,7 @@ class URLSigner(Signer):
             raise BadSignature("this URLSigner binds the host: verify the absolute URL")
         if len(signatures[0]) != MAC_LENGTH:
             raise BadSignature("malformed signature")
-        _, used_fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
+        _, fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
         expires_at = starts_at = None
         if expiries or starts:
             expires_at, starts_at = link_times.verified_times(
@@ -456,22 +456,10 @@ class URLSigner(Signer):
         if prefixes:
             below = link_prefix.verified_below(path, prefixes[0], nonce is not None or disposition is not None)
             return VerifiedLink(
-                used_fallback, expires_at, None, "get", None, None, starts_at, prefixes[0], below, group, issued
+                fallback, expires_at, None, "get", None, None, starts_at, prefixes[0], below, group, issued
             )
         # tuple.__new__: no Python call to fill the defaults (each request by a link builds one).
-        fields = (
-            used_fallback,
-            expires_at,
-            nonce,
-            consume_on,
-            disposition,
-            filename,
-            starts_at,
-            None,
-            None,
-            group,
-            issued,
-        )
+        fields = (fallback, expires_at, nonce, consume_on, disposition, filename, starts_at, None, None, group, issued)
         return tuple.__new__(VerifiedLink, fields)
 
     def _ignored(self, name: str) -> bool:
