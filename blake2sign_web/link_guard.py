@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple
 from .confirmation import cross_site_post
 from .link_options import check_expired_status, signer_arguments
 from .link_requests import (
+    INVALID,
     Confirmation,
     Consumption,
     FileAnswer,
@@ -33,6 +34,8 @@ from .link_requests import (
     download_disposition,
     file_range,
     group_answer,
+    logged,
+    logger,
     needs_store,
     store_answer,
 )
@@ -133,7 +136,7 @@ class LinkGuard(NamedTuple):
         if call.group is None:
             answer: bool | LinkAnswer | StoreUnavailable = store_answer(consume, call, self.client(request))
         elif check is None:
-            raise TypeError("a grouped link needs the store's check_link")
+            return self._no_check(path)
         else:
             answer = group_answer(check, call, self.client(request))
         return self._consumed(answer, path, call)
@@ -165,9 +168,16 @@ class LinkGuard(NamedTuple):
             return call  # type: ignore[return-value]
         if call.group is None:
             answer: bool | LinkAnswer | StoreUnavailable = await astore_answer(consume, call, self.client(request))
+        elif (check := getattr(self.store, "check_link", None)) is None:
+            return self._no_check(path)
         else:
-            answer = await agroup_answer(self.store.check_link, call, self.client(request))
+            answer = await agroup_answer(check, call, self.client(request))
         return self._consumed(answer, path, call)
+
+    def _no_check(self, path: str) -> Refusal:
+        """A grouped link on a store that cannot check groups (a store of one's own with ``consume_link`` only)."""
+        logger.error("refused grouped URL for %r: the single-use store has no check_link", logged(path))
+        return Refusal(403, INVALID)
 
 
 class FileRequest:

@@ -230,3 +230,21 @@ def test_revocation_arguments_are_checked(redis_server: RedisServer) -> None:
         await store.aclose()
 
     anyio.run(scenario)
+
+
+class ConsumeOnly:
+    """A store of the application's own, written before link groups: it has ``consume_link`` only."""
+
+    def __init__(self, store: RedisStore) -> None:
+        self.consume_link = store.consume_link
+
+
+def test_a_store_without_check_link_refuses_grouped_links(
+    redis_server: RedisServer, root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = build_app(root, ConsumeOnly(patient_store(redis_server)))  # type: ignore[arg-type]
+    with TestClient(app) as client, caplog.at_level(logging.ERROR):
+        once = client.get(make_signer().sign("/action", expires_in=60, single_use=True))
+        refused = client.get(grouped("/action"))
+    assert (once.status_code, refused.status_code) == (200, 403)
+    assert "refused grouped URL for '/action': the single-use store has no check_link" in caplog.text
