@@ -191,17 +191,18 @@ def use_steps(use: LinkUse, replicas: Replicas, key: str = "", budget: str = "",
     ``value``: as the store holds them (a Django cache adds its prefix and serializes)."""
     key = key or use.key
     outcome, acknowledged = yield Step(key, use.command(key, budget, value), True)
-    yield from _replicated_use(use, replicas, outcome, acknowledged, key, budget, value)
+    if outcome and acknowledged < replicas.wanted:
+        yield from _unreplicated(use, replicas, outcome, acknowledged, key, budget, value)
     return bool(outcome)
 
 
-def _replicated_use(
+def _unreplicated(
     use: LinkUse, replicas: Replicas, outcome: Any, acknowledged: int, key: str, budget: str, value: Any
 ) -> Steps[None]:
-    if outcome and acknowledged < replicas.wanted:
-        if use.first_use(outcome):
-            yield Step(key, use.undo_command(key, budget, value))
-        replicas.check("use a single-use link", acknowledged)
+    """A use that fewer replicas than wanted acknowledged: a first use is undone, then NotReplicated."""
+    if use.first_use(outcome):
+        yield Step(key, use.undo_command(key, budget, value))
+    replicas.check("use a single-use link", acknowledged)
 
 
 def group_steps(
@@ -222,7 +223,8 @@ def group_steps(
         return "withdrawn" if withdrawn(issued_us, record) else "ok"
     key = key or use.key
     record, (outcome, acknowledged) = yield Batch((read, Step(key, use.command(key, budget, value), True)))
-    yield from _replicated_use(use, replicas, outcome, acknowledged, key, budget, value)
+    if outcome and acknowledged < replicas.wanted:
+        yield from _unreplicated(use, replicas, outcome, acknowledged, key, budget, value)
     if withdrawn(issued_us, record):
         return "withdrawn"
     return "ok" if outcome else "used"
