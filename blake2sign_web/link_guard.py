@@ -3,8 +3,9 @@ request's decisions in the order ``link_requests`` gives them.
 
 An adapter builds one ``LinkGuard`` at start-up (Starlette: per ``require_signature`` or ``SignedFiles``;
 Django: per ``SIGNED_URLS`` settings) and, per request, hands it plain values: ``check`` (the link, its
-confirmation page, or its refusal), then for a single-use link ``use`` (a blocking store's ``consume_link``)
-or ``ause`` (the guard's asyncio store): the refusal, or None to go on. A file's request is a
+confirmation page, or its refusal), then for a single-use or grouped link (``needs_store``) ``use`` (a blocking
+store's ``consume_link``, and ``check_link`` for a grouped link) or ``ause`` (the guard's asyncio store): the
+refusal, or None to go on. A file's request is a
 ``FileRequest``: the range asked for, a range redirect, the single-use link's terms, the answer. The adapter
 only reads the request, does the store and file I/O and writes the response.
 """
@@ -17,12 +18,14 @@ from typing import Any, Final, NamedTuple
 from .confirmation import cross_site_post
 from .link_options import check_expired_status, signer_arguments
 from .link_requests import (
+    INVALID,
     Confirmation,
     Consumption,
     FileAnswer,
     Refusal,
     StoreCall,
     Wanted,
+    agroup_answer,
     astore_answer,
     before_store,
     check,
@@ -30,8 +33,13 @@ from .link_requests import (
     consumption,
     download_disposition,
     file_range,
+    group_answer,
+    logged,
+    logger,
+    needs_store,
     store_answer,
 )
+from .revocation import LinkAnswer, StoreUnavailable
 from .stored_files import StoredFile, answer, check_range_fallback, range_redirect, redirects_range
 from .stores import check_store
 from .urls import Bound, URLSigner, VerifiedLink, get_url_signer
@@ -42,9 +50,10 @@ NO_TERMS: Final = Consumption()
 def file_use(
     link: VerifiedLink | None, method: str, size: int, wanted: Wanted
 ) -> tuple[VerifiedLink, Consumption] | None:
-    """The single-use link a file request uses up, knowing the file (``size``, ``wanted``: its range asked for),
-    with what a continuation by the same client may fetch (``link_requests.consumption``); None: nothing to use up."""
-    if link is None or link.nonce is None:
+    """The single-use link a file request uses up (or grouped link it checks), knowing the file (``size``,
+    ``wanted``: its range asked for), with what a continuation by the same client may fetch
+    (``link_requests.consumption``); None: nothing to ask the store."""
+    if link is None or (link.nonce is None and link.group is None):
         return None
     return link, consumption(link, method, file_size=size, wanted=wanted)
 
@@ -116,15 +125,31 @@ class LinkGuard(NamedTuple):
         *,
         headers: Mapping[str, str] | None = None,
         terms: Consumption = NO_TERMS,
+        check: Callable[..., LinkAnswer] | None = None,
     ) -> Refusal | None:
         """Use up a single-use link with a blocking store's ``consume`` (``client(request)``: who asks, read only if
-        the store is asked): None when this request may have it, else the refusal (403, 503, the expired status)."""
+        the store is asked), or check a grouped one with its ``check`` (``check_link``): None when this request may
+        have it, else the refusal (403, 503, the expired status)."""
         call = self.call(link, path, consume, headers, terms)
         if type(call) is not StoreCall or consume is None:
             return call  # type: ignore[return-value]
-        answer = store_answer(consume, call, self.client(request))
+        if call.group is None:
+            answer: bool | LinkAnswer | StoreUnavailable = store_answer(consume, call, self.client(request))
+        elif check is None:
+            return self._no_check(path)
+        else:
+            answer = group_answer(check, call, self.client(request))
+        return self._consumed(answer, path, call)
+
+    def _consumed(self, answer: bool | LinkAnswer | StoreUnavailable, path: str, call: StoreCall) -> Refusal | None:
+        kind = "grouped URL" if call.nonce is None else "single-use URL"
         return consumed(
-            answer, path=path, fails_open=self.fails_open, expired_status=self.expired_status, option=self.option
+            answer,
+            path=path,
+            fails_open=self.fails_open,
+            expired_status=self.expired_status,
+            option=self.option,
+            kind=kind,
         )
 
     async def ause(
@@ -136,15 +161,23 @@ class LinkGuard(NamedTuple):
         headers: Mapping[str, str] | None = None,
         terms: Consumption = NO_TERMS,
     ) -> Refusal | None:
-        """``use`` with an asynchronous store, this guard's own (its ``consume_link``)."""
+        """``use`` with an asynchronous store, this guard's own (its ``consume_link``, ``check_link``)."""
         consume: Callable[..., Awaitable[bool]] | None = None if self.store is None else self.store.consume_link
         call = self.call(link, path, consume, headers, terms)
         if type(call) is not StoreCall or consume is None:
             return call  # type: ignore[return-value]
-        answer = await astore_answer(consume, call, self.client(request))
-        return consumed(
-            answer, path=path, fails_open=self.fails_open, expired_status=self.expired_status, option=self.option
-        )
+        if call.group is None:
+            answer: bool | LinkAnswer | StoreUnavailable = await astore_answer(consume, call, self.client(request))
+        elif (check := getattr(self.store, "check_link", None)) is None:
+            return self._no_check(path)
+        else:
+            answer = await agroup_answer(check, call, self.client(request))
+        return self._consumed(answer, path, call)
+
+    def _no_check(self, path: str) -> Refusal:
+        """A grouped link on a store that cannot check groups (a store of one's own with ``consume_link`` only)."""
+        logger.error("refused grouped URL for %r: the single-use store has no check_link", logged(path))
+        return Refusal(403, INVALID)
 
 
 class FileRequest:
@@ -177,8 +210,9 @@ class FileRequest:
     ) -> dict[str, str] | None:
         """The headers of a 302 to the storage's URL for a Range it would download the whole object to serve
         (``stored_files.redirects_range``, ``range_redirect``), or None: serve it here (``fallback="seek"``)."""
-        single_use = self.link is not None and self.link.nonce is not None
-        if not redirects_range(self.stored, self.method, self.wanted, single_use=single_use, offloaded=self.offloaded):
+        # A grouped link is checked after this: never hand out the storage's URL (a bearer link of its own) first.
+        checked = self.link is not None and needs_store(self.link)
+        if not redirects_range(self.stored, self.method, self.wanted, single_use=checked, offloaded=self.offloaded):
             return None
         if check_range_fallback(fallback) == "seek":
             return None

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple, Protocol
 from urllib.parse import unquote
 
-from . import link_times
+from . import link_groups, link_times
 from .exceptions import BadSignature
 from .files import UnsafePath
 from .link_text import Bound, canonical_path, encode, split
@@ -184,6 +184,7 @@ def sign(
     bind: Bound | None,
     single_use: bool,
     filename: str | None,
+    group: str | None = None,
 ) -> SignedPrefix:
     """``URLSigner.sign_prefix``: ``prefix`` signed with ``signer``'s keys, in the folder links' own form."""
     if single_use:
@@ -209,6 +210,8 @@ def sign(
         pairs.append((signer.expires_param, str(expires)))
     if starts_at is not None:
         pairs.append((signer.starts_param, str(starts_at)))
+    if group is not None:
+        pairs += link_groups.signed_pairs(group, expires, signer._clock, signer.group_param, signer.issued_param)
     token = signer._seal(form(signer._canonical(host, canonical, pairs, bind)))
     query = "".join(f"{encode(k)}={encode(v)}&" for k, v in pairs) + f"{signer.signature_param}={token[-MAC_LENGTH:]}"
     return SignedPrefix(f"{scheme}://{netloc}" if scheme else "", canonical, query)

@@ -9,8 +9,9 @@ Django and async in Starlette; the file), between the decisions:
    then ``admission`` (what the method may do with it): the ``VerifiedLink`` to go on with, a
    ``Confirmation`` (the page in front of a ``consume_on="post"`` link), or a ``Refusal`` (405 too);
 2. for a file: ``file_range`` (the range asked for, from the file's size and modified time);
-3. for a single-use link: ``consumption`` (for a file, what a continuation would fetch), ``before_store``
-   (the store call to make, or why not), the call (``store_answer``), then ``consumed`` (its answer or failure);
+3. for a single-use or grouped link: ``consumption`` (for a file, what a continuation would fetch),
+   ``before_store`` (the store call to make, or why not), the call (``store_answer``; a grouped link's:
+   ``group_answer``, its group read with the single-use check in one round trip), then ``consumed``;
 4. for a file: ``answer_file``: ``conditional_answer`` (304, 412), else ``file_answer`` (200, 206 or 416),
    with every header. What can be read of a storage's file (S3 ranges, a redirect) is ``stored_files``'.
 
@@ -24,9 +25,10 @@ as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answe
 link before its start (``not_yet_valid``: the message says when it becomes valid; no Retry-After, which
 HTTP defines for 503, 429 and redirects, not 403, and Django's PermissionDenied could not carry); the
 expired status (410 Gone by default, so the page can say "ask for a new link"; or 403) for a link
-whose time has passed and for a single-use link already used; 503 for a single-use link while its
-store is unreachable (unless it fails open); 405 for a method the link may not be used with; 304
-and 412 for conditional requests of a file, 206 and 416 for its ranges.
+whose time has passed, for a single-use link already used and for a link whose group was revoked after it
+was issued (``WITHDRAWN``: like a used link, it worked once and never will again); 503 for a single-use
+or grouped link while its store is unreachable (unless it fails open); 405 for a method the link may not
+be used with; 304 and 412 for conditional requests of a file, 206 and 416 for its ranges.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from .exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
 from .link_options import EXPIRED_STATUSES as EXPIRED_STATUSES
 from .link_options import check_expired_status as check_expired_status
 from .link_options import check_link_options as check_link_options
-from .revocation import StoreUnavailable, continuation_cost
+from .revocation import LinkAnswer, StoreUnavailable, continuation_cost
 from .urls import Bound, URLSigner, VerifiedLink
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
@@ -54,6 +56,7 @@ LOGGED_PATH_LENGTH: Final = 200
 INVALID: Final = "This link is not valid."
 EXPIRED: Final = "This link has expired."
 USED: Final = "This link has already been used."
+WITHDRAWN: Final = "This link has been withdrawn."
 UNAVAILABLE: Final = "This link cannot be checked right now; try again shortly."
 CROSS_SITE: Final = "This link must be confirmed from its own page."
 #: A link before its start: when it becomes valid, in UTC (``not_yet_valid``).
@@ -201,32 +204,46 @@ def client_identity(address: str, user_agent: str) -> str:
 
 
 class StoreCall(NamedTuple):
-    """The store call that uses a single-use link up (the adapter makes it, with the client's identity)."""
+    """The store call that uses a single-use link up, or checks a grouped link's ``group`` (``issued_us``: its
+    issue time; then ``nonce`` is None unless it is single-use too). The adapter makes it, with the client."""
 
-    nonce: str
+    nonce: str | None
     expires_at: int
     file_size: int | None
     continuation: int | None
+    group: str | None = None
+    issued_us: int | None = None
+
+
+def needs_store(link: VerifiedLink) -> bool:
+    """Whether a verified link is checked in the store: a single-use link (used up) or a grouped one."""
+    return link.nonce is not None or link.group is not None
 
 
 def before_store(
     link: VerifiedLink, *, path: str, missing_store: str | None, cross_site: bool = False, terms: Consumption
 ) -> StoreCall | Refusal | None:
-    """What to ask the store for a single-use link, or why not to (None: the link is not single-use).
+    """What to ask the store for a single-use or grouped link, or why not to (None: it is neither).
 
     ``missing_store``: why nothing can consume it (the option to set), refused with 403; ``cross_site``: a
     confirmation's POST that a browser says came from another site's page (for frameworks without a CSRF
     check of their own), refused with 403 (its form must not use the link up with this browser's cookies).
     """
-    if link.nonce is None or link.expires_at is None:
+    if link.expires_at is None or (link.nonce is None and link.group is None):
         return None
     if cross_site:
         logger.warning("refused a cross-site POST of the single-use URL for %r", logged(path))
         return Refusal(403, CROSS_SITE)
     if missing_store is not None:
-        logger.error("refused single-use URL for %r: %s", logged(path), missing_store)
+        logger.error("refused %s for %r: %s", _kind(link.nonce), logged(path), missing_store)
         return Refusal(403, INVALID)
-    return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation)
+    if link.group is None:
+        return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation)
+    return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation, link.group, link.issued_us)
+
+
+def _kind(nonce: str | None) -> str:
+    return "grouped URL" if nonce is None else "single-use URL"
 
 
 def store_answer(consume: Callable[..., bool], call: StoreCall, client: str) -> bool | StoreUnavailable:
@@ -249,22 +266,59 @@ async def astore_answer(
         return error
 
 
+def group_answer(check: Callable[..., LinkAnswer], call: StoreCall, client: str) -> LinkAnswer | StoreUnavailable:
+    """The store's answer to a grouped link's ``call`` (``check``: its ``check_link``), or its failure."""
+    try:
+        return check(*call[:2], client, **_terms(call))
+    except StoreUnavailable as error:
+        return error
+
+
+async def agroup_answer(
+    check: Callable[..., Awaitable[LinkAnswer]], call: StoreCall, client: str
+) -> LinkAnswer | StoreUnavailable:
+    """``group_answer`` of an asynchronous store."""
+    try:
+        return await check(*call[:2], client, **_terms(call))
+    except StoreUnavailable as error:
+        return error
+
+
+def _terms(call: StoreCall) -> dict[str, object]:
+    return {
+        "file_size": call.file_size,
+        "continuation": call.continuation,
+        "group": call.group,
+        "issued_us": call.issued_us,
+    }
+
+
 def consumed(
-    answer: bool | StoreUnavailable, *, path: str, fails_open: bool, expired_status: int = 410, option: str
+    answer: bool | LinkAnswer | StoreUnavailable,
+    *,
+    path: str,
+    fails_open: bool,
+    expired_status: int = 410,
+    option: str,
+    kind: str = "single-use URL",
 ) -> Refusal | None:
-    """The store's answer (True: this request may have the link), or its failure, as None or a refusal.
+    """The store's answer (True or "ok": this request may have the link; False or "used": used up; "withdrawn":
+    its group was revoked after it was issued), or its failure, as None or a refusal.
 
     A store that cannot be reached refuses with 503 (``fails_open=False``), or lets the request
-    through, logged; ``option``: how the framework spells that choice, for the log.
+    through, logged; ``option``: how the framework spells that choice, for the log; ``kind``: the link's.
     """
     if isinstance(answer, StoreUnavailable):
         if fails_open:
-            logger.error("accepted single-use URL for %r unchecked (%s='open'): %s", logged(path), option, answer)
+            logger.error("accepted %s for %r unchecked (%s='open'): %s", kind, logged(path), option, answer)
             return None
-        logger.error("refused single-use URL for %r: %s", logged(path), answer)
+        logger.error("refused %s for %r: %s", kind, logged(path), answer)
         return Refusal(503, UNAVAILABLE)
-    if answer:
+    if answer is True or answer == "ok":
         return None
+    if answer == "withdrawn":
+        logger.info("refused URL for %r: its group was revoked", logged(path))
+        return Refusal(expired_status, WITHDRAWN)
     logger.info("used single-use URL for %r", logged(path))
     return Refusal(expired_status, USED)
 

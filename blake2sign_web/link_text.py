@@ -11,8 +11,10 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
-from typing import Final
+from typing import Final, Literal
 from urllib.parse import parse_qsl, quote, unquote, unquote_to_bytes, urlsplit
+
+from .exceptions import BadSignature
 
 #: Characters left as they are in a canonical path: RFC 3986 pchar and "/".
 PATH_SAFE: Final = "/!$&'()*+,;=:@-._~"
@@ -37,6 +39,8 @@ _DOT_SEGMENTS: Final = {".": "%2E", "..": "%2E%2E"}
 MAX_FILENAME_LENGTH: Final = 255
 
 Bound = str | bytes | int
+Disposition = Literal["attachment", "inline"]
+ConsumeOn = Literal["get", "post"]
 
 
 #: URLSigner's keywords that name a link's own query parameters, and their default names.
@@ -49,6 +53,8 @@ LINK_PARAMETERS: Final = {
     "filename_param": "filename",
     "starts_param": "starts",
     "prefix_param": "prefix",
+    "group_param": "group",
+    "issued_param": "issued",
 }
 #: What to pass instead of writing each of a link's own parameters into the URL to sign (``refuse_reserved``).
 _RESERVED_FIXES: Final = {
@@ -59,6 +65,8 @@ _RESERVED_FIXES: Final = {
     "nonce_param": "the single-use nonce: pass single_use=True instead",
     "consume_param": "pass consume_on='post' instead",
     "disposition_param": "pass disposition= instead",
+    "group_param": "the link group: pass group= instead",
+    "issued_param": "the issue time of a grouped link: pass group= instead",
 }
 
 
@@ -130,6 +138,49 @@ def filename_problem(filename: object) -> str | None:
     if any(unicodedata.category(char) in _UNSAFE_CATEGORIES for char in filename):
         return "a filename has no control, format or line-separator character"
     return None
+
+
+def read_link_options(
+    pairs: list[tuple[str, str]], consume_param: str, disposition_param: str, filename_param: str, has_nonce: bool
+) -> tuple[ConsumeOn, Disposition | None, str | None]:
+    """``consume_on``, ``disposition`` and ``filename`` of a link's (signed) pairs; BadSignature if malformed.
+
+    Called after the MAC was checked (and by ``sign``, on what it is about to sign).
+    """
+    consumes: tuple[str, ...] = ()
+    dispositions: tuple[str, ...] = ()
+    filenames: tuple[str, ...] = ()
+    for key, value in pairs:  # one pass, no comprehension to build: each request by a link reads them
+        if key == consume_param:
+            consumes += (value,)
+        elif key == disposition_param:
+            dispositions += (value,)
+        elif key == filename_param:
+            filenames += (value,)
+    if len(consumes) > 1 or len(dispositions) > 1 or (dispositions and len(filenames) > 1):
+        # (A filename without a disposition is the application's own parameter, which it may repeat.)
+        raise BadSignature("URL repeats a consume, disposition or filename parameter")
+    consume_on: ConsumeOn = "get"
+    if consumes:
+        if consumes[0] != "post":
+            raise BadSignature("malformed consume parameter")
+        if not has_nonce:
+            raise BadSignature("consume=post on a URL that is not single-use")
+        consume_on = "post"
+    if not dispositions:
+        # A filename alone is the application's own parameter, as in links signed before this option.
+        return consume_on, None, None
+    disposition = dispositions[0]
+    if disposition == "attachment":
+        checked: Disposition = "attachment"
+    elif disposition == "inline":
+        checked = "inline"
+    else:
+        raise BadSignature("malformed disposition")
+    filename = filenames[0] if filenames else None
+    if filename is not None and filename_problem(filename) is not None:
+        raise BadSignature("malformed filename")
+    return consume_on, checked, filename
 
 
 #: Unicode categories refused in a filename: controls (CR, LF, NUL), format (bidi overrides), surrogates,

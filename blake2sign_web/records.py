@@ -97,6 +97,11 @@ def user_key(user_id: object, prefix: str = "") -> str:
     return f"{_namespace(prefix)}user:{text}"
 
 
+def group_key(group: str, prefix: str = "") -> str:
+    """The revocation record of a link group (``link_groups.check_group``: no ":", so no other kind's name)."""
+    return f"{_namespace(prefix)}group:{group}"
+
+
 def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
     """The names a session's record is read under: its own, then (with a prefix) the one without it.
 

@@ -2,7 +2,8 @@
 
 What both stores need of Redis beyond one command: a write and its ``WAIT`` on one connection
 to the primary serving its key (``WAIT`` counts the replicas that have everything that
-connection wrote), ``MGET`` of keys in several cluster slots at once, and a cluster's
+connection wrote), ``MGET`` of keys in several cluster slots at once, a plan's ``Batch`` (commands on
+keys of any slots) in one round trip, and a cluster's
 redirections (MOVED, ASK, TRYAGAIN) followed on one connection. ``bounded`` is the deadline of a
 ``redis.asyncio`` call, and turns its failures into ``StoreUnavailable``.
 """
@@ -14,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
+from .store_plans import Batch
 from .stores import StoreUnavailable, logger, wait_milliseconds
 
 if TYPE_CHECKING:
@@ -61,18 +63,73 @@ def mget(client: Any, is_cluster: bool, keys: list[str]) -> Awaitable[list[Any]]
     return cluster_mget(client, keys) if is_cluster else client.mget(keys)
 
 
-async def send_async(client: Any, is_cluster: bool, replicas: Replicas, step: Step) -> Any:
-    """A plan's step (``store_plans``) on a ``redis.asyncio`` client: a write with its ``WAIT``, or one command."""
+async def send_async(client: Any, is_cluster: bool, replicas: Replicas, step: Step | Batch) -> Any:
+    """A plan's step (``store_plans``) on a ``redis.asyncio`` client: a write with its ``WAIT``, or one command (a
+    ``Batch``: ``batch_async``)."""
+    if isinstance(step, Batch):
+        return await batch_async(client, is_cluster, replicas, step.steps)
     if step.write:
         return await write_async(client, is_cluster, step.key, step.command, replicas.wanted, replicas.timeout)
     return (await run_async(client, is_cluster, step.key, step.command))[0]
 
 
-def send_sync(client: Any, is_cluster: bool, replicas: Replicas, pause: Callable[[float], None], step: Step) -> Any:
+def send_sync(
+    client: Any, is_cluster: bool, replicas: Replicas, pause: Callable[[float], None], step: Step | Batch
+) -> Any:
     """``send_async`` on a blocking redis-py client; ``pause``: how to wait before a TRYAGAIN is tried again."""
+    if isinstance(step, Batch):
+        return batch_sync(client, is_cluster, replicas, pause, step.steps)
     if step.write:
         return write_sync(client, is_cluster, step.key, step.command, replicas.wanted, replicas.timeout, pause)
     return client.execute_command(*step.command)
+
+
+def _commands(step: Step, replicas: Replicas) -> tuple[tuple[Any, ...], ...]:
+    """A step's commands: with its ``WAIT`` when it writes and replicas must acknowledge it."""
+    if step.write and replicas.wanted:
+        return (step.command, _wait(replicas.wanted, replicas.timeout))
+    return (step.command,)
+
+
+def _replies(steps: tuple[Step, ...], replies: list[Any], counts: list[int]) -> list[Any]:
+    """Each step's reply from a pipeline's flat ``replies`` (``counts``: commands per step): a write's is (reply,
+    replicas that acknowledged it), as ``write_async`` gives it."""
+    answers, at = [], 0
+    for step, count in zip(steps, counts, strict=True):
+        mine, at = replies[at : at + count], at + count
+        answers.append((mine[0], int(mine[1]) if count > 1 else 0) if step.write else mine[0])
+    return answers
+
+
+async def batch_async(client: Any, is_cluster: bool, replicas: Replicas, steps: tuple[Step, ...]) -> list[Any]:
+    """A ``Batch`` in one round trip: one pipeline, or on a cluster one request per node (``cluster_execute``,
+    each step on the primary serving its key, a write with its ``WAIT``)."""
+    batches = [_commands(step, replicas) for step in steps]
+    counts = [len(commands) for commands in batches]
+    if is_cluster:
+        per_step = await cluster_execute(client, [(step.key, b) for step, b in zip(steps, batches, strict=True)])
+        return _replies(steps, [reply for replies in per_step for reply in replies], counts)
+    async with client.pipeline(transaction=False) as pipe:
+        for commands in batches:
+            for command in commands:
+                pipe.execute_command(*command)
+        return _replies(steps, list(await pipe.execute()), counts)
+
+
+def batch_sync(
+    client: Any, is_cluster: bool, replicas: Replicas, pause: Callable[[float], None], steps: tuple[Step, ...]
+) -> list[Any]:
+    """``batch_async`` on a blocking client. On a cluster with replica waits (a ``WAIT`` must follow its write on
+    one connection, which redis-py's cluster pipeline does not keep), one step after the other."""
+    if is_cluster and replicas.wanted:
+        return [send_sync(client, True, replicas, pause, step) for step in steps]
+    batches = [_commands(step, replicas) for step in steps]
+    # redis-py's cluster pipeline sends each node its commands before it reads a reply: one round trip.
+    with client.pipeline() if is_cluster else client.pipeline(transaction=False) as pipe:
+        for commands in batches:
+            for command in commands:
+                pipe.execute_command(*command)
+        return _replies(steps, list(pipe.execute()), [len(commands) for commands in batches])
 
 
 async def run_async(client: Any, is_cluster: bool, key: str, *commands: tuple[Any, ...]) -> list[Any]:

@@ -1,7 +1,7 @@
 """Server-side state for revocation and single-use links, without a framework: keys, lifetimes, decisions.
 
 Signed cookies and signed links need no store, which is their point; this module is the
-small, optional exception. Four kinds of record, each with a TTL so the store never grows:
+small, optional exception. Five kinds of record, each with a TTL so the store never grows:
 
 - ``once:<nonce>``: a single-use link was used. Written with SET NX (atomic: of any number
   of concurrent first uses, on any number of machines, exactly one wins) and kept until
@@ -23,6 +23,8 @@ small, optional exception. Four kinds of record, each with a TTL so the store ne
   is refused, however often re-signed: no clock is compared. Kept as long as a ``sid:`` record:
   by then every session of an earlier generation has ended. (Records of earlier releases hold a
   cut-off time, ``<seconds>:<kept session>``, and keep their rule until they expire.)
+- ``group:<group>``: a link group was revoked (``group_revocation``): its time, in microseconds; a link of the
+  group issued at or before it is refused (``withdrawn``). Kept as long as the group's longest-lived link.
 
 Session and user keys carry an application's prefix when it has one
 (``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or
@@ -43,6 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from .link_groups import check_group, issued_now
 from .records import (
     CLOCK,
     GENERATION_BYTES,
@@ -57,6 +60,7 @@ from .records import (
     earlier_not_before,
     earlier_session_record,
     generation_record,
+    group_key,
     missing_key_prefix,
     new_generation,
     new_session_id,
@@ -104,6 +108,7 @@ __all__ = [
     "SENTINEL_SCHEMES",
     "SESSION_ENDED",
     "UNDO_FIRST_USE_SCRIPT",
+    "LinkAnswer",
     "LinkUse",
     "NotReplicated",
     "Policy",
@@ -124,6 +129,8 @@ __all__ = [
     "derived_session_id",
     "ended_session",
     "generation_record",
+    "group_key",
+    "group_revocation",
     "is_revoked",
     "link_use",
     "missing_key_prefix",
@@ -144,8 +151,11 @@ __all__ = [
     "user_key",
     "user_keys",
     "wait_milliseconds",
+    "withdrawn",
 ]
 
+#: A store's answer for a grouped link: it may be used, it was used (single-use), its group was revoked after.
+LinkAnswer = Literal["ok", "used", "withdrawn"]
 #: What to do when the store cannot be reached in time.
 Policy = Literal["closed", "open"]
 POLICIES: Final = ("closed", "open")
@@ -338,6 +348,29 @@ def user_generation_record(
     """
     value = generation_record(generation, clock=clock)
     return Record(user_key(user_id, prefix), value, record_ttl(lifetime, skew))
+
+
+def group_revocation(
+    group: str, lifetime: object, prefix: str = "", skew: float = RECORD_MARGIN, *, clock: Callable[[], float] = CLOCK
+) -> Record:
+    """The ``group:`` record that withdraws every link of ``group`` issued until now (by ``clock``, in Unix
+    microseconds, as links carry it: ``link_groups``); ``lifetime``: the longest any link of it still out lives
+    (seconds), kept that long plus the clocks' margins (``record_ttl``). ValueError for a bad group or lifetime."""
+    if isinstance(lifetime, bool) or not isinstance(lifetime, int) or lifetime < 1:
+        raise ValueError(
+            f"lifetime must be a positive int: the seconds the longest-lived link of the group still out has left "
+            f"(the revocation is kept that long); got {lifetime!r}"
+        )
+    return Record(group_key(check_group(group), prefix), str(issued_now(clock)), record_ttl(lifetime, skew))
+
+
+def withdrawn(issued_us: int, record: str | bytes | int | None) -> bool:
+    """Whether a grouped link issued at ``issued_us`` (Unix microseconds) is refused by its group's record as read
+    (None: never revoked): issued at or before the revocation, or a record not written by us (refuse, not guess)."""
+    if record is None:
+        return False
+    text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
+    return not (text.isascii() and text.isdigit()) or issued_us <= int(text)
 
 
 @dataclass(slots=True)  # not frozen: a frozen one's __init__ adds about 9 k instructions to every check

@@ -19,15 +19,19 @@ from .revocation import (
     CLOCK,
     DEFAULT_CLOCK_SKEW,
     DEFAULT_TIMEOUT,
+    LinkAnswer,
     LinkUse,
     Record,
     check_timeout,
     ended_session,
+    group_key,
+    group_revocation,
     link_use,
     new_generation,
     recorded_generation,
     user_generation_record,
     user_key,
+    withdrawn,
 )
 from .stores import (
     INCR_EXISTING_SCRIPT,
@@ -51,7 +55,13 @@ class Step(NamedTuple):
     write: bool = False
 
 
-Steps = Generator[Step, Any, T]
+class Batch(NamedTuple):
+    """Steps sent in one round trip (one pipeline; on a cluster, one request per node): their replies, in order."""
+
+    steps: tuple[Step, ...]
+
+
+Steps = Generator[Any, Any, T]  # yields a Step or a Batch
 
 
 class Plan(Generic[T]):
@@ -115,6 +125,37 @@ class StorePlans:
         )
         return Plan("consume a single-use link", use_steps(use, self.replicas))
 
+    def check_link(
+        self,
+        nonce: str | None,
+        expires_at: int,
+        client: str,
+        file_size: int | None,
+        continuation: int | None,
+        group: str,
+        issued_us: int,
+    ) -> Plan[LinkAnswer]:
+        """A grouped link's check: its group's record read, and a single-use link (``nonce``) used up with it in
+        the same round trip (``group_steps``)."""
+        use = None
+        if nonce is not None:
+            use = link_use(
+                nonce,
+                expires_at,
+                client,
+                file_size=file_size,
+                continuation=continuation,
+                skew=self.skew,
+                clock=self.clock,
+            )
+        key = group_key(group, self.prefix)
+        return Plan("check a link group", group_steps(key, issued_us, use, self.replicas))
+
+    def revoke_link_group(self, group: str, lifetime: int) -> Plan[None]:
+        """Withdraw every link of ``group`` issued until now; ``lifetime``: the longest any of them still lives."""
+        record = group_revocation(group, lifetime, self.prefix, self.skew, clock=self.clock)
+        return Plan("revoke a link group", _write(record, "revoke a link group", self.replicas))
+
     def end_session(self, session_id: bytes, lifetime: int) -> Plan[None]:
         """End one session (by its id); ``lifetime``: the longest any token of it lives."""
         record = ended_session(session_id, lifetime, self.prefix, self.skew)
@@ -151,10 +192,42 @@ def use_steps(use: LinkUse, replicas: Replicas, key: str = "", budget: str = "",
     key = key or use.key
     outcome, acknowledged = yield Step(key, use.command(key, budget, value), True)
     if outcome and acknowledged < replicas.wanted:
-        if use.first_use(outcome):
-            yield Step(key, use.undo_command(key, budget, value))
-        replicas.check("use a single-use link", acknowledged)
+        yield from _unreplicated(use, replicas, outcome, acknowledged, key, budget, value)
     return bool(outcome)
+
+
+def _unreplicated(
+    use: LinkUse, replicas: Replicas, outcome: Any, acknowledged: int, key: str, budget: str, value: Any
+) -> Steps[None]:
+    """A use that fewer replicas than wanted acknowledged: a first use is undone, then NotReplicated."""
+    if use.first_use(outcome):
+        yield Step(key, use.undo_command(key, budget, value))
+    replicas.check("use a single-use link", acknowledged)
+
+
+def group_steps(
+    group: str,
+    issued_us: int,
+    use: LinkUse | None,
+    replicas: Replicas,
+    key: str = "",
+    budget: str = "",
+    value: Any = None,
+) -> Steps[LinkAnswer]:
+    """A grouped link's check: GET of its group's record (``group``: its name in the store), and for a single-use
+    link (``use``) its use (``use_steps``) in the same round trip. Withdrawn wins over used; a withdrawn link that
+    was used up here stays used (it is refused for good either way)."""
+    read = Step(group, ("GET", group))
+    if use is None:
+        record = yield read
+        return "withdrawn" if withdrawn(issued_us, record) else "ok"
+    key = key or use.key
+    record, (outcome, acknowledged) = yield Batch((read, Step(key, use.command(key, budget, value), True)))
+    if outcome and acknowledged < replicas.wanted:
+        yield from _unreplicated(use, replicas, outcome, acknowledged, key, budget, value)
+    if withdrawn(issued_us, record):
+        return "withdrawn"
+    return "ok" if outcome else "used"
 
 
 # A Django cache backend on Redis (``RedisStoreCache``): its writes, with RedisCache's meaning of a timeout.

@@ -69,10 +69,10 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from fnmatch import fnmatchcase
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, NamedTuple
 from urllib.parse import quote, urlunsplit
 
-from . import link_prefix, link_times
+from . import link_groups, link_prefix, link_times
 from .cache import cached
 from .exceptions import BadSignature
 from .link_prefix import SignedPrefix
@@ -82,12 +82,15 @@ from .link_text import (
     LINK_PARAMETERS,
     MAX_FILENAME_LENGTH,
     Bound,
+    ConsumeOn,
+    Disposition,
     bound_text,
     canonical_path,
     check_link_parameters,
     encode,
     filename_problem,
     parse_query,
+    read_link_options,
     refuse_reserved,
     split,
 )
@@ -128,9 +131,6 @@ DISPOSITIONS: Final = ("attachment", "inline")
 #: When a single-use link is used up: by its first request ("get", the default), or only by a POST ("post").
 CONSUME_ON: Final = ("get", "post")
 
-Disposition = Literal["attachment", "inline"]
-ConsumeOn = Literal["get", "post"]
-
 
 class VerifiedLink(NamedTuple):
     """What a verified link says about itself, for the checks that follow the MAC's.
@@ -141,7 +141,8 @@ class VerifiedLink(NamedTuple):
     page); ``disposition`` ("attachment" or "inline") and ``filename``: how a download by this link is to be named,
     None when the link does not say; ``starts_at``: Unix seconds before which the link is refused (less
     ``CLOCK_SKEW``), None when it is valid from its signing; ``prefix``: a folder link's signed prefix, and
-    ``below``: the decoded request path below it (None for a single-file link).
+    ``below``: the decoded request path below it (None for a single-file link); ``group``: the link group whose
+    revocation refuses it, and ``issued_us``: its issue time, Unix microseconds (None, None: no group).
     """
 
     used_fallback: bool
@@ -153,6 +154,8 @@ class VerifiedLink(NamedTuple):
     starts_at: int | None = None
     prefix: str | None = None
     below: str | None = None
+    group: str | None = None
+    issued_us: int | None = None
 
 
 class URLSigner(Signer):
@@ -175,6 +178,8 @@ class URLSigner(Signer):
         filename_param: str = "filename",
         starts_param: str = "starts",
         prefix_param: str = "prefix",
+        group_param: str = "group",
+        issued_param: str = "issued",
         ignore: Iterable[str] = (),
         bind_host: bool = False,
         max_url_length: int = MAX_URL_LENGTH,
@@ -195,6 +200,8 @@ class URLSigner(Signer):
             "filename_param": filename_param,
             "starts_param": starts_param,
             "prefix_param": prefix_param,
+            "group_param": group_param,
+            "issued_param": issued_param,
         }
         self.ignore = check_link_parameters(names, ignore)
         if not callable(clock):
@@ -207,6 +214,7 @@ class URLSigner(Signer):
         self.filename_param = filename_param
         self.starts_param = starts_param
         self.prefix_param = prefix_param
+        self.group_param, self.issued_param = group_param, issued_param
         self.bind_host = bool(bind_host)
         self.max_url_length = max_url_length
         self._clock = clock
@@ -229,6 +237,7 @@ class URLSigner(Signer):
         disposition: Disposition | None = None,
         expires_at: int | datetime | None = None,
         starts: int | datetime | None = None,
+        group: str | None = None,
     ) -> str:
         """Return ``url`` with ``expires`` (when asked for) and ``signature`` added.
 
@@ -242,7 +251,8 @@ class URLSigner(Signer):
         confirmation page, whose POST uses the link up (mail scanners only GET).
         ``filename`` and ``disposition`` (``"attachment"``, the default with a filename, or ``"inline"``)
         say how the download helpers name the file; a name with a path separator, a control or
-        line-separator character, or none at all is refused (ValueError).
+        line-separator character, or none at all is refused (ValueError). ``group`` (an id such as ``"course-42"``,
+        ``link_groups``; the link needs an expiry) adds ``group=`` and ``issued=``: revoking the group refuses it.
 
         The parameters this signer writes are set only through these keywords: a ``url`` whose query
         already has one (``signature``, ``expires``, ``starts``, ``once``, ``consume``, ``disposition``, and
@@ -271,6 +281,8 @@ class URLSigner(Signer):
             pairs.append((self.expires_param, str(expires)))
         if starts_at is not None:
             pairs.append((self.starts_param, str(starts_at)))
+        if group is not None:
+            pairs += link_groups.signed_pairs(group, expires, self._clock, self.group_param, self.issued_param)
         if single_use:
             if expires is None:
                 raise ValueError(
@@ -298,7 +310,8 @@ class URLSigner(Signer):
             if filename is not None:
                 pairs.append((self.filename_param, filename))
         try:  # what is about to be signed must be what verify accepts
-            self._link_options(pairs, has_nonce=any(k == self.nonce_param for k, _ in pairs))
+            has_nonce = any(k == self.nonce_param for k, _ in pairs)
+            read_link_options(pairs, self.consume_param, self.disposition_param, self.filename_param, has_nonce)
         except BadSignature as error:
             raise ValueError(f"cannot sign {url[:40]!r}: {error}") from None
         host = self._host(scheme, netloc)
@@ -338,11 +351,12 @@ class URLSigner(Signer):
         starts: int | datetime | None = None,
         single_use: bool = False,
         filename: str | None = None,
+        group: str | None = None,
     ) -> SignedPrefix:
-        """Sign a folder, a path ending with "/" (absolute when the host is bound), with ``sign``'s times and ``bind``:
-        its ``query`` verifies after any path inside it (``link_prefix``); ValueError for ``single_use``, ``filename``.
-        """
-        return link_prefix.sign(self, prefix, expires_in, expires_at, starts, bind, single_use, filename)
+        """Sign a folder, a path ending with "/" (absolute when the host is bound), with ``sign``'s times, ``bind`` and
+        ``group``: its ``query`` verifies after any path inside it (``link_prefix``); ValueError for ``single_use``,
+        ``filename``."""
+        return link_prefix.sign(self, prefix, expires_in, expires_at, starts, bind, single_use, filename, group)
 
     def verify(self, url: str | bytes, *, bind: Bound | None = None) -> None:
         """Raise BadSignature unless ``url`` carries a valid signature, SignatureExpired if it has expired,
@@ -390,6 +404,7 @@ class URLSigner(Signer):
         nonces: list[str] = []
         starts: list[str] = []
         prefixes: tuple[str, ...] = ()  # a folder link's (no list to allocate for the others)
+        grouped: tuple[tuple[str, str], ...] = ()  # a grouped link's group and issue time
         for key, value in pairs:  # one pass: each request by a link reads them
             if key == self.expires_param:
                 expiries.append(value)
@@ -399,6 +414,8 @@ class URLSigner(Signer):
                 starts.append(value)
             elif key == self.prefix_param:
                 prefixes += (value,)
+            elif key == self.group_param or key == self.issued_param:
+                grouped += ((key, value),)
         if len(expiries) > 1:
             raise BadSignature("URL has more than one expiry")
         if len(nonces) > 1:
@@ -417,7 +434,7 @@ class URLSigner(Signer):
             raise BadSignature("this URLSigner binds the host: verify the absolute URL")
         if len(signatures[0]) != MAC_LENGTH:
             raise BadSignature("malformed signature")
-        _, used_fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
+        _, fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
         expires_at = starts_at = None
         if expiries or starts:
             expires_at, starts_at = link_times.verified_times(
@@ -430,48 +447,20 @@ class URLSigner(Signer):
                 raise BadSignature("malformed nonce")
             if expires_at is None:  # sign() never writes one: a record without an end could never be removed
                 raise BadSignature("single-use URL without expiry")
-        consume_on, disposition, filename = self._link_options(pairs, has_nonce=nonce is not None)
+        consume_on, disposition, filename = read_link_options(
+            pairs, self.consume_param, self.disposition_param, self.filename_param, nonce is not None
+        )
+        group = issued = None
+        if grouped:
+            group, issued = link_groups.verified(grouped, self.group_param, expires_at)
         if prefixes:
             below = link_prefix.verified_below(path, prefixes[0], nonce is not None or disposition is not None)
-            return VerifiedLink(used_fallback, expires_at, None, "get", None, None, starts_at, prefixes[0], below)
+            return VerifiedLink(
+                fallback, expires_at, None, "get", None, None, starts_at, prefixes[0], below, group, issued
+            )
         # tuple.__new__: no Python call to fill the defaults (each request by a link builds one).
-        fields = (used_fallback, expires_at, nonce, consume_on, disposition, filename, starts_at, None, None)
+        fields = (fallback, expires_at, nonce, consume_on, disposition, filename, starts_at, None, None, group, issued)
         return tuple.__new__(VerifiedLink, fields)
-
-    def _link_options(
-        self, pairs: list[tuple[str, str]], *, has_nonce: bool
-    ) -> tuple[ConsumeOn, Disposition | None, str | None]:
-        """``consume_on``, ``disposition`` and ``filename`` of a link's (signed) pairs; BadSignature if malformed.
-
-        Called after the MAC was checked (and by ``sign``, on what it is about to sign).
-        """
-        consumes = [v for k, v in pairs if k == self.consume_param]
-        dispositions = [v for k, v in pairs if k == self.disposition_param]
-        filenames = [v for k, v in pairs if k == self.filename_param]
-        if len(consumes) > 1 or len(dispositions) > 1 or (dispositions and len(filenames) > 1):
-            # (A filename without a disposition is the application's own parameter, which it may repeat.)
-            raise BadSignature("URL repeats a consume, disposition or filename parameter")
-        consume_on: ConsumeOn = "get"
-        if consumes:
-            if consumes[0] != "post":
-                raise BadSignature("malformed consume parameter")
-            if not has_nonce:
-                raise BadSignature("consume=post on a URL that is not single-use")
-            consume_on = "post"
-        if not dispositions:
-            # A filename alone is the application's own parameter, as in links signed before this option.
-            return consume_on, None, None
-        disposition = dispositions[0]
-        if disposition == "attachment":
-            checked: Disposition = "attachment"
-        elif disposition == "inline":
-            checked = "inline"
-        else:
-            raise BadSignature("malformed disposition")
-        filename = filenames[0] if filenames else None
-        if filename is not None and filename_problem(filename) is not None:
-            raise BadSignature("malformed filename")
-        return consume_on, checked, filename
 
     def _ignored(self, name: str) -> bool:
         return any(fnmatchcase(name, pattern) for pattern in self.ignore)

@@ -1,4 +1,5 @@
-"""The records of ``blake2sign_web.revocation`` in a Django cache (RedisCache is the documented one).
+"""The records of ``blake2sign_web.revocation`` in a Django cache (RedisCache is the documented one): single-use
+links and link groups (in SIGNED_URLS' SINGLE_USE_CACHE), ended sessions and "log out everywhere".
 
 Any cache whose ``add`` is atomic across the processes that share it works (RedisCache, Memcached; not
 LocMemCache or DummyCache). A cache that raises is "unavailable": the configured policy applies (bound its
@@ -14,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import BaseCache, caches
@@ -21,11 +23,12 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisSerializer
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
+from django.utils.module_loading import import_string
 
-from .. import revocation, store_plans
+from .. import link_options, revocation, store_plans
 from ..records import new_session_id as new_session_id
 from ..redis_commands import send_sync
-from ..revocation import NotReplicated, StoreUnavailable
+from ..revocation import LinkAnswer, NotReplicated, StoreUnavailable
 from ..store_plans import Steps, T, unavailable_on_error
 from ..stores import logger as logger
 from .current import current_session
@@ -35,8 +38,11 @@ __all__ = [
     "RedisStoreCache",
     "StoreUnavailable",
     "alog_out_everywhere",
+    "arevoke_link_group",
+    "check_link",
     "consume_link",
     "log_out_everywhere",
+    "revoke_link_group",
 ]
 
 
@@ -65,6 +71,73 @@ def consume_link(
             if outcome is not None:
                 return outcome
         return store_plans.consume_in_cache(cache, use)
+
+
+def check_link(
+    cache: BaseCache,
+    nonce: str | None,
+    expires_at: int,
+    client: str,
+    *,
+    file_size: int | None = None,
+    continuation: int | None = None,
+    group: str,
+    issued_us: int,
+    skew: float = revocation.RECORD_MARGIN,
+) -> LinkAnswer:
+    """A grouped link's check: "withdrawn" if ``group`` was revoked at or after ``issued_us``, else for a single-use
+    link (``nonce``) "ok" or "used" as ``consume_link``. ``RedisStoreCache``: one round trip; any other cache:
+    the group's record read, then the link used up."""
+    use = None
+    if nonce is not None:
+        use = revocation.link_use(
+            nonce,
+            expires_at,
+            client,
+            file_size=file_size,
+            continuation=continuation,
+            skew=skew,
+            stored_name=cache.make_key,
+        )
+    with unavailable_on_error("check a link group"):
+        if isinstance(cache, RedisStoreCache):
+            outcome = cache.check_link(revocation.group_key(group), issued_us, use)
+            if outcome is not None:
+                return outcome
+        record = cache.get(revocation.group_key(group))
+    if revocation.withdrawn(issued_us, record):
+        return "withdrawn"
+    if nonce is None:
+        return "ok"
+    consumed = consume_link(cache, nonce, expires_at, client, file_size=file_size, continuation=continuation, skew=skew)
+    return "ok" if consumed else "used"
+
+
+def revoke_link_group(group: str, lifetime: int) -> None:
+    """Withdraw every link of ``group`` issued until now, on every server, in SIGNED_URLS' SINGLE_USE_CACHE (links
+    signed after it work); ``lifetime``: the seconds the longest-lived link of the group still out has left (the
+    record lasts that long). ValueError for a bad group or lifetime; StoreUnavailable if the cache fails."""
+    raw = getattr(settings, "BLAKE2SIGN_WEB", {})
+    try:
+        alias = link_options.from_settings(raw, getattr(settings, "CACHES", {}), import_string, None)[
+            "SINGLE_USE_CACHE"
+        ]
+    except (TypeError, ValueError) as error:
+        raise ImproperlyConfigured(f"{error}.") from None
+    if alias is None:
+        raise ImproperlyConfigured(
+            "revoke_link_group() needs BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']: the alias of a cache shared "
+            "by every process (RedisCache), where grouped links are checked."
+        )
+    record = revocation.group_revocation(group, lifetime)
+    with unavailable_on_error("revoke a link group"):
+        # An int: RedisCache keeps it as its digits, which RedisStoreCache's check reads without unpickling.
+        get_cache(alias).set(record.key, int(record.value), timeout=record.ttl)
+
+
+async def arevoke_link_group(group: str, lifetime: int) -> None:
+    """``revoke_link_group`` for async views: the cache call runs in a thread, never on the event loop."""
+    await sync_to_async(revoke_link_group)(group, lifetime)
 
 
 def is_session_revoked(
@@ -254,6 +327,18 @@ class RedisStoreCache(BaseCache):
         if self.is_cluster and self.client.keyslot(once) != self.client.keyslot(budget):
             return None
         return self._drive(store_plans.use_steps(use, self.replicas, once, budget, self._serializer.dumps(use.digest)))
+
+    def check_link(self, group_key: str, issued_us: int, use: revocation.LinkUse | None) -> LinkAnswer | None:
+        """``check_link`` in one round trip; None when a file link's two records (with this cache's KEY_PREFIX)
+        cannot share a cluster slot (braces in KEY_PREFIX): then the cache's separate operations."""
+        group = self.make_and_validate_key(group_key)
+        if use is None:
+            return self._drive(store_plans.group_steps(group, issued_us, None, self.replicas))
+        once, budget = self.make_and_validate_key(use.key), self.make_and_validate_key(use.budget)
+        if use.file_size is not None and self.is_cluster and self.client.keyslot(once) != self.client.keyslot(budget):
+            return None
+        value = self._serializer.dumps(use.digest)
+        return self._drive(store_plans.group_steps(group, issued_us, use, self.replicas, once, budget, value))
 
     def _drive(self, steps: Steps[T]) -> T:
         return store_plans.drive(steps, partial(send_sync, self.client, self.is_cluster, self.replicas, time.sleep))

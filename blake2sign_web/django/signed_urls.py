@@ -100,16 +100,18 @@ def sign_url(
     disposition: Disposition | None = None,
     expires_at: int | datetime | None = None,
     starts: int | datetime | None = None,
+    group: str | None = None,
 ) -> str:
     """Sign a path (``reverse(...)``) or absolute URL (the options: ``URLSigner.sign``); with ``request``, a path
     becomes absolute first, on ``request.get_host()`` (which Django checks against ``ALLOWED_HOSTS``): with
-    ``BIND_HOST`` a path needs it. ``single_use=True`` needs ``SINGLE_USE_CACHE``.
+    ``BIND_HOST`` a path needs it. ``single_use=True`` and ``group=`` need ``SINGLE_USE_CACHE``.
     """
     signer = get_signer()
-    if single_use and _link_guard().store is None:
+    if (single_use or group is not None) and _link_guard().store is None:
+        asked = "single_use=True" if single_use else "group=..."
         raise ImproperlyConfigured(
-            f"sign_url(single_use=True) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
-            "shared by every process (RedisCache), where each link is marked used."
+            f"sign_url({asked}) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
+            "shared by every process (RedisCache), where each link is marked used and link groups are revoked."
         )
     if request is not None and url_or_path.startswith("/"):
         url_or_path = request.build_absolute_uri(url_or_path)
@@ -123,6 +125,7 @@ def sign_url(
         consume_on=consume_on,
         filename=filename,
         disposition=disposition,
+        group=group,
     )
 
 
@@ -130,9 +133,9 @@ def verify_request(
     request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
 ) -> HttpResponse | None:
     """None when the request's URL is correctly signed; otherwise the response to send (or PermissionDenied).
-    A single-use link is used up in SINGLE_USE_CACHE (a blocking cache call)."""
+    A single-use link is used up, a grouped one checked, in SINGLE_USE_CACHE (a blocking cache call)."""
     link = admit(request, bind=bind, confirm=confirm)
-    if not isinstance(link, VerifiedLink) or link.nonce is None:
+    if not isinstance(link, VerifiedLink) or not link_requests.needs_store(link):
         return None if isinstance(link, VerifiedLink) else link
     return consume_single_use(request, link)
 
@@ -140,9 +143,9 @@ def verify_request(
 async def averify_request(
     request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
 ) -> HttpResponse | None:
-    """``verify_request`` for async views: the cache call of a single-use link runs in a thread."""
+    """``verify_request`` for async views: the cache call of a single-use or grouped link runs in a thread."""
     link = admit(request, bind=bind, confirm=confirm)
-    if not isinstance(link, VerifiedLink) or link.nonce is None:
+    if not isinstance(link, VerifiedLink) or not link_requests.needs_store(link):
         return None if isinstance(link, VerifiedLink) else link
     return await sync_to_async(consume_single_use)(request, link)
 
@@ -226,16 +229,22 @@ def _csrf_middleware(middleware: tuple[str, ...]) -> type[CsrfViewMiddleware] | 
 def consume_single_use(
     request: HttpRequest, link: VerifiedLink, terms: link_requests.Consumption = link_guard.NO_TERMS
 ) -> HttpResponse | None:
-    """Use up a single-use link: None when this request may have it, else the response (410/403/503).
-    ``terms``: a file's link, as ``link_requests.consumption`` gives them."""
+    """Use up a single-use link, or check a grouped one: None when this request may have it, else the response
+    (410/403/503). ``terms``: a file's link, as ``link_requests.consumption`` gives them."""
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)
         if refused is not None:
             return refused
     guard = _link_guard()
     alias: str | None = guard.store
-    consume = None if alias is None else functools.partial(revocation.consume_link, revocation.get_cache(alias))
-    refusal = guard.use(link, request.path, consume, request, terms=terms)
+    consume = check = None
+    if alias is not None:
+        cache = revocation.get_cache(alias)
+        consume, check = (
+            functools.partial(revocation.consume_link, cache),
+            functools.partial(revocation.check_link, cache),
+        )
+    refusal = guard.use(link, request.path, consume, request, terms=terms, check=check)
     return None if refusal is None else refusal_response(refusal)
 
 

@@ -1,4 +1,4 @@
-"""Redis for Starlette and FastAPI: single-use links, ended sessions, "log out everywhere".
+"""Redis for Starlette and FastAPI: single-use links, link groups, ended sessions, "log out everywhere".
 
     store = RedisStore("redis://127.0.0.1:6379/0")  # or redis+cluster://..., redis+sentinel://..., a client
     app.add_middleware(SessionMiddleware, secret_key=..., revocation=store, user_key="user_id")
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .. import revocation
 from ..records import new_session_id as new_session_id
 from ..redis_commands import bounded, is_async_cluster, mget, send_async
-from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, NotReplicated, Policy, StoreUnavailable
+from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, LinkAnswer, NotReplicated, Policy, StoreUnavailable
 from ..session_revocation import SessionState
 from ..store_plans import Plan, Replicas, StorePlans, T, adrive
 from ..stores import client_from_url as client_from_url
@@ -83,6 +83,29 @@ class RedisStore:
     ) -> bool:
         """Use up a single-use link: True for its first use, and for the same client's continuations of a file."""
         return await self._run(self._plans.use_link(nonce, expires_at, client, file_size, continuation))
+
+    async def check_link(
+        self,
+        nonce: str | None,
+        expires_at: int,
+        client: str,
+        *,
+        file_size: int | None = None,
+        continuation: int | None = None,
+        group: str,
+        issued_us: int,
+    ) -> LinkAnswer:
+        """A grouped link's check: "withdrawn" if ``group`` was revoked at or after ``issued_us``, else for a
+        single-use link (``nonce``) "ok" or "used" as ``consume_link``; one round trip (a cluster: one per node)."""
+        return await self._run(
+            self._plans.check_link(nonce, expires_at, client, file_size, continuation, group, issued_us)
+        )
+
+    async def revoke_link_group(self, group: str, lifetime: int) -> None:
+        """Withdraw every link of ``group`` issued until now, on every server (links signed after it work);
+        ``lifetime``: the seconds the longest-lived link of the group still out has left (the record lasts that
+        long). ValueError for a bad group or lifetime; StoreUnavailable if Redis cannot be reached."""
+        await self._run(self._plans.revoke_link_group(group, lifetime))
 
     async def revoke_session(self, session_id: bytes, lifetime: int) -> None:
         """End one session (by its id); ``lifetime``: the longest any token of it lives (the middleware's max_age)."""

@@ -84,6 +84,7 @@ def sign_url_for(
     consume_on: ConsumeOn | None = None,
     download_as: str | None = None,
     disposition: Disposition | None = None,
+    group: str | None = None,
     **path_params: Any,
 ) -> str:
     """Sign a link to the route ``name``: relative by default, or absolute on ``base_url`` (your public URL,
@@ -109,6 +110,7 @@ def sign_url_for(
         consume_on=consume_on,
         filename=download_as,
         disposition=disposition,
+        group=group,
     )
 
 
@@ -169,7 +171,7 @@ def require_signature(
 
     async def signature_required(request: Request) -> None:
         link = guard.admit(request, False)
-        if link.nonce is not None:
+        if link_requests.needs_store(link):  # single-use (used up here) or grouped (checked)
             await guard.consume(request, link, link_guard.NO_TERMS)
 
     return signature_required
@@ -198,7 +200,8 @@ class _Guard(NamedTuple):
         _raise_refusal(outcome)  # type: ignore[arg-type]
 
     async def consume(self, request: Request, link: VerifiedLink, terms: link_requests.Consumption) -> None:
-        """Use up a single-use link in the store; HTTPException unless this request may have it."""
+        """Use up a single-use link (or check a grouped one) in the store; HTTPException unless this request may
+        have it."""
         path = link_targets.scope_path(request.scope)
         # Starlette has no CSRF check: a confirmation's POST from another site's page is refused (``headers``).
         refusal = await self.links.ause(link, path, request, headers=request.headers, terms=terms)

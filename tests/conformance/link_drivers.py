@@ -2,7 +2,8 @@
 
 Each driver serves, under ``/links/``: ``view/`` (a view behind the framework's decorator, answering ``ok``;
 any method reaches the decorator), ``bound/`` (bound to the ``X-User`` header) and ``files/<name>`` (the
-framework's file view on one directory, so that both send the same validators). Links are signed here with
+framework's file view on one directory, so that both send the same validators), and ``revoke/<group>`` (a
+POST revokes a link group in the same store). Links are signed here with
 the secret and purpose both drivers are configured with (``signer``), so one link means the same to both;
 a single-use link's records go to a real redis-server. A driver answers each request with a ``LinkResponse``:
 the status, the headers (lowercase names) and the body.
@@ -26,6 +27,7 @@ from django.urls import path
 
 from blake2sign_web import URLSigner
 from blake2sign_web.django import SignedFileView, signed_url_required
+from blake2sign_web.django.revocation import revoke_link_group
 
 SECRET: Final = "link-conformance-secret-0123456789abcdefghijklmnop"
 PURPOSE: Final = "conformance.links"
@@ -73,7 +75,13 @@ def _bound(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok", content_type="text/plain")
 
 
+def _revoke(request: HttpRequest, group: str) -> HttpResponse:
+    revoke_link_group(group, 60)
+    return HttpResponse("revoked", content_type="text/plain")
+
+
 urlpatterns = [
+    path("links/revoke/<str:group>", _revoke),
     path("links/view/", _view),
     path("links/bound/", _bound),
     path("links/files/<path:name>", SignedFileView.as_view(storage=STORAGE)),
@@ -139,6 +147,10 @@ class StarletteLinkDriver(LinkDriver):
         async def bound(request: Request) -> Response:
             return PlainTextResponse("ok")
 
+        async def revoke(request: Request) -> Response:
+            await store.revoke_link_group(request.path_params["group"], 60)
+            return PlainTextResponse("revoked")
+
         @asynccontextmanager
         async def lifespan(app: Starlette) -> Any:
             yield
@@ -146,6 +158,7 @@ class StarletteLinkDriver(LinkDriver):
 
         app = Starlette(
             routes=[
+                Route("/links/revoke/{group}", revoke, methods=["POST"]),
                 Route("/links/view/", view, methods=every),
                 Route("/links/bound/", bound, methods=every),
                 Route("/links/files/{name:path}", SignedFiles(links, self.root, single_use=store)),

@@ -184,6 +184,18 @@ def wrong_method_on_a_file(send: Send, sign: Callable[..., str]) -> list[LinkRes
     return [send("POST", link, {}), send("PUT", link, {})]
 
 
+def link_group(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
+    view = sign("/links/view/", expires_in=60, group="course-42")
+    file = sign("/links/files/report.bin", expires_in=60, group="course-42")
+    once = sign("/links/view/", expires_in=60, group="course-42", single_use=True)
+    other = sign("/links/view/", expires_in=60, group="course-43")
+    before = [send("GET", view, {}), send("GET", file, {"Range": "bytes=0-9"}), send("GET", once, {})]
+    revoked = send("POST", "/links/revoke/course-42", {})
+    after = sign("/links/view/", expires_in=60, group="course-42")  # re-issued at once
+    refused = [send("GET", view, {}), send("GET", file, {}), send("HEAD", once, {})]
+    return [*before, revoked, *refused, send("GET", other, {}), send("GET", after, {})]
+
+
 SCENARIOS: Final[dict[str, Scenario]] = {
     "valid": valid,
     "expired": expired,
@@ -197,6 +209,7 @@ SCENARIOS: Final[dict[str, Scenario]] = {
     "single-use file continued": single_use_file,
     "consume_on post": confirmed_by_post,
     "wrong method on a file": wrong_method_on_a_file,
+    "link group revoked": link_group,
 }
 
 
@@ -249,6 +262,7 @@ def test_the_statuses_are_those_documented(root: Path, redis_url: str) -> None:
         "single-use file continued": [200, 206, 200, 410],
         "consume_on post": [200, 200, 405, 200, 410, 200, 405, 200, 410],
         "wrong method on a file": [405, 405],
+        "link group revoked": [200, 206, 200, 200, 410, 410, 410, 200, 200],
     }
     for name, statuses in expected.items():
         assert [step["status"] for step in run(driver, SCENARIOS[name])] == statuses, name

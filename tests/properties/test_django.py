@@ -63,7 +63,18 @@ route_arguments = st.sampled_from(sorted(ROUTES)).flatmap(
 )
 #: (expires_in, single_use): never expiring, expiring, single use.
 lifetimes = st.sampled_from([(None, False), (3600, False), (3600, True)])
-OWN_PARAMS = ("signature", "expires", "once", "consume", "disposition", "filename", "starts", "prefix")
+OWN_PARAMS = (
+    "signature",
+    "expires",
+    "once",
+    "consume",
+    "disposition",
+    "filename",
+    "starts",
+    "prefix",
+    "group",
+    "issued",
+)
 CLIENT = Client()
 
 

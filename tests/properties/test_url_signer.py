@@ -24,7 +24,18 @@ SECRET = "a secret for the URL properties 0123456789"
 NOW = 1_790_000_000
 SIGNER = URLSigner(SECRET, purpose="links", clock=lambda: NOW)
 #: Parameters the signer writes: an application's own are drawn apart from them.
-OWN_PARAMS = ("signature", "expires", "once", "consume", "disposition", "filename", "starts", "prefix")
+OWN_PARAMS = (
+    "signature",
+    "expires",
+    "once",
+    "consume",
+    "disposition",
+    "filename",
+    "starts",
+    "prefix",
+    "group",
+    "issued",
+)
 FOREIGN = {
     "secret": URLSigner("another secret for the URL properties", purpose="links", clock=lambda: NOW),
     "purpose": URLSigner(SECRET, purpose="other links", clock=lambda: NOW),
@@ -166,6 +177,7 @@ sign_keywords = st.fixed_dictionaries(
         "filename": st.sampled_from(["a.pdf", "Facture été.pdf", "a/b", ".."]),
         "disposition": st.sampled_from(["attachment", "inline"]),
         "starts": st.sampled_from([NOW - 100, NOW + 60]),  # valid now (CLOCK_SKEW); refused at an equal expiry
+        "group": st.sampled_from(["course-42", "a:b"]),  # a group id has no ":"
     },
 )
 
@@ -176,10 +188,11 @@ def refused_at_signing(pairs: list[tuple[str, str]], keywords: dict[str, object]
     names_download = "filename" in keywords or "disposition" in keywords
     expiry = "expires_in" in keywords or "expires_at" in keywords
     return bool(
-        names & {"signature", "expires", "once", "consume", "disposition", "starts", "prefix"}
+        names & {"signature", "expires", "once", "consume", "disposition", "starts", "prefix", "group", "issued"}
         or ("filename" in names and names_download)
         or ("expires_in" in keywords and "expires_at" in keywords)
-        or (keywords.get("single_use") and not expiry)
+        or ((keywords.get("single_use") or "group" in keywords) and not expiry)
+        or keywords.get("group") == "a:b"
         or (keywords.get("consume_on") == "post" and not keywords.get("single_use"))
         or keywords.get("filename") in ("a/b", "..")
         or starts_too_late(keywords)
@@ -197,6 +210,7 @@ def starts_too_late(keywords: dict[str, Any]) -> bool:
 @example("/a", [("once", "")], {"expires_in": 60})
 @example("/a", [("once", "A" * 22)], {})
 @example("/0", [("prefix", "")], {})  # a folder link's own parameter, reserved like the others
+@example("/0", [("issued", "")], {"expires_in": 60, "group": "course-42"})
 @example("/a", [("expires", "1"), ("x", "1")], {"expires_in": 60})
 @example("/a", [("filename", "evil.html")], {"disposition": "inline"})
 @example("/a", [("filename", "a/b")], {"expires_in": 60})
@@ -221,7 +235,9 @@ def test_signing_any_url_raises_at_signing_or_round_trips(
     assert link.disposition == (keywords.get("disposition", "attachment") if names_download else None)
     assert link.filename == keywords.get("filename")
     assert link.starts_at == keywords.get("starts")
+    assert link.group == keywords.get("group")
+    assert (link.issued_us is not None) == ("group" in keywords)
     # The application's own parameters are all there, as they were; the signer added only its own.
-    written = ("signature", "expires", "once", "consume", "disposition", "starts")
+    written = ("signature", "expires", "once", "consume", "disposition", "starts", "group", "issued")
     written += ("filename",) if names_download else ()
     assert url_meaning(signed, ignored=written) == url_meaning(url, ignored=())

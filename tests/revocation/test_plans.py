@@ -187,3 +187,42 @@ def test_what_is_not_a_store_is_named() -> None:
     assert stores.client_problem(object()) is not None
     with pytest.raises(TypeError, match="SessionMiddleware revocation must be a RedisStore, not int"):
         stores.check_store(1, "SessionMiddleware revocation", "is_revoked")
+
+
+def test_a_grouped_link_is_one_read_or_one_batch() -> None:
+    plans = store_plans.StorePlans("shop", 5, Replicas(), clock=lambda: 1_000_000)
+    key = revocation.group_key("course-42", "shop")
+    plan = plans.check_link(None, 1_000_060, "client", None, None, "course-42", 1_000_000_000_001)
+    assert plan.action == "check a link group"
+    assert run(plan.steps, [None]) == ("ok", [Step(key, ("GET", key))])
+    revoked = plans.check_link(None, 1_000_060, "client", None, None, "course-42", 1_000_000_000_000)
+    assert run(revoked.steps, [b"1000000000000"])[0] == "withdrawn"  # issued at the revocation's instant
+    once = plans.check_link("nonce", 1_000_060, "client", None, None, "course-42", 5)
+    answer, sent = run(once.steps, [[b"4", ("OK", 0)]])
+    use = revocation.link_use("nonce", 1_000_060, "client", skew=5, clock=lambda: 1_000_000)
+    assert answer == "ok"
+    assert sent == [store_plans.Batch((Step(key, ("GET", key)), Step(use.key, use.command(), True)))]
+    assert (
+        run(plans.check_link("nonce", 1_000_060, "c", None, None, "course-42", 5).steps, [[None, (None, 0)]])[0]
+        == "used"
+    )
+    assert (
+        run(plans.check_link("nonce", 1_000_060, "c", None, None, "course-42", 5).steps, [[b"5", (None, 0)]])[0]
+        == "withdrawn"
+    )  # withdrawn wins over used
+
+
+def test_a_grouped_first_use_its_replicas_miss_is_undone_then_refused() -> None:
+    plans = store_plans.StorePlans("", 5, Replicas(1, 0.5), clock=lambda: 1_000_000)
+    plan = plans.check_link("nonce", 1_000_060, "client", None, None, "g", 5)
+    with pytest.raises(revocation.NotReplicated, match="0 of the 1"):
+        run(plan.steps, [[None, ("OK", 0)], 1])
+
+
+def test_revoking_a_group_writes_its_time() -> None:
+    plans = store_plans.StorePlans("shop", 5, Replicas(), clock=lambda: 1_700_000_000.5)
+    plan = plans.revoke_link_group("course-42", 600)
+    _, sent = run(plan.steps, [("OK", 0)])
+    key = revocation.group_key("course-42", "shop")
+    assert plan.action == "revoke a link group"
+    assert sent == [Step(key, ("SET", key, "1700000000500000", "EX", revocation.record_ttl(600, 5)), True)]

@@ -41,6 +41,10 @@ REFUSED = [
     ("disposition=attachment", {"filename": "a.pdf"}, "disposition"),
     ("filename=evil.html", {"disposition": "inline"}, "filename"),
     ("filename=old.pdf", {"filename": "new.pdf"}, "filename"),
+    ("group=course-42", {}, "group"),
+    ("group=course-42", {"expires_in": 60, "group": "course-43"}, "group"),
+    ("issued=1", {}, "issued"),
+    ("issued=1", {"expires_in": 60, "group": "course-42"}, "issued"),
 ]
 
 
