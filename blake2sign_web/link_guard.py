@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, NamedTuple
 
 from .confirmation import cross_site_post
+from .link_cookies import grant_for
 from .link_options import check_expired_status, signer_arguments
 from .link_requests import (
     Confirmation,
@@ -92,10 +93,18 @@ class LinkGuard(NamedTuple):
         )
 
     def check(
-        self, url: str | None, bound: Bound | None, path: str, method: str, serves_file: bool = False
+        self,
+        url: str | None,
+        bound: Bound | None,
+        path: str,
+        method: str,
+        serves_file: bool = False,
+        cookies: Callable[[], Mapping[str, str]] | None = None,
     ) -> VerifiedLink | Confirmation | Refusal:
-        """``link_requests.check`` with this guard's signer and expired status."""
-        return check(self.signer, url, bound, path, method, self.expired_status, serves_file)
+        """``link_requests.check`` with this guard's signer and expired status; by a grant cookie among the
+        request's ``cookies`` (read only if needed) when its URL has no signature (``link_cookies.grant_for``)."""
+        grant = None if cookies is None else grant_for(self.signer, url, method, cookies)
+        return check(self.signer, url, bound, path, method, self.expired_status, serves_file, grant)
 
     def call(
         self, link: VerifiedLink, path: str, store: object, headers: Mapping[str, str] | None, terms: Consumption

@@ -24,7 +24,7 @@ from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation, link_guard, link_options, link_requests, link_targets
+from .. import confirmation, link_cookies, link_guard, link_options, link_requests, link_targets
 from ..link_guard import LinkGuard
 from ..link_requests import Refusal
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
@@ -126,6 +126,52 @@ def sign_url(
     )
 
 
+def grant_cookie(
+    response: HttpResponse,
+    request: HttpRequest,
+    prefix: str,
+    *,
+    expires_in: int | float | timedelta | None = None,
+    expires_at: int | datetime | None = None,
+    starts: int | datetime | None = None,
+    bind: Bound | None = None,
+    secure: bool | None = None,
+    samesite: link_cookies.SameSite = "Lax",
+    httponly: bool = True,
+    domain: str | None = None,
+) -> link_cookies.GrantCookie:
+    """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` (a path
+    ending with "/") without a signature in its URL, as ``sign_prefix`` would sign it (an expiry is required).
+    ``secure``: default ``request.is_secure()``. The cookie's name, value and attributes: ``link_cookies.grant``.
+    """
+    guard = _link_guard()
+    origin = f"{request.scheme}://{request.get_host()}" if guard.signer.bind_host else ""
+    cookie = link_cookies.grant(
+        guard.signer,
+        prefix,
+        secure=request.is_secure() if secure is None else secure,
+        origin=origin,
+        expires_in=expires_in,
+        expires_at=expires_at,
+        starts=starts,
+        bind=bind,
+        same_site=samesite,
+        http_only=httponly,
+        domain=domain,
+    )
+    response.set_cookie(
+        cookie.name,
+        cookie.value,
+        max_age=cookie.max_age,
+        path=cookie.path,
+        domain=cookie.domain,
+        secure=cookie.secure,
+        httponly=cookie.http_only,
+        samesite=cookie.same_site,
+    )
+    return cookie
+
+
 def verify_request(
     request: HttpRequest, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
 ) -> HttpResponse | None:
@@ -158,7 +204,8 @@ def admit(
     (``link_requests.check``; PermissionDenied for a bad link). Nothing is used up here (no I/O)."""
     guard, bound = _link_guard(), None if bind is None else bind(request)
     url = request_url(request, bind_host=guard.signer.bind_host)
-    outcome = guard.check(url, bound, request.path, request.method or "GET", serves_file)
+    cookies = lambda: request.COOKIES  # noqa: E731 (read only for a request with no signature in its URL)
+    outcome = guard.check(url, bound, request.path, request.method or "GET", serves_file, cookies)
     if type(outcome) is VerifiedLink:
         request.signed_link = outcome  # type: ignore[attr-defined]
         return outcome

@@ -1,7 +1,8 @@
 """Signed links in Starlette and FastAPI: ASGI requests and responses around the core's decisions
 (``link_requests``, ``link_targets``: every status and header, the same in Django).
 
-``sign_url_for``; ``require_signature`` (a FastAPI dependency) and ``signed_url_required`` (a decorator);
+``sign_url_for``; ``grant_cookie`` (a folder for a browser: ``link_cookies``); ``require_signature`` (a FastAPI
+dependency) and ``signed_url_required`` (a decorator);
 ``SignedFiles`` and ``signed_file_response``: a file opened once and streamed from that descriptor. The
 guide (single-use links, the confirmation page and its ``confirmation_handler``): docs/signed-urls.md.
 """
@@ -12,7 +13,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, NoReturn
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -21,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_guard, link_requests, link_targets, stored_files
+from .. import confirmation, files, link_cookies, link_guard, link_requests, link_targets, stored_files
 from ..link_guard import LinkGuard
 from ..link_requests import FileAnswer, Refusal
 from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
@@ -112,6 +113,57 @@ def sign_url_for(
     )
 
 
+def grant_cookie(
+    response: Response,
+    request: Request,
+    signer: URLSigner,
+    prefix: str,
+    /,
+    *,
+    expires_in: int | float | timedelta | None = None,
+    expires_at: int | datetime | None = None,
+    starts: int | datetime | None = None,
+    bind: Bound | None = None,
+    secure: bool | None = None,
+    samesite: link_cookies.SameSite = "Lax",
+    httponly: bool = True,
+    domain: str | None = None,
+) -> link_cookies.GrantCookie:
+    """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` (a path
+    ending with "/", as ``url_path_for`` writes it) without a signature in its URL, as ``signer.sign_prefix``
+    would sign it (an expiry is required). ``secure``: default, whether the request came over https. The
+    cookie's name, value and attributes: ``link_cookies.grant``.
+    """
+    url = request.url
+    cookie = link_cookies.grant(
+        signer,
+        prefix,
+        secure=url.scheme == "https" if secure is None else secure,
+        origin=f"{url.scheme}://{url.netloc}" if signer.bind_host else "",
+        expires_in=expires_in,
+        expires_at=expires_at,
+        starts=starts,
+        bind=bind,
+        same_site=samesite,
+        http_only=httponly,
+        domain=domain,
+    )
+    response.set_cookie(
+        cookie.name,
+        cookie.value,
+        max_age=cookie.max_age,
+        path=cookie.path,
+        domain=cookie.domain,
+        secure=cookie.secure,
+        httponly=cookie.http_only,
+        samesite=_SAME_SITE[cookie.same_site],
+    )
+    return cookie
+
+
+_SAME_SITE: Final[dict[str, Literal["lax", "strict", "none"]]] = {"Lax": "lax", "Strict": "strict", "None": "none"}
+
+
 def _url_path_for(request: Request, name: str, path_params: dict[str, Any]) -> URLPath:
     """The route's path as ``request.url_for`` finds it, before it adds the request's base URL."""
     provider = request.scope.get("router") or request.scope.get("app")
@@ -188,7 +240,9 @@ class _Guard(NamedTuple):
         bound = None if self.bind is None else self.bind(request)
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
         method, path = request.scope.get("method", "GET"), link_targets.scope_path(request.scope)
-        outcome = self.links.check(request_url(request, self.links.signer), bound, path, method, serves_file)
+        # A grant cookie is for HTTP reads, never a WebSocket's handshake (link_cookies).
+        cookies = (lambda: request.cookies) if request.scope["type"] == "http" else None
+        outcome = self.links.check(request_url(request, self.links.signer), bound, path, method, serves_file, cookies)
         if type(outcome) is VerifiedLink:
             request.state.signed_link = outcome
             return outcome
