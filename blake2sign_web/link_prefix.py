@@ -19,8 +19,9 @@ part below the prefix), symbolic links resolved, as they keep every file inside 
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Final, NamedTuple, Protocol
 from urllib.parse import unquote
 
@@ -43,6 +44,10 @@ class FolderLink(Protocol):
 PREFIX_FORM: Final = b"url1p"
 #: How many times a path may decode into something else before it is refused (as ``files.clean_name``).
 _DECODINGS: Final = 3
+#: A path with no "%" whose every character ``canonical_path`` keeps as it is (letters, digits, PATH_SAFE).
+_PLAIN: Final = re.compile(r"[A-Za-z0-9/!$&'()*+,;=:@._~-]*")
+#: Unicode's control characters (category Cc: C0, DEL, C1), found in one pass (each request by a folder link asks).
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class SignedPrefix(NamedTuple):
@@ -93,10 +98,10 @@ def _segments_problem(decoded: str) -> str | None:
         return "not an absolute path"
     if "\\" in decoded:
         return "backslash"
-    if any(unicodedata.category(char) == "Cc" for char in decoded):
+    if _CONTROL.search(decoded):
         return "control character"
-    segments = decoded.split("/")
-    if any(segment in ("", ".", "..") for segment in segments[1:-1]) or segments[-1] in (".", ".."):
+    # An empty, "." or ".." segment before the last, or a last "." or "..", on the path that starts with "/".
+    if "//" in decoded or "/./" in decoded or "/../" in decoded or decoded.endswith(("/.", "/..")):
         return "empty, '.' or '..' segment"
     return None
 
@@ -107,6 +112,10 @@ def below(path: str, prefix: str) -> str | None:
 
     The one rule of "inside a prefix", for a link's signature now and any later bearer of a prefix.
     """
+    if _PLAIN.fullmatch(path):  # nothing to decode or re-encode: the path is its own canonical form
+        if _segments_problem(path) is not None or not path.startswith(prefix):
+            return None
+        return path[len(prefix) :]
     if path_problem(path) is not None:
         return None
     canonical = canonical_path(path)
@@ -142,9 +151,18 @@ def signable(path: str) -> str:
 
 def signed_prefix(value: str) -> str:
     """A prefix read from a link's (signed) query: ValueError unless it is what ``signable`` writes."""
-    if not value.startswith("/") or signable(value) != value:
+    if not _signable_as_is(value):
         raise ValueError("malformed prefix")
     return value
+
+
+@lru_cache(maxsize=1024)
+def _signable_as_is(value: str) -> bool:
+    """Whether ``signable`` writes ``value`` as it is (cached: each request by a folder link reads its prefix)."""
+    try:
+        return value.startswith("/") and signable(value) == value
+    except ValueError:
+        return False
 
 
 def folder(name: str, link: FolderLink | None) -> str:
