@@ -171,8 +171,9 @@ def verify(signer: URLSigner, url: str, value: str, bind: Bound | None) -> Verif
 
 
 def _has(query: str, name: str) -> bool:
-    """Whether ``query`` has a parameter spelled ``name`` (any other spelling of it fails verification later)."""
-    return any(part.partition("=")[0] == name for part in query.split("&"))
+    """Whether ``query`` has a parameter spelled ``name=`` (any other spelling of it fails verification later, with
+    the cookie's signature added to the URL's)."""
+    return f"&{name}=" in f"&{query}"
 
 
 def _path(head: str) -> str:
