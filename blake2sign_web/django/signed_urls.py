@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.urls import get_script_prefix
 from django.utils.encoding import escape_uri_path, iri_to_uri
@@ -127,7 +127,7 @@ def sign_url(
 
 
 def grant_cookie(
-    response: HttpResponse,
+    response: HttpResponseBase,
     request: HttpRequest,
     prefix: str,
     *,
