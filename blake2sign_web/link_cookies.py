@@ -134,7 +134,7 @@ def grant_for(signer: URLSigner, url: str | None, method: str, cookies: Callable
     the signer binds the host); ``cookies``: the request's, read only when needed.
 
     With one grant cookie, it is the one (its MAC and prefix decide); with several, the one named for the
-    deepest folder of the path, at most ``MAX_DEPTH`` up (a hash each).
+    deepest folder of the path that a grant can name (``MAX_DEPTH`` segments at most: a hash each).
     """
     if url is None or method not in READS:
         return None
@@ -146,11 +146,12 @@ def grant_for(signer: URLSigner, url: str | None, method: str, cookies: Callable
         return grants[0][1] if grants else None
     named = {name[name.index(NAME) :]: value for name, value in grants}
     path = canonical_path(_path(head))
-    end = len(path)
-    for _ in range(MAX_DEPTH + 1):
-        end = path.rfind("/", 0, end)
-        if end < 0:
-            break
+    ends: list[int] = []  # where the folders of the path a grant can name end ("/" to MAX_DEPTH segments deep)
+    end = path.find("/")
+    while end >= 0 and len(ends) <= MAX_DEPTH:
+        ends.append(end)
+        end = path.find("/", end + 1)
+    for end in reversed(ends):
         value = named.get(grant_name(path[: end + 1]))
         if value is not None:
             return value

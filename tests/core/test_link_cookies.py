@@ -137,6 +137,12 @@ def test_several_grants_the_deepest_folder_of_the_path_is_used() -> None:
     assert by_cookie(signer, "/v/2/seg.ts", jar).expires_at == NOW + 60  # type: ignore[union-attr]
     assert by_cookie(signer, "/w/seg.ts", jar).prefix == "/w/"  # type: ignore[union-attr]
     assert by_cookie(signer, "/x/seg.ts", jar) is None  # none for this folder: the URL decides
+    # However deep the path below the folder, its grant is found (a grant is at most MAX_DEPTH segments deep).
+    deep_path = "/v/" + "d/" * (MAX_DEPTH + 5) + "seg.ts"
+    assert by_cookie(signer, deep_path, jar).prefix == "/v/"  # type: ignore[union-attr]
+    deepest = grant(signer, "/x" * MAX_DEPTH + "/", secure=False, expires_in=60)
+    jar[deepest.name] = deepest.value
+    assert by_cookie(signer, "/x" * MAX_DEPTH + "/y/z/seg.ts", jar).prefix == "/x" * MAX_DEPTH + "/"  # type: ignore[union-attr]
     # A cookie under another folder's name finds nothing (the name only finds a cookie).
     assert by_cookie(signer, "/v/1/x", {top.name: deep.value, other.name: other.value}).prefix == "/v/1/"  # type: ignore[union-attr]
 
