@@ -4,14 +4,17 @@ grants nothing a folder link with the same query would not."""
 from __future__ import annotations
 
 import http.cookies
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from blake2sign_web import link_cookies
 from blake2sign_web.exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
 from blake2sign_web.link_cookies import MAX_DEPTH, MAX_VALUE_LENGTH, grant, grant_for, verify
 from blake2sign_web.urls import URLSigner, VerifiedLink
+from tests.longrun import examples
 
 NOW = 1_800_000_000
 SECRET = "a grant cookie secret, long enough to sign with"
@@ -201,3 +204,42 @@ def test_a_cookie_bound_to_the_host_verifies_only_there() -> None:
         verify(signer, "https://other.example.com/a/x", cookie.value, None)
     with pytest.raises(ValueError, match="binds the host"):
         grant(signer, "/a/", secure=True, expires_in=60)
+
+
+#: Path segments: mostly plain (so that many paths are inside), and every trick "inside" has to refuse.
+SEGMENTS = st.one_of(
+    st.sampled_from(["a", "b", "ab", "c%C3%A9", "A"]),
+    st.sampled_from(["a", "b", "x.ts", "%61"]),
+    st.sampled_from([".", "..", "", "%2e", "%2E%2e", "%2F", "%5C", "%00", "%252e", "%C0%AE", "\u00e9"]),
+)
+
+
+def outcome(call: Callable[[], VerifiedLink | None]) -> object:
+    try:
+        return call()
+    except BadSignature as error:
+        return type(error)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    folder=st.lists(st.sampled_from(["a", "b", "ab", "c%C3%A9"]), min_size=0, max_size=3),
+    path=st.lists(SEGMENTS, min_size=1, max_size=6),
+    query=st.one_of(st.just(""), st.sampled_from(["v=1", "utm_x=1", "prefix=%2F", "expires=1", "signature=x"])),
+    under=st.booleans(),
+)
+def test_a_cookie_grants_what_the_folder_link_with_its_query_grants(
+    folder: list[str], path: list[str], query: str, under: bool
+) -> None:
+    """Whatever the path (inside the folder, or any trick near it) and the request's query: the same link, or the
+    same refusal, as the folder link with the cookie's query."""
+    signer = make(ignore=("utm_*",))
+    prefix = "/" + "".join(f"{segment}/" for segment in folder)
+    cookie = grant(signer, prefix, secure=False, expires_in=60)
+    url = (prefix if under else "/") + "/".join(path) + (f"?{query}" if query else "")
+    by_url = outcome(
+        lambda: signer.verify_link(f"{url}&{cookie.signed.query}" if query else f"{url}?{cookie.signed.query}")
+    )
+    # What the request gets: by the cookie, or (a signature in its URL) by its URL alone.
+    jar = {cookie.name: cookie.value}
+    assert outcome(lambda: by_cookie(signer, url, jar) or signer.verify_link(url)) == by_url
