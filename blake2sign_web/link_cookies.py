@@ -15,7 +15,8 @@ something needs a signed URL): the cookie's query is appended to the request's p
 the signer's own ``verify_link``, so the MAC, the ``below`` rule of the prefix, the times, ``bind=`` and
 ``bind_host`` apply unchanged, and a cookie grants nothing a folder link with the same query would not (the
 request's own query parameters must be ones the signer ignores, as for that link). Only a folder link's query
-(``prefix=``) is accepted from a cookie. The cookie's name only finds it: the value's MAC decides.
+(``prefix=``) is accepted from a cookie. The cookie's name only finds it: the value's MAC decides. A response to a
+request by cookie is made ``private`` (``private``): its URL is no secret, so no shared cache may keep it.
 """
 
 from __future__ import annotations
@@ -169,6 +170,20 @@ def verify(signer: URLSigner, url: str, value: str, bind: Bound | None) -> Verif
     if link.prefix is None:
         raise BadSignature("grant cookie is not a folder link")
     return link
+
+
+def private(cache_control: str | None, vary: str | None) -> tuple[str, str]:
+    """The ``Cache-Control`` and ``Vary`` of a response to a request admitted by a grant cookie, from those the
+    response has (None: none): its URL is no secret, so no shared cache may keep it for others (``private``, no
+    ``public`` or ``s-maxage``; ``no-store`` kept), and a browser's cache keeps it per cookie (``Vary: Cookie``)."""
+    directives = [d.strip() for d in (cache_control or "").split(",") if d.strip()]
+    kept = [d for d in directives if d.lower() != "public" and not d.lower().startswith("s-maxage")]
+    if not any(d.lower() in ("private", "no-store") for d in kept):
+        kept.append("private")
+    varied = [v.strip() for v in (vary or "").split(",") if v.strip()]
+    if not any(v == "*" or v.lower() == "cookie" for v in varied):
+        varied.append("Cookie")
+    return ", ".join(kept), ", ".join(varied)
 
 
 def _has(query: str, name: str) -> bool:

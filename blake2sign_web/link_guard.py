@@ -99,12 +99,16 @@ class LinkGuard(NamedTuple):
         path: str,
         method: str,
         serves_file: bool = False,
-        cookies: Callable[[], Mapping[str, str]] | None = None,
+        grant: str | None = None,
     ) -> VerifiedLink | Confirmation | Refusal:
-        """``link_requests.check`` with this guard's signer and expired status; by a grant cookie among the
-        request's ``cookies`` (read only if needed) when its URL has no signature (``link_cookies.grant_for``)."""
-        grant = None if cookies is None else grant_for(self.signer, url, method, cookies)
+        """``link_requests.check`` with this guard's signer and expired status; by the grant cookie ``grant``
+        (``grant``) instead of the URL's signature when there is one."""
         return check(self.signer, url, bound, path, method, self.expired_status, serves_file, grant)
+
+    def grant(self, url: str | None, method: str, cookies: Callable[[], Mapping[str, str]]) -> str | None:
+        """The grant cookie to check the request by (``link_cookies.grant_for``): None when its URL decides.
+        ``cookies``: the request's, read only if needed. A response to a request by cookie is ``private``."""
+        return grant_for(self.signer, url, method, cookies)
 
     def call(
         self, link: VerifiedLink, path: str, store: object, headers: Mapping[str, str] | None, terms: Consumption

@@ -39,9 +39,10 @@ def main(kind: str, n: int) -> None:
             jar[cookie.name] = cookie.value
     else:
         raise SystemExit(f"unknown kind {kind!r}")
-    cookies: Callable[[], Mapping[str, str]] | None = None if kind == "file-nocookies" else (lambda: jar)
+    cookies: Callable[[], Mapping[str, str]] = lambda: jar  # noqa: E731
     for _ in range(5 + n):
-        link = guard.check(url, None, PATH, "GET", True, cookies)
+        value = None if kind == "file-nocookies" else guard.grant(url, "GET", cookies)
+        link = guard.check(url, None, PATH, "GET", True, value)
         assert type(link) is VerifiedLink, link
 
 

@@ -200,19 +200,31 @@ def admit(
     confirm: ConfirmFunction | None = None,
     serves_file: bool = False,
 ) -> VerifiedLink | HttpResponse:
-    """The verified link (also set as ``request.signed_link``), or the response that stands in for the view
-    (``link_requests.check``; PermissionDenied for a bad link). Nothing is used up here (no I/O)."""
+    """The verified link (also set as ``request.signed_link``; ``request.signed_by_cookie`` is True when a grant
+    cookie gave it), or the response that stands in for the view (``link_requests.check``; PermissionDenied for a
+    bad link). Nothing is used up here (no I/O)."""
     guard, bound = _link_guard(), None if bind is None else bind(request)
     url = request_url(request, bind_host=guard.signer.bind_host)
-    cookies = lambda: request.COOKIES  # noqa: E731 (read only for a request with no signature in its URL)
-    outcome = guard.check(url, bound, request.path, request.method or "GET", serves_file, cookies)
+    method = request.method or "GET"
+    grant = guard.grant(url, method, lambda: request.COOKIES)  # read only without a signature in the URL
+    outcome = guard.check(url, bound, request.path, method, serves_file, grant)
     if type(outcome) is VerifiedLink:
         request.signed_link = outcome  # type: ignore[attr-defined]
+        if grant is not None:
+            request.signed_by_cookie = True  # type: ignore[attr-defined]
         return outcome
     if isinstance(outcome, link_requests.Confirmation):
         request.signed_link = outcome.link  # type: ignore[attr-defined]
         return confirmation_response(request, outcome.link, confirm)
     return refusal_response(outcome)  # type: ignore[arg-type]
+
+
+def privately(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    """``response``, made private when the request was admitted by a grant cookie (``link_cookies.private``)."""
+    if getattr(request, "signed_by_cookie", False):
+        cache_control, vary = link_cookies.private(response.headers.get("Cache-Control"), response.headers.get("Vary"))
+        response.headers["Cache-Control"], response.headers["Vary"] = cache_control, vary
+    return response
 
 
 def refusal_response(refusal: Refusal) -> HttpResponse:
@@ -330,11 +342,11 @@ def signed_url_required(
     def decorate(view: V) -> V:
         async def checked_async(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             refused = await averify_request(request, bind=bind, confirm=confirm)
-            return refused if refused is not None else await view(request, *args, **kwargs)
+            return refused if refused is not None else privately(request, await view(request, *args, **kwargs))
 
         def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             refused = verify_request(request, bind=bind, confirm=confirm)
-            return refused if refused is not None else view(request, *args, **kwargs)
+            return refused if refused is not None else privately(request, view(request, *args, **kwargs))
 
         if iscoroutinefunction(view):
             wrapper: Callable[..., Any] = markcoroutinefunction(checked_async)

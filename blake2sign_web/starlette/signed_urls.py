@@ -236,15 +236,19 @@ class _Guard(NamedTuple):
     confirm: ConfirmFunction | None
 
     def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
-        """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
+        """The verified link, set as ``request.state.signed_link`` (``request.state.signed_by_cookie``: True when a
+        grant cookie gave it); HTTPException, or ConfirmationRequired."""
         bound = None if self.bind is None else self.bind(request)
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
         method, path = request.scope.get("method", "GET"), link_targets.scope_path(request.scope)
+        url = request_url(request, self.links.signer)
         # A grant cookie is for HTTP reads, never a WebSocket's handshake (link_cookies).
-        cookies = (lambda: request.cookies) if request.scope["type"] == "http" else None
-        outcome = self.links.check(request_url(request, self.links.signer), bound, path, method, serves_file, cookies)
+        grant = self.links.grant(url, method, lambda: request.cookies) if request.scope["type"] == "http" else None
+        outcome = self.links.check(url, bound, path, method, serves_file, grant)
         if type(outcome) is VerifiedLink:
             request.state.signed_link = outcome
+            if grant is not None:
+                request.state.signed_by_cookie = True
             return outcome
         if isinstance(outcome, link_requests.Confirmation):
             request.state.signed_link = outcome.link
@@ -282,7 +286,7 @@ def signed_url_required(
                 await check(request)
             except ConfirmationRequired as page:
                 return page.response
-            return await endpoint(request)
+            return privately(request, await endpoint(request))
 
         return wrapper
 
@@ -323,7 +327,7 @@ async def signed_file_response(
     ``link`` (default: ``request.state.signed_link``), where it has them, name the download."""
     if link is None:
         link = getattr(request.state, "signed_link", None)
-    return await _serve(request, root, name, as_attachment, link)
+    return privately(request, await _serve(request, root, name, as_attachment, link))
 
 
 async def _serve(
@@ -394,4 +398,12 @@ class SignedFiles:
     async def respond(self, request: Request) -> Response:
         link = self.guard.admit(request, True)  # a confirmation page is raised: no file opened
         name = request.path_params[self.path_param]
-        return await _serve(request, self.root, name, self.as_attachment, link, self.guard)
+        return privately(request, await _serve(request, self.root, name, self.as_attachment, link, self.guard))
+
+
+def privately(request: Request, response: Response) -> Response:
+    """``response``, made private when the request was admitted by a grant cookie (``link_cookies.private``)."""
+    if getattr(request.state, "signed_by_cookie", False):
+        cache_control, vary = link_cookies.private(response.headers.get("cache-control"), response.headers.get("vary"))
+        response.headers["Cache-Control"], response.headers["Vary"] = cache_control, vary
+    return response

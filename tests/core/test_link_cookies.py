@@ -178,6 +178,22 @@ def test_tampered_oversized_and_malformed_cookies_are_refused() -> None:
         verify(other, "/a/x.ts", cookie.value, None)
 
 
+@pytest.mark.parametrize(
+    ("cache_control", "vary", "expected"),
+    [
+        (None, None, ("private", "Cookie")),
+        ("max-age=60", "Accept-Encoding", ("max-age=60, private", "Accept-Encoding, Cookie")),
+        ("public, max-age=60, s-maxage=600", "cookie", ("max-age=60, private", "cookie")),
+        ("no-store", "*", ("no-store", "*")),
+        ("Private, max-age=5", None, ("Private, max-age=5", "Cookie")),
+    ],
+)
+def test_a_response_by_cookie_is_kept_by_no_shared_cache(
+    cache_control: str | None, vary: str | None, expected: tuple[str, str]
+) -> None:
+    assert link_cookies.private(cache_control, vary) == expected
+
+
 def test_times_and_bindings_apply_as_to_the_folder_link() -> None:
     cookie = grant(make(), "/a/", secure=False, expires_in=60, bind=42)
     assert verify(make(), "/a/x", cookie.value, 42).prefix == "/a/"

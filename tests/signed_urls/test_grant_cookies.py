@@ -50,6 +50,8 @@ def test_django_a_granted_folder_is_served_by_cookie_alone(client: Client, file_
     session = client.cookies["sessionid"].value
     response = client.get("/files/sub/second.txt")
     assert (response.status_code, b"".join(response.streaming_content)) == (200, b"second")  # type: ignore[attr-defined]
+    # Its URL is no secret: no shared cache may keep what the cookie got.
+    assert (response.headers["Cache-Control"], response.headers["Vary"]) == ("private", "Cookie")
     assert client.head("/files/sub/second.txt").status_code == 200
     assert client.get("/files/sub/second.txt", headers={"Range": "bytes=1-2"}).status_code == 206
     assert "sessionid" not in response.cookies
@@ -59,7 +61,9 @@ def test_django_a_granted_folder_is_served_by_cookie_alone(client: Client, file_
         assert client.get(outside).status_code in (403, 404), outside
     assert client.post("/files/sub/second.txt").status_code == 403  # only GET and HEAD by cookie
     # A URL with a signature is verified by it, not by the cookie.
-    assert client.get(django_signer().sign("/files/report.bin", expires_in=60)).status_code == 200
+    by_url = client.get(django_signer().sign("/files/report.bin", expires_in=60))
+    assert by_url.status_code == 200
+    assert "Cache-Control" not in by_url.headers
     assert client.get("/files/sub/second.txt?signature=" + "A" * 43).status_code == 403
     # A wrong or expired cookie.
     client.cookies[NAME] = cookie.value.replace("%2Fsub%2F", "%2Fsubway%2F")
@@ -90,7 +94,9 @@ def test_django_decorated_view_takes_a_grant(client: Client) -> None:
     assert client.get("/echo/?q=1").status_code == 403
     echo = django_signer().sign_prefix("/anything/", expires_in=60).query.replace("=", ":")
     client.cookies[grant_name("/anything/")] = echo
-    assert client.get("/anything/a/b").status_code == 200  # of two grants, the one named for the view's folder
+    viewed = client.get("/anything/a/b")
+    assert viewed.status_code == 200  # of two grants, the one named for the view's folder
+    assert viewed.headers["Cache-Control"] == "private"
     client.cookies[grant_name("/anything/")], client.cookies[NAME] = value, echo
     assert client.get("/anything/a/b").status_code == 403  # the name finds a cookie; its MAC and prefix decide
 
@@ -107,7 +113,9 @@ def test_starlette_a_granted_folder_is_served_by_cookie_alone(served_root: Path)
         assert attribute in header.split("; ")
     assert "Secure" not in header
     assert "Domain" not in header
-    assert client.get("/files/sub/second.txt").content == b"second"
+    served = client.get("/files/sub/second.txt")
+    assert served.content == b"second"
+    assert (served.headers["cache-control"], served.headers["vary"]) == ("private", "Cookie")
     assert client.get("/files/sub/caf%C3%A9%20menu.txt").content == b"menu"
     assert client.head("/files/sub/second.txt").status_code == 200
     assert client.post("/files/sub/second.txt").status_code in (403, 405)
@@ -115,7 +123,9 @@ def test_starlette_a_granted_folder_is_served_by_cookie_alone(served_root: Path)
     # httpx keeps the cookie to its Path: sent by hand, it is refused outside the folder.
     for outside in ("/files/report.bin", "/files/subway/x.txt", "/files/sub/..%2Freport.bin", "/files/sub"):
         assert client.get(outside, headers={"Cookie": f"{NAME}={value}"}).status_code == 403, outside
-    assert client.get(signer.sign("/files/report.bin", expires_in=60)).content == CONTENT
+    by_url = client.get(signer.sign("/files/report.bin", expires_in=60))
+    assert by_url.content == CONTENT
+    assert "cache-control" not in by_url.headers
     expired = expired_value(signer, "/files/sub/")
     assert (
         TestClient(build_starlette(served_root, signer), cookies={NAME: expired})
