@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, NamedTuple
 
 from .confirmation import cross_site_post
+from .link_cookies import grant_for
 from .link_options import check_expired_status, signer_arguments
 from .link_requests import (
     INVALID,
@@ -101,10 +102,22 @@ class LinkGuard(NamedTuple):
         )
 
     def check(
-        self, url: str | None, bound: Bound | None, path: str, method: str, serves_file: bool = False
+        self,
+        url: str | None,
+        bound: Bound | None,
+        path: str,
+        method: str,
+        serves_file: bool = False,
+        grant: str | None = None,
     ) -> VerifiedLink | Confirmation | Refusal:
-        """``link_requests.check`` with this guard's signer and expired status."""
-        return check(self.signer, url, bound, path, method, self.expired_status, serves_file)
+        """``link_requests.check`` with this guard's signer and expired status; by the grant cookie ``grant``
+        (``grant``) instead of the URL's signature when there is one."""
+        return check(self.signer, url, bound, path, method, self.expired_status, serves_file, grant)
+
+    def grant(self, url: str | None, method: str, cookies: Callable[[], Mapping[str, str]]) -> str | None:
+        """The grant cookie to check the request by (``link_cookies.grant_for``): None when its URL decides.
+        ``cookies``: the request's, read only if needed. A response to a request by cookie is ``private``."""
+        return grant_for(self.signer, url, method, cookies)
 
     def call(
         self, link: VerifiedLink, path: str, store: object, headers: Mapping[str, str] | None, terms: Consumption

@@ -41,7 +41,7 @@ from types import MappingProxyType
 from typing import Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
-from . import files
+from . import files, link_cookies
 from .exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
 from .link_options import EXPIRED_STATUSES as EXPIRED_STATUSES
 from .link_options import check_expired_status as check_expired_status
@@ -105,7 +105,12 @@ def request_target(path: str, query: str, origin: tuple[str, str] | None = None)
 
 
 def verify(
-    signer: URLSigner, url: str | None, bind: Bound | None, path: str, expired_status: int = 410
+    signer: URLSigner,
+    url: str | None,
+    bind: Bound | None,
+    path: str,
+    expired_status: int = 410,
+    grant: str | None = None,
 ) -> VerifiedLink | Refusal:
     """The verified link, or the refusal of a bad (403), expired (``expired_status``) or not yet valid (403:
     ``not_yet_valid``) one, logged.
@@ -113,22 +118,29 @@ def verify(
     ``url``: the path and query the client sent (absolute when the signer binds the host), None when
     the path is not text (a lone surrogate, which only a scope no server made can hold); ``path``: the
     decoded path, for the log. The reason is logged, never the URL: its query holds the signature.
+    ``grant``: the value of the grant cookie to verify the request by instead (``link_cookies.grant_for``).
     (Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both.)
     """
     if url is None:
         logger.warning("rejected signed URL for %r: path is not UTF-8", logged(path))
         return Refusal(403, INVALID)
     try:
-        return signer.verify_link(url, bind=bind)
+        if grant is None:
+            return signer.verify_link(url, bind=bind)
+        return link_cookies.verify(signer, url, grant, bind)
     except SignatureExpired:
-        logger.info("expired signed URL for %r", logged(path))
+        logger.info("expired %s for %r", _BEARER[grant is None], logged(path))
         return Refusal(expired_status, EXPIRED)
     except SignatureNotYetValid as error:
-        logger.info("signed URL for %r is not valid before %d", logged(path), error.valid_from)
+        logger.info("%s for %r is not valid before %d", _BEARER[grant is None], logged(path), error.valid_from)
         return not_yet_valid(error.valid_from)
     except BadSignature as error:
-        logger.warning("rejected signed URL for %r: %s", logged(path), error)
+        logger.warning("rejected %s for %r: %s", _BEARER[grant is None], logged(path), error)
         return Refusal(403, INVALID)
+
+
+#: What a request's link came in, for the log: by URL (True) or by grant cookie (False).
+_BEARER: Final = {True: "signed URL", False: "grant cookie"}
 
 
 def not_yet_valid(valid_from: int) -> Refusal:
@@ -167,11 +179,12 @@ def check(
     method: str,
     expired_status: int = 410,
     serves_file: bool = False,
+    grant: str | None = None,
 ) -> VerifiedLink | Confirmation | Refusal:
     """``verify`` then ``admission``, in one call: the link the request may go on with (nothing consumed yet),
     its confirmation page, or the refusal that stands in for the view. (By position: each request by a link
     calls it.)"""
-    link = verify(signer, url, bind, path, expired_status)
+    link = verify(signer, url, bind, path, expired_status, grant)
     if type(link) is not VerifiedLink:
         return link
     admitted = admission(link, method, serves_file)

@@ -1,7 +1,7 @@
 """Django integration. Adding ``"blake2sign_web.django"`` to INSTALLED_APPS adds its system checks.
 
 - ``SESSION_ENGINE = "blake2sign_web.django.sessions"``: signed-cookie sessions.
-- ``sign_url``, ``signed_url_required`` and ``SignedFileView``: signed download links.
+- ``sign_url``, ``signed_url_required`` and ``SignedFileView``: signed download links; ``grant_cookie``: a folder's.
 """
 
 from __future__ import annotations
@@ -10,7 +10,12 @@ from importlib import import_module
 from typing import Any
 
 # Imported lazily so that listing the app in INSTALLED_APPS loads nothing else.
-_LAZY = {"sign_url": "signed_urls", "signed_url_required": "signed_urls", "SignedFileView": "views"}
+_LAZY = {
+    "sign_url": "signed_urls",
+    "grant_cookie": "signed_urls",
+    "signed_url_required": "signed_urls",
+    "SignedFileView": "views",
+}
 __all__ = list(_LAZY)
 
 

@@ -17,14 +17,14 @@ from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.urls import get_script_prefix
 from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation, link_guard, link_options, link_requests, link_targets
+from .. import confirmation, link_cookies, link_guard, link_options, link_requests, link_targets
 from ..link_guard import LinkGuard
 from ..link_requests import Refusal
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
@@ -88,6 +88,16 @@ def _reset(*, setting: str, **kwargs: Any) -> None:
 setting_changed.connect(_reset, dispatch_uid="blake2sign_web.signed_urls.reset")
 
 
+def _check_store(function: str, single_use: bool, group: str | None) -> None:
+    """ImproperlyConfigured when ``function`` signs a single-use or grouped link and no store can check it."""
+    if (single_use or group is not None) and _link_guard().store is None:
+        asked = "single_use=True" if single_use else "group=..."
+        raise ImproperlyConfigured(
+            f"{function}({asked}) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
+            "shared by every process (RedisCache), where each link is marked used and link groups are revoked."
+        )
+
+
 def sign_url(
     url_or_path: str,
     *,
@@ -107,12 +117,7 @@ def sign_url(
     ``BIND_HOST`` a path needs it. ``single_use=True`` and ``group=`` need ``SINGLE_USE_CACHE``.
     """
     signer = get_signer()
-    if (single_use or group is not None) and _link_guard().store is None:
-        asked = "single_use=True" if single_use else "group=..."
-        raise ImproperlyConfigured(
-            f"sign_url({asked}) needs {SETTING}[{SECTION!r}]['SINGLE_USE_CACHE']: the alias of a cache "
-            "shared by every process (RedisCache), where each link is marked used and link groups are revoked."
-        )
+    _check_store("sign_url", single_use, group)
     if request is not None and url_or_path.startswith("/"):
         url_or_path = request.build_absolute_uri(url_or_path)
     return signer.sign(
@@ -127,6 +132,55 @@ def sign_url(
         disposition=disposition,
         group=group,
     )
+
+
+def grant_cookie(
+    response: HttpResponseBase,
+    request: HttpRequest,
+    prefix: str,
+    *,
+    expires_in: int | float | timedelta | None = None,
+    expires_at: int | datetime | None = None,
+    starts: int | datetime | None = None,
+    bind: Bound | None = None,
+    group: str | None = None,
+    secure: bool | None = None,
+    samesite: link_cookies.SameSite = "Lax",
+    httponly: bool = True,
+    domain: str | None = None,
+) -> link_cookies.GrantCookie:
+    """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` (a path
+    ending with "/") without a signature in its URL, as ``sign_prefix`` would sign it (an expiry is required).
+    ``secure``: default ``request.is_secure()``. The cookie's name, value and attributes: ``link_cookies.grant``.
+    """
+    _check_store("grant_cookie", False, group)
+    guard = _link_guard()
+    origin = f"{request.scheme}://{request.get_host()}" if guard.signer.bind_host else ""
+    cookie = link_cookies.grant(
+        guard.signer,
+        prefix,
+        secure=request.is_secure() if secure is None else secure,
+        origin=origin,
+        expires_in=expires_in,
+        expires_at=expires_at,
+        starts=starts,
+        bind=bind,
+        group=group,
+        same_site=samesite,
+        http_only=httponly,
+        domain=domain,
+    )
+    response.set_cookie(
+        cookie.name,
+        cookie.value,
+        max_age=cookie.max_age,
+        path=cookie.path,
+        domain=cookie.domain,
+        secure=cookie.secure,
+        httponly=cookie.http_only,
+        samesite=cookie.same_site,
+    )
+    return cookie
 
 
 def verify_request(
@@ -157,18 +211,31 @@ def admit(
     confirm: ConfirmFunction | None = None,
     serves_file: bool = False,
 ) -> VerifiedLink | HttpResponse:
-    """The verified link (also set as ``request.signed_link``), or the response that stands in for the view
-    (``link_requests.check``; PermissionDenied for a bad link). Nothing is used up here (no I/O)."""
+    """The verified link (also set as ``request.signed_link``; ``request.signed_by_cookie`` is True when a grant
+    cookie gave it), or the response that stands in for the view (``link_requests.check``; PermissionDenied for a
+    bad link). Nothing is used up here (no I/O)."""
     guard, bound = _link_guard(), None if bind is None else bind(request)
     url = request_url(request, bind_host=guard.signer.bind_host)
-    outcome = guard.check(url, bound, request.path, request.method or "GET", serves_file)
+    method = request.method or "GET"
+    grant = guard.grant(url, method, lambda: request.COOKIES)  # read only without a signature in the URL
+    outcome = guard.check(url, bound, request.path, method, serves_file, grant)
     if type(outcome) is VerifiedLink:
         request.signed_link = outcome  # type: ignore[attr-defined]
+        if grant is not None:
+            request.signed_by_cookie = True  # type: ignore[attr-defined]
         return outcome
     if isinstance(outcome, link_requests.Confirmation):
         request.signed_link = outcome.link  # type: ignore[attr-defined]
         return confirmation_response(request, outcome.link, confirm)
     return refusal_response(outcome)  # type: ignore[arg-type]
+
+
+def privately(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    """``response``, made private when the request was admitted by a grant cookie (``link_cookies.private``)."""
+    if getattr(request, "signed_by_cookie", False):
+        cache_control, vary = link_cookies.private(response.headers.get("Cache-Control"), response.headers.get("Vary"))
+        response.headers["Cache-Control"], response.headers["Vary"] = cache_control, vary
+    return response
 
 
 def refusal_response(refusal: Refusal) -> HttpResponse:
@@ -292,11 +359,11 @@ def signed_url_required(
     def decorate(view: V) -> V:
         async def checked_async(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             refused = await averify_request(request, bind=bind, confirm=confirm)
-            return refused if refused is not None else await view(request, *args, **kwargs)
+            return privately(request, refused if refused is not None else await view(request, *args, **kwargs))
 
         def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             refused = verify_request(request, bind=bind, confirm=confirm)
-            return refused if refused is not None else view(request, *args, **kwargs)
+            return privately(request, refused if refused is not None else view(request, *args, **kwargs))
 
         if iscoroutinefunction(view):
             wrapper: Callable[..., Any] = markcoroutinefunction(checked_async)

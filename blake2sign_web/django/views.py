@@ -23,7 +23,7 @@ from django.views.decorators.csrf import csrf_exempt
 from .. import files, link_guard, link_prefix, link_requests, stored_files
 from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
 from ..stored_files import StoredFile
-from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use
+from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use, privately
 
 
 # POST is answered only for a link signed with consume_on="post" (any other is 405), CSRF-checked before it
@@ -53,7 +53,7 @@ class SignedFileView(View):
             return link
         #: A single-use link is used up in ``respond``, which knows the file (``link_guard.file_use``).
         self.link = link
-        return super().dispatch(request, *args, **kwargs)
+        return privately(request, super().dispatch(request, *args, **kwargs))
 
     def get_storage(self) -> Storage:
         if isinstance(self.storage, Storage):

@@ -1,7 +1,8 @@
 """Signed links in Starlette and FastAPI: ASGI requests and responses around the core's decisions
 (``link_requests``, ``link_targets``: every status and header, the same in Django).
 
-``sign_url_for``; ``require_signature`` (a FastAPI dependency) and ``signed_url_required`` (a decorator);
+``sign_url_for``; ``grant_cookie`` (a folder for a browser: ``link_cookies``); ``require_signature`` (a FastAPI
+dependency) and ``signed_url_required`` (a decorator);
 ``SignedFiles`` and ``signed_file_response``: a file opened once and streamed from that descriptor. The
 guide (single-use links, the confirmation page and its ``confirmation_handler``): docs/signed-urls.md.
 """
@@ -12,7 +13,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, NoReturn
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -21,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_guard, link_requests, link_targets, stored_files
+from .. import confirmation, files, link_cookies, link_guard, link_requests, link_targets, stored_files
 from ..link_guard import LinkGuard
 from ..link_requests import FileAnswer, Refusal
 from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
@@ -114,6 +115,59 @@ def sign_url_for(
     )
 
 
+def grant_cookie(
+    response: Response,
+    request: Request,
+    signer: URLSigner,
+    prefix: str,
+    /,
+    *,
+    expires_in: int | float | timedelta | None = None,
+    expires_at: int | datetime | None = None,
+    starts: int | datetime | None = None,
+    bind: Bound | None = None,
+    group: str | None = None,
+    secure: bool | None = None,
+    samesite: link_cookies.SameSite = "Lax",
+    httponly: bool = True,
+    domain: str | None = None,
+) -> link_cookies.GrantCookie:
+    """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` (a path
+    ending with "/", as ``url_path_for`` writes it) without a signature in its URL, as ``signer.sign_prefix``
+    would sign it (an expiry is required). ``secure``: default, whether the request came over https. The
+    cookie's name, value and attributes: ``link_cookies.grant``.
+    """
+    url = request.url
+    cookie = link_cookies.grant(
+        signer,
+        prefix,
+        secure=url.scheme == "https" if secure is None else secure,
+        origin=f"{url.scheme}://{url.netloc}" if signer.bind_host else "",
+        expires_in=expires_in,
+        expires_at=expires_at,
+        starts=starts,
+        bind=bind,
+        group=group,
+        same_site=samesite,
+        http_only=httponly,
+        domain=domain,
+    )
+    response.set_cookie(
+        cookie.name,
+        cookie.value,
+        max_age=cookie.max_age,
+        path=cookie.path,
+        domain=cookie.domain,
+        secure=cookie.secure,
+        httponly=cookie.http_only,
+        samesite=_SAME_SITE[cookie.same_site],
+    )
+    return cookie
+
+
+_SAME_SITE: Final[dict[str, Literal["lax", "strict", "none"]]] = {"Lax": "lax", "Strict": "strict", "None": "none"}
+
+
 def _url_path_for(request: Request, name: str, path_params: dict[str, Any]) -> URLPath:
     """The route's path as ``request.url_for`` finds it, before it adds the request's base URL."""
     provider = request.scope.get("router") or request.scope.get("app")
@@ -186,13 +240,19 @@ class _Guard(NamedTuple):
     confirm: ConfirmFunction | None
 
     def admit(self, request: Request, serves_file: bool) -> VerifiedLink:
-        """The verified link, set as ``request.state.signed_link``; HTTPException, or ConfirmationRequired."""
+        """The verified link, set as ``request.state.signed_link`` (``request.state.signed_by_cookie``: True when a
+        grant cookie gave it); HTTPException, or ConfirmationRequired."""
         bound = None if self.bind is None else self.bind(request)
         # A WebSocket's handshake (a GET) has no method in its scope; require_signature also checks those.
         method, path = request.scope.get("method", "GET"), link_targets.scope_path(request.scope)
-        outcome = self.links.check(request_url(request, self.links.signer), bound, path, method, serves_file)
+        url = request_url(request, self.links.signer)
+        # A grant cookie is for HTTP reads, never a WebSocket's handshake (link_cookies).
+        grant = self.links.grant(url, method, lambda: request.cookies) if request.scope["type"] == "http" else None
+        outcome = self.links.check(url, bound, path, method, serves_file, grant)
         if type(outcome) is VerifiedLink:
             request.state.signed_link = outcome
+            if grant is not None:
+                request.state.signed_by_cookie = True
             return outcome
         if isinstance(outcome, link_requests.Confirmation):
             request.state.signed_link = outcome.link
@@ -231,7 +291,11 @@ def signed_url_required(
                 await check(request)
             except ConfirmationRequired as page:
                 return page.response
-            return await endpoint(request)
+            except HTTPException as error:  # a refusal after a grant cookie admitted it (a revoked group)
+                if getattr(request.state, "signed_by_cookie", False):
+                    error.headers = dict(privately(request, Response(headers=error.headers)).headers)
+                raise
+            return privately(request, await endpoint(request))
 
         return wrapper
 
@@ -272,7 +336,7 @@ async def signed_file_response(
     ``link`` (default: ``request.state.signed_link``), where it has them, name the download."""
     if link is None:
         link = getattr(request.state, "signed_link", None)
-    return await _serve(request, root, name, as_attachment, link)
+    return privately(request, await _serve(request, root, name, as_attachment, link))
 
 
 async def _serve(
@@ -336,11 +400,20 @@ class SignedFiles:
             response = await self.respond(request)
         except ConfirmationRequired as page:
             response = page.response
-        except HTTPException as error:
+        except HTTPException as error:  # a refusal after a grant cookie admitted it (a revoked group) is private too
             response = PlainTextResponse(error.detail, status_code=error.status_code, headers=error.headers)
+            response = privately(request, response)
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
         link = self.guard.admit(request, True)  # a confirmation page is raised: no file opened
         name = request.path_params[self.path_param]
-        return await _serve(request, self.root, name, self.as_attachment, link, self.guard)
+        return privately(request, await _serve(request, self.root, name, self.as_attachment, link, self.guard))
+
+
+def privately(request: Request, response: Response) -> Response:
+    """``response``, made private when the request was admitted by a grant cookie (``link_cookies.private``)."""
+    if getattr(request.state, "signed_by_cookie", False):
+        cache_control, vary = link_cookies.private(response.headers.get("cache-control"), response.headers.get("vary"))
+        response.headers["Cache-Control"], response.headers["Vary"] = cache_control, vary
+    return response

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import pytest
 
+from blake2sign_web.link_cookies import grant, grant_name
 from blake2sign_web.serializer import CLOCK_SKEW
 
 from .link_drivers import DRIVERS, LinkDriver, LinkResponse, signer
@@ -196,6 +197,37 @@ def link_group(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
     return [*before, revoked, *refused, send("GET", other, {}), send("GET", after, {})]
 
 
+def grant_cookies(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
+    """A folder granted by cookie: its files by the cookie alone (GET, HEAD, a range), not a POST, nothing outside;
+    a wrong and an expired cookie; a grant of the view's folder reaches the view."""
+
+    def jar(value: str, prefix: str = "/links/files/") -> dict[str, str]:
+        return {"Cookie": f"{grant_name(prefix)}={value}"}
+
+    files = grant(signer(), "/links/files/", secure=False, expires_in=60).value
+    views = grant(signer(), "/links/", secure=False, expires_in=60).value
+    expired = signer().sign_prefix("/links/files/", expires_at=ago(10)).query.replace("=", ":")
+    return [
+        send("GET", "/links/files/report.bin", jar(files)),
+        send("HEAD", "/links/files/report.bin", jar(files)),
+        send("GET", "/links/files/report.bin", {**jar(files), "Range": "bytes=0-9"}),
+        send("POST", "/links/files/report.bin", jar(files)),
+        send("GET", "/links/view/", jar(files)),
+        send("GET", "/links/view/", jar(views, "/links/")),
+        send("GET", "/links/files/report.bin", jar(files.replace("signature:", "signature:A"))),
+        send("GET", "/links/files/report.bin", jar(expired)),
+    ]
+
+
+def grant_cookie_group(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
+    """A grant cookie of a group: its files until the group is revoked, then the expired status."""
+    value = grant(signer(), "/links/files/", secure=False, expires_in=60, group="course-44").value
+    cookie = {"Cookie": f"{grant_name('/links/files/')}={value}"}
+    before = send("GET", "/links/files/report.bin", cookie)
+    revoked = send("POST", "/links/revoke/course-44", {})
+    return [before, revoked, send("GET", "/links/files/report.bin", cookie)]
+
+
 SCENARIOS: Final[dict[str, Scenario]] = {
     "valid": valid,
     "expired": expired,
@@ -210,6 +242,8 @@ SCENARIOS: Final[dict[str, Scenario]] = {
     "consume_on post": confirmed_by_post,
     "wrong method on a file": wrong_method_on_a_file,
     "link group revoked": link_group,
+    "grant cookies": grant_cookies,
+    "grant cookie of a revoked group": grant_cookie_group,
 }
 
 
@@ -263,6 +297,8 @@ def test_the_statuses_are_those_documented(root: Path, redis_url: str) -> None:
         "consume_on post": [200, 200, 405, 200, 410, 200, 405, 200, 410],
         "wrong method on a file": [405, 405],
         "link group revoked": [200, 206, 200, 200, 410, 410, 410, 200, 200],
+        "grant cookies": [200, 200, 206, 403, 403, 200, 403, 410],
+        "grant cookie of a revoked group": [200, 200, 410],
     }
     for name, statuses in expected.items():
         assert [step["status"] for step in run(driver, SCENARIOS[name])] == statuses, name

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.urls import path, re_path
+from django.urls import path, re_path, reverse
 from django.utils.decorators import method_decorator
 from django.views import View
 
-from blake2sign_web.django import signed_url_required
+from blake2sign_web.django import grant_cookie, signed_url_required
 from blake2sign_web.django.views import SignedFileView
 
 
@@ -44,7 +44,25 @@ class AsyncClassBased(View):
         return HttpResponse("async class")
 
 
+def grant(request: HttpRequest, folder: str) -> HttpResponse:
+    """Grants this browser the folder ``files/<folder>`` by cookie (a real view checks who asks first), and writes
+    the session in the same response."""
+    request.session["granted"] = folder
+    response = HttpResponse("granted")
+    grant_cookie(response, request, reverse("sig-files", kwargs={"name": folder}), expires_in=60)
+    return response
+
+
+def grant_bound(request: HttpRequest, folder: str) -> HttpResponse:
+    """Grants ``bound-files/<folder>`` to the user named by X-User only."""
+    response = HttpResponse("granted")
+    grant_cookie(response, request, "/bound-files/" + folder, expires_in=60, bind=request.headers["X-User"])
+    return response
+
+
 urlpatterns = [
+    path("grant/<path:folder>", grant),
+    path("grant-bound/<path:folder>", grant_bound),
     path("plain/<int:n>/", plain, name="sig-plain"),
     path("echo/", echo, name="sig-echo"),
     re_path(r"^anything/[\s\S]*$", echo),

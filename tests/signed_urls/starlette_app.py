@@ -12,7 +12,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from blake2sign_web import URLSigner
-from blake2sign_web.starlette import SignedFiles, require_signature, sign_url_for, signed_url_required
+from blake2sign_web.starlette import SignedFiles, grant_cookie, require_signature, sign_url_for, signed_url_required
 
 SECRET = "starlette-tests-secret-0123456789"
 #: The site's public URL, as an application configures it for the links it mails.
@@ -54,8 +54,24 @@ def build_starlette(root: str | os.PathLike[str], signer: URLSigner | None = Non
         )
         return PlainTextResponse(link)
 
+    async def grant(request: Request) -> Response:
+        # Grants this browser the folder files/<folder> by cookie (a real endpoint checks who asks first).
+        response = PlainTextResponse("granted")
+        folder = request.app.url_path_for("files", name=request.path_params["folder"])
+        grant_cookie(response, request, signer, folder, expires_in=60)
+        return response
+
+    async def grant_bound(request: Request) -> Response:
+        response = PlainTextResponse("granted")
+        folder = "/bound-files/" + request.path_params["folder"]
+        grant_cookie(response, request, signer, folder, expires_in=60, bind=request.headers["x-user"])
+        return response
+
     return Starlette(
         routes=[
+            Route("/grant/{folder:path}", grant),
+            Route("/grant-bound/{folder:path}", grant_bound),
+            Route("/bound-files/{name:path}", SignedFiles(signer, root, bind=lambda r: r.headers.get("x-user"))),
             Route("/hello/{who}", hello, name="hello"),
             Route("/bound", bound),
             Route("/link", link),
