@@ -23,7 +23,7 @@ from fnmatch import fnmatchcase
 from typing import IO, Final
 from urllib.parse import quote, urljoin, urlsplit
 
-from . import files, link_prefix
+from . import link_prefix
 from .link_prefix import SignedPrefix
 from .link_requests import FileAnswer, download_disposition, file_headers, logged
 from .link_text import PATH_SAFE, encode, parse_query
@@ -60,6 +60,8 @@ _LINE_BREAKS: Final = re.compile(r"(\r\n|\r|\n)")
 #: One attribute of a tag's list: NAME=value, the value a quoted string (no '"', CR or LF) or unquoted.
 #: A URI reference that starts with a scheme (RFC 3986): an absolute URL, or data:, javascript:...
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+#: A query as ``link_query`` and ``sign_prefix`` write it: unreserved characters, escapes, "=" and "&".
+_QUERY: Final = re.compile(r"[A-Za-z0-9._~%=&-]+")
 _ATTRIBUTE: Final = re.compile(r'([A-Z0-9-]+)=("[^"\r\n]*"|[^",]*)')
 
 
@@ -85,7 +87,10 @@ def with_query(text: str, query: str, playlist_path: str, prefix: str, origin: s
     """``text`` with ``"?" + query`` after every URI that resolves, from ``playlist_path`` (the playlist's path,
     percent-encoded), inside ``prefix`` (canonical, ending with "/"); absolute URLs only on ``origin``
     (``scheme://host[:port]``; "": none). ``query`` must be what ``link_query`` returns (only unreserved
-    characters and escapes: nothing that could end a quoted attribute or a line). ``PlaylistTooLarge``."""
+    characters and escapes: nothing that could end a quoted attribute or a line; ValueError otherwise).
+    ``PlaylistTooLarge``."""
+    if not _QUERY.fullmatch(query):
+        raise ValueError("the query to add must be percent-encoded (what link_query or sign_prefix writes)")
     if len(text) > MAX_PLAYLIST_SIZE:
         raise PlaylistTooLarge(f"playlist over {MAX_PLAYLIST_SIZE} characters")
     own = _origin(origin)
@@ -179,8 +184,9 @@ def link_query(query: str, signature_param: str, ignored: Callable[[str], bool])
 
 
 def is_playlist(name: str) -> bool:
-    """Whether the file ``name`` is an HLS playlist, by its name (``.m3u8``) or its type (``PLAYLIST_TYPES``)."""
-    return name.lower().endswith(".m3u8") or files.content_type_for(name) in PLAYLIST_TYPES
+    """Whether the file ``name`` is an HLS (M3U) playlist, by its name: ``.m3u8`` or ``.m3u``, the names
+    ``PLAYLIST_TYPES`` go by (the name alone: each segment of a folder asks)."""
+    return name.lower().endswith((".m3u8", ".m3u"))
 
 
 def passed_query(
@@ -190,7 +196,9 @@ def passed_query(
     link, read from the request's ``query_string`` (``link_query``); None: send the file as it is (not a
     playlist, another link, the view's option off, a request granted without a signature in its URL, or a
     playlist over ``MAX_PLAYLIST_SIZE``, logged)."""
-    if not enabled or link is None or link.prefix is None or link.below is None or not is_playlist(name):
+    if not enabled or link is None or link.prefix is None or link.below is None or link.nonce is not None:
+        return None
+    if not is_playlist(name):
         return None
     query = link_query(query_string, signer.signature_param, lambda key: _ignored(signer, key))
     if query is not None and size > MAX_PLAYLIST_SIZE:

@@ -107,6 +107,11 @@ class SignedFileView(View):
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
         method, link = request.method or "GET", getattr(self, "link", None)
+        query = playlists.passed_query(
+            name, link, stored.size, request.META.get("QUERY_STRING", ""), get_signer(), self.sign_playlists
+        )
+        if query is not None and link is not None:  # before a Range is redirected to the storage's own URL
+            return self.playlist(request, name, stored, query, link)
         asked = link_guard.FileRequest(method, request.headers, name, stored, link, offloaded=self.offloaded)
         redirect = asked.range_redirect(lambda: storage.url(name), request.path, storage, self.range_fallback)
         if redirect is not None:
@@ -117,11 +122,6 @@ class SignedFileView(View):
         if refused is not None:
             stored.close()
             return refused
-        query = playlists.passed_query(
-            name, link, stored.size, request.META.get("QUERY_STRING", ""), get_signer(), self.sign_playlists
-        )
-        if query is not None and link is not None:
-            return self.playlist(request, name, stored, query, link)
         try:
             answer = asked.answer(self.as_attachment, (self.accel_redirect, self.sendfile))
         except ValueError as error:  # sendfile=True on a storage without local paths

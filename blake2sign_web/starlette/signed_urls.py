@@ -285,16 +285,16 @@ async def _serve(
     ``playlist_signer``, a playlist served by a folder link passes the link on (``playlists``)."""
     stored = await _open(root, name, link)
     try:
-        asked = link_guard.FileRequest(request.method, request.headers, name, stored, link)
-        # Its first use, or a continuation of a download by the same client within the file's size.
-        use = asked.use()
-        if guard is not None and use is not None:
-            await guard.consume(request, *use)
         if playlist_signer is not None and link is not None:
             query_string = request.scope.get("query_string", b"").decode("latin-1")
             query = playlists.passed_query(name, link, stored.size, query_string, playlist_signer, True)
             if query is not None:
                 return await _playlist(request, name, stored, query, link, as_attachment)
+        asked = link_guard.FileRequest(request.method, request.headers, name, stored, link)
+        # Its first use, or a continuation of a download by the same client within the file's size.
+        use = asked.use()
+        if guard is not None and use is not None:
+            await guard.consume(request, *use)
         answer = asked.answer(as_attachment)
         if answer.status in (200, 206):
             return _OpenFileResponse(stored, answer)
