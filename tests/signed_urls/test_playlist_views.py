@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.urls import path
 from starlette.testclient import TestClient
 
 from blake2sign_web import URLSigner
+from blake2sign_web.django.views import SignedFileView
 
 from .conftest import django_signer
+from .remote_storage import KeyPrefixStorage
 from .starlette_app import build_starlette, make_signer
 
 pytestmark = pytest.mark.urls("tests.signed_urls.django_urls")
@@ -102,3 +105,31 @@ def test_starlette_passes_on_the_query_without_ignored_parameters(videos: Path) 
     folder = signer.sign_prefix("/files/videos/", expires_in=60)
     response = client.get(folder.link("master.m3u8") + "&utm_source=%22%0D%0Ainjected")
     assert response.content == signed_master(folder.query)
+
+
+class WholeObjects(KeyPrefixStorage):
+    """Like django-storages' Google Cloud or Azure backends: seeking a file downloads the whole object, so a Range
+    is redirected to the storage's own URL."""
+
+    def url(self, name: str | None) -> str:
+        return f"https://storage.example/{name}"
+
+
+WholeObjects.__module__ = "storages.backends.example"
+urlpatterns = [path("remote/<path:name>", SignedFileView.as_view(storage=WholeObjects()))]
+
+
+@pytest.mark.urls(__name__)
+def test_a_range_of_a_playlist_is_not_redirected_to_the_storages_unsigned_copy(client: Client) -> None:
+    KeyPrefixStorage.objects.clear()
+    KeyPrefixStorage.objects.update({"videos/master.m3u8": MASTER.encode(), "videos/seg.ts": b"ts" * 100})
+    try:
+        folder = django_signer().sign_prefix("/remote/videos/", expires_in=60)
+        response = client.get(folder.link("master.m3u8"), headers={"Range": "bytes=0-"})  # as ffmpeg asks
+        assert response.status_code == 200
+        assert response.content == signed_master(folder.query)
+        segment = client.get(folder.link("seg.ts"), headers={"Range": "bytes=0-9"})
+        assert segment.status_code == 302  # a segment's range goes to the storage as before
+        assert segment["Location"] == "https://storage.example/videos/seg.ts"
+    finally:
+        KeyPrefixStorage.objects.clear()
