@@ -57,11 +57,14 @@ PLAYLIST_TYPES: Final = frozenset(
 REWRITTEN_HEADERS: Final = {"Content-Type": "application/vnd.apple.mpegurl", "Cache-Control": "private, no-store"}
 
 _LINE_BREAKS: Final = re.compile(r"(\r\n|\r|\n)")
-#: One attribute of a tag's list: NAME=value, the value a quoted string (no '"', CR or LF) or unquoted.
 #: A URI reference that starts with a scheme (RFC 3986): an absolute URL, or data:, javascript:...
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+#: A URI reference every parser reads alike: printable ASCII, no space, quote or backslash (a browser reads
+#: "\\host" as "//host", and drops tabs: "/\t/host").
+_PLAIN: Final = re.compile(r"[!#-\[\]-~]+")
 #: A query as ``link_query`` and ``sign_prefix`` write it: unreserved characters, escapes, "=" and "&".
 _QUERY: Final = re.compile(r"[A-Za-z0-9._~%=&-]+")
+#: One attribute of a tag's list: NAME=value, the value a quoted string (no '"', CR or LF) or unquoted.
 _ATTRIBUTE: Final = re.compile(r'([A-Z0-9-]+)=("[^"\r\n]*"|[^",]*)')
 
 
@@ -158,7 +161,7 @@ def _origin(origin: str) -> tuple[str, str] | None:
 def _signed_uri(uri: str, query: str, base: str, prefix: str, origin: tuple[str, str] | None) -> str:
     """``uri`` with the query when it resolves inside ``prefix``, else as it is."""
     reference, hash_, fragment = uri.partition("#")
-    if not reference or "?" in reference or not reference.isascii() or any(char in reference for char in ' "\\'):
+    if "?" in reference or not _PLAIN.fullmatch(reference):
         return uri  # its own query (a query added to it would not verify), or a URI no player sends as it is
     try:
         parts = urlsplit(urljoin(base, reference))  # RFC 3986 resolution: dot segments removed

@@ -87,6 +87,9 @@ def test_a_media_playlist_signs_its_key_map_byte_range_segments_and_parts() -> N
         "caf\u00e9.ts",
         "with space.ts",
         "skey://key-id",
+        "\\\\cdn.example.com/videos/1/seg.ts",  # a browser reads "\\host" as "//host"
+        "/\t/cdn.example.com/videos/1/seg.ts",  # and drops the tab: "//host"
+        "seg\x0b.ts",
     ],
 )
 def test_uris_outside_the_prefix_or_unsafe_to_sign_are_left_alone(uri: str) -> None:
