@@ -198,7 +198,7 @@ def passed_query(
     """The query a file view passes on to the URIs of the playlist ``name`` (``size`` bytes) it serves by a folder
     link, read from the request's ``query_string`` (``link_query``); None: send the file as it is (not a
     playlist, another link, the view's option off, a request granted without a signature in its URL, or a
-    playlist over ``MAX_PLAYLIST_SIZE``, logged)."""
+    playlist over ``MAX_PLAYLIST_SIZE``, which a warning reports)."""
     if not enabled or link is None or link.prefix is None or link.below is None or link.nonce is not None:
         return None
     if not is_playlist(name):
@@ -218,7 +218,7 @@ def rewritten(data: bytes, query: str, link: VerifiedLink, origin: str) -> bytes
     """The playlist file ``data`` as a view sends it by the folder ``link``: its URIs with ``query``
     (``passed_query``), resolved from the path the link verified at, absolute URLs on the request's ``origin``
     (``scheme://host``). Bytes that are not UTF-8 are kept; a playlist with a line over ``MAX_LINE_LENGTH``
-    is sent as it is, logged."""
+    is sent as it is (a warning reports it)."""
     if link.prefix is None or link.below is None:  # not a folder link: passed_query never says so
         return data
     path = link.prefix + quote(link.below, safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
