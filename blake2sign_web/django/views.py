@@ -20,10 +20,11 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import files, link_guard, link_prefix, link_requests, stored_files
+from .. import files, link_guard, link_prefix, link_requests, playlists, stored_files
 from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
 from ..stored_files import StoredFile
-from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use, privately
+from ..urls import VerifiedLink
+from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use, get_signer, privately
 
 
 # POST is answered only for a link signed with consume_on="post" (any other is 405), CSRF-checked before it
@@ -43,6 +44,8 @@ class SignedFileView(View):
     url_kwarg: str = "name"
     confirm: ConfirmFunction | None = None
     range_fallback: str = "redirect"
+    #: An HLS playlist served by a folder link is sent with that link's query after each URI inside the folder.
+    sign_playlists: bool = True
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         # Before anything touches the storage. as_view(bind=...) sets an instance attribute, a subclass a staticmethod.
@@ -104,6 +107,11 @@ class SignedFileView(View):
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
         method, link = request.method or "GET", getattr(self, "link", None)
+        query = playlists.passed_query(
+            name, link, stored.size, request.META.get("QUERY_STRING", ""), get_signer(), self.sign_playlists
+        )
+        if query is not None and link is not None:  # before a Range is redirected to the storage's own URL
+            return self.playlist(request, name, stored, query, link)
         asked = link_guard.FileRequest(method, request.headers, name, stored, link, offloaded=self.offloaded)
         redirect = asked.range_redirect(lambda: storage.url(name), request.path, storage, self.range_fallback)
         if redirect is not None:
@@ -142,6 +150,21 @@ class SignedFileView(View):
         for header, value in answer.headers.items():  # FileResponse writes its own Content-Disposition
             streamed.headers[header] = value
         return streamed
+
+    def playlist(
+        self, request: HttpRequest, name: str, stored: StoredFile, query: str, link: VerifiedLink
+    ) -> HttpResponse:
+        """The playlist with ``query`` after its URIs (``playlists``), whole, sent by this view even when it
+        offloads other files."""
+        try:
+            handle, _, _ = stored.body(None)  # a storage's own reader, or the file
+            with handle:
+                data = playlists.read(handle)
+        finally:
+            stored.close()
+        body = playlists.rewritten(data, query, link, f"{request.scheme}://{request.get_host()}")
+        answer = playlists.answer(name, self.as_attachment, link, len(body))
+        return HttpResponse(b"" if request.method == "HEAD" else body, headers=answer.headers)
 
     def ranged_reader(self, storage: Storage, handle: IO[bytes]) -> RangedObject | None:
         """What reads exactly the bytes to send from ``storage`` (django-storages' S3), or None to read ``handle``."""

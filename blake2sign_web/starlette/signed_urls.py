@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_cookies, link_guard, link_requests, link_targets, stored_files
+from .. import confirmation, files, link_cookies, link_guard, link_requests, link_targets, playlists, stored_files
 from ..link_guard import LinkGuard
 from ..link_requests import FileAnswer, Refusal
 from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
@@ -346,10 +346,17 @@ async def _serve(
     as_attachment: bool,
     link: VerifiedLink | None,
     guard: _Guard | None = None,
+    playlist_signer: URLSigner | None = None,
 ) -> Response:
-    """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
+    """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer. With
+    ``playlist_signer``, a playlist served by a folder link passes the link on (``playlists``)."""
     stored = await _open(root, name, link)
     try:
+        if playlist_signer is not None and link is not None:
+            query_string = request.scope.get("query_string", b"").decode("latin-1")
+            query = playlists.passed_query(name, link, stored.size, query_string, playlist_signer, True)
+            if query is not None:
+                return await _playlist(request, name, stored, query, link, as_attachment)
         asked = link_guard.FileRequest(request.method, request.headers, name, stored, link)
         # Its first use, or a continuation of a download by the same client within the file's size.
         use = asked.use()
@@ -363,6 +370,25 @@ async def _serve(
     except BaseException:
         stored.close()
         raise
+
+
+async def _playlist(
+    request: Request, name: str, stored: StoredFile, query: str, link: VerifiedLink, as_attachment: bool
+) -> Response:
+    """The playlist with ``query`` after its URIs (``playlists``), whole."""
+
+    def read() -> bytes:
+        handle, _, _ = stored.body(None)
+        with handle:
+            return playlists.read(handle)
+
+    try:
+        data = await anyio.to_thread.run_sync(read)
+    finally:
+        stored.close()
+    body = playlists.rewritten(data, query, link, f"{request.url.scheme}://{request.url.netloc}")
+    answer = playlists.answer(name, as_attachment, link, len(body))
+    return Response(b"" if request.method == "HEAD" else body, headers=answer.headers)
 
 
 async def _open(root: str | os.PathLike[str], name: str, link: VerifiedLink | None) -> StoredFile:
@@ -387,8 +413,11 @@ class SignedFiles:
         single_use: RedisStore | None = None,
         client: ClientFunction = default_client,
         confirm: ConfirmFunction | None = None,
+        sign_playlists: bool = True,
     ) -> None:
         self.root = files.served_root(root, "SignedFiles root")
+        #: An HLS playlist served by a folder link is sent with that link's query after each URI in the folder.
+        self.sign_playlists = sign_playlists
         self.guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client), bind, confirm)
         self.path_param = path_param
         self.as_attachment = as_attachment
@@ -408,7 +437,8 @@ class SignedFiles:
     async def respond(self, request: Request) -> Response:
         link = self.guard.admit(request, True)  # a confirmation page is raised: no file opened
         name = request.path_params[self.path_param]
-        return privately(request, await _serve(request, self.root, name, self.as_attachment, link, self.guard))
+        signer = self.guard.links.signer if self.sign_playlists else None
+        return privately(request, await _serve(request, self.root, name, self.as_attachment, link, self.guard, signer))
 
 
 def privately(request: Request, response: Response) -> Response:

@@ -14,6 +14,8 @@ Parts (default: all, in this order):
   revocation-scale
               revocation checks per second from 1, 2, 4 processes on one Redis and on a Redis Cluster
               (started on loopback), the latency a check adds, and what WAIT adds to a write
+  hls         an HLS playlist and 200 segments of 64 KiB by a folder link against no signature check: the
+              server CPU, gunicorn and uvicorn (example_project/bench/hls.py)
 
 Writes docs/benchmarks/results.json (a part not run keeps its earlier results), docs/performance.md,
 docs/img/request-cost.png, docs/img/request-breakdown.png, docs/img/core-session.png and
@@ -46,6 +48,7 @@ PARTS = (
     "downloads",
     "revocation-cost",
     "revocation-scale",
+    "hls",
 )
 #: The single-connection HTTP part and the clock in process time these two kinds; the API kind is timed
 #: for the targets' engines only (the many-user workload times all three kinds).
@@ -343,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         "downloads": 2,
         "revocation-cost": revocation_cost.steps(args.cost_rounds),
         "revocation-scale": cluster_scale.steps(args.scale_processes),
+        "hls": 2 * (2 if args.quick else 7),
     }
     bar = Progress(sum(steps[p] for p in args.parts))
     errors: dict[str, str] = {}
@@ -493,6 +497,11 @@ def main(argv: list[str] | None = None) -> int:
                                 describe=bar.describe,
                             ),
                         }
+                    elif part == "hls":
+                        from . import hls
+
+                        bar.describe("hls: signed against plain")
+                        parts["hls"] = hls.run(2 if args.quick else 7, 1 if args.quick else 3, bar.tick)
                     elif part == "downloads":
                         parts["downloads"] = downloads_part(args.max_size, bar)
                     elif part == "revocation-cost":

@@ -125,8 +125,9 @@ def children(pid: int) -> list[int]:
 
 
 @contextmanager
-def server(kind: str, served_root: Path) -> Iterator[tuple[int, int]]:
-    """Start gunicorn (Django) or uvicorn (Starlette); yield (port, pid of the process serving requests)."""
+def server(kind: str, served_root: Path, app: str = "example_project.bench.downloads") -> Iterator[tuple[int, int]]:
+    """Start gunicorn (Django) or uvicorn (Starlette) with ``app``'s ``wsgi_app()`` or ``asgi_app``; yield (port,
+    pid of the process serving requests)."""
     port = free_port()
     if kind == "Django":
         command = [
@@ -140,9 +141,9 @@ def server(kind: str, served_root: Path) -> Iterator[tuple[int, int]]:
             "--log-level",
             "warning",
         ]
-        command.append("example_project.bench.downloads:wsgi_app()")
+        command.append(f"{app}:wsgi_app()")
     else:
-        command = [str(BIN / "uvicorn"), "--factory", "example_project.bench.downloads:asgi_app"]
+        command = [str(BIN / "uvicorn"), "--factory", f"{app}:asgi_app"]
         command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), SERVED_ROOT_ENV: str(served_root)}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)

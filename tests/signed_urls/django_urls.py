@@ -73,6 +73,7 @@ urlpatterns = [
     path("files/<path:name>", SignedFileView.as_view(storage="signed_test"), name="sig-files"),
     path("inline/<path:name>", SignedFileView.as_view(storage="signed_test", as_attachment=False)),
     path("accel/<path:name>", SignedFileView.as_view(storage="signed_test", accel_redirect="/protected/")),
+    path("raw-playlists/<path:name>", SignedFileView.as_view(storage="signed_test", sign_playlists=False)),
     path("sendfile/<path:name>", SignedFileView.as_view(storage="signed_test", sendfile=True)),
     path("memory/<path:name>", SignedFileView.as_view(storage="signed_memory")),
     path("remote/<path:name>", SignedFileView.as_view(storage="signed_remote")),

@@ -80,6 +80,7 @@ def build_starlette(root: str | os.PathLike[str], signer: URLSigner | None = Non
             Route("/echo", echo),
             Route("/files/{name:path}", SignedFiles(signer, root), name="files"),
             Route("/inline/{name:path}", SignedFiles(signer, root, as_attachment=False)),
+            Route("/raw-playlists/{name:path}", SignedFiles(signer, root, sign_playlists=False)),
         ]
     )
 

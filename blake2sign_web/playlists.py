@@ -1,0 +1,243 @@
+"""HLS playlists whose URIs carry a folder link's query, for players and CDNs that send no cookie.
+
+A folder link (``URLSigner.sign_prefix``) verifies after any path inside its prefix, so a playlist's segment
+``seg-1.ts`` becomes ``seg-1.ts?prefix=...&signature=...``: ``sign_playlist`` writes that with the signer's
+``SignedPrefix``; ``with_query`` with a query already verified (the file views rewrite a playlist they serve
+by a folder link with that request's own query: ``passed_query``, ``rewritten``), no secret needed.
+
+Only URIs that resolve inside the prefix (``link_prefix.below``, from the playlist's own path) get the query:
+the URI lines and the ``URI="..."`` attributes of the tags in ``URI_TAGS``. Relative URIs stay relative. An
+absolute URL gets it only on the playlist's own origin (another host, a CDN, would learn the signature); a
+``data:`` URI, another scheme, a URI outside the prefix, and a URI that has a query of its own are left as
+they are: the MAC covers every parameter of a folder link, so a query added to another would never verify
+(sign each such URI with ``URLSigner.sign``). Line endings (LF, CRLF, CR) and a BOM are kept; a playlist
+over ``MAX_PLAYLIST_SIZE`` or a line over ``MAX_LINE_LENGTH`` is refused (``PlaylistTooLarge``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from fnmatch import fnmatchcase
+from typing import IO, Final
+from urllib.parse import quote, urljoin, urlsplit
+
+from . import link_prefix
+from .link_prefix import SignedPrefix
+from .link_requests import FileAnswer, download_disposition, file_headers, logged
+from .link_text import PATH_SAFE, encode, parse_query
+from .urls import URLSigner, VerifiedLink
+
+logger = logging.getLogger("blake2sign_web.signed_urls")
+
+#: The largest playlist rewritten, in bytes (a VOD playlist of a few hours is a few hundred KiB).
+MAX_PLAYLIST_SIZE: Final = 4 * 1024 * 1024
+#: The longest line rewritten, in characters (an EXT-X-DATERANGE with SCTE-35 data can be long).
+MAX_LINE_LENGTH: Final = 64 * 1024
+#: The tags whose ``URI="..."`` attribute a player fetches (RFC 8216 and its draft successor).
+URI_TAGS: Final = frozenset(
+    {
+        "EXT-X-KEY",
+        "EXT-X-SESSION-KEY",
+        "EXT-X-MAP",
+        "EXT-X-MEDIA",
+        "EXT-X-I-FRAME-STREAM-INF",
+        "EXT-X-PART",
+        "EXT-X-PRELOAD-HINT",
+        "EXT-X-RENDITION-REPORT",
+        "EXT-X-SESSION-DATA",
+    }
+)
+#: The content types of an HLS (or M3U) playlist.
+PLAYLIST_TYPES: Final = frozenset(
+    {"application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl"}
+)
+#: What a rewritten playlist is sent as, whatever its name's type: it carries a signature, so no cache keeps it.
+REWRITTEN_HEADERS: Final = {"Content-Type": "application/vnd.apple.mpegurl", "Cache-Control": "private, no-store"}
+
+_LINE_BREAKS: Final = re.compile(r"(\r\n|\r|\n)")
+#: A URI reference that starts with a scheme (RFC 3986): an absolute URL, or data:, javascript:...
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+#: A URI reference every parser reads alike: printable ASCII, no space, quote or backslash (a browser reads
+#: "\\host" as "//host", and drops tabs: "/\t/host").
+_PLAIN: Final = re.compile(r"[!#-\[\]-~]+")
+#: A query as ``link_query`` and ``sign_prefix`` write it: unreserved characters, escapes, "=" and "&".
+_QUERY: Final = re.compile(r"[A-Za-z0-9._~%=&-]+")
+#: One attribute of a tag's list: NAME=value, the value a quoted string (no '"', CR or LF) or unquoted.
+_ATTRIBUTE: Final = re.compile(r'([A-Z0-9-]+)=("[^"\r\n]*"|[^",]*)')
+
+
+class PlaylistTooLarge(ValueError):
+    """A playlist over ``MAX_PLAYLIST_SIZE``, or with a line over ``MAX_LINE_LENGTH``: not rewritten."""
+
+
+def sign_playlist(text: str, signed: SignedPrefix, playlist: str, *, origin: str = "") -> str:
+    """``text`` with ``signed.query`` after every URI inside ``signed.prefix``; ``playlist``: the playlist's own
+    path (or one relative to the prefix, as ``SignedPrefix.link`` takes), which relative URIs resolve against.
+
+    ``origin`` (``https://example.com``): the origin the playlist is served from, so that absolute URLs on it
+    are signed too (a signer that binds the host gives its own, ``signed.origin``). ValueError when
+    ``playlist`` is not inside the prefix; ``PlaylistTooLarge``.
+    """
+    path = playlist if playlist.startswith("/") else signed.prefix + playlist
+    if "?" in path or "#" in path or link_prefix.below(path, signed.prefix) is None:
+        raise ValueError(f"the playlist {playlist[:40]!r} is not inside the signed prefix {signed.prefix!r}")
+    return with_query(text, signed.query, path, signed.prefix, signed.origin or origin)
+
+
+def with_query(text: str, query: str, playlist_path: str, prefix: str, origin: str = "") -> str:
+    """``text`` with ``"?" + query`` after every URI that resolves, from ``playlist_path`` (the playlist's path,
+    percent-encoded), inside ``prefix`` (canonical, ending with "/"); absolute URLs only on ``origin``
+    (``scheme://host[:port]``; "": none). ``query`` must be what ``link_query`` returns (only unreserved
+    characters and escapes: nothing that could end a quoted attribute or a line; ValueError otherwise).
+    ``PlaylistTooLarge``."""
+    if not _QUERY.fullmatch(query):
+        raise ValueError("the query to add must be percent-encoded (what link_query or sign_prefix writes)")
+    if len(text) > MAX_PLAYLIST_SIZE:
+        raise PlaylistTooLarge(f"playlist over {MAX_PLAYLIST_SIZE} characters")
+    own = _origin(origin)
+    base = f"{own[0] if own else 'http'}://playlist.invalid{playlist_path}"
+
+    def add(uri: str) -> str:
+        return _signed_uri(uri, query, base, prefix, own)
+
+    pieces = _LINE_BREAKS.split(text)  # lines at even indexes, their line breaks between them
+    for index in range(0, len(pieces), 2):
+        line = pieces[index]
+        if len(line) > MAX_LINE_LENGTH:
+            raise PlaylistTooLarge(f"playlist line over {MAX_LINE_LENGTH} characters")
+        pieces[index] = _line(line, add)
+    return "".join(pieces)
+
+
+def _line(line: str, add: Callable[[str], str]) -> str:
+    """One line with its URIs signed: a URI line, or a tag of ``URI_TAGS`` with a ``URI`` attribute."""
+    content = line.lstrip("\ufeff").strip()
+    if not content:
+        return line
+    if not content.startswith("#"):
+        start = line.index(content)
+        return line[:start] + add(content) + line[start + len(content) :]
+    name, colon, _ = content[1:].partition(":")
+    if not colon or name not in URI_TAGS:
+        return line
+    start = line.index(content) + len(name) + 2
+    return line[:start] + _attributes(line[start:], add)
+
+
+def _attributes(text: str, add: Callable[[str], str]) -> str:
+    """An attribute list with its ``URI`` (quoted) signed; a list that cannot be read is left as it is."""
+    out: list[str] = []
+    position = 0
+    while position < len(text):
+        found = _ATTRIBUTE.match(text, position)
+        if found is None:
+            return text
+        name, value = found.groups()
+        if name == "URI" and len(value) >= 2 and value[0] == '"' == value[-1]:
+            value = '"' + add(value[1:-1]) + '"'
+        out.append(f"{name}={value}")
+        position = found.end()
+        if position < len(text):
+            if text[position] != ",":
+                rest = text[position:]
+                if rest.strip():
+                    return text
+                out.append(rest)
+                break
+            out.append(",")
+            position += 1
+    return "".join(out)
+
+
+def _origin(origin: str) -> tuple[str, str] | None:
+    if not origin:
+        return None
+    parts = urlsplit(origin)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+def _signed_uri(uri: str, query: str, base: str, prefix: str, origin: tuple[str, str] | None) -> str:
+    """``uri`` with the query when it resolves inside ``prefix``, else as it is."""
+    reference, hash_, fragment = uri.partition("#")
+    if "?" in reference or not _PLAIN.fullmatch(reference):
+        return uri  # its own query (a query added to it would not verify), or a URI no player sends as it is
+    try:
+        parts = urlsplit(urljoin(base, reference))  # RFC 3986 resolution: dot segments removed
+    except ValueError:
+        return uri
+    absolute = reference.startswith("//") or _SCHEME.match(reference)  # an absolute URL, or "//host/path"
+    if absolute and (origin is None or (parts.scheme.lower(), parts.netloc.lower()) != origin):
+        return uri  # data:, another scheme, another host: never sent the signature
+    path = parts.path
+    if link_prefix.below(path, prefix) is None:
+        return uri
+    return f"{reference}?{query}{hash_}{fragment}"
+
+
+def link_query(query: str, signature_param: str, ignored: Callable[[str], bool]) -> str | None:
+    """The query of a request by a folder link that its playlist's URIs are to carry: its parameters less the
+    ignored ones (``ignored``, the signer's), each re-encoded (unreserved characters and escapes only); None
+    when it has no signature (a request granted another way: nothing to pass on)."""
+    pairs = [(key, value) for key, value in parse_query(query) if not ignored(key)]
+    if not any(key == signature_param for key, _ in pairs):
+        return None
+    return "&".join(f"{encode(key)}={encode(value)}" for key, value in pairs)
+
+
+def is_playlist(name: str) -> bool:
+    """Whether the file ``name`` is an HLS (M3U) playlist, by its name: ``.m3u8`` or ``.m3u``, the names
+    ``PLAYLIST_TYPES`` go by (the name alone: each segment of a folder asks)."""
+    return name.lower().endswith((".m3u8", ".m3u"))
+
+
+def passed_query(
+    name: str, link: VerifiedLink | None, size: int, query_string: str, signer: URLSigner, enabled: bool
+) -> str | None:
+    """The query a file view passes on to the URIs of the playlist ``name`` (``size`` bytes) it serves by a folder
+    link, read from the request's ``query_string`` (``link_query``); None: send the file as it is (not a
+    playlist, another link, the view's option off, a request granted without a signature in its URL, or a
+    playlist over ``MAX_PLAYLIST_SIZE``, which a warning reports)."""
+    if not enabled or link is None or link.prefix is None or link.below is None or link.nonce is not None:
+        return None
+    if not is_playlist(name):
+        return None
+    query = link_query(query_string, signer.signature_param, lambda key: _ignored(signer, key))
+    if query is not None and size > MAX_PLAYLIST_SIZE:
+        logger.warning("sent the playlist %r unsigned: over %d bytes", logged(name), MAX_PLAYLIST_SIZE)
+        return None
+    return query
+
+
+def _ignored(signer: URLSigner, key: str) -> bool:
+    return any(fnmatchcase(key, pattern) for pattern in signer.ignore)
+
+
+def rewritten(data: bytes, query: str, link: VerifiedLink, origin: str) -> bytes:
+    """The playlist file ``data`` as a view sends it by the folder ``link``: its URIs with ``query``
+    (``passed_query``), resolved from the path the link verified at, absolute URLs on the request's ``origin``
+    (``scheme://host``). Bytes that are not UTF-8 are kept; a playlist with a line over ``MAX_LINE_LENGTH``
+    is sent as it is (a warning reports it)."""
+    if link.prefix is None or link.below is None:  # not a folder link: passed_query never says so
+        return data
+    path = link.prefix + quote(link.below, safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
+    try:
+        text = with_query(data.decode("utf-8", "surrogateescape"), query, path, link.prefix, origin)
+    except PlaylistTooLarge as error:
+        logger.warning("sent the playlist %r unsigned: %s", logged(path), error)
+        return data
+    return text.encode("utf-8", "surrogateescape")
+
+
+def read(handle: IO[bytes]) -> bytes:
+    """The playlist, read whole from ``handle`` (``passed_query`` checked its size): at most one byte over the
+    limit, which ``rewritten`` then refuses, should the file have grown."""
+    return handle.read(MAX_PLAYLIST_SIZE + 1)
+
+
+def answer(name: str, as_attachment: bool, link: VerifiedLink, length: int) -> FileAnswer:
+    """The answer of a rewritten playlist of ``length`` bytes: 200 with the whole body (no range, no validators:
+    the body is not the file's), ``REWRITTEN_HEADERS`` (its type; no cache keeps a signature)."""
+    headers = file_headers(name, download_disposition(name, as_attachment, link), None, None, posted=False)
+    return FileAnswer(200, {**headers, **REWRITTEN_HEADERS, "Content-Length": str(length)}, None)

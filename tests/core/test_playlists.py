@@ -1,0 +1,236 @@
+"""HLS playlists signed with a folder link (``blake2sign_web.playlists``): which URIs get the query, which never do,
+and that every URI given it verifies where a player would fetch it."""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from blake2sign_web import URLSigner
+from blake2sign_web.playlists import (
+    MAX_LINE_LENGTH,
+    MAX_PLAYLIST_SIZE,
+    PlaylistTooLarge,
+    answer,
+    is_playlist,
+    link_query,
+    passed_query,
+    rewritten,
+    sign_playlist,
+    with_query,
+)
+
+SIGNER = URLSigner("playlist-tests-secret-0123456789", purpose="videos", ignore=["utm_*"])
+FOLDER = SIGNER.sign_prefix("/videos/1/", expires_in=3600)
+Q = FOLDER.query
+
+MASTER = """#EXTM3U
+#EXT-X-VERSION:6
+#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English, main",DEFAULT=YES,URI="audio/en.m3u8"
+#EXT-X-STREAM-INF:BANDWIDTH=220000,RESOLUTION=160x120,CODECS="avc1.f40009,mp4a.40.2",AUDIO="aud"
+v0/index.m3u8
+#EXT-X-STREAM-INF:BANDWIDTH=110000,CODECS="avc1.f4000a"
+v1/index.m3u8
+#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=20000,URI="v0/iframes.m3u8"
+"""
+
+
+def test_a_master_playlist_signs_its_variants_and_renditions() -> None:
+    signed = sign_playlist(MASTER, FOLDER, "master.m3u8")
+    assert signed == (
+        MASTER.replace('"audio/en.m3u8"', f'"audio/en.m3u8?{Q}"')
+        .replace("v0/index.m3u8\n", f"v0/index.m3u8?{Q}\n")
+        .replace("v1/index.m3u8\n", f"v1/index.m3u8?{Q}\n")
+        .replace('"v0/iframes.m3u8"', f'"v0/iframes.m3u8?{Q}"')
+    )
+    assert sign_playlist(MASTER, FOLDER, "/videos/1/master.m3u8") == signed  # the same playlist, by its path
+
+
+def test_a_media_playlist_signs_its_key_map_byte_range_segments_and_parts() -> None:
+    media = (
+        "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
+        '#EXT-X-KEY:METHOD=AES-128,URI="/videos/1/keys/k1.bin",IV=0x00000000000000000000000000000001\n'
+        '#EXT-X-MAP:URI="init.mp4",BYTERANGE="720@0"\n'
+        "#EXTINF:2.0,\n#EXT-X-BYTERANGE:75232@720\nall.mp4\n"
+        "#EXTINF:2.0,\n#EXT-X-BYTERANGE:82112\nall.mp4\n"
+        '#EXT-X-PART:DURATION=0.5,URI="part1.mp4",INDEPENDENT=YES\n'
+        '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="part2.mp4"\n'
+        '#EXT-X-RENDITION-REPORT:URI="../1/v1/index.m3u8",LAST-MSN=4\n'
+        "#EXT-X-ENDLIST\n"
+    )
+    signed = sign_playlist(media, FOLDER, "v0/index.m3u8")
+    for uri in ("/videos/1/keys/k1.bin", "init.mp4", "part1.mp4", "part2.mp4", "../1/v1/index.m3u8"):
+        assert f'URI="{uri}?{Q}"' in signed
+    assert signed.count(f"\nall.mp4?{Q}\n") == 2
+    assert "#EXT-X-BYTERANGE:75232@720\n" in signed
+    assert "IV=0x00000000000000000000000000000001\n" in signed
+    assert 'BYTERANGE="720@0"' in signed
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "../../2/seg.ts",  # resolves to /videos/2/
+        "/videos/10/seg.ts",
+        "/videos/seg.ts",
+        "https://cdn.example.com/videos/1/seg.ts",  # another host would learn the signature
+        "//cdn.example.com/videos/1/seg.ts",
+        "data:text/plain;base64,AAAA",
+        "javascript:alert(1)",
+        "seg.ts?token=1",  # its own query: the folder's MAC would not cover it
+        "%2e%2e/2/seg.ts",  # a dot segment no player removes: below() refuses it
+        "a%2Fb.ts",
+        "caf\u00e9.ts",
+        "with space.ts",
+        "skey://key-id",
+        "\\\\cdn.example.com/videos/1/seg.ts",  # a browser reads "\\host" as "//host"
+        "/\t/cdn.example.com/videos/1/seg.ts",  # and drops the tab: "//host"
+        "seg\x0b.ts",
+    ],
+)
+def test_uris_outside_the_prefix_or_unsafe_to_sign_are_left_alone(uri: str) -> None:
+    for text in (f"#EXTM3U\n#EXTINF:1,\n{uri}\n", f'#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI="{uri}"\n'):
+        assert sign_playlist(text, FOLDER, "v0/index.m3u8", origin="https://example.com") == text
+
+
+def test_dot_segments_that_resolve_inside_the_prefix_are_signed_as_written() -> None:
+    text = "#EXTINF:1,\n../v1/seg.ts\n#EXTINF:1,\n./seg.ts\n#EXTINF:1,\n../../1/seg.ts\n"
+    signed = sign_playlist(text, FOLDER, "v0/index.m3u8")
+    assert signed == text.replace(".ts\n", f".ts?{Q}\n")
+
+
+def test_absolute_urls_are_signed_only_on_the_playlists_own_origin() -> None:
+    text = "https://example.com/videos/1/a.ts\nhttp://example.com/videos/1/b.ts\n//example.com/videos/1/c.ts\n"
+    signed = sign_playlist(text, FOLDER, "master.m3u8", origin="https://EXAMPLE.com")
+    assert signed.splitlines() == [
+        f"https://example.com/videos/1/a.ts?{Q}",
+        "http://example.com/videos/1/b.ts",  # another scheme: another origin
+        f"//example.com/videos/1/c.ts?{Q}",
+    ]
+    assert sign_playlist(text, FOLDER, "master.m3u8") == text  # no origin given: no absolute URL is signed
+    bound = URLSigner("playlist-tests-secret-0123456789", purpose="videos", bind_host=True)
+    folder = bound.sign_prefix("https://example.com/videos/1/", expires_in=60)
+    assert (
+        sign_playlist(text, folder, "master.m3u8").splitlines()[0]
+        == f"https://example.com/videos/1/a.ts?{folder.query}"
+    )
+
+
+def test_line_endings_a_bom_fragments_and_blank_lines_are_kept() -> None:
+    text = "\ufeff#EXTM3U\r\n#EXTINF:1,\r\nseg0.ts\r\n\r\n#EXTINF:1,\rseg1.ts#t=1\r  seg2.ts  \n"
+    signed = sign_playlist(text, FOLDER, "index.m3u8")
+    assert signed == (
+        f"\ufeff#EXTM3U\r\n#EXTINF:1,\r\nseg0.ts?{Q}\r\n\r\n#EXTINF:1,\rseg1.ts?{Q}#t=1\r  seg2.ts?{Q}  \n"
+    )
+
+
+def test_attributes_are_read_as_a_list_not_searched() -> None:
+    # A quoted value holding ',URI="' is one attribute's value, not another URI.
+    text = '#EXT-X-MEDIA:TYPE=AUDIO,NAME="a,URI=",URI="en.m3u8",GROUP-ID="g"\n#EXT-X-KEY:METHOD=NONE\n'
+    assert sign_playlist(text, FOLDER, "master.m3u8") == text.replace('"en.m3u8"', f'"en.m3u8?{Q}"')
+    unreadable = '#EXT-X-KEY:METHOD=AES-128,URI="k.bin"garbage\n#EXT-X-UNKNOWN:URI="x.ts"\n'
+    assert sign_playlist(unreadable, FOLDER, "master.m3u8") == unreadable
+
+
+def test_limits() -> None:
+    with pytest.raises(PlaylistTooLarge):
+        with_query("#" * (MAX_PLAYLIST_SIZE + 1), Q, "/videos/1/m.m3u8", FOLDER.prefix)
+    with pytest.raises(PlaylistTooLarge):
+        with_query("#EXTM3U\n" + "a" * (MAX_LINE_LENGTH + 1) + "\n", Q, "/videos/1/m.m3u8", FOLDER.prefix)
+    assert issubclass(PlaylistTooLarge, ValueError)
+
+
+def test_a_query_that_could_end_an_attribute_or_a_line_is_refused() -> None:
+    for query in ('a="b', "a=b\nc", "a=b c", "a=b,c", ""):
+        with pytest.raises(ValueError, match="percent-encoded"):
+            with_query("#EXTM3U\nseg.ts\n", query, "/videos/1/m.m3u8", FOLDER.prefix)
+
+
+def test_the_playlist_itself_must_be_inside_the_prefix() -> None:
+    for outside in ("/videos/2/master.m3u8", "../x.m3u8", "/videos/1/m.m3u8?x=1"):
+        with pytest.raises(ValueError, match="not inside the signed prefix"):
+            sign_playlist("#EXTM3U\n", FOLDER, outside)
+
+
+def test_the_request_query_passed_on_is_the_signed_one_re_encoded() -> None:
+    link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
+    query_string = "utm_source=mail%22%0A&" + FOLDER.query
+    query = passed_query("v0/master.m3u8", link, 100, query_string, SIGNER, True)
+    assert query == FOLDER.query  # the ignored parameter (which could carry anything) is dropped
+    assert passed_query("v0/master.m3u8", link, 100, query_string, SIGNER, False) is None  # the option off
+    assert passed_query("v0/seg0.ts", link, 100, query_string, SIGNER, True) is None  # not a playlist
+    assert passed_query("v0/master.m3u8", link, 100, "utm_source=x", SIGNER, True) is None  # no signature in the URL
+    single = SIGNER.verify_link(SIGNER.sign("/videos/1/master.m3u8", expires_in=60))
+    assert passed_query("master.m3u8", single, 100, "", SIGNER, True) is None  # a single-file link
+    assert link_query("b=%22x%22&signature=s", "signature", lambda key: False) == "b=%22x%22&signature=s"
+
+
+def test_a_playlist_over_the_limit_is_sent_as_it_is(caplog: pytest.LogCaptureFixture) -> None:
+    link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
+    with caplog.at_level(logging.WARNING, "blake2sign_web.signed_urls"):
+        assert passed_query("master.m3u8", link, MAX_PLAYLIST_SIZE + 1, FOLDER.query, SIGNER, True) is None
+        long_line = b"#EXTM3U\n" + b"a" * (MAX_LINE_LENGTH + 1) + b"\n"
+        assert rewritten(long_line, Q, link, "") == long_line
+    assert "sent the playlist" in caplog.text
+    assert FOLDER.query.rpartition("=")[2] not in caplog.text
+
+
+def test_rewritten_resolves_from_the_path_the_link_verified_at_and_keeps_bytes() -> None:
+    link = SIGNER.verify_link(FOLDER.link("v0/index.m3u8"))
+    data = b"#EXTM3U\n#EXT-X-TITLE:\xff\xfe\nseg0.ts\n../v1/seg0.ts\n/videos/2/x.ts\n"
+    q = Q.encode()
+    expected = b"#EXTM3U\n#EXT-X-TITLE:\xff\xfe\nseg0.ts?" + q + b"\n../v1/seg0.ts?" + q + b"\n/videos/2/x.ts\n"
+    assert rewritten(data, Q, link, "http://h") == expected
+
+
+def test_the_answer_is_whole_uncached_and_typed() -> None:
+    link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
+    found = answer("v0/master.m3u8", False, link, 123)
+    assert found.status == 200
+    assert found.byte_range is None
+    assert found.headers["Content-Type"] == "application/vnd.apple.mpegurl"
+    assert found.headers["Cache-Control"] == "private, no-store"
+    assert found.headers["Content-Length"] == "123"
+    assert "ETag" not in found.headers
+    assert "Accept-Ranges" not in found.headers
+    assert found.headers["Content-Disposition"].startswith("inline")
+    assert is_playlist("a/B.M3U8")
+    assert is_playlist("list.m3u")
+    assert not is_playlist("seg.ts")
+
+
+segment = st.text("abcv0123-_.%/", min_size=1, max_size=12)
+uri = st.one_of(
+    segment,
+    st.builds(lambda s: "../" + s, segment),
+    st.builds(lambda s: "/videos/" + s, segment),
+    st.builds(lambda s: "https://example.com/videos/" + s, segment),
+    st.builds(lambda s: "https://other.example/videos/1/" + s, segment),
+    st.builds(lambda s: s + "?x=1", segment),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(uri, min_size=1, max_size=8), st.sampled_from(["index.m3u8", "v0/index.m3u8", "a/b/c.m3u8"]))
+def test_every_uri_signed_verifies_where_a_player_fetches_it_and_no_other_is_signed(
+    uris: list[str], playlist: str
+) -> None:
+    text = "#EXTM3U\n" + "".join(f"#EXTINF:1,\n{u}\n" for u in uris)
+    lines = sign_playlist(text, FOLDER, playlist, origin="https://example.com").split("\n")[2::2]
+    base = "https://example.com" + FOLDER.prefix + playlist
+    for written, signed in zip(uris, lines, strict=False):
+        if signed == written:
+            # Left alone: a player fetches it without the folder's signature, which would not verify there anyway.
+            target = urlsplit(urljoin(base, written))
+            if target.netloc == "example.com" and not target.query and not written.startswith("//"):
+                with pytest.raises(Exception):  # noqa: B017,PT011  # BadSignature, or a URL no player sends
+                    SIGNER.verify(target.path + "?" + Q)
+            continue
+        assert signed == written + "?" + Q
+        target = urlsplit(urljoin(base, signed))
+        assert target.netloc == "example.com"  # never another host
+        SIGNER.verify(f"{target.path}?{target.query}")
