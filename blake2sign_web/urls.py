@@ -455,9 +455,8 @@ class URLSigner(Signer):
             group, issued = link_groups.verified(grouped, self.group_param, expires_at)
         if prefixes:
             below = link_prefix.verified_below(path, prefixes[0], nonce is not None or disposition is not None)
-            return VerifiedLink(
-                fallback, expires_at, None, "get", None, None, starts_at, prefixes[0], below, group, issued
-            )
+            folder = (fallback, expires_at, None, "get", None, None, starts_at, prefixes[0], below, group, issued)
+            return tuple.__new__(VerifiedLink, folder)
         # tuple.__new__: no Python call to fill the defaults (each request by a link builds one).
         fields = (fallback, expires_at, nonce, consume_on, disposition, filename, starts_at, None, None, group, issued)
         return tuple.__new__(VerifiedLink, fields)
