@@ -14,6 +14,8 @@ Parts (default: all, in this order):
   revocation-scale
               revocation checks per second from 1, 2, 4 processes on one Redis and on a Redis Cluster
               (started on loopback), the latency a check adds, and what WAIT adds to a write
+  links       instructions per file request by a one-file link, a folder link and a grant cookie, against
+              the file served with no check (callgrind, in process, Django and Starlette)
   hls         an HLS playlist and 200 segments of 64 KiB by a folder link against no signature check: the
               server CPU, gunicorn and uvicorn (example_project/bench/hls.py)
 
@@ -48,6 +50,7 @@ PARTS = (
     "downloads",
     "revocation-cost",
     "revocation-scale",
+    "links",
     "hls",
 )
 #: The single-connection HTTP part and the clock in process time these two kinds; the API kind is timed
@@ -346,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "downloads": 2,
         "revocation-cost": revocation_cost.steps(args.cost_rounds),
         "revocation-scale": cluster_scale.steps(args.scale_processes),
+        "links": 2,
         "hls": 2 * (2 if args.quick else 7),
     }
     bar = Progress(sum(steps[p] for p in args.parts))
@@ -497,6 +501,11 @@ def main(argv: list[str] | None = None) -> int:
                                 describe=bar.describe,
                             ),
                         }
+                    elif part == "links":
+                        from . import link_cost
+
+                        bar.describe("links: callgrind, per file request")
+                        parts["links"] = link_cost.run(bar.tick, requests=10 if args.quick else link_cost.REQUESTS)
                     elif part == "hls":
                         from . import hls
 

@@ -232,6 +232,46 @@ def downloads_section(part: dict[str, Any]) -> list[str]:
     return lines
 
 
+def many_files_section(links: dict[str, Any], hls_part: dict[str, Any]) -> list[str]:
+    """Folder links and grant cookies: instructions per file request (``link_cost``), and the server CPU of an HLS
+    workload through the signed views against none (``hls``)."""
+    from . import hls, link_cost
+
+    lines = ["## Links for many files: folder links, grant cookies, HLS", ""]
+    if not links.get("results"):
+        lines += [f"Not run yet: `python -m example_project.bench links`{links.get('error', '')}.", ""]
+    else:
+        settings = links["settings"]
+        lines += [
+            f"{where_note(links)}. Instructions per request (callgrind, in process) of a GET of one "
+            f"{settings['file_bytes']} B file through Django's `SignedFileView` (its `WSGIHandler`, no middleware) "
+            "and Starlette's `SignedFiles` (driven as uvicorn drives it, on an event loop), by each way of signing "
+            "it, against the same file served with no check (`django.views.static.serve`, Starlette's "
+            f"`StaticFiles`); median and range of {settings['repeats']} blocks of {settings['requests']} requests "
+            "after a warm-up. Target: a request by a folder link or a grant cookie costs no more than one by a "
+            "one-file link (the last column at most 1.00).",
+            "",
+            *link_cost.table(links),
+            "",
+        ]
+    if not hls_part.get("results"):
+        lines += ["Not run yet: `python -m example_project.bench hls`.", ""]
+    else:
+        settings = hls_part["settings"]
+        lines += [
+            f"{where_note(hls_part)}. An HLS workload: a media playlist and {settings['segments']} segments of "
+            f"{settings['segment_size'] // 1024} KiB fetched by folder link through the signed views (the playlist's "
+            "URIs signed by the view), against the same files served with no check by the same server process "
+            "(gunicorn with one sync worker; uvicorn), the server's CPU time (user + system) per workload; "
+            f"{settings['rounds']} interleaved rounds of {settings['passes']} workloads. Target: signed at most "
+            f"{hls_part['target']:.2f} of plain.",
+            "",
+            hls.report(hls_part),
+            "",
+        ]
+    return lines
+
+
 def markdown(data: dict[str, Any]) -> str:
     """The answer first (the headline ratios), then every table, then the run, the commands and the method."""
     parts = data["parts"]
@@ -276,6 +316,7 @@ def markdown(data: dict[str, Any]) -> str:
     else:
         lines += ["Not run yet: `python -m example_project.bench core`.", ""]
     lines += downloads_section(parts.get("downloads", {}))
+    lines += many_files_section(parts.get("links", {}), parts.get("hls", {}))
     lines += revocation_cost_section(parts.get("revocation_cost", {}))
     lines += revocation_scale_section(parts.get("revocation_scale", {}))
     lines += [
