@@ -1,0 +1,238 @@
+"""Flask sessions on the session core: a ``SessionInterface`` configured the Flask way.
+
+``FlaskSessions(app)`` (or ``init_app``) replaces Flask's ``SecureCookieSessionInterface``: the same
+``flask.session``, ``session.permanent`` as Flask defines it (permanent: the cookie lives
+``PERMANENT_SESSION_LIFETIME``; else a browser-session cookie, its token still bounded by that lifetime),
+``SESSION_REFRESH_EACH_REQUEST``, Vary and the ``SESSION_COOKIE_*`` attributes read from ``app.config`` on each
+request, as Flask does. The rest of the options are keys of ``app.config["BLAKE2SIGN_WEB"]`` (docs/flask.md).
+The rules are the core's (``session_request`` and the modules it names): this module only translates Flask's
+config and request into its calls, and its Set-Cookie values onto the response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from importlib.metadata import version
+from typing import TYPE_CHECKING, Any, Final
+
+from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
+
+from .. import options
+from ..session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
+from ..session_loading import SessionLoader
+from ..session_request import SessionSetup, SessionWriter, joined_token
+from ..session_state import ReadTrackingSession, Session
+from ..session_token import RefusalWords
+
+if TYPE_CHECKING:
+    from flask import Flask
+    from flask.wrappers import Request, Response
+
+logger = logging.getLogger("blake2sign_web.flask")
+
+#: The config key of the options Flask has no key for.
+SETTING: Final = "BLAKE2SIGN_WEB"
+#: Options no Flask adapter offers yet (revocation, Server-Timing): a key for them is refused as unknown.
+NOT_OFFERED: Final = frozenset(
+    {"revocation", "revocation_unavailable", "revocation_clock_skew", "revocation_key_prefix", "server_timing"}
+)
+#: The keys of ``app.config["BLAKE2SIGN_WEB"]``, each an option of the core's.
+SECTION_KEYS: Final = {name: key for name, key in options.section_keys(options.FLASK).items() if key not in NOT_OFFERED}
+#: Flask 3.1.3 marks the session accessed when ``flask.session`` is used; before it, reads have to.
+FLASK_MARKS_ACCESS: Final = tuple(int(part) for part in version("flask").split(".")[:3] if part.isdigit()) >= (3, 1, 3)
+
+
+class SessionCookieTooLarge(ValueError):
+    """The session would make a cookie over the browser limit, which browsers silently drop."""
+
+
+class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, SessionMixin):  # type: ignore[misc]
+    """``flask.session``: the core's session with Flask's ``permanent`` (``SessionMixin``, the ``_permanent`` key)."""
+
+    #: The chunks the client sent, and an incomplete set's cookies (deleted unless the session is written).
+    sent_chunks: Sequence[str] = ()
+    incomplete: Sequence[str] = ()
+
+
+class FlaskCookieReader:
+    """Flask's own session cookies (``SecureCookieSessionInterface``: itsdangerous, its salt, digest and tagged
+    JSON), read to be re-issued in this project's format while migrating."""
+
+    def __init__(self, secret: str | bytes, fallbacks: Sequence[str | bytes], max_age: int) -> None:
+        from itsdangerous import URLSafeTimedSerializer
+
+        theirs = SecureCookieSessionInterface
+        keys: Any = [*fallbacks, secret]
+        self._serializer = URLSafeTimedSerializer(
+            keys,  # itsdangerous signs with the last, verifies with each
+            salt=theirs.salt,
+            serializer=theirs.serializer,
+            signer_kwargs={"key_derivation": theirs.key_derivation, "digest_method": theirs.digest_method},
+        )
+        self._max_age = max_age
+
+    def read_dated(self, cookie: str) -> tuple[dict[str, Any], int] | None:
+        """The session in ``cookie`` and the Unix second it was signed; None for anything else."""
+        try:
+            data, signed_at = self._serializer.loads(cookie, max_age=self._max_age, return_timestamp=True)
+        except Exception:  # BadSignature, or whatever the tagged serializer raises on a verified oddity
+            return None
+        return (data, int(signed_at.timestamp())) if isinstance(data, dict) else None
+
+
+def flask_shape(cookie: str) -> bool:
+    """Whether a cookie looks like Flask's own (``[.]data.timestamp.signature``; ours have no ".")."""
+    return cookie.count(".") >= 2
+
+
+class Configuration:
+    """What one set of config values makes: the session class, the reader and the two writers (permanent or not)."""
+
+    def __init__(self, secret: str | bytes, fallbacks: Any, config: Mapping[str, Any], path: str) -> None:
+        section = config.get(SETTING, {})
+        found = options.section_problems(section, SETTING, SECTION_KEYS)
+        options.raise_first(found)
+        lifetime = config["PERMANENT_SESSION_LIFETIME"]
+        given = {SECTION_KEYS[name]: value for name, value in section.items()}
+        given |= {
+            "cookie_name": config["SESSION_COOKIE_NAME"], "domain": config["SESSION_COOKIE_DOMAIN"], "path": path,
+            "http_only": config["SESSION_COOKIE_HTTPONLY"], "secure": config["SESSION_COOKIE_SECURE"],
+            "partitioned": config["SESSION_COOKIE_PARTITIONED"],
+            "max_age": int(lifetime.total_seconds()) if isinstance(lifetime, timedelta) else lifetime,
+        }  # fmt: skip
+        if config["SESSION_COOKIE_SAMESITE"] is not None:  # None: no attribute, as Flask writes it
+            given["same_site"] = config["SESSION_COOKIE_SAMESITE"]
+        if given.get("format") != 1:  # format 1 (a rolling upgrade's) cannot be typed
+            given.setdefault("typed", True)  # Flask's own sessions keep tuples, bytes, datetimes, UUIDs...
+        options.raise_first(
+            options.secret_problems(secret, fallbacks, options.FLASK) + options.problems(given, options.FLASK)
+        )
+        values = {**options.DEFAULTS, **given, "same_site": given.get("same_site")}
+        name, lifetime = values["cookie_name"], values["max_age"]
+        setup = SessionSetup(secret, list(fallbacks), values, purpose=f"flask.sessions:{name}")
+        # A permanent session's cookie and token live PERMANENT_SESSION_LIFETIME; another's cookie, the browser's
+        # session (no Max-Age), its token still bounded by the lifetime.
+        self.session_class = setup.session_class(
+            FlaskSession,
+            __module__=__name__,
+            default_age=property(lambda session: lifetime if dict.get(session, "_permanent") else None),
+        )
+        oversize = OversizePolicy(
+            name,
+            values["on_oversize"] == "raise",
+            SessionCookieTooLarge,
+            f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes",
+            "store less in flask.session (keep an id and load the rest server-side).",
+            "The response keeps the client's previous session cookie.",
+            logger,
+            values["cookie_size_limit"],
+        )
+        permanent = setup.cookie(oversize, dated=True, deleted_value="")  # Werkzeug's spelling: expires, "name=;"
+        browser = setup.cookie(oversize, dated=True, deleted_value="", max_age=None)
+        words: dict[str, Any] = {
+            "typed_name": f"{SETTING}['TYPED']",
+            "logger": logger,
+            "ended": "Session cookie %r deleted: the session has ended (set_expiry() or ABSOLUTE_TIMEOUT)",
+        }
+        self.writers = {True: SessionWriter(setup, permanent, **words), False: SessionWriter(setup, browser, **words)}
+        legacy = FlaskCookieReader(secret, fallbacks, lifetime) if values["migrate"] else None
+        reader = setup.token_reader(None if legacy is None else legacy.read_dated, flask_shape)
+        refusals = RefusalWords(
+            f"expired (PERMANENT_SESSION_LIFETIME = {lifetime} seconds)",
+            f"past {SETTING}['ABSOLUTE_TIMEOUT'] = {values['absolute_timeout']!r}",
+            "it has the shape of a cookie of Flask's own session interface (itsdangerous); while migrating from "
+            f"it, set {SETTING}['ACCEPT_FLASK_COOKIES'] = True",
+            "not a valid session cookie",
+        )
+        self.loader = SessionLoader(
+            setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals
+        )
+        self.name, self.max_chunks = name, setup.max_chunks
+        self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
+
+    def open(self, cookies: Mapping[str, str]) -> Session:
+        """The session of a request's ``cookies`` (Werkzeug's ``request.cookies``)."""
+        if not self.max_chunks:
+            return self.loader.for_cookie(cookies.get(self.name))
+        prefix, incomplete = self.name + ".", list[str]()
+        token = joined_token(self.name, cookies, self.max_chunks, incomplete, self._refused)
+        session = self.loader.for_cookie(token)
+        session.sent_chunks = [name for name in cookies if name.startswith(prefix)]  # type: ignore[attr-defined]
+        session.incomplete = incomplete  # type: ignore[attr-defined]
+        return session
+
+    def set_cookies(self, session: Any) -> list[bytes]:
+        """The Set-Cookie values of the response for ``session`` (the core's plan); [] when it keeps the cookie."""
+        permanent = bool(dict.get(session, "_permanent"))
+        if permanent and self.refresh and dict.__len__(session):
+            session.modified = True  # SESSION_REFRESH_EACH_REQUEST: a permanent session's cookie is re-issued
+        if not (session.modified or session.incomplete):
+            return []
+        return self.writers[permanent].set_cookies(session, None, session.sent_chunks, session.incomplete)
+
+    def _refused(self, error: Exception) -> None:
+        logger.warning("Rejected session cookie %r: %s", self.name, error)
+
+
+class FlaskSessions(SessionInterface):
+    """This project's signed-cookie sessions for a Flask app: ``FlaskSessions(app)``, or ``init_app(app)``.
+
+    ``init_app`` checks the configuration at once (a bad setting fails start-up, named as in ``app.config``); a
+    config changed later (tests do) is checked when a request first uses it.
+    """
+
+    def __init__(self, app: Flask | None = None) -> None:
+        self._configurations: dict[Any, Configuration] = {}
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Make this ``app``'s session interface, its configuration checked now."""
+        app.session_interface = self
+        self.configuration(app)
+
+    def configuration(self, app: Flask) -> Configuration | None:
+        """The configuration of ``app.config`` as it is now (built once per set of values); None without a secret."""
+        secret = app.secret_key
+        if not secret:
+            return None
+        config = app.config
+        fallbacks = config["SECRET_KEY_FALLBACKS"] or ()
+        path = config["SESSION_COOKIE_PATH"] or config["APPLICATION_ROOT"]
+        section = config.get(SETTING)
+        key = (
+            secret, fallbacks if isinstance(fallbacks, str) else tuple(fallbacks), path, config["SESSION_COOKIE_NAME"],
+            config["SESSION_COOKIE_DOMAIN"], config["SESSION_COOKIE_HTTPONLY"], config["SESSION_COOKIE_SECURE"],
+            config["SESSION_COOKIE_SAMESITE"], config["SESSION_COOKIE_PARTITIONED"],
+            config["PERMANENT_SESSION_LIFETIME"], config["SESSION_REFRESH_EACH_REQUEST"],
+            tuple(section.items()) if isinstance(section, dict) else repr(section),
+        )  # fmt: skip
+        try:
+            return self._configurations[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable value: built afresh (and checked) on each request
+            return Configuration(secret, fallbacks, config, path)
+        found = Configuration(secret, fallbacks, config, path)
+        if len(self._configurations) >= 8:  # configs come and go in tests: keep the few recent ones
+            self._configurations.clear()
+        self._configurations[key] = found
+        return found
+
+    def open_session(self, app: Flask, request: Request) -> SessionMixin | None:
+        configuration = self.configuration(app)
+        return None if configuration is None else configuration.open(request.cookies)  # type: ignore[return-value]
+
+    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
+        configuration = self.configuration(app)
+        if configuration is None:
+            return
+        if session.accessed:
+            response.vary.add("Cookie")
+        written = configuration.set_cookies(session)
+        for value in written:
+            response.headers.add("Set-Cookie", value.decode("latin-1"))
+        if written:
+            response.vary.add("Cookie")
