@@ -113,6 +113,7 @@ class SessionCookie:
         http_only: bool = True,
         dated: bool = False,
         deleted_value: str = "null",
+        max_chunks_name: str = "max_chunks",
     ) -> None:
         self.name = name
         #: 0: one cookie; else a session may take up to this many (``blake2sign_web.chunks``).
@@ -137,6 +138,8 @@ class SessionCookie:
         #: Write ``expires`` beside Max-Age (Werkzeug's cookies, which Flask's tests read): a suffix per write.
         self.dated = dated
         self.deleted_value = deleted_value
+        #: The chunk limit's name in the user's framework, for the size policy's message.
+        self.max_chunks_name = max_chunks_name
         #: What follows the value of a cookie with the configured Max-Age.
         self.suffix = self.suffix_for(max_age)
         #: The Set-Cookie value that deletes the session cookie.
@@ -225,7 +228,7 @@ class SessionCookie:
         try:
             cookies = split_token(self.name, token, attributes_length=len(suffix), max_chunks=self.max_chunks)
         except TooManyChunks as error:
-            self.oversize.refuse(error.problem("max_chunks"), limit=False)
+            self.oversize.refuse(error.problem(self.max_chunks_name), limit=False)
             return []
         headers = [f"{name}={text}{suffix}".encode("latin-1") for name, text in cookies]
         headers.extend(map(self.delete_named, stale_chunks(self.name, len(cookies), sent_chunks)))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
 
 from .. import options
+from ..options import BY_KEY
 from ..session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
 from ..session_loading import SessionLoader
 from ..session_request import SessionSetup, SessionWriter, joined_token
@@ -54,6 +55,9 @@ class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, S
     #: The chunks the client sent, and an incomplete set's cookies (deleted unless the session is written).
     sent_chunks: Sequence[str] = ()
     incomplete: Sequence[str] = ()
+    #: Loading asked for a write (re-signed under the current secret, a migrated or timed-out cookie...): done
+    #: once the request uses the session, as Django's contract does, not on every request that carries it.
+    pending: bool = False
 
 
 class FlaskCookieReader:
@@ -114,10 +118,18 @@ class Configuration:
         setup = SessionSetup(secret, list(fallbacks), values, purpose=f"flask.sessions:{name}")
         # A permanent session's cookie and token live PERMANENT_SESSION_LIFETIME; another's cookie, the browser's
         # session (no Max-Age), its token still bounded by the lifetime.
+        #: SESSION_PERMANENT (Flask-Session's name): a session is permanent unless made otherwise.
+        self.permanent = permanent_default = bool(config.get("SESSION_PERMANENT", False))
         self.session_class = setup.session_class(
             FlaskSession,
             __module__=__name__,
-            default_age=property(lambda session: lifetime if dict.get(session, "_permanent") else None),
+            permanent=property(
+                lambda session: dict.get(session, "_permanent", permanent_default),
+                SessionMixin.permanent.fset,  # type: ignore[attr-defined]
+            ),
+            default_age=property(
+                lambda session: lifetime if dict.get(session, "_permanent", permanent_default) else None
+            ),
         )
         oversize = OversizePolicy(
             name,
@@ -129,10 +141,12 @@ class Configuration:
             logger,
             values["cookie_size_limit"],
         )
-        permanent = setup.cookie(oversize, dated=True, deleted_value="")  # Werkzeug's spelling: expires, "name=;"
-        browser = setup.cookie(oversize, dated=True, deleted_value="", max_age=None)
+        # Werkzeug's spelling: expires beside Max-Age, "name=;" to delete.
+        spelling = {"dated": True, "deleted_value": "", "max_chunks_name": options.FLASK.name(BY_KEY["max_chunks"])}
+        permanent = setup.cookie(oversize, **spelling)
+        browser = setup.cookie(oversize, max_age=None, **spelling)
         words: dict[str, Any] = {
-            "typed_name": f"{SETTING}['TYPED']",
+            "typed_name": f"{SETTING}['TYPED'] = True",
             "logger": logger,
             "ended": "Session cookie %r deleted: the session has ended (set_expiry() or ABSOLUTE_TIMEOUT)",
         }
@@ -155,21 +169,24 @@ class Configuration:
     def open(self, cookies: Mapping[str, str]) -> Session:
         """The session of a request's ``cookies`` (Werkzeug's ``request.cookies``)."""
         if not self.max_chunks:
-            return self.loader.for_cookie(cookies.get(self.name))
-        prefix, incomplete = self.name + ".", list[str]()
-        token = joined_token(self.name, cookies, self.max_chunks, incomplete, self._refused)
-        session = self.loader.for_cookie(token)
-        session.sent_chunks = [name for name in cookies if name.startswith(prefix)]  # type: ignore[attr-defined]
-        session.incomplete = incomplete  # type: ignore[attr-defined]
+            session = self.loader.for_cookie(cookies.get(self.name))
+        else:
+            prefix, incomplete = self.name + ".", list[str]()
+            token = joined_token(self.name, cookies, self.max_chunks, incomplete, self._refused)
+            session = self.loader.for_cookie(token)
+            session.sent_chunks = [name for name in cookies if name.startswith(prefix)]  # type: ignore[attr-defined]
+            session.incomplete = incomplete  # type: ignore[attr-defined]
+        if session.modified:  # Flask's session.modified is the application's: false until it changes the session
+            session.modified, session.pending = False, True  # type: ignore[attr-defined]
         return session
 
     def set_cookies(self, session: Any) -> list[bytes]:
         """The Set-Cookie values of the response for ``session`` (the core's plan); [] when it keeps the cookie."""
-        permanent = bool(dict.get(session, "_permanent"))
-        if permanent and self.refresh and dict.__len__(session):
+        permanent = bool(dict.get(session, "_permanent", self.permanent))
+        if (permanent and self.refresh and dict.__len__(session)) or (session.pending and session.accessed):
             session.modified = True  # SESSION_REFRESH_EACH_REQUEST: a permanent session's cookie is re-issued
-        if not (session.modified or session.incomplete):
-            return []
+        if not (session.modified or session.incomplete or (session.refused and session.accessed)):
+            return []  # (a refused set of chunks is deleted once read, as by the other adapters)
         return self.writers[permanent].set_cookies(session, None, session.sent_chunks, session.incomplete)
 
     def _refused(self, error: Exception) -> None:
@@ -207,7 +224,7 @@ class FlaskSessions(SessionInterface):
             config["SESSION_COOKIE_DOMAIN"], config["SESSION_COOKIE_HTTPONLY"], config["SESSION_COOKIE_SECURE"],
             config["SESSION_COOKIE_SAMESITE"], config["SESSION_COOKIE_PARTITIONED"],
             config["PERMANENT_SESSION_LIFETIME"], config["SESSION_REFRESH_EACH_REQUEST"],
-            tuple(section.items()) if isinstance(section, dict) else repr(section),
+            tuple(section.items()) if isinstance(section, dict) else repr(section), config.get("SESSION_PERMANENT"),
         )  # fmt: skip
         try:
             return self._configurations[key]
