@@ -91,6 +91,16 @@ def flask_shape(cookie: str) -> bool:
     return cookie.count(".") >= 2
 
 
+def werkzeug_domain(domain: Any) -> Any:
+    """SESSION_COOKIE_DOMAIN as Werkzeug's ``dump_cookie`` writes it: no port, no leading dot, IDNA."""
+    if not isinstance(domain, str) or not domain:
+        return domain or None
+    try:
+        return domain.partition(":")[0].lstrip(".").encode("idna").decode("ascii")
+    except UnicodeError:
+        return domain  # the core's rule names it
+
+
 class Configuration:
     """What one set of config values makes: the session class, the reader and the two writers (permanent or not)."""
 
@@ -101,7 +111,8 @@ class Configuration:
         lifetime = config["PERMANENT_SESSION_LIFETIME"]
         given = {SECTION_KEYS[name]: value for name, value in section.items()}
         given |= {
-            "cookie_name": config["SESSION_COOKIE_NAME"], "domain": config["SESSION_COOKIE_DOMAIN"], "path": path,
+            "cookie_name": config["SESSION_COOKIE_NAME"], "domain": werkzeug_domain(config["SESSION_COOKIE_DOMAIN"]),
+            "path": path,
             "http_only": config["SESSION_COOKIE_HTTPONLY"], "secure": config["SESSION_COOKIE_SECURE"],
             "partitioned": config["SESSION_COOKIE_PARTITIONED"],
             "max_age": int(lifetime.total_seconds()) if isinstance(lifetime, timedelta) else lifetime,
