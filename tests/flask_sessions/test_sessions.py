@@ -10,6 +10,7 @@ from email.utils import parsedate_to_datetime
 
 import flask
 import pytest
+from markupsafe import Markup
 
 from blake2sign_web import SerializerSigner
 
@@ -139,10 +140,21 @@ def test_flashed_messages_keep_their_categories(app_for: AppFactory) -> None:
     def flashes() -> object:
         return repr(flask.get_flashed_messages(with_categories=True))
 
+    @app.get("/safe")
+    def safe() -> str:
+        flask.flash(Markup("<em>saved</em>"))
+        return ""
+
+    @app.get("/rendered")
+    def rendered() -> str:
+        return flask.render_template_string("{% for m in get_flashed_messages() %}{{ m }}{% endfor %}")
+
     client = app.test_client()
     client.get("/flash")
     assert client.get("/flashes").text == "[('info', 'saved')]"
     assert client.get("/flashes").text == "[]"
+    client.get("/safe")  # a Markup message comes back as Markup: the template does not escape it
+    assert client.get("/rendered").text == "<em>saved</em>"
 
 
 def test_a_tampered_cookie_gives_an_empty_session_and_a_warning(
