@@ -1,7 +1,17 @@
-"""Flask integration: signed-cookie sessions on the session core (``FlaskSessions``)."""
+"""Flask and Quart integration: signed-cookie sessions on the session core (``FlaskSessions``, ``QuartSessions``)."""
 
 from __future__ import annotations
 
-from .sessions import FlaskSessions, SessionCookieTooLarge
+from typing import Any
 
-__all__ = ["FlaskSessions", "SessionCookieTooLarge"]
+__all__ = ["FlaskSessions", "QuartSessions", "SessionCookieTooLarge"]
+
+_LAZY = {"FlaskSessions": "sessions", "QuartSessions": "quart", "SessionCookieTooLarge": "sessions"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -104,7 +104,9 @@ def werkzeug_domain(domain: Any) -> Any:
 class Configuration:
     """What one set of config values makes: the session class, the reader and the two writers (permanent or not)."""
 
-    def __init__(self, secret: str | bytes, fallbacks: Any, config: Mapping[str, Any], path: str) -> None:
+    def __init__(
+        self, secret: str | bytes, fallbacks: Any, config: Mapping[str, Any], path: str, session_base: type[Session]
+    ) -> None:
         section = config.get(SETTING, {})
         found = options.section_problems(section, SETTING, SECTION_KEYS)
         options.raise_first(found)
@@ -132,7 +134,7 @@ class Configuration:
         #: SESSION_PERMANENT (Flask-Session's name): a session is permanent unless made otherwise.
         self.permanent = permanent_default = bool(config.get("SESSION_PERMANENT", False))
         self.session_class = setup.session_class(
-            FlaskSession,
+            session_base,
             __module__=__name__,
             permanent=property(
                 lambda session: dict.get(session, "_permanent", permanent_default),
@@ -204,25 +206,15 @@ class Configuration:
         logger.warning("Rejected session cookie %r: %s", self.name, error)
 
 
-class FlaskSessions(SessionInterface):
-    """This project's signed-cookie sessions for a Flask app: ``FlaskSessions(app)``, or ``init_app(app)``.
+class Configurations:
+    """The configuration of each app an interface serves, built (and checked) once per set of config values."""
 
-    ``init_app`` checks the configuration at once (a bad setting fails start-up, named as in ``app.config``); a
-    config changed later (tests do) is checked when a request first uses it.
-    """
+    def __init__(self, session_base: type[Session]) -> None:
+        self.session_base = session_base
+        self.built: dict[Any, Configuration] = {}
 
-    def __init__(self, app: Flask | None = None) -> None:
-        self._configurations: dict[Any, Configuration] = {}
-        if app is not None:
-            self.init_app(app)
-
-    def init_app(self, app: Flask) -> None:
-        """Make this ``app``'s session interface, its configuration checked now."""
-        app.session_interface = self
-        self.configuration(app)
-
-    def configuration(self, app: Flask) -> Configuration | None:
-        """The configuration of ``app.config`` as it is now (built once per set of values); None without a secret."""
+    def of(self, app: Any) -> Configuration | None:
+        """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session)."""
         secret = app.secret_key
         if not secret:
             return None
@@ -238,23 +230,20 @@ class FlaskSessions(SessionInterface):
             tuple(section.items()) if isinstance(section, dict) else repr(section), config.get("SESSION_PERMANENT"),
         )  # fmt: skip
         try:
-            return self._configurations[key]
+            return self.built[key]
         except KeyError:
             pass
         except TypeError:  # an unhashable value: built afresh (and checked) on each request
-            return Configuration(secret, fallbacks, config, path)
-        found = Configuration(secret, fallbacks, config, path)
-        if len(self._configurations) >= 8:  # configs come and go in tests: keep the few recent ones
-            self._configurations.clear()
-        self._configurations[key] = found
+            return Configuration(secret, fallbacks, config, path, self.session_base)
+        found = Configuration(secret, fallbacks, config, path, self.session_base)
+        if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
+            self.built.clear()
+        self.built[key] = found
         return found
 
-    def open_session(self, app: Flask, request: Request) -> SessionMixin | None:
-        configuration = self.configuration(app)
-        return None if configuration is None else configuration.open(request.cookies)  # type: ignore[return-value]
-
-    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
-        configuration = self.configuration(app)
+    def save(self, app: Any, session: Any, response: Any) -> None:
+        """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's)."""
+        configuration = self.of(app)
         if configuration is None:
             return
         if session.accessed:
@@ -264,3 +253,28 @@ class FlaskSessions(SessionInterface):
             response.headers.add("Set-Cookie", value.decode("latin-1"))
         if written:
             response.vary.add("Cookie")
+
+
+class FlaskSessions(SessionInterface):
+    """This project's signed-cookie sessions for a Flask app: ``FlaskSessions(app)``, or ``init_app(app)``.
+
+    ``init_app`` checks the configuration at once (a bad setting fails start-up, named as in ``app.config``); a
+    config changed later (tests do) is checked when a request first uses it.
+    """
+
+    def __init__(self, app: Flask | None = None) -> None:
+        self.configurations = Configurations(FlaskSession)
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Make this ``app``'s session interface, its configuration checked now."""
+        app.session_interface = self
+        self.configurations.of(app)
+
+    def open_session(self, app: Flask, request: Request) -> SessionMixin | None:
+        configuration = self.configurations.of(app)
+        return None if configuration is None else configuration.open(request.cookies)  # type: ignore[return-value]
+
+    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
+        self.configurations.save(app, session, response)
