@@ -116,7 +116,7 @@ class Configuration:
             "cookie_name": config["SESSION_COOKIE_NAME"], "domain": werkzeug_domain(config["SESSION_COOKIE_DOMAIN"]),
             "path": path,
             "http_only": config["SESSION_COOKIE_HTTPONLY"], "secure": config["SESSION_COOKIE_SECURE"],
-            "partitioned": config["SESSION_COOKIE_PARTITIONED"],
+            "partitioned": config.get("SESSION_COOKIE_PARTITIONED", False),
             "max_age": int(lifetime.total_seconds()) if isinstance(lifetime, timedelta) else lifetime,
         }  # fmt: skip
         if config["SESSION_COOKIE_SAMESITE"] is not None:  # None: no attribute, as Flask writes it
@@ -219,13 +219,13 @@ class Configurations:
         if not secret:
             return None
         config = app.config
-        fallbacks = config["SECRET_KEY_FALLBACKS"] or ()
+        fallbacks = config.get("SECRET_KEY_FALLBACKS") or ()
         path = config["SESSION_COOKIE_PATH"] or config["APPLICATION_ROOT"]
         section = config.get(SETTING)
         key = (
             secret, fallbacks if isinstance(fallbacks, str) else tuple(fallbacks), path, config["SESSION_COOKIE_NAME"],
             config["SESSION_COOKIE_DOMAIN"], config["SESSION_COOKIE_HTTPONLY"], config["SESSION_COOKIE_SECURE"],
-            config["SESSION_COOKIE_SAMESITE"], config["SESSION_COOKIE_PARTITIONED"],
+            config["SESSION_COOKIE_SAMESITE"], config.get("SESSION_COOKIE_PARTITIONED", False),
             config["PERMANENT_SESSION_LIFETIME"], config["SESSION_REFRESH_EACH_REQUEST"],
             tuple(section.items()) if isinstance(section, dict) else repr(section), config.get("SESSION_PERMANENT"),
         )  # fmt: skip
