@@ -26,6 +26,7 @@ class QuartSession(ReadTrackingSession, SessionMixin):
     sent_chunks = FlaskSession.sent_chunks
     incomplete = FlaskSession.incomplete
     pending = FlaskSession.pending
+    configuration = FlaskSession.configuration
 
 
 class QuartSessions(SessionInterface):
@@ -43,7 +44,9 @@ class QuartSessions(SessionInterface):
 
     async def open_session(self, app: Quart, request: Any) -> SessionMixin | None:
         configuration = self.configurations.of(app)
-        return None if configuration is None else configuration.open(request.cookies)  # type: ignore[return-value]
+        if configuration is None:
+            return None
+        return configuration.open(request.headers.get("Cookie"), lambda: request.cookies)  # type: ignore[return-value]
 
     async def save_session(self, app: Quart, session: SessionMixin, response: Any) -> None:
         if response is None:  # a websocket: no cookie can be set (Quart's own interface says the same)

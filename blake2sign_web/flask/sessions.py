@@ -12,7 +12,7 @@ config and request into its calls, and its Set-Cookie values onto the response.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, Final
@@ -55,6 +55,8 @@ class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, S
     #: The chunks the client sent, and an incomplete set's cookies (deleted unless the session is written).
     sent_chunks: Sequence[str] = ()
     incomplete: Sequence[str] = ()
+    #: The configuration that opened it, which saves it.
+    configuration: Any = None
     #: Loading asked for a write (re-signed under the current secret, a migrated or timed-out cookie...): done
     #: once the request uses the session, as Django's contract does, not on every request that carries it.
     pending: bool = False
@@ -156,7 +158,7 @@ class Configuration:
         )
         # Werkzeug's spelling: expires beside Max-Age, "name=;" to delete.
         spelling = {"dated": True, "deleted_value": "", "max_chunks_name": options.FLASK.name(BY_KEY["max_chunks"])}
-        permanent = setup.cookie(oversize, **spelling)
+        self.cookie = permanent = setup.cookie(oversize, **spelling)
         browser = setup.cookie(oversize, max_age=None, **spelling)
         words: dict[str, Any] = {
             "typed_name": f"{SETTING}['TYPED'] = True",
@@ -179,18 +181,24 @@ class Configuration:
         self.name, self.max_chunks = name, setup.max_chunks
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
 
-    def open(self, cookies: Mapping[str, str]) -> Session:
-        """The session of a request's ``cookies`` (Werkzeug's ``request.cookies``)."""
+    def open(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> Session:
+        """The session of a request's Cookie ``header`` (its text, None without one): the core's cookie finds its
+        value without parsing the others. ``cookies``: the framework's parsed cookies, read only for chunks."""
         if not self.max_chunks:
-            session = self.loader.for_cookie(cookies.get(self.name))
-        else:
-            prefix, incomplete = self.name + ".", list[str]()
-            token = joined_token(self.name, cookies, self.max_chunks, incomplete, self._refused)
+            token = None
+            if header:
+                found = self.cookie.token_in(header.encode("latin-1", "replace"))
+                token = found.decode("latin-1").strip() if isinstance(found, bytes) else found
             session = self.loader.for_cookie(token)
-            session.sent_chunks = [name for name in cookies if name.startswith(prefix)]  # type: ignore[attr-defined]
+        else:
+            prefix, incomplete, sent = self.name + ".", list[str](), cookies()
+            token = joined_token(self.name, sent, self.max_chunks, incomplete, self._refused)
+            session = self.loader.for_cookie(token)
+            session.sent_chunks = [name for name in sent if name.startswith(prefix)]  # type: ignore[attr-defined]
             session.incomplete = incomplete  # type: ignore[attr-defined]
         if session.modified:  # Flask's session.modified is the application's: false until it changes the session
             session.modified, session.pending = False, True  # type: ignore[attr-defined]
+        session.configuration = self  # type: ignore[attr-defined]  # what saves it: no second look at app.config
         return session
 
     def set_cookies(self, session: Any) -> list[bytes]:
@@ -243,16 +251,18 @@ class Configurations:
 
     def save(self, app: Any, session: Any, response: Any) -> None:
         """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's)."""
-        configuration = self.of(app)
+        configuration = session.configuration or self.of(app)
         if configuration is None:
             return
-        if session.accessed:
-            response.vary.add("Cookie")
         written = configuration.set_cookies(session)
+        headers = response.headers
         for value in written:
-            response.headers.add("Set-Cookie", value.decode("latin-1"))
-        if written:
-            response.vary.add("Cookie")
+            headers.add("Set-Cookie", value.decode("latin-1"))
+        if session.accessed or written:  # read, or its cookie written: a cache must not share the response
+            if "Vary" in headers:
+                response.vary.add("Cookie")  # joined to what is there, once
+            else:
+                headers.add("Vary", "Cookie")
 
 
 class FlaskSessions(SessionInterface):
@@ -274,7 +284,9 @@ class FlaskSessions(SessionInterface):
 
     def open_session(self, app: Flask, request: Request) -> SessionMixin | None:
         configuration = self.configurations.of(app)
-        return None if configuration is None else configuration.open(request.cookies)  # type: ignore[return-value]
+        if configuration is None:
+            return None
+        return configuration.open(request.environ.get("HTTP_COOKIE"), lambda: request.cookies)  # type: ignore[return-value]
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
         self.configurations.save(app, session, response)
