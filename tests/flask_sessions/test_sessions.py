@@ -219,3 +219,15 @@ def test_an_encrypted_session_hides_its_data(app_for: AppFactory) -> None:
     [header] = set_cookies(client.post("/write", json={"secret_plan": "attack at dawn"}))
     assert "dawn" not in header
     assert client.get("/read").json == {"secret_plan": "attack at dawn"}
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["other=1; session={token}; last=2", "session={token}", ' session="{token}" ', "a=b;session={token}"],
+)
+def test_the_session_cookie_is_found_among_others(app_for: AppFactory, header: str) -> None:
+    """The core's cookie finds the value in the raw Cookie header (no parsing of every cookie), quoted or not."""
+    client = app_for().test_client()
+    token = cookie_value(set_cookies(client.post("/write", json={"a": 1}))[0])
+    fresh = app_for().test_client(use_cookies=False)
+    assert fresh.get("/read", headers={"Cookie": header.format(token=token)}).json == {"a": 1}
