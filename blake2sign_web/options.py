@@ -148,7 +148,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     _flag("server_timing", "SERVER_TIMING", "E017"),
     # Revocation: the store is the framework's (a RedisStore; a CACHES alias, one of ``problems``' ``stores``).
-    Option("revocation", None, "REVOCATION_CACHE", "E013"),
+    Option("revocation", None, "REVOCATION_CACHE", "E013", flask="REVOCATION"),  # Flask's: a RedisStore
     Option(
         "revocation_unavailable", "closed", "REVOCATION_UNAVAILABLE", "E013", POLICIES.__contains__,
         "must be 'closed' (an empty session while the cache is down) or 'open' (accept, log an error)", None,

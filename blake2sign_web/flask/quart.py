@@ -1,9 +1,7 @@
-"""Quart sessions on the session core: ``QuartSessions``, the Flask adapter's configuration on Quart's async contract.
+"""Quart sessions: ``QuartSessions``, the Flask adapter's configuration on Quart's async ``SessionInterface``.
 
-Quart reads the same config keys as Flask (``SESSION_COOKIE_*``, ``PERMANENT_SESSION_LIFETIME``...) and its
-session is Flask's ``SessionMixin``: the configuration, the reading and the writing are ``sessions``' (the
-core's rules, through it). Loading and saving a signed cookie do no I/O, so the coroutines do not leave the event
-loop. Quart does not mark a session read through ``quart.session``, so its session marks reads itself (Vary).
+Loading and saving a signed cookie do no I/O, so the coroutines never leave the event loop. Quart does not mark
+a session read through ``quart.session``, so its session marks reads itself (for Vary).
 """
 
 from __future__ import annotations
@@ -14,26 +12,21 @@ from flask.sessions import SessionMixin
 from quart.sessions import SessionInterface
 
 from ..session_state import ReadTrackingSession
-from .sessions import Configurations, FlaskSession, logger
+from .sessions import Configurations, SessionParts, logger
 
 if TYPE_CHECKING:
     from quart import Quart
 
 
-class QuartSession(ReadTrackingSession, SessionMixin):
+class QuartSession(ReadTrackingSession, SessionParts, SessionMixin):
     """``quart.session``: ``FlaskSession``'s contract, its reads marking it accessed."""
-
-    sent_chunks = FlaskSession.sent_chunks
-    incomplete = FlaskSession.incomplete
-    pending = FlaskSession.pending
-    configuration = FlaskSession.configuration
 
 
 class QuartSessions(SessionInterface):
     """This project's signed-cookie sessions for a Quart app: ``QuartSessions(app)``, or ``init_app(app)``."""
 
     def __init__(self, app: Quart | None = None) -> None:
-        self.configurations = Configurations(QuartSession)
+        self.configurations = Configurations(QuartSession, revocable=False)
         if app is not None:
             self.init_app(app)
 

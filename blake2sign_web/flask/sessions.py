@@ -1,12 +1,8 @@
-"""Flask sessions on the session core: a ``SessionInterface`` configured the Flask way.
+"""Flask sessions on the session core: ``FlaskSessions``, a ``SessionInterface`` configured the Flask way.
 
-``FlaskSessions(app)`` (or ``init_app``) replaces Flask's ``SecureCookieSessionInterface``: the same
-``flask.session``, ``session.permanent`` as Flask defines it (permanent: the cookie lives
-``PERMANENT_SESSION_LIFETIME``; else a browser-session cookie, its token still bounded by that lifetime),
-``SESSION_REFRESH_EACH_REQUEST``, Vary and the ``SESSION_COOKIE_*`` attributes read from ``app.config`` on each
-request, as Flask does. The rest of the options are keys of ``app.config["BLAKE2SIGN_WEB"]`` (docs/flask.md).
-The rules are the core's (``session_request`` and the modules it names): this module only translates Flask's
-config and request into its calls, and its Set-Cookie values onto the response.
+Flask's ``app.config`` keys (read on each request, as Flask does) and ``BLAKE2SIGN_WEB`` for the rest, onto the
+core's options; ``session.permanent`` as Flask defines it. The rules are the core's: this module translates the
+config and the request into its calls, and its Set-Cookie values onto the response (docs/flask.md).
 """
 
 from __future__ import annotations
@@ -14,18 +10,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
+from functools import partial
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, Final
 
 from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
 
-from .. import options
-from ..options import BY_KEY
+from .. import options, stores
 from ..session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
 from ..session_loading import SessionLoader
 from ..session_request import SessionSetup, SessionWriter, joined_token
 from ..session_state import ReadTrackingSession, Session
 from ..session_token import RefusalWords
+from .revocation import before_write, opened
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -33,11 +30,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("blake2sign_web.flask")
 
-#: The config key of the options Flask has no key for.
-SETTING: Final = "BLAKE2SIGN_WEB"
-#: Options no Flask adapter offers yet (revocation, Server-Timing): a key for them is refused as unknown.
+SETTING: Final = "BLAKE2SIGN_WEB"  # the config key of the options Flask has no key of its own for
+#: Options no Flask adapter offers (Server-Timing; the RedisStore's own arguments): a key for them is unknown.
 NOT_OFFERED: Final = frozenset(
-    {"revocation", "revocation_unavailable", "revocation_clock_skew", "revocation_key_prefix", "server_timing"}
+    {"revocation_unavailable", "revocation_clock_skew", "revocation_key_prefix", "server_timing"}
 )
 #: The keys of ``app.config["BLAKE2SIGN_WEB"]``, each an option of the core's.
 SECTION_KEYS: Final = {name: key for name, key in options.section_keys(options.FLASK).items() if key not in NOT_OFFERED}
@@ -49,43 +45,41 @@ class SessionCookieTooLarge(ValueError):
     """The session would make a cookie over the browser limit, which browsers silently drop."""
 
 
-class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, SessionMixin):  # type: ignore[misc]
-    """``flask.session``: the core's session with Flask's ``permanent`` (``SessionMixin``, the ``_permanent`` key)."""
+class SessionParts:
+    """What a request's session carries for its interface: the chunks the client sent and an incomplete set's
+    (deleted unless it is written), the configuration that opened it, revocation's ``SessionState``, and
+    ``pending``: loading asked for a write (a fallback's, a migrated or a timed-out cookie), done once the
+    request uses the session (as Django's contract does), not on every request that carries it."""
 
-    #: The chunks the client sent, and an incomplete set's cookies (deleted unless the session is written).
     sent_chunks: Sequence[str] = ()
     incomplete: Sequence[str] = ()
-    #: The configuration that opened it, which saves it.
     configuration: Any = None
-    #: Loading asked for a write (re-signed under the current secret, a migrated or timed-out cookie...): done
-    #: once the request uses the session, as Django's contract does, not on every request that carries it.
+    revocation: Any = None
     pending: bool = False
 
 
-class FlaskCookieReader:
-    """Flask's own session cookies (``SecureCookieSessionInterface``: itsdangerous, its salt, digest and tagged
-    JSON), read to be re-issued in this project's format while migrating."""
+class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, SessionParts, SessionMixin):  # type: ignore[misc]
+    """``flask.session``: the core's session with Flask's ``permanent`` (``SessionMixin``, the ``_permanent`` key)."""
 
-    def __init__(self, secret: str | bytes, fallbacks: Sequence[str | bytes], max_age: int) -> None:
-        from itsdangerous import URLSafeTimedSerializer
 
-        theirs = SecureCookieSessionInterface
-        keys: Any = [*fallbacks, secret]
-        self._serializer = URLSafeTimedSerializer(
-            keys,  # itsdangerous signs with the last, verifies with each
-            salt=theirs.salt,
-            serializer=theirs.serializer,
-            signer_kwargs={"key_derivation": theirs.key_derivation, "digest_method": theirs.digest_method},
-        )
-        self._max_age = max_age
+def flask_cookie_reader(secret: str | bytes, fallbacks: Any, max_age: int) -> Callable[[str], Any]:
+    """Flask's own cookies (itsdangerous, with ``SecureCookieSessionInterface``'s salt, digest and tagged JSON)
+    read for migration: a cookie's session and the Unix second it was signed, or None."""
+    from itsdangerous import URLSafeTimedSerializer
 
-    def read_dated(self, cookie: str) -> tuple[dict[str, Any], int] | None:
-        """The session in ``cookie`` and the Unix second it was signed; None for anything else."""
+    theirs = SecureCookieSessionInterface
+    kwargs = {"key_derivation": theirs.key_derivation, "digest_method": theirs.digest_method}
+    keys: Any = [*fallbacks, secret]  # itsdangerous signs with the last, verifies with each
+    serializer = URLSafeTimedSerializer(keys, salt=theirs.salt, serializer=theirs.serializer, signer_kwargs=kwargs)
+
+    def read_dated(cookie: str) -> tuple[dict[str, Any], int] | None:
         try:
-            data, signed_at = self._serializer.loads(cookie, max_age=self._max_age, return_timestamp=True)
+            data, signed_at = serializer.loads(cookie, max_age=max_age, return_timestamp=True)
         except Exception:  # BadSignature, or whatever the tagged serializer raises on a verified oddity
             return None
         return (data, int(signed_at.timestamp())) if isinstance(data, dict) else None
+
+    return read_dated
 
 
 def flask_shape(cookie: str) -> bool:
@@ -95,10 +89,10 @@ def flask_shape(cookie: str) -> bool:
 
 def werkzeug_domain(domain: Any) -> Any:
     """SESSION_COOKIE_DOMAIN as Werkzeug's ``dump_cookie`` writes it: no port, no leading dot, IDNA."""
-    if not isinstance(domain, str) or not domain:
-        return domain or None
     try:
-        return domain.partition(":")[0].lstrip(".").encode("idna").decode("ascii")
+        return (
+            domain.partition(":")[0].lstrip(".").encode("idna").decode("ascii") if isinstance(domain, str) else domain
+        )
     except UnicodeError:
         return domain  # the core's rule names it
 
@@ -107,7 +101,7 @@ class Configuration:
     """What one set of config values makes: the session class, the reader and the two writers (permanent or not)."""
 
     def __init__(
-        self, secret: str | bytes, fallbacks: Any, config: Mapping[str, Any], path: str, session_base: type[Session]
+        self, secret: Any, fallbacks: Any, config: Mapping[str, Any], path: str, base: type[Session], revocable: bool
     ) -> None:
         section = config.get(SETTING, {})
         found = options.section_problems(section, SETTING, SECTION_KEYS)
@@ -123,51 +117,45 @@ class Configuration:
         }  # fmt: skip
         if config["SESSION_COOKIE_SAMESITE"] is not None:  # None: no attribute, as Flask writes it
             given["same_site"] = config["SESSION_COOKIE_SAMESITE"]
+        if (store := given.get("revocation")) is not None:
+            stores.check_store(store, f"{SETTING}['REVOCATION']", "is_revoked")
+            if not revocable:  # a blocking store would stop the event loop for each round trip
+                raise TypeError(f"{SETTING}['REVOCATION'] is not offered by QuartSessions yet (only FlaskSessions)")
+            given["revocation_key_prefix"] = store.key_prefix
         if given.get("format") != 1:  # format 1 (a rolling upgrade's) cannot be typed
             given.setdefault("typed", True)  # Flask's own sessions keep tuples, bytes, datetimes, UUIDs...
-        options.raise_first(
-            options.secret_problems(secret, fallbacks, options.FLASK) + options.problems(given, options.FLASK)
-        )
+        found = options.secret_problems(secret, fallbacks, options.FLASK) + options.problems(given, options.FLASK)
+        options.raise_first(found)
         values = {**options.DEFAULTS, **given, "same_site": given.get("same_site")}
         name, lifetime = values["cookie_name"], values["max_age"]
         setup = SessionSetup(secret, list(fallbacks), values, purpose=f"flask.sessions:{name}")
-        # A permanent session's cookie and token live PERMANENT_SESSION_LIFETIME; another's cookie, the browser's
-        # session (no Max-Age), its token still bounded by the lifetime.
-        #: SESSION_PERMANENT (Flask-Session's name): a session is permanent unless made otherwise.
+        # Permanent: cookie and token live PERMANENT_SESSION_LIFETIME; else a browser-session cookie, the token bounded
+        # by the lifetime. SESSION_PERMANENT (Flask-Session's key): sessions are permanent unless made otherwise.
         self.permanent = permanent_default = bool(config.get("SESSION_PERMANENT", False))
+
+        def permanent_of(session: Any) -> bool:
+            return bool(dict.get(session, "_permanent", permanent_default))
+
+        setter = SessionMixin.permanent.fset  # type: ignore[attr-defined]
+        age = property(lambda session: lifetime if permanent_of(session) else None)
         self.session_class = setup.session_class(
-            session_base,
-            __module__=__name__,
-            permanent=property(
-                lambda session: dict.get(session, "_permanent", permanent_default),
-                SessionMixin.permanent.fset,  # type: ignore[attr-defined]
-            ),
-            default_age=property(
-                lambda session: lifetime if dict.get(session, "_permanent", permanent_default) else None
-            ),
+            base, __module__=__name__, permanent=property(permanent_of, setter), default_age=age
         )
+        over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes"
+        advice = "store less in flask.session (keep an id and load the rest server-side)."
+        kept, raising = "The response keeps the client's previous session cookie.", values["on_oversize"] == "raise"
         oversize = OversizePolicy(
-            name,
-            values["on_oversize"] == "raise",
-            SessionCookieTooLarge,
-            f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes",
-            "store less in flask.session (keep an id and load the rest server-side).",
-            "The response keeps the client's previous session cookie.",
-            logger,
-            values["cookie_size_limit"],
+            name, raising, SessionCookieTooLarge, over, advice, kept, logger, values["cookie_size_limit"]
         )
-        # Werkzeug's spelling: expires beside Max-Age, "name=;" to delete.
-        spelling = {"dated": True, "deleted_value": "", "max_chunks_name": options.FLASK.name(BY_KEY["max_chunks"])}
+        chunks = options.FLASK.name(options.BY_KEY["max_chunks"])
+        spelling = {"dated": True, "deleted_value": "", "max_chunks_name": chunks}  # Werkzeug's: expires, "name=;"
         self.cookie = permanent = setup.cookie(oversize, **spelling)
         browser = setup.cookie(oversize, max_age=None, **spelling)
-        words: dict[str, Any] = {
-            "typed_name": f"{SETTING}['TYPED'] = True",
-            "logger": logger,
-            "ended": "Session cookie %r deleted: the session has ended (set_expiry() or ABSOLUTE_TIMEOUT)",
-        }
+        ended = "Session cookie %r deleted: the session has ended (set_expiry() or ABSOLUTE_TIMEOUT)"
+        words: dict[str, Any] = {"typed_name": f"{SETTING}['TYPED'] = True", "logger": logger, "ended": ended}
         self.writers = {True: SessionWriter(setup, permanent, **words), False: SessionWriter(setup, browser, **words)}
-        legacy = FlaskCookieReader(secret, fallbacks, lifetime) if values["migrate"] else None
-        reader = setup.token_reader(None if legacy is None else legacy.read_dated, flask_shape)
+        legacy = flask_cookie_reader(secret, fallbacks, lifetime) if values["migrate"] else None
+        reader = setup.token_reader(legacy, flask_shape)
         refusals = RefusalWords(
             f"expired (PERMANENT_SESSION_LIFETIME = {lifetime} seconds)",
             f"past {SETTING}['ABSOLUTE_TIMEOUT'] = {values['absolute_timeout']!r}",
@@ -179,21 +167,24 @@ class Configuration:
             setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals
         )
         self.name, self.max_chunks = name, setup.max_chunks
+        #: Revocation (a flask.revocation.RedisStore), and how long its records last: the lifetime.
+        self.store, self.lifetime = values["revocation"], setup.lifetime
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
+        self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
 
     def open(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> Session:
         """The session of a request's Cookie ``header`` (its text, None without one): the core's cookie finds its
         value without parsing the others. ``cookies``: the framework's parsed cookies, read only for chunks."""
+        token: str | None = None
         if not self.max_chunks:
-            token = None
             if header:
                 found = self.cookie.token_in(header.encode("latin-1", "replace"))
                 token = found.decode("latin-1").strip() if isinstance(found, bytes) else found
-            session = self.loader.for_cookie(token)
         else:
             prefix, incomplete, sent = self.name + ".", list[str](), cookies()
             token = joined_token(self.name, sent, self.max_chunks, incomplete, self._refused)
-            session = self.loader.for_cookie(token)
+        session = self.loader.for_cookie(token) if self.store is None else opened(self.store, self.loader, token)
+        if self.max_chunks:
             session.sent_chunks = [name for name in sent if name.startswith(prefix)]  # type: ignore[attr-defined]
             session.incomplete = incomplete  # type: ignore[attr-defined]
         if session.modified:  # Flask's session.modified is the application's: false until it changes the session
@@ -206,19 +197,17 @@ class Configuration:
         permanent = bool(dict.get(session, "_permanent", self.permanent))
         if (permanent and self.refresh and dict.__len__(session)) or (session.pending and session.accessed):
             session.modified = True  # SESSION_REFRESH_EACH_REQUEST: a permanent session's cookie is re-issued
+        session_id = None if self.store is None else before_write(session, self.store, self.lifetime, self.name)
         if not (session.modified or session.incomplete or (session.refused and session.accessed)):
             return []  # (a refused set of chunks is deleted once read, as by the other adapters)
-        return self.writers[permanent].set_cookies(session, None, session.sent_chunks, session.incomplete)
-
-    def _refused(self, error: Exception) -> None:
-        logger.warning("Rejected session cookie %r: %s", self.name, error)
+        return self.writers[permanent].set_cookies(session, session_id, session.sent_chunks, session.incomplete)
 
 
 class Configurations:
     """The configuration of each app an interface serves, built (and checked) once per set of config values."""
 
-    def __init__(self, session_base: type[Session]) -> None:
-        self.session_base = session_base
+    def __init__(self, session_base: type[Session], *, revocable: bool = True) -> None:
+        self.session_base, self.revocable = session_base, revocable
         self.built: dict[Any, Configuration] = {}
 
     def of(self, app: Any) -> Configuration | None:
@@ -242,8 +231,8 @@ class Configurations:
         except KeyError:
             pass
         except TypeError:  # an unhashable value: built afresh (and checked) on each request
-            return Configuration(secret, fallbacks, config, path, self.session_base)
-        found = Configuration(secret, fallbacks, config, path, self.session_base)
+            return Configuration(secret, fallbacks, config, path, self.session_base, self.revocable)
+        found = Configuration(secret, fallbacks, config, path, self.session_base, self.revocable)
         if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
             self.built.clear()
         self.built[key] = found

@@ -79,10 +79,6 @@ DIFFERENCES: Final[dict[str, str]] = {
         "when the handler loads it (a server's start, the test client's first request). Both refuse the "
         "configuration before any response, naming the user's own setting."
     ),
-    "revocation not yet in Flask": (
-        "The Flask adapter has no revocation store yet (its Redis revocation and log out everywhere are to come): "
-        "the revocation scenarios skip the Flask driver."
-    ),
     "token layout": (
         "Each adapter keeps set_expiry() and a session's start inside its token its own way (Django in the "
         "session's data, Starlette beside it): the drivers' sign() hides it. Not a behaviour."

@@ -642,8 +642,6 @@ class FlaskDriver(Driver):
 
     name = "flask"
     framework = "flask"
-    #: DIFFERENCES["revocation not yet in Flask"].
-    unsupported = frozenset({"revocation"})
 
     @property
     def cookie_name(self) -> str:
@@ -662,6 +660,18 @@ class FlaskDriver(Driver):
         }
         if o["chunked"]:
             section.update(CHUNKED=True, MAX_CHUNKS=o["max_chunks"])
+        if o["revocation"] is not None:
+            from blake2sign_web.flask.revocation import RedisStore
+
+            from ..redis_server import PATIENT_TIMEOUT
+
+            section["REVOCATION"] = RedisStore(
+                o["revocation"],
+                timeout=PATIENT_TIMEOUT,
+                key_prefix=KEY_PREFIX,
+                on_unavailable=o["revocation_unavailable"],
+                user_key=USER_KEY,
+            )
         return {
             "TESTING": True,  # the test client re-raises what the stack raised, as the other drivers' do
             "SECRET_KEY": SECRET,

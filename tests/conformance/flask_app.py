@@ -8,6 +8,7 @@ from typing import Any
 import flask
 
 from blake2sign_web.flask import FlaskSessions
+from blake2sign_web.flask.revocation import log_out_everywhere, revoke_session
 
 from .drivers import TYPED_SAMPLE, USER_KEY, accessors, blob, expiry_argument, plain, typed_report
 
@@ -21,8 +22,13 @@ def apply(op: list[Any]) -> Any:
         return session.get(args[0])
     elif name == "delete":
         return session.pop(args[0], None)
-    elif name in ("clear", "flush", "logout"):  # Flask's session is a dict: clear() is its flush
+    elif name in ("clear", "flush"):  # Flask's session is a dict: clear() is its flush
         session.clear()
+    elif name == "logout":
+        if session.revocation is not None:
+            revoke_session()
+        else:
+            session.clear()
     elif name == "touch":
         session.modified = True  # Flask's documented way to have a session written unchanged
     elif name == "set_expiry":
@@ -44,6 +50,8 @@ def apply(op: list[Any]) -> Any:
         raw.update(data)
         raw._expiry, raw._expiry_fixed = expiry  # clear() forgets set_expiry(); Django's cycle_key keeps it
         raw[USER_KEY] = str(args[0])
+    elif name == "everywhere":
+        log_out_everywhere(str(args[0]), keep_current=args[1])
     else:
         raise ValueError(f"unknown operation {name!r}")
     return None

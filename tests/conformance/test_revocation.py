@@ -16,7 +16,7 @@ from .scenario import Scenario, Start, conformance_tests, register
 
 SCENARIOS: dict[str, Scenario] = {}
 MAX_AGE = 3600
-REDIS = {"fixtures": ("conformance_redis",), "features": {"revocation"}}
+REDIS = {"fixtures": ("conformance_redis",)}
 
 
 def revocable(start: Start, server: RedisServer) -> Any:
