@@ -127,7 +127,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("secure", False, "SESSION_COOKIE_SECURE", "E011", starlette="https_only"),
     Option("http_only", True, "SESSION_COOKIE_HTTPONLY", "E020", starlette=None),  # Starlette's cookie always is
     _flag("partitioned", "SESSION_COOKIE_PARTITIONED", "E024"),
-    Option("max_age", 14 * 24 * 3600, "SESSION_COOKIE_AGE", "E013"),  # the signer's rule (to_seconds)
+    # The signer's rule (to_seconds). Flask's lifetime bounds every token; only a permanent session's cookie has it.
+    Option("max_age", 14 * 24 * 3600, "SESSION_COOKIE_AGE", "E013", flask="PERMANENT_SESSION_LIFETIME"),
     Option(
         "cookie_size_limit", BROWSER_COOKIE_LIMIT, "COOKIE_SIZE_LIMIT", "E004",
         lambda v: is_count(v) and MIN_COOKIE_SIZE_LIMIT <= v <= BROWSER_COOKIE_LIMIT,
@@ -141,10 +142,13 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("idle_timeout", None, "IDLE_TIMEOUT", "E023", _timeout, _SECONDS),
     Option("absolute_timeout", None, "ABSOLUTE_TIMEOUT", "E023", _timeout, _SECONDS),
     # Accept and re-issue the cookies of the framework's own signed-cookie sessions.
-    _flag("migrate", "ACCEPT_DJANGO_SIGNED_COOKIES", "E006", "migrate_starlette_cookies"),
+    Option(
+        "migrate", False, "ACCEPT_DJANGO_SIGNED_COOKIES", "E006", lambda v: isinstance(v, bool),
+        "must be True or False", "migrate_starlette_cookies", TypeError, flask="ACCEPT_FLASK_COOKIES",
+    ),
     _flag("server_timing", "SERVER_TIMING", "E017"),
     # Revocation: the store is the framework's (a RedisStore; a CACHES alias, one of ``problems``' ``stores``).
-    Option("revocation", None, "REVOCATION_CACHE", "E013"),
+    Option("revocation", None, "REVOCATION_CACHE", "E013", flask="REVOCATION"),  # Flask's: a RedisStore
     Option(
         "revocation_unavailable", "closed", "REVOCATION_UNAVAILABLE", "E013", POLICIES.__contains__,
         "must be 'closed' (an empty session while the cache is down) or 'open' (accept, log an error)", None,
@@ -223,6 +227,22 @@ DJANGO: Final = Spelling(
         (str, bytes),
         "a string",
         "generate one with django.core.management.utils.get_random_secret_key()",
+        "SECRET_KEY_FALLBACKS = [old_key]",
+    ),
+)
+
+FLASK: Final = Spelling(
+    "flask",
+    section="BLAKE2SIGN_WEB",
+    verb="set",
+    own_settings=("SESSION_", "PERMANENT_"),
+    fixes={"revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')"},
+    secrets=SecretSpelling(
+        "SECRET_KEY",
+        "SECRET_KEY_FALLBACKS[{}]",
+        (str, bytes),
+        "a str or bytes",
+        "generate one with: python -c 'import secrets; print(secrets.token_hex())'",
         "SECRET_KEY_FALLBACKS = [old_key]",
     ),
 )

@@ -29,6 +29,8 @@ class Option:
     error: type[Exception] = ValueError
     #: A rule worded by the core module that owns it: (value, name) -> problem or None.
     problem: Callable[[Any, str], str | None] | None = None
+    #: Flask's config key (``PERMANENT_SESSION_LIFETIME``) or key of ``BLAKE2SIGN_WEB``; "": the Django name.
+    flask: str | None = ""
 
     @property
     def check_id(self) -> str:
@@ -62,14 +64,14 @@ class SecretSpelling(NamedTuple):
 class Spelling:
     """How one framework's users write the options: the names and fixes every message uses."""
 
-    #: Which of an Option's names the user writes: "starlette" or "django".
+    #: Which of an Option's names the user writes: "starlette", "django" or "flask".
     framework: str
     #: Where an option that is no setting of its own lives (Django: ``BLAKE2SIGN_WEB['SESSIONS']``).
     section: str = ""
     #: The verb of a fix: "pass" (an argument) or "set" (a setting).
     verb: str = "pass"
     #: How the names of options that are settings of their own begin (Django: ``SESSION_``); the rest are in section.
-    own_settings: str = ""
+    own_settings: str | tuple[str, ...] = ""
     #: What a valid value is, where this framework's messages had other words before the schema, which its users
     #: (and their tests) match (key: Option.must).
     wordings: Mapping[str, str] = field(default_factory=dict)
@@ -80,7 +82,11 @@ class Spelling:
 
     def written(self, option: Option) -> str:
         """The option's name as written in the user's own code (``https_only``, ``HASHER``)."""
-        written = (option.starlette or option.key) if self.framework == "starlette" else option.django
+        written: str | None
+        if self.framework == "starlette":
+            written = option.starlette or option.key
+        else:
+            written = (option.flask or option.django) if self.framework == "flask" else option.django
         return written or option.key
 
     def in_section(self, option: Option) -> bool:

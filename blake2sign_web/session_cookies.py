@@ -85,7 +85,7 @@ def parse_cookie_header(header: str) -> dict[str, str]:
 
 
 #: What a deleted cookie carries instead of Max-Age: a date long past (Starlette's spelling).
-EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT; "
+EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT"
 
 
 class SessionCookie:
@@ -104,12 +104,16 @@ class SessionCookie:
         *,
         path: str,
         max_age: int | None,
-        same_site: str,
+        same_site: str | None,
         secure: bool,
         domain: str | None,
         partitioned: bool,
         max_chunks: int,
         oversize: OversizePolicy,
+        http_only: bool = True,
+        dated: bool = False,
+        deleted_value: str = "null",
+        max_chunks_name: str = "max_chunks",
     ) -> None:
         self.name = name
         #: 0: one cookie; else a session may take up to this many (``blake2sign_web.chunks``).
@@ -118,17 +122,24 @@ class SessionCookie:
         self.name_bytes = name.encode("latin-1")
         self.prefix = self.name_bytes + b"="
         self.prefix_length = len(self.prefix)
-        flags = "httponly; samesite=" + same_site
+        flags = ["httponly"] if http_only else []
+        if same_site is not None:  # None: no attribute (Flask's default; browsers then apply Lax)
+            flags.append("samesite=" + same_site)
         if secure:
-            flags += "; secure"
+            flags.append("secure")
         if domain is not None:
-            flags += f"; domain={domain}"
+            flags.append(f"domain={domain}")
         if partitioned:
-            flags += "; partitioned"
-        #: The attributes after Path and Max-Age, as Starlette writes them.
-        self.flags = flags
+            flags.append("partitioned")
+        #: The attributes after Path and Max-Age, as Starlette writes them ("; " before each).
+        self.flags = "".join(f"; {flag}" for flag in flags)
         self.path = path
-        self.path_attribute = f"; path={path}; "
+        self.max_age = max_age
+        #: Write ``expires`` beside Max-Age (Werkzeug's cookies, which Flask's tests read): a suffix per write.
+        self.dated = dated
+        self.deleted_value = deleted_value
+        #: The chunk limit's name in the user's framework, for the size policy's message.
+        self.max_chunks_name = max_chunks_name
         #: What follows the value of a cookie with the configured Max-Age.
         self.suffix = self.suffix_for(max_age)
         #: The Set-Cookie value that deletes the session cookie.
@@ -136,12 +147,14 @@ class SessionCookie:
 
     def suffix_for(self, max_age: int | None) -> str:
         """What follows the value of a cookie with this Max-Age (None: a browser-session cookie)."""
-        max_age_attribute = f"Max-Age={max_age}; " if max_age is not None else ""
-        return f"{self.path_attribute}{max_age_attribute}{self.flags}"
+        if max_age is None:
+            return f"; path={self.path}{self.flags}"
+        expires = f"; expires={expires_for(max_age)}" if self.dated else ""
+        return f"; path={self.path}{expires}; Max-Age={max_age}{self.flags}"
 
     def delete_named(self, name: str) -> bytes:
         """The Set-Cookie value that deletes the cookie ``name`` (the session's or a chunk), with its attributes."""
-        return f"{name}=null; path={self.path}; {EXPIRED}{self.flags}".encode("latin-1")
+        return f"{name}={self.deleted_value}; path={self.path}; {EXPIRED}{self.flags}".encode("latin-1")
 
     # --- Reading -----------------------------------------------------------------------------------------
 
@@ -215,7 +228,7 @@ class SessionCookie:
         try:
             cookies = split_token(self.name, token, attributes_length=len(suffix), max_chunks=self.max_chunks)
         except TooManyChunks as error:
-            self.oversize.refuse(error.problem("max_chunks"), limit=False)
+            self.oversize.refuse(error.problem(self.max_chunks_name), limit=False)
             return []
         headers = [f"{name}={text}{suffix}".encode("latin-1") for name, text in cookies]
         headers.extend(map(self.delete_named, stale_chunks(self.name, len(cookies), sent_chunks)))

@@ -35,7 +35,7 @@ StateT = TypeVar("StateT", bound=SessionState)
 Incumbent = Callable[[str], "tuple[dict[str, Any], int] | None"]
 
 
-def signer_options(values: Mapping[str, Any], purpose: str, fallbacks: Sequence[str]) -> dict[str, Any]:
+def signer_options(values: Mapping[str, Any], purpose: str, fallbacks: Sequence[str | bytes]) -> dict[str, Any]:
     """``get_signer``'s options for a session configuration: the signer options given, and the flags turned on
     (only those: the signers of a configuration without them are the ones they always were)."""
     return {"purpose": purpose, "fallbacks": tuple(fallbacks), **options.signer_options(values)}
@@ -48,7 +48,9 @@ class SessionSetup:
     ``chunked``, ``max_chunks``, ``revocation``, ``encrypt``, ``decrypt`` and the signer's), already valid.
     """
 
-    def __init__(self, secret: str, fallbacks: Sequence[str], values: Mapping[str, Any], *, purpose: str) -> None:
+    def __init__(
+        self, secret: str | bytes, fallbacks: Sequence[str | bytes], values: Mapping[str, Any], *, purpose: str
+    ) -> None:
         self.values = values
         max_age, idle_timeout = values.get("max_age"), values.get("idle_timeout")
         absolute_timeout = values.get("absolute_timeout")
@@ -94,19 +96,22 @@ class SessionSetup:
             "absolute_timeout": absolute_timeout,
         }
 
-    def cookie(self, oversize: OversizePolicy) -> SessionCookie:
-        """The configuration's cookie (its attributes, chunks and size policy)."""
+    def cookie(self, oversize: OversizePolicy, **spelling: Any) -> SessionCookie:
+        """The configuration's cookie (its attributes, chunks and size policy); ``spelling``: how the framework
+        writes it (``SessionCookie``'s ``dated`` and ``deleted_value``), and ``max_age`` for another lifetime."""
         values = self.values
+        spelling.setdefault("max_age", values["max_age"])
         return SessionCookie(
             values["cookie_name"],
             path=values["path"],
-            max_age=values["max_age"],
-            same_site=values["same_site"],
+            same_site=values.get("same_site"),
             secure=values["secure"],
             domain=values["domain"],
             partitioned=values["partitioned"],
             max_chunks=self.max_chunks,
             oversize=oversize,
+            http_only=values.get("http_only", True),
+            **spelling,
         )
 
     def session_class(self, base: type[Session], **namespace: Any) -> type[Session]:
@@ -272,7 +277,8 @@ class SessionWriter:
         policy refused it (logged, or raised)."""
         value: Any = session
         expires_in = None
-        suffix = self.cookie.suffix
+        cookie = self.cookie
+        suffix = cookie.suffix_for(cookie.max_age) if cookie.dated else cookie.suffix  # dated: expires of now
         if session._expiry is not None or self.timeouts:
             written = session.written()
             if written is None:

@@ -62,7 +62,7 @@ class SessionSigners(NamedTuple):
 
 
 def session_signers(
-    secret: str, *, max_age: int | None, idle_timeout: int | None, reader_limit: int, **options: Any
+    secret: str | bytes, *, max_age: int | None, idle_timeout: int | None, reader_limit: int, **options: Any
 ) -> SessionSigners:
     """The signers for sessions of ``max_age`` (None: no limit) and ``idle_timeout``, from the process cache.
 

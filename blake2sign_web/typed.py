@@ -12,6 +12,7 @@ as a *tag*: a dict of exactly one key, the tag's name, which always starts with 
     date(2026, 1, 1)                {" d": "2026-01-01"}
     time(12, 30)                    {" tm": "12:30:00"}
     timedelta(days=1, seconds=2)    {" td": [1, 2, 0]}                days, seconds, microseconds
+    Markup("<b>hi</b>")             {" m": "<b>hi</b>"}               anything with __html__ (Flask's flash)
     {" t": "mine"}                  {" e": {" t": "mine"}}            a user's dict that looks like a tag
 
 A datetime stays naive or aware as it was: a naive one is written without an offset and read back naive
@@ -50,7 +51,7 @@ from .exceptions import NotJSON
 #: Every tag starts with this; a user's dict of one such key is escaped.
 TAG_PREFIX: Final = " "
 TUPLE, SET, FROZENSET, BYTES, UUID_TAG, DECIMAL = " t", " s", " f", " b", " u", " n"
-DATETIME, DATE, TIME, TIMEDELTA, ESCAPE = " dt", " d", " tm", " td", " e"
+DATETIME, DATE, TIME, TIMEDELTA, ESCAPE, MARKUP = " dt", " d", " tm", " td", " e", " m"
 
 
 #: The types a typed token keeps beyond JSON's (and their subclasses, written as them).
@@ -63,7 +64,7 @@ class TypedNotJSON(NotJSON):
     holder = "a typed token"
     advice = (
         "store a str, int, float, bool, None, list, dict, tuple, set, frozenset, bytes, datetime, date, "
-        "time, timedelta, UUID or Decimal"
+        "time, timedelta, UUID, Decimal or Markup"
     )
 
 
@@ -113,6 +114,9 @@ def _encode(value: Any) -> Any:
         return _encode_items(value)
     if isinstance(value, tuple):
         return {TUPLE: _encode_items(value)}
+    html = getattr(value, "__html__", None)
+    if html is not None:  # markupsafe's Markup (Flask's flashed messages, Jinja's safe strings): read back as one
+        return {MARKUP: str(html())}
     if isinstance(value, (str, int, float)):  # subclasses (bool and the exact types were handled above)
         return value
     # The base classes' methods: a subclass (pandas' Timestamp) may write what fromisoformat cannot read.
@@ -285,6 +289,16 @@ def _escaped(item: Any) -> Any:
     return item
 
 
+def _markup(item: Any) -> Any:
+    """Markup, from markupsafe (Jinja's and Flask's dependency): a token holding one needs it to be read."""
+    try:
+        from markupsafe import Markup
+    except ImportError:  # pragma: no cover - markupsafe comes with every framework that writes Markup
+        raise ValueError("a Markup value needs the markupsafe package") from None
+    # Safe: decoded only from a verified token, so the text is what this application itself marked safe.
+    return Markup(_text(item))  # noqa: S704
+
+
 _TAGS: Final[dict[str, Callable[[Any], Any]]] = {
     TUPLE: lambda item: tuple(_decode_items(item)),
     SET: lambda item: set(_decode_items(item)),
@@ -297,4 +311,5 @@ _TAGS: Final[dict[str, Callable[[Any], Any]]] = {
     TIME: _time,
     TIMEDELTA: _timedelta,
     ESCAPE: _escaped,
+    MARKUP: _markup,
 }

@@ -20,7 +20,7 @@ import pytest
 
 PACKAGE = "blake2sign_web"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
-ADAPTERS = ("django", "starlette")
+ADAPTERS = ("django", "starlette", "flask")
 
 #: Functions that read a clock, by their full name.
 CLOCKS = frozenset(

@@ -637,9 +637,135 @@ class DjangoOwnMiddleware(DjangoDriver):
         super().__init__(options, middleware=DJANGO_MIDDLEWARE)
 
 
+class FlaskDriver(Driver):
+    """``blake2sign_web.flask.FlaskSessions`` in a Flask app, through Flask's (Werkzeug's) test client."""
+
+    name = "flask"
+    framework = "flask"
+
+    @property
+    def cookie_name(self) -> str:
+        return self.options["cookie_name"] or "session"
+
+    def flask_config(self) -> dict[str, Any]:
+        o = self.options
+        section: dict[str, Any] = {
+            "IDLE_TIMEOUT": o["idle_timeout"],
+            "ABSOLUTE_TIMEOUT": o["absolute_timeout"],
+            "OVERSIZE": o["on_oversize"],
+            "TYPED": o["typed"],
+            "ENCRYPT": o["encrypt"],
+            "DECRYPT": o["decrypt"],
+            "ACCEPT_FLASK_COOKIES": o["migrate"],
+        }
+        if o["chunked"]:
+            section.update(CHUNKED=True, MAX_CHUNKS=o["max_chunks"])
+        if o["revocation"] is not None:
+            from blake2sign_web.flask.revocation import RedisStore
+
+            from ..redis_server import PATIENT_TIMEOUT
+
+            section["REVOCATION"] = RedisStore(
+                o["revocation"],
+                timeout=PATIENT_TIMEOUT,
+                key_prefix=KEY_PREFIX,
+                on_unavailable=o["revocation_unavailable"],
+                user_key=USER_KEY,
+            )
+        return {
+            "TESTING": True,  # the test client re-raises what the stack raised, as the other drivers' do
+            "SECRET_KEY": SECRET,
+            "SECRET_KEY_FALLBACKS": list(o["fallback_secrets"]),
+            "SESSION_COOKIE_NAME": self.cookie_name,
+            # A neutral max_age is a permanent session's lifetime (every session permanent: SESSION_PERMANENT);
+            # None, a browser-session cookie, the lifetime kept as the server's limit (DIFFERENCES["max_age=None"]).
+            "SESSION_PERMANENT": o["max_age"] is not None,
+            "PERMANENT_SESSION_LIFETIME": TWO_WEEKS if o["max_age"] is None else o["max_age"],
+            "SESSION_REFRESH_EACH_REQUEST": False,  # the neutral contract writes only a changed session
+            "SESSION_COOKIE_PATH": o["path"],
+            "SESSION_COOKIE_DOMAIN": o["domain"],
+            "SESSION_COOKIE_SECURE": o["secure"],
+            "SESSION_COOKIE_HTTPONLY": True,
+            "SESSION_COOKIE_SAMESITE": o["same_site"],
+            "SESSION_COOKIE_PARTITIONED": o["partitioned"],
+            "BLAKE2SIGN_WEB": section,
+        }
+
+    @contextmanager
+    def running(self) -> Iterator[Driver]:
+        from .flask_app import make_app
+
+        app = make_app(self.flask_config())  # init_app: a configuration error surfaces here, at start-up
+        self.client = app.test_client(use_cookies=False)
+        yield self
+
+    def _send(
+        self, ops: list[list[Any]], cookie_header: str, report: bool
+    ) -> tuple[int, dict[str, Any] | None, list[str]]:
+        headers = {"Cookie": cookie_header} if cookie_header else {}
+        response = self.client.post(
+            "/ops", json={"ops": ops, "report": report}, headers=headers, base_url="https://testserver"
+        )
+        view = response.get_json() if response.mimetype == "application/json" else None
+        return response.status_code, view, response.headers.getlist("Set-Cookie")
+
+    def _signer(self, secret: str, at: float | None, flags: dict[str, bool]) -> SerializerSigner:
+        clock = {} if at is None else {"clock": lambda: at}
+        purpose = f"flask.sessions:{self.cookie_name}"
+        return SerializerSigner(secret, purpose=purpose, **clock, **self.signer_flags(flags))
+
+    def sign(
+        self,
+        session: dict[str, Any],
+        *,
+        ago: float = 0,
+        expiry: int | None = None,
+        started_ago: float | None = None,
+        secret: str = SECRET,
+        session_id: bytes | None = None,
+        **flags: bool,
+    ) -> str:
+        at = time.time() - ago
+        meta: dict[str, Any] = {}
+        expires_in = None
+        if expiry is not None:
+            meta["e"] = expiry
+            expires_in = expiry or None
+        if started_ago is not None:
+            meta["c"] = int(time.time() - started_ago)
+        value: Any = [session, meta] if meta else session
+        return self._signer(secret, at, flags).dumps(value, expires_in=expires_in, session_id=session_id)
+
+    def read_token(self, token: str, *, secret: str = SECRET, **flags: bool) -> Any:
+        return self._signer(secret, None, flags).load_token(token)
+
+    def incumbent_cookie(self, session: dict[str, Any]) -> str:
+        import flask
+        from flask.sessions import SecureCookieSessionInterface
+
+        app = flask.Flask(__name__)
+        app.config["SECRET_KEY"] = SECRET
+        serializer = SecureCookieSessionInterface().get_signing_serializer(app)
+        assert serializer is not None
+        return str(serializer.dumps(session))
+
+    def spelling(self, option: str) -> str:
+        return FLASK_SPELLING[option]
+
+
+#: How a Flask user writes each fix a message names.
+FLASK_SPELLING: Final = {
+    "secure": "SESSION_COOKIE_SECURE = True",
+    "max_chunks": "BLAKE2SIGN_WEB['MAX_CHUNKS']",
+    "typed": "BLAKE2SIGN_WEB['TYPED'] = True",
+    "path": 'SESSION_COOKIE_PATH = "/"',
+    "domain": "SESSION_COOKIE_DOMAIN = None",
+}
+
 #: Every driver, by its parameter id. A third framework adds its driver here.
 DRIVERS: Final[dict[str, type[Driver]]] = {
     "starlette": StarletteDriver,
     "django-ours": DjangoOurMiddleware,
     "django-own": DjangoOwnMiddleware,
+    "flask": FlaskDriver,
 }

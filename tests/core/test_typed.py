@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 import pytest
+from markupsafe import Markup
 
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired, clear_signer_cache, get_signer
 from blake2sign_web.exceptions import NotJSON
@@ -115,6 +116,7 @@ def test_a_naive_datetime_stays_naive_and_an_aware_one_keeps_its_offset() -> Non
         (date(2026, 1, 1), {" d": "2026-01-01"}),
         (time(12, 30), {" tm": "12:30:00"}),
         (timedelta(days=1, seconds=2, microseconds=3), {" td": [1, 2, 3]}),
+        (Markup("<b>hi</b>"), {" m": "<b>hi</b>"}),
         ({" t": "mine"}, {" e": {" t": "mine"}}),
         ({" t": (1,)}, {" e": {" t": {" t": [1]}}}),
         ({"t": "mine"}, {"t": "mine"}),

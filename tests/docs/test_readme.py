@@ -20,7 +20,7 @@ from blake2sign_web.django import checks
 
 from .readme import README, commands, docs_page, file_name, links, project_urls, sections, site_url
 
-QUICK_STARTS = {"Quick start: Django": "django", "Quick start: FastAPI": "fastapi"}
+QUICK_STARTS = {"Quick start: Django": "django", "Quick start: FastAPI": "fastapi", "Quick start: Flask": "flask"}
 
 
 def test_the_readme_opens_with_the_two_contributor_commands() -> None:

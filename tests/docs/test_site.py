@@ -23,6 +23,7 @@ TABS = [
     "Get started",
     "Django",
     "Starlette & FastAPI",
+    "Flask & Quart",
     "Signed links",
     "Security",
     "Performance",

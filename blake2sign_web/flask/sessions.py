@@ -1,0 +1,281 @@
+"""Flask sessions on the session core: ``FlaskSessions``, a ``SessionInterface`` configured the Flask way.
+
+Flask's ``app.config`` keys (read on each request, as Flask does) and ``BLAKE2SIGN_WEB`` for the rest, onto the
+core's options; ``session.permanent`` as Flask defines it. The rules are the core's: this module translates the
+config and the request into its calls, and its Set-Cookie values onto the response (docs/flask.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
+from functools import partial
+from importlib.metadata import version
+from typing import TYPE_CHECKING, Any, Final
+
+from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
+
+from .. import options, stores
+from ..session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
+from ..session_loading import SessionLoader
+from ..session_request import SessionSetup, SessionWriter, joined_token
+from ..session_state import ReadTrackingSession, Session
+from ..session_token import RefusalWords
+from .revocation import before_write, opened
+
+if TYPE_CHECKING:
+    from flask import Flask
+    from flask.wrappers import Request, Response
+
+logger = logging.getLogger("blake2sign_web.flask")
+
+SETTING: Final = "BLAKE2SIGN_WEB"  # the config key of the options Flask has no key of its own for
+#: Options no Flask adapter offers (Server-Timing; the RedisStore's own arguments): a key for them is unknown.
+NOT_OFFERED: Final = frozenset(
+    {"revocation_unavailable", "revocation_clock_skew", "revocation_key_prefix", "server_timing"}
+)
+#: The keys of ``app.config["BLAKE2SIGN_WEB"]``, each an option of the core's.
+SECTION_KEYS: Final = {name: key for name, key in options.section_keys(options.FLASK).items() if key not in NOT_OFFERED}
+#: Flask 3.1.3 marks the session accessed when ``flask.session`` is used; before it, reads have to.
+FLASK_MARKS_ACCESS: Final = tuple(int(part) for part in version("flask").split(".")[:3] if part.isdigit()) >= (3, 1, 3)
+
+
+class SessionCookieTooLarge(ValueError):
+    """The session would make a cookie over the browser limit, which browsers silently drop."""
+
+
+class SessionParts:
+    """What a request's session carries for its interface: the chunks the client sent and an incomplete set's
+    (deleted unless it is written), the configuration that opened it, revocation's ``SessionState``, and
+    ``pending``: loading asked for a write (a fallback's, a migrated or a timed-out cookie), done once the
+    request uses the session (as Django's contract does), not on every request that carries it."""
+
+    sent_chunks: Sequence[str] = ()
+    incomplete: Sequence[str] = ()
+    configuration: Any = None
+    revocation: Any = None
+    pending: bool = False
+
+
+class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, SessionParts, SessionMixin):  # type: ignore[misc]
+    """``flask.session``: the core's session with Flask's ``permanent`` (``SessionMixin``, the ``_permanent`` key)."""
+
+
+def flask_cookie_reader(secret: str | bytes, fallbacks: Any, max_age: int) -> Callable[[str], Any]:
+    """Flask's own cookies (itsdangerous, with ``SecureCookieSessionInterface``'s salt, digest and tagged JSON)
+    read for migration: a cookie's session and the Unix second it was signed, or None."""
+    from itsdangerous import URLSafeTimedSerializer
+
+    theirs = SecureCookieSessionInterface
+    kwargs = {"key_derivation": theirs.key_derivation, "digest_method": theirs.digest_method}
+    keys: Any = [*fallbacks, secret]  # itsdangerous signs with the last, verifies with each
+    serializer = URLSafeTimedSerializer(keys, salt=theirs.salt, serializer=theirs.serializer, signer_kwargs=kwargs)
+
+    def read_dated(cookie: str) -> tuple[dict[str, Any], int] | None:
+        try:
+            data, signed_at = serializer.loads(cookie, max_age=max_age, return_timestamp=True)
+        except Exception:  # BadSignature, or whatever the tagged serializer raises on a verified oddity
+            return None
+        return (data, int(signed_at.timestamp())) if isinstance(data, dict) else None
+
+    return read_dated
+
+
+def flask_shape(cookie: str) -> bool:
+    """Whether a cookie looks like Flask's own (``[.]data.timestamp.signature``; ours have no ".")."""
+    return cookie.count(".") >= 2
+
+
+def werkzeug_domain(domain: Any) -> Any:
+    """SESSION_COOKIE_DOMAIN as Werkzeug's ``dump_cookie`` writes it: no port, no leading dot, IDNA."""
+    try:
+        return (
+            domain.partition(":")[0].lstrip(".").encode("idna").decode("ascii") if isinstance(domain, str) else domain
+        )
+    except UnicodeError:
+        return domain  # the core's rule names it
+
+
+class Configuration:
+    """What one set of config values makes: the session class, the reader and the two writers (permanent or not)."""
+
+    def __init__(
+        self, secret: Any, fallbacks: Any, config: Mapping[str, Any], path: str, base: type[Session], revocable: bool
+    ) -> None:
+        section = config.get(SETTING, {})
+        found = options.section_problems(section, SETTING, SECTION_KEYS)
+        options.raise_first(found)
+        lifetime = config["PERMANENT_SESSION_LIFETIME"]
+        given = {SECTION_KEYS[name]: value for name, value in section.items()}
+        given |= {
+            "cookie_name": config["SESSION_COOKIE_NAME"], "domain": werkzeug_domain(config["SESSION_COOKIE_DOMAIN"]),
+            "path": path,
+            "http_only": config["SESSION_COOKIE_HTTPONLY"], "secure": config["SESSION_COOKIE_SECURE"],
+            "partitioned": config.get("SESSION_COOKIE_PARTITIONED", False),
+            "max_age": int(lifetime.total_seconds()) if isinstance(lifetime, timedelta) else lifetime,
+        }  # fmt: skip
+        if config["SESSION_COOKIE_SAMESITE"] is not None:  # None: no attribute, as Flask writes it
+            given["same_site"] = config["SESSION_COOKIE_SAMESITE"]
+        if (store := given.get("revocation")) is not None:
+            stores.check_store(store, f"{SETTING}['REVOCATION']", "is_revoked")
+            if not revocable:  # a blocking store would stop the event loop for each round trip
+                raise TypeError(f"{SETTING}['REVOCATION'] is not offered by QuartSessions yet (only FlaskSessions)")
+            given["revocation_key_prefix"] = store.key_prefix
+        if given.get("format") != 1:  # format 1 (a rolling upgrade's) cannot be typed
+            given.setdefault("typed", True)  # Flask's own sessions keep tuples, bytes, datetimes, UUIDs...
+        found = options.secret_problems(secret, fallbacks, options.FLASK) + options.problems(given, options.FLASK)
+        options.raise_first(found)
+        values = {**options.DEFAULTS, **given, "same_site": given.get("same_site")}
+        name, lifetime = values["cookie_name"], values["max_age"]
+        setup = SessionSetup(secret, list(fallbacks), values, purpose=f"flask.sessions:{name}")
+        # Permanent: cookie and token live PERMANENT_SESSION_LIFETIME; else a browser-session cookie, the token bounded
+        # by the lifetime. SESSION_PERMANENT (Flask-Session's key): sessions are permanent unless made otherwise.
+        self.permanent = permanent_default = bool(config.get("SESSION_PERMANENT", False))
+
+        def permanent_of(session: Any) -> bool:
+            return bool(dict.get(session, "_permanent", permanent_default))
+
+        setter = SessionMixin.permanent.fset  # type: ignore[attr-defined]
+        age = property(lambda session: lifetime if permanent_of(session) else None)
+        self.session_class = setup.session_class(
+            base, __module__=__name__, permanent=property(permanent_of, setter), default_age=age
+        )
+        over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes"
+        advice = "store less in flask.session (keep an id and load the rest server-side)."
+        kept, raising = "The response keeps the client's previous session cookie.", values["on_oversize"] == "raise"
+        oversize = OversizePolicy(
+            name, raising, SessionCookieTooLarge, over, advice, kept, logger, values["cookie_size_limit"]
+        )
+        chunks = options.FLASK.name(options.BY_KEY["max_chunks"])
+        spelling = {"dated": True, "deleted_value": "", "max_chunks_name": chunks}  # Werkzeug's: expires, "name=;"
+        self.cookie = permanent = setup.cookie(oversize, **spelling)
+        browser = setup.cookie(oversize, max_age=None, **spelling)
+        ended = "Session cookie %r deleted: the session has ended (set_expiry() or ABSOLUTE_TIMEOUT)"
+        words: dict[str, Any] = {"typed_name": f"{SETTING}['TYPED'] = True", "logger": logger, "ended": ended}
+        self.writers = {True: SessionWriter(setup, permanent, **words), False: SessionWriter(setup, browser, **words)}
+        legacy = flask_cookie_reader(secret, fallbacks, lifetime) if values["migrate"] else None
+        reader = setup.token_reader(legacy, flask_shape)
+        refusals = RefusalWords(
+            f"expired (PERMANENT_SESSION_LIFETIME = {lifetime} seconds)",
+            f"past {SETTING}['ABSOLUTE_TIMEOUT'] = {values['absolute_timeout']!r}",
+            "it has the shape of a cookie of Flask's own session interface (itsdangerous); while migrating from "
+            f"it, set {SETTING}['ACCEPT_FLASK_COOKIES'] = True",
+            "not a valid session cookie",
+        )
+        self.loader = SessionLoader(
+            setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals
+        )
+        self.name, self.max_chunks = name, setup.max_chunks
+        #: Revocation (a flask.revocation.RedisStore), and how long its records last: the lifetime.
+        self.store, self.lifetime = values["revocation"], setup.lifetime
+        self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
+        self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
+
+    def open(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> Session:
+        """The session of a request's Cookie ``header`` (its text, None without one): the core's cookie finds its
+        value without parsing the others. ``cookies``: the framework's parsed cookies, read only for chunks."""
+        token: str | None = None
+        if not self.max_chunks:
+            if header:
+                found = self.cookie.token_in(header.encode("latin-1", "replace"))
+                token = found.decode("latin-1").strip() if isinstance(found, bytes) else found
+        else:
+            prefix, incomplete, sent = self.name + ".", list[str](), cookies()
+            token = joined_token(self.name, sent, self.max_chunks, incomplete, self._refused)
+        session = self.loader.for_cookie(token) if self.store is None else opened(self.store, self.loader, token)
+        if self.max_chunks:
+            session.sent_chunks = [name for name in sent if name.startswith(prefix)]  # type: ignore[attr-defined]
+            session.incomplete = incomplete  # type: ignore[attr-defined]
+        if session.modified:  # Flask's session.modified is the application's: false until it changes the session
+            session.modified, session.pending = False, True  # type: ignore[attr-defined]
+        session.configuration = self  # type: ignore[attr-defined]  # what saves it: no second look at app.config
+        return session
+
+    def set_cookies(self, session: Any) -> list[bytes]:
+        """The Set-Cookie values of the response for ``session`` (the core's plan); [] when it keeps the cookie."""
+        permanent = bool(dict.get(session, "_permanent", self.permanent))
+        if (permanent and self.refresh and dict.__len__(session)) or (session.pending and session.accessed):
+            session.modified = True  # SESSION_REFRESH_EACH_REQUEST: a permanent session's cookie is re-issued
+        session_id = None if self.store is None else before_write(session, self.store, self.lifetime, self.name)
+        if not (session.modified or session.incomplete or (session.refused and session.accessed)):
+            return []  # (a refused set of chunks is deleted once read, as by the other adapters)
+        return self.writers[permanent].set_cookies(session, session_id, session.sent_chunks, session.incomplete)
+
+
+class Configurations:
+    """The configuration of each app an interface serves, built (and checked) once per set of config values."""
+
+    def __init__(self, session_base: type[Session], *, revocable: bool = True) -> None:
+        self.session_base, self.revocable = session_base, revocable
+        self.built: dict[Any, Configuration] = {}
+
+    def of(self, app: Any) -> Configuration | None:
+        """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session)."""
+        secret = app.secret_key
+        if not secret:
+            return None
+        config = app.config
+        fallbacks = config.get("SECRET_KEY_FALLBACKS") or ()
+        path = config["SESSION_COOKIE_PATH"] or config["APPLICATION_ROOT"]
+        section = config.get(SETTING)
+        key = (
+            secret, fallbacks if isinstance(fallbacks, str) else tuple(fallbacks), path, config["SESSION_COOKIE_NAME"],
+            config["SESSION_COOKIE_DOMAIN"], config["SESSION_COOKIE_HTTPONLY"], config["SESSION_COOKIE_SECURE"],
+            config["SESSION_COOKIE_SAMESITE"], config.get("SESSION_COOKIE_PARTITIONED", False),
+            config["PERMANENT_SESSION_LIFETIME"], config["SESSION_REFRESH_EACH_REQUEST"],
+            tuple(section.items()) if isinstance(section, dict) else repr(section), config.get("SESSION_PERMANENT"),
+        )  # fmt: skip
+        try:
+            return self.built[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable value: built afresh (and checked) on each request
+            return Configuration(secret, fallbacks, config, path, self.session_base, self.revocable)
+        found = Configuration(secret, fallbacks, config, path, self.session_base, self.revocable)
+        if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
+            self.built.clear()
+        self.built[key] = found
+        return found
+
+    def save(self, app: Any, session: Any, response: Any) -> None:
+        """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's)."""
+        configuration = session.configuration or self.of(app)
+        if configuration is None:
+            return
+        written = configuration.set_cookies(session)
+        headers = response.headers
+        for value in written:
+            headers.add("Set-Cookie", value.decode("latin-1"))
+        if session.accessed or written:  # read, or its cookie written: a cache must not share the response
+            if "Vary" in headers:
+                response.vary.add("Cookie")  # joined to what is there, once
+            else:
+                headers.add("Vary", "Cookie")
+
+
+class FlaskSessions(SessionInterface):
+    """This project's signed-cookie sessions for a Flask app: ``FlaskSessions(app)``, or ``init_app(app)``.
+
+    ``init_app`` checks the configuration at once (a bad setting fails start-up, named as in ``app.config``); a
+    config changed later (tests do) is checked when a request first uses it.
+    """
+
+    def __init__(self, app: Flask | None = None) -> None:
+        self.configurations = Configurations(FlaskSession)
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Make this ``app``'s session interface, its configuration checked now."""
+        app.session_interface = self
+        self.configurations.of(app)
+
+    def open_session(self, app: Flask, request: Request) -> SessionMixin | None:
+        configuration = self.configurations.of(app)
+        if configuration is None:
+            return None
+        return configuration.open(request.environ.get("HTTP_COOKIE"), lambda: request.cookies)  # type: ignore[return-value]
+
+    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
+        self.configurations.save(app, session, response)

@@ -1,0 +1,106 @@
+"""QuartSessions through Quart's real test client: the Flask adapter's behaviour on Quart's async contract."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import quart
+
+from blake2sign_web import SerializerSigner
+from blake2sign_web.flask import QuartSessions
+
+from .conftest import SECRET, cookie_value
+
+PURPOSE = "flask.sessions:session"
+
+
+def make_app(**config: Any) -> quart.Quart:
+    app = quart.Quart(__name__)
+    app.config.update({"SECRET_KEY": SECRET, **config})
+    QuartSessions(app)
+
+    @app.get("/read")
+    async def read() -> Any:
+        return dict(quart.session)
+
+    @app.post("/write")
+    async def write() -> Any:
+        quart.session.update(await quart.request.get_json())
+        return dict(quart.session)
+
+    @app.post("/permanent")
+    async def permanent() -> str:
+        quart.session.permanent = True
+        return ""
+
+    @app.post("/clear")
+    async def clear() -> str:
+        quart.session.clear()
+        return ""
+
+    @app.get("/plain")
+    async def plain() -> str:
+        return "no session here"
+
+    return app
+
+
+def run(steps: Callable[[Any], Awaitable[None]], **config: Any) -> None:
+    async def main() -> None:
+        await steps(make_app(**config).test_client())
+
+    asyncio.run(main())
+
+
+def set_cookies(response: Any) -> list[str]:
+    return list(response.headers.getlist("Set-Cookie"))
+
+
+def test_a_session_is_written_read_back_and_varied() -> None:
+    async def steps(client: Any) -> None:
+        response = await client.post("/write", json={"user_id": 42, "cart": [1, 2]})
+        [header] = set_cookies(response)
+        assert "Max-Age" not in header  # not permanent: a browser-session cookie
+        assert response.headers["Vary"] == "Cookie"
+        token = cookie_value(header)
+        assert SerializerSigner(SECRET, purpose=PURPOSE, typed=True).loads(token) == {"user_id": 42, "cart": [1, 2]}
+        read = await client.get("/read")
+        assert await read.get_json() == {"user_id": 42, "cart": [1, 2]}
+        assert set_cookies(read) == []
+        assert read.headers["Vary"] == "Cookie"  # Quart marks nothing: the session's reads do
+        plain = await client.get("/plain")
+        assert "Vary" not in plain.headers
+
+    run(steps)
+
+
+def test_a_permanent_session_and_clear() -> None:
+    async def steps(client: Any) -> None:
+        await client.post("/write", json={"a": 1})
+        [header] = set_cookies(await client.post("/permanent"))
+        assert "Max-Age=600" in header
+        [deleted] = set_cookies(await client.post("/clear"))
+        assert deleted.startswith("session=; path=/; expires=Thu, 01 Jan 1970 00:00:00 GMT")
+        assert await (await client.get("/read")).get_json() == {}
+
+    run(steps, PERMANENT_SESSION_LIFETIME=600)
+
+
+def test_a_bad_cookie_is_an_empty_session() -> None:
+    async def steps(client: Any) -> None:
+        response = await client.get("/read", headers={"Cookie": "session=" + uuid.uuid4().hex})
+        assert response.status_code == 200
+        assert await response.get_json() == {}
+
+    run(steps)
+
+
+def test_a_bad_configuration_fails_at_init_app() -> None:
+    app = quart.Quart(__name__)
+    app.config.update(SECRET_KEY=SECRET, SESSION_COOKIE_SAMESITE="None")
+    with pytest.raises(ValueError, match="SESSION_COOKIE_SECURE = True"):
+        QuartSessions(app)
