@@ -11,6 +11,7 @@ import errno
 import hashlib
 import mimetypes
 import os
+import re
 import stat
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -32,6 +33,19 @@ _DIRECTORY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLO
 # O_NONBLOCK: opening a FIFO planted under the root must not hang the worker; fstat then refuses it.
 _FILE_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _WALKS_BENEATH: Final = _NOFOLLOW != 0 and os.open in os.supports_dir_fd
+#: The request headers a file's answer reads (its range and its conditions), by their lowercase names: an adapter
+#: may hand over these alone.
+FILE_REQUEST_HEADERS: Final = (
+    "range",
+    "if-range",
+    "if-match",
+    "if-none-match",
+    "if-modified-since",
+    "if-unmodified-since",
+)
+#: Unicode's control characters (category Cc: U+0000-U+001F, U+007F-U+009F), found in one pass.
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+_DOT_SEGMENTS: Final = frozenset(("", ".", ".."))
 
 
 # guess_type() reads the system's MIME tables (/etc/mime.types...) on its first call: read them at
@@ -81,6 +95,9 @@ def clean_name(name: str) -> str:
     """
     if not isinstance(name, str) or not name:
         raise UnsafePath("empty file name")
+    if "%" not in name:  # nothing to decode: the usual name, checked once
+        _check_segments(name)
+        return name
     candidate = name
     for _ in range(3):
         _check_segments(candidate)
@@ -94,13 +111,13 @@ def clean_name(name: str) -> str:
 
 
 def _check_segments(name: str) -> None:
-    if any(unicodedata.category(char) == "Cc" for char in name):
+    if _CONTROL.search(name):
         raise UnsafePath("file name contains a control character")
     if "\\" in name:
         raise UnsafePath("file name contains a backslash")
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         raise UnsafePath("file name is absolute")
-    if any(segment in ("", ".", "..") for segment in name.split("/")):
+    if not _DOT_SEGMENTS.isdisjoint(name.split("/")):
         raise UnsafePath("file name has an empty, '.' or '..' segment")
 
 

@@ -9,7 +9,7 @@ requests, offloading) is decided in ``link_requests`` and ``stored_files``. Guid
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import IO, Any, ClassVar
+from typing import IO, Any, ClassVar, Final
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import SuspiciousFileOperation
@@ -25,6 +25,9 @@ from ..stored_files import RangedObject as RangedObject  # re-exported: a ``rang
 from ..stored_files import StoredFile
 from ..urls import VerifiedLink
 from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use, get_signer, privately
+
+#: The headers a file request's answer reads, with the keys WSGI and ASGI requests have them under in META.
+_FILE_HEADERS: Final = tuple((name, "HTTP_" + name.upper().replace("-", "_")) for name in files.FILE_REQUEST_HEADERS)
 
 
 # POST is answered only for a link signed with consume_on="post" (any other is 405), CSRF-checked before it
@@ -112,7 +115,9 @@ class SignedFileView(View):
         )
         if query is not None and link is not None:  # before a Range is redirected to the storage's own URL
             return self.playlist(request, name, stored, query, link)
-        asked = link_guard.FileRequest(method, request.headers, name, stored, link, offloaded=self.offloaded)
+        meta = request.META
+        headers = {header: meta[key] for header, key in _FILE_HEADERS if key in meta}
+        asked = link_guard.FileRequest(method, headers, name, stored, link, offloaded=self.offloaded)
         redirect = asked.range_redirect(lambda: storage.url(name), request.path, storage, self.range_fallback)
         if redirect is not None:
             stored.close()
@@ -141,7 +146,7 @@ class SignedFileView(View):
         elif answer.byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
             # storages: for a file that cannot seek it would stat the name in the working directory.
-            streamed = FileResponse(handle)
+            streamed = _WholeFile(handle)
             streamed.block_size = self.chunk_size
         else:
             streamed = StreamingHttpResponse(
@@ -174,6 +179,13 @@ class SignedFileView(View):
     def offloaded(self) -> bool:
         """Whether the front server sends the bytes (and handles Range itself)."""
         return self.accel_redirect is not None or self.sendfile
+
+
+class _WholeFile(FileResponse):
+    """A FileResponse with the answer's headers alone (``stream`` sets them): no name, type or size guessed."""
+
+    def set_headers(self, filelike: Any) -> None:
+        pass
 
 
 def _in_thread(read: Callable[[], bytes]) -> Awaitable[bytes]:

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from blake2sign_web import link_cookies
+
 from . import callgrind, cgparse
 from .asgi_driver import Driver
 
@@ -48,13 +50,9 @@ def _files(root: Path) -> None:
     (root / NAME).write_bytes(bytes(range(256)) * (SIZE // 256))
 
 
-def _grant_cookie(signer: Any, prefix: str) -> str | None:
-    """The Cookie header a grant for ``prefix`` sets, or None where this version has no grant cookies."""
-    try:
-        from blake2sign_web import link_cookies  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    grant = link_cookies.grant(signer, prefix, expires_in=3600)
+def _grant_cookie(signer: Any, prefix: str) -> str:
+    """The Cookie header a grant for ``prefix`` sets (on http: not Secure)."""
+    grant = link_cookies.grant(signer, prefix, secure=False, expires_in=3600)
     return f"{grant.name}={grant.value}"
 
 
@@ -99,8 +97,7 @@ def django_requests(root: Path) -> dict[str, Callable[[], None]]:
         FOLDER_LINK: driver.environ(*folder.split("?", 1)),
     }
     cookie = _grant_cookie(signer, f"/files/{FOLDER}")
-    if cookie is not None:
-        targets[GRANT_COOKIE] = driver.environ(f"/files/{NAME}", headers={"HTTP_COOKIE": cookie})
+    targets[GRANT_COOKIE] = driver.environ(f"/files/{NAME}", headers={"HTTP_COOKIE": cookie})
     return {label: _django_request(driver, environ) for label, environ in targets.items()}
 
 
@@ -137,11 +134,9 @@ def starlette_requests(root: Path) -> dict[str, Callable[[], None]]:
         FILE_LINK: _scope(driver, one),
         FOLDER_LINK: _scope(driver, folder),
     }
-    cookie = _grant_cookie(signer, f"/files/{FOLDER}")
-    if cookie is not None:
-        scope = driver.scope(f"/files/{NAME}")
-        scope["headers"] = [*scope["headers"], (b"cookie", cookie.encode("latin-1"))]
-        targets[GRANT_COOKIE] = scope
+    scope = driver.scope(f"/files/{NAME}")
+    scope["headers"] = [*scope["headers"], (b"cookie", _grant_cookie(signer, f"/files/{FOLDER}").encode("latin-1"))]
+    targets[GRANT_COOKIE] = scope
     return {label: _starlette_request(driver, scope) for label, scope in targets.items()}
 
 
