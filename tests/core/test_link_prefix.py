@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from blake2sign_web import files, link_prefix
 from blake2sign_web.exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
+from blake2sign_web.link_text import canonical_path
 from blake2sign_web.urls import URLSigner, VerifiedLink
 
 NOW = 1_800_000_000
@@ -256,3 +260,25 @@ def test_a_file_is_opened_only_inside_the_folder_its_links_resolved(tmp_path: Pa
     for name in ("v/1/out.ts", "v/1/out-dir/sibling.ts"):
         with pytest.raises(files.UnsafePath, match="outside the signed folder"):
             files.open_under(root, name, "v/1")
+
+
+def _below_as_written(path: str, prefix: str) -> str | None:
+    """``below`` without its fast path for a plain path: the rule as first written (path_problem, the canonical
+    form, the part below the prefix decoded)."""
+    if link_prefix.path_problem(path) is not None:
+        return None
+    canonical = canonical_path(path)
+    if not canonical.startswith(prefix):
+        return None
+    return unquote(canonical[len(prefix) :], encoding="utf-8", errors="strict")
+
+
+#: What paths are made of: the folder's names, near misses, and every trick of tests/signed_urls/test_prefix_fuzz.py.
+PIECES = ["videos", "123", "1234", "Videos", "a.ts", "", ".", "..", "%2e", "%2E%2E", "%2F", "%5C", "\\", "%00"]
+PIECES += ["%0a", "\x7f", "\x85", "caf%C3%A9", "%C0%AE", "%252e", "%", "%zz", ";", "~", "+", "a b", "\u00e9"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=6).map("/".join), st.sampled_from(["/videos/123/", "/"]))
+def test_below_gives_what_the_rule_as_written_gives(rest: str, prefix: str) -> None:
+    for path in (prefix + rest, "/" + rest, prefix.rstrip("/") + rest):
+        assert link_prefix.below(path, prefix) == _below_as_written(path, prefix), path
