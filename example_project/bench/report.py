@@ -248,8 +248,8 @@ def many_files_section(links: dict[str, Any], hls_part: dict[str, Any]) -> list[
             "and Starlette's `SignedFiles` (driven as uvicorn drives it, on an event loop), by each way of signing "
             "it, against the same file served with no check (`django.views.static.serve`, Starlette's "
             f"`StaticFiles`); median and range of {settings['repeats']} blocks of {settings['requests']} requests "
-            "after a warm-up. Target: a request by a folder link or a grant cookie costs no more than one by a "
-            "one-file link (the last column at most 1.00).",
+            "after a warm-up. The last column compares each request with one by a link to that one file, in the same "
+            "run: what reading a folder link's prefix and, for a cookie, finding and reading the cookie add.",
             "",
             *link_cost.table(links),
             "",
