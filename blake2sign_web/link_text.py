@@ -208,6 +208,9 @@ def _unquote(text: str) -> str:
         text = text.replace("+", " ")
     if "%" not in text:
         return text
+    plain = text.replace("%2F", "/")  # a folder link's prefix: often its only escape
+    if "%" not in plain:
+        return plain
     return unquote_to_bytes(text).decode("utf-8", "surrogateescape")
 
 
