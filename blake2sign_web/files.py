@@ -14,11 +14,11 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import Mapping
 from datetime import timezone
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Final, Literal, NamedTuple
+from typing import BinaryIO, Final, Literal, NamedTuple
 from urllib.parse import quote, unquote
 
 #: Bytes read per chunk when a response streams a file itself.
@@ -33,6 +33,8 @@ _DIRECTORY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLO
 # O_NONBLOCK: opening a FIFO planted under the root must not hang the worker; fstat then refuses it.
 _FILE_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _WALKS_BENEATH: Final = _NOFOLLOW != 0 and os.open in os.supports_dir_fd
+#: The root, opened by its name as configured: its own links followed, as ``realpath`` follows them.
+_ROOT_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 #: The request headers a file's answer reads (its range and its conditions), by their lowercase names: an adapter
 #: may hand over these alone.
 FILE_REQUEST_HEADERS: Final = (
@@ -169,17 +171,18 @@ def open_under(root: str | os.PathLike[str], name: str, within: str = "") -> Ope
     long, not a directory, no permission) is FileNotFoundError; running out of
     descriptors, memory or disk is not the name's fault and propagates. ``within``: as for ``resolve_under``.
     """
-    real_root = os.path.realpath(root)
     if _WALKS_BENEATH and (not within or name.startswith(within + "/")):
         # The usual case first: no symbolic link below the root. Opening the clean name segment by segment,
         # following none, then finds what resolving it would: root/name itself, inside the folder it starts with.
+        # The root's own links are followed, as resolving it does.
         parts = tuple(clean_name(name).split("/"))
         try:
-            fd = _open_beneath(real_root, parts)
+            fd = _open_beneath(root, parts, _ROOT_FLAGS)
         except OSError:
             pass  # a link on the way, or no such file: resolve the name, which says which
         else:
-            return _opened(fd, name, os.path.join(real_root, *parts))
+            return _opened(fd, name, _real_path(fd, root, parts))
+    real_root = os.path.realpath(root)
     real = resolve_under(real_root, name, within) if within else resolve_under(real_root, name)
     try:
         fd = _open_beneath(real_root, real.relative_to(real_root).parts) if _WALKS_BENEATH else _open_same(real)
@@ -215,9 +218,9 @@ def _resolve(real_root: Path, name: str, within: str) -> Path:
     return real
 
 
-def _open_beneath(real_root: str, parts: tuple[str, ...]) -> int:
+def _open_beneath(real_root: str | os.PathLike[str], parts: tuple[str, ...], root_flags: int = _DIRECTORY_FLAGS) -> int:
     """``openat`` segment by segment from the root, never following a link (ELOOP or ENOTDIR instead)."""
-    directory = os.open(real_root, _DIRECTORY_FLAGS)
+    directory = os.open(real_root, root_flags)
     try:
         for part in parts[:-1]:
             below = os.open(part, _DIRECTORY_FLAGS, dir_fd=directory)
@@ -226,6 +229,15 @@ def _open_beneath(real_root: str, parts: tuple[str, ...]) -> int:
         return os.open(parts[-1], _FILE_FLAGS, dir_fd=directory)
     finally:
         os.close(directory)
+
+
+def _real_path(fd: int, root: str | os.PathLike[str], parts: tuple[str, ...]) -> str:
+    """The real path of the file ``fd``, opened as ``parts`` under ``root`` following no link below it: what the
+    kernel says it opened (Linux), else the root resolved and the parts after it."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.join(os.path.realpath(root), *parts)
 
 
 def _open_same(real: Path) -> int:
@@ -412,88 +424,3 @@ def content_disposition(filename: str, *, as_attachment: bool = True) -> str:
     if fallback != base:
         header += f"; filename*=UTF-8''{quote(base, safe='')}"
     return header
-
-
-class RangeReader:
-    """Iterate over ``length`` bytes from ``start`` in chunks of at most ``chunk_size``.
-
-    A class, not a generator, so that ``close()`` closes the file even when the
-    response is dropped before its first chunk (Django calls it when done). Both adapters
-    stream through it (in a worker thread under ASGI).
-    """
-
-    def __init__(self, handle: IO[bytes], start: int, length: int, chunk_size: int) -> None:
-        self.handle = handle
-        self.remaining = length
-        self.chunk_size = chunk_size
-        if start:  # a file just opened is at 0: a stream that cannot seek is read from there
-            handle.seek(start, os.SEEK_SET)
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self
-
-    def __next__(self) -> bytes:
-        if self.remaining <= 0:
-            raise StopIteration
-        chunk = self.handle.read(min(self.chunk_size, self.remaining))
-        if not chunk:
-            raise StopIteration
-        self.remaining -= len(chunk)
-        return chunk
-
-    def next_chunk(self) -> bytes:
-        """The next chunk, or b"" at the end: for a worker thread, where StopIteration cannot come back."""
-        return next(self, b"")
-
-    def close(self) -> None:
-        self.handle.close()
-
-
-class AsyncRangeReader:
-    """``RangeReader`` for an event loop: each chunk, and the seek to the range, is read by ``to_thread`` (the
-    framework's worker threads), so the loop never waits on disk.
-
-    No ``__iter__``: Django would take it for a synchronous iterator and gather it in memory. The file
-    is closed at the end of the range and by ``close()`` (Django calls it when done).
-    """
-
-    def __init__(
-        self,
-        handle: IO[bytes],
-        start: int,
-        length: int,
-        chunk_size: int,
-        to_thread: Callable[[Callable[[], bytes]], Awaitable[bytes]],
-    ) -> None:
-        self.handle = handle
-        self.range = (start, length, chunk_size)
-        self.to_thread = to_thread
-        self.reader: RangeReader | None = None
-
-    def next_chunk(self) -> bytes:
-        """The next chunk, or b"" at the end; the first one seeks to the range."""
-        if self.reader is None:
-            self.reader = RangeReader(self.handle, *self.range)
-        return self.reader.next_chunk()
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self
-
-    async def __anext__(self) -> bytes:
-        chunk = await self.to_thread(self.next_chunk)
-        if not chunk:
-            self.close()
-            raise StopAsyncIteration
-        return chunk
-
-    def close(self) -> None:
-        self.handle.close()
-
-
-async def send_body(send: Callable[[dict[str, Any]], Awaitable[None]], reader: AsyncRangeReader | None) -> None:
-    """An ASGI response's body, read from ``reader`` (None: none, for HEAD). A file that shrank ends it short:
-    the server sees it and closes the connection."""
-    if reader is not None:
-        async for chunk in reader:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-    await send({"type": "http.response.body", "body": b"", "more_body": False})

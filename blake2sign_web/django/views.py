@@ -20,7 +20,7 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import files, link_guard, link_prefix, link_requests, playlists, stored_files
+from .. import file_readers, files, link_guard, link_prefix, link_requests, playlists, stored_files
 from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
 from ..stored_files import StoredFile
 from ..urls import VerifiedLink
@@ -141,7 +141,7 @@ class SignedFileView(View):
         handle, start, length = stored.body(answer.byte_range)
         if isinstance(request, ASGIRequest):
             # Django's ASGI handler reads a synchronous iterator to its end before it sends a byte.
-            reader = files.AsyncRangeReader(handle, start, length, self.chunk_size, _in_thread)
+            reader = file_readers.AsyncRangeReader(handle, start, length, self.chunk_size, _in_thread)
             streamed: StreamingHttpResponse = StreamingHttpResponse(reader, status=answer.status)
         elif answer.byte_range is None and stored.path is not None:
             # FileResponse lets a WSGI server use os.sendfile (wsgi.file_wrapper). Not for other
@@ -150,7 +150,7 @@ class SignedFileView(View):
             streamed.block_size = self.chunk_size
         else:
             streamed = StreamingHttpResponse(
-                files.RangeReader(handle, start, length, self.chunk_size), status=answer.status
+                file_readers.RangeReader(handle, start, length, self.chunk_size), status=answer.status
             )
         for header, value in answer.headers.items():  # FileResponse writes its own Content-Disposition
             streamed.headers[header] = value

@@ -22,7 +22,17 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import confirmation, files, link_cookies, link_guard, link_requests, link_targets, playlists, stored_files
+from .. import (
+    confirmation,
+    file_readers,
+    files,
+    link_cookies,
+    link_guard,
+    link_requests,
+    link_targets,
+    playlists,
+    stored_files,
+)
 from ..link_guard import LinkGuard
 from ..link_requests import FileAnswer, Refusal
 from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
@@ -312,12 +322,12 @@ class _OpenFileResponse(Response):
         media_type = headers.pop("Content-Type")
         super().__init__(status_code=answer.status, headers=headers, media_type=media_type)
         handle, start, length = stored.body(answer.byte_range)
-        self.reader = files.AsyncRangeReader(handle, start, length, chunk_size, anyio.to_thread.run_sync)
+        self.reader = file_readers.AsyncRangeReader(handle, start, length, chunk_size, anyio.to_thread.run_sync)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            await files.send_body(send, None if scope["method"] == "HEAD" else self.reader)
+            await file_readers.send_body(send, None if scope["method"] == "HEAD" else self.reader)
         finally:
             self.reader.close()
         if self.background is not None:
