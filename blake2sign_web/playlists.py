@@ -64,6 +64,10 @@ _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _PLAIN: Final = re.compile(r"[!#-\[\]-~]+")
 #: A query as ``link_query`` and ``sign_prefix`` write it: unreserved characters, escapes, "=" and "&".
 _QUERY: Final = re.compile(r"[A-Za-z0-9._~%=&-]+")
+#: A relative reference that resolves by being appended to the playlist's folder (segments of unreserved
+#: characters; a "." or ".." segment is resolved by ``urljoin``): the usual segment URI, "seg-001.ts", "720p/a.ts".
+_SIMPLE_RELATIVE: Final = re.compile(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
+_DOT_SEGMENTS: Final = frozenset((".", ".."))
 #: One attribute of a tag's list: NAME=value, the value a quoted string (no '"', CR or LF) or unquoted.
 _ATTRIBUTE: Final = re.compile(r'([A-Z0-9-]+)=("[^"\r\n]*"|[^",]*)')
 
@@ -98,8 +102,11 @@ def with_query(text: str, query: str, playlist_path: str, prefix: str, origin: s
         raise PlaylistTooLarge(f"playlist over {MAX_PLAYLIST_SIZE} characters")
     own = _origin(origin)
     base = f"{own[0] if own else 'http'}://playlist.invalid{playlist_path}"
+    folder = playlist_path[: playlist_path.rfind("/") + 1]
 
     def add(uri: str) -> str:
+        if _SIMPLE_RELATIVE.fullmatch(uri) and _DOT_SEGMENTS.isdisjoint(uri.split("/")):
+            return uri if link_prefix.below(folder + uri, prefix) is None else f"{uri}?{query}"
         return _signed_uri(uri, query, base, prefix, own)
 
     pieces = _LINE_BREAKS.split(text)  # lines at even indexes, their line breaks between them

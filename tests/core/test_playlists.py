@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web import URLSigner
+from blake2sign_web import URLSigner, playlists
 from blake2sign_web.playlists import (
     MAX_LINE_LENGTH,
     MAX_PLAYLIST_SIZE,
@@ -234,3 +234,22 @@ def test_every_uri_signed_verifies_where_a_player_fetches_it_and_no_other_is_sig
         target = urlsplit(urljoin(base, signed))
         assert target.netloc == "example.com"  # never another host
         SIGNER.verify(f"{target.path}?{target.query}")
+
+
+@given(
+    st.lists(
+        st.sampled_from(["a", "seg.ts", "720p", "..", ".", "a.b", "~x", "-", "_", "x..y", "..."]),
+        min_size=1,
+        max_size=4,
+    ),
+    st.sampled_from(
+        ["/files/videos/123/index.m3u8", "/files/videos/123/720p/i.m3u8", "/files/videos/i.m3u8", "/x/i.m3u8"]
+    ),
+)
+def test_a_plain_relative_uri_is_signed_as_resolving_it_would(segments: list[str], playlist: str) -> None:
+    """The shortcut for a relative URI of plain segments (appended to the playlist's folder) signs exactly what
+    resolving it as RFC 3986 does would sign."""
+    uri = "/".join(segments)
+    query = URLSigner("x" * 40, purpose="p").sign_prefix("/files/videos/123/", expires_in=60).query
+    resolved = playlists._signed_uri(uri, query, f"http://playlist.invalid{playlist}", "/files/videos/123/", None)
+    assert playlists.with_query(uri + "\n", query, playlist, "/files/videos/123/") == resolved + "\n"
