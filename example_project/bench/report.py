@@ -262,7 +262,8 @@ def many_files_section(links: dict[str, Any], hls_part: dict[str, Any]) -> list[
             f"{where_note(hls_part)}. An HLS workload: a media playlist and {settings['segments']} segments of "
             f"{settings['segment_size'] // 1024} KiB fetched by folder link through the signed views (the playlist's "
             "URIs signed by the view), against the same files served with no check by the same server process "
-            "(gunicorn with one sync worker; uvicorn), the server's CPU time (user + system) per workload; "
+            "(gunicorn with one sync worker; uvicorn), the server's CPU time per workload (the time its threads ran, "
+            "from the kernel's schedstat, in nanoseconds); "
             f"{settings['rounds']} interleaved rounds of {settings['passes']} workloads. Target: signed at most "
             f"{hls_part['target']:.2f} of plain.",
             "",
