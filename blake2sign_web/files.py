@@ -35,6 +35,8 @@ _FILE_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | ge
 _WALKS_BENEATH: Final = _NOFOLLOW != 0 and os.open in os.supports_dir_fd
 #: The root, opened by its name as configured: its own links followed, as ``realpath`` follows them.
 _ROOT_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+#: A download name kept as it is in the ASCII ``filename`` of Content-Disposition.
+_FILENAME_SAFE: Final = re.compile(r"[A-Za-z0-9 !#$&+\-.^_`{}~()\[\]@,;=]*")
 #: The request headers a file's answer reads (its range and its conditions), by their lowercase names: an adapter
 #: may hand over these alone.
 FILE_REQUEST_HEADERS: Final = (
@@ -414,12 +416,16 @@ def content_disposition(filename: str, *, as_attachment: bool = True) -> str:
     """
     kind = "attachment" if as_attachment else "inline"
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    base = "".join(char for char in base if unicodedata.category(char)[0] != "C").strip().strip(".")
+    if not _FILENAME_SAFE.fullmatch(base):  # the usual name needs neither pass, character by character
+        base = "".join(char for char in base if unicodedata.category(char)[0] != "C")
+    base = base.strip().strip(".")
     if not base:
         return kind
-    fallback = "".join(
-        char if char.isascii() and (char.isalnum() or char in " !#$&+-.^_`{}~()[]@,;=") else "_" for char in base
-    )
+    fallback = base
+    if not _FILENAME_SAFE.fullmatch(base):
+        fallback = "".join(
+            char if char.isascii() and (char.isalnum() or char in " !#$&+-.^_`{}~()[]@,;=") else "_" for char in base
+        )
     header = f'{kind}; filename="{fallback}"'
     if fallback != base:
         header += f"; filename*=UTF-8''{quote(base, safe='')}"

@@ -16,9 +16,7 @@ from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import FileSystemStorage, Storage, default_storage, storages
 from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.utils.decorators import method_decorator
 from django.views import View
-from django.views.decorators.csrf import csrf_exempt
 
 from .. import file_readers, files, link_guard, link_prefix, link_requests, playlists, stored_files
 from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
@@ -30,9 +28,6 @@ from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_us
 _FILE_HEADERS: Final = tuple((name, "HTTP_" + name.upper().replace("-", "_")) for name in files.FILE_REQUEST_HEADERS)
 
 
-# POST is answered only for a link signed with consume_on="post" (any other is 405), CSRF-checked before it
-# uses the link up (signed_urls.csrf_refusal).
-@method_decorator(csrf_exempt, name="dispatch")
 class SignedFileView(View):
     """GET or HEAD ``<name>`` from ``storage`` after checking the URL's signature (the options, passed to
     ``as_view``, are the class attributes below; docs/signed-urls.md, "SignedFileView")."""
@@ -49,6 +44,16 @@ class SignedFileView(View):
     range_fallback: str = "redirect"
     #: An HLS playlist served by a folder link is sent with that link's query after each URI inside the folder.
     sign_playlists: bool = True
+
+    @classmethod
+    def as_view(cls, **initkwargs: Any) -> Callable[..., HttpResponseBase]:
+        """The view, exempt from CsrfViewMiddleware's check, as ``csrf_exempt`` makes it (a flag on the view, not a
+        wrapper to rebuild on every request as ``method_decorator`` does): POST is answered only for a link signed
+        with consume_on="post" (any other is 405), CSRF-checked before it uses the link up
+        (``signed_urls.csrf_refusal``)."""
+        view = super().as_view(**initkwargs)
+        view.csrf_exempt = True  # type: ignore[attr-defined]
+        return view
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         # Before anything touches the storage. as_view(bind=...) sets an instance attribute, a subclass a staticmethod.
