@@ -399,7 +399,8 @@ class URLSigner(Signer):
                 pairs.append((key, value))
         if len(signatures) != 1:
             raise BadSignature("URL has no signature" if not signatures else "URL has more than one signature")
-        pairs = [(k, v) for k, v in pairs if not self._ignored(k)]
+        if self.ignore:
+            pairs = [(k, v) for k, v in pairs if not self._ignored(k)]
         expiries: list[str] = []
         nonces: list[str] = []
         starts: list[str] = []
@@ -476,7 +477,8 @@ class URLSigner(Signer):
 
     def _canonical(self, host: str, path: str, pairs: list[tuple[str, str]], bind: Bound | None) -> bytes:
         kept = sorted(
-            ((k, v) for k, v in pairs if k != self.signature_param and not self._ignored(k)), key=lambda kv: kv[0]
+            ((k, v) for k, v in pairs if k != self.signature_param and not (self.ignore and self._ignored(k))),
+            key=lambda kv: kv[0],
         )
         query = "&".join(f"{encode(k)}={encode(v)}" for k, v in kept)
         bound = "" if bind is None else "=" + encode(bound_text(bind))
