@@ -8,7 +8,6 @@ name is checked here again, whatever signed it.
 from __future__ import annotations
 
 import errno
-import functools
 import hashlib
 import mimetypes
 import os
@@ -400,17 +399,9 @@ def _date(header: str | None) -> float | None:
 
 
 def content_type_for(name: str) -> str:
-    """The Content-Type for a file name; octet-stream for unknown or encoded files (never decoded by the browser)."""
-    if ":" in name:  # guess_type reads a "data:" URL's own type: ask it about the name itself
-        return _content_type(name)
-    stem = name.rpartition("/")[2].lstrip(".")  # splitext skips a name's leading dots
-    return _content_type("name." + stem.partition(".")[2] if "." in stem else "name")
-
-
-@functools.lru_cache(maxsize=256)
-def _content_type(name: str) -> str:
-    """``content_type_for`` of a name (the stem before its suffixes replaced: ``guess_type`` reads only those), kept
-    for the types asked for last: each file request asks."""
+    """The Content-Type for a file name; octet-stream for unknown or encoded files (never decoded by the browser).
+    Asked of ``mimetypes`` each time: an application may add types after start-up (``.ts`` is not video on every
+    system)."""
     content_type, encoding = mimetypes.guess_type(name, strict=True)
     if encoding is not None or content_type is None:
         # report.csv.gz is gzip bytes, not CSV a browser should decode.

@@ -1,16 +1,15 @@
 """Shortcuts taken on each request by a link give exactly what the rule they shorten gives: ``link_text``'s query
-parsing and encoding (the standard library's), a file's type and its download name (``files``)."""
+parsing and encoding (the standard library's), and a file's download name (``files``)."""
 
 from __future__ import annotations
 
-import mimetypes
 import unicodedata
 from urllib.parse import parse_qsl, quote
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blake2sign_web.files import content_disposition, content_type_for
+from blake2sign_web.files import content_disposition
 from blake2sign_web.link_text import QUERY_SAFE, encode, parse_query
 
 #: Pieces a query is made of, the tricky ones included: escapes valid, broken and not UTF-8, '+', ';', NUL.
@@ -25,17 +24,6 @@ def test_parse_query_is_parse_qsl(query: str) -> None:
 @given(st.text(alphabet=st.characters(max_codepoint=0x10FFFF), max_size=20) | st.from_regex("[a-z0-9/._~-]*"))
 def test_encode_is_quote(text: str) -> None:
     assert encode(text) == quote(text, safe=QUERY_SAFE, encoding="utf-8", errors="surrogateescape")
-
-
-NAME_PIECES = ["a", ".", "..", "/", "ts", "TS", "gz", "tar", "html", "csv", "m3u8", "data:", "tgz", "svgz", ":", " "]
-
-
-@given(st.lists(st.sampled_from(NAME_PIECES), min_size=1, max_size=8).map("".join))
-def test_content_type_for_is_guess_type(name: str) -> None:
-    """The type of a file, kept per suffix, is what ``mimetypes.guess_type`` says of the whole name."""
-    content_type, encoding = mimetypes.guess_type(name, strict=True)
-    expected = "application/octet-stream" if encoding is not None or content_type is None else content_type
-    assert content_type_for(name) == expected
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=0x2100), max_size=12))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import mimetypes
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -319,3 +320,10 @@ def test_file_swapped_for_a_link_or_a_fifo_after_the_check_is_refused(
         monkeypatch.undo()
         with pytest.raises((FileNotFoundError, UnsafePath)):  # and with the name itself: no check, the same answer
             open_under(root, "dir/" + name)
+
+
+def test_a_type_added_after_start_up_is_the_type_sent() -> None:
+    """mimetypes.add_type at any time is honoured (Debian's tables call .ts a Qt translation, not video)."""
+    assert content_type_for("videos/clip.b2s-late-type") == "application/octet-stream"
+    mimetypes.add_type("video/x-b2s-late", ".b2s-late-type")
+    assert content_type_for("videos/clip.b2s-late-type") == "video/x-b2s-late"
