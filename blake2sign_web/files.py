@@ -48,7 +48,7 @@ FILE_REQUEST_HEADERS: Final = (
     "if-unmodified-since",
 )
 #: Unicode's control characters (category Cc: U+0000-U+001F, U+007F-U+009F), found in one pass.
-_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+CONTROL_CHARACTER: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 _DOT_SEGMENTS: Final = frozenset(("", ".", ".."))
 
 
@@ -115,7 +115,7 @@ def clean_name(name: str) -> str:
 
 
 def _check_segments(name: str) -> None:
-    if _CONTROL.search(name):
+    if CONTROL_CHARACTER.search(name):
         raise UnsafePath("file name contains a control character")
     if "\\" in name:
         raise UnsafePath("file name contains a backslash")
@@ -418,13 +418,14 @@ def content_disposition(filename: str, *, as_attachment: bool = True) -> str:
     """
     kind = "attachment" if as_attachment else "inline"
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    if not _FILENAME_SAFE.fullmatch(base):  # the usual name needs neither pass, character by character
+    plain = _FILENAME_SAFE.fullmatch(base) is not None  # the usual name: neither pass, character by character
+    if not plain:
         base = "".join(char for char in base if unicodedata.category(char)[0] != "C")
     base = base.strip().strip(".")
     if not base:
         return kind
     fallback = base
-    if not _FILENAME_SAFE.fullmatch(base):
+    if not plain:
         fallback = "".join(
             char if char.isascii() and (char.isalnum() or char in " !#$&+-.^_`{}~()[]@,;=") else "_" for char in base
         )

@@ -35,6 +35,7 @@ from .link_requests import (
     download_disposition,
     file_range,
     group_answer,
+    link_kind,
     logged,
     logger,
     needs_store,
@@ -54,7 +55,7 @@ def file_use(
     """The single-use link a file request uses up (or grouped link it checks), knowing the file (``size``,
     ``wanted``: its range asked for), with what a continuation by the same client may fetch
     (``link_requests.consumption``); None: nothing to ask the store."""
-    if link is None or (link.nonce is None and link.group is None):
+    if link is None or not needs_store(link):
         return None
     return link, consumption(link, method, file_size=size, wanted=wanted)
 
@@ -155,14 +156,13 @@ class LinkGuard(NamedTuple):
         return self._consumed(answer, path, call)
 
     def _consumed(self, answer: bool | LinkAnswer | StoreUnavailable, path: str, call: StoreCall) -> Refusal | None:
-        kind = "grouped URL" if call.nonce is None else "single-use URL"
         return consumed(
             answer,
             path=path,
             fails_open=self.fails_open,
             expired_status=self.expired_status,
             option=self.option,
-            kind=kind,
+            kind=link_kind(call.nonce),
         )
 
     async def ause(

@@ -26,7 +26,7 @@ from urllib.parse import unquote
 
 from . import link_groups, link_times
 from .exceptions import BadSignature
-from .files import UnsafePath
+from .files import CONTROL_CHARACTER, UnsafePath
 from .link_text import Bound, canonical_path, encode, split
 from .signer import MAC_LENGTH
 from .tokens import Seconds
@@ -43,8 +43,6 @@ class FolderLink(Protocol):
 PREFIX_FORM: Final = b"url1p"
 #: How many times a path may decode into something else before it is refused (as ``files.clean_name``).
 _DECODINGS: Final = 3
-#: A backslash or a control character (Unicode's Cc: U+0000-U+001F, U+007F-U+009F).
-_UNSAFE_CHARACTER: Final = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")
 #: A path that canonical_path leaves as it is: RFC 3986 pchar and "/", no escape.
 _PLAIN_PATH: Final = re.compile("[A-Za-z0-9/!$&'()*+,;=:@._~-]*")
 _DOT_SEGMENTS: Final = frozenset(("", ".", ".."))
@@ -98,9 +96,10 @@ def path_problem(path: str) -> str | None:
 def _segments_problem(decoded: str) -> str | None:
     if decoded[:1] != "/":
         return "not an absolute path"
-    unsafe = _UNSAFE_CHARACTER.search(decoded)
-    if unsafe is not None:
-        return "backslash" if unsafe.group() == "\\" else "control character"
+    if "\\" in decoded:
+        return "backslash"
+    if CONTROL_CHARACTER.search(decoded):
+        return "control character"
     segments = decoded.split("/")
     if not _DOT_SEGMENTS.isdisjoint(segments[1:-1]) or segments[-1] in (".", ".."):
         return "empty, '.' or '..' segment"

@@ -242,20 +242,21 @@ def before_store(
     confirmation's POST that a browser says came from another site's page (for frameworks without a CSRF
     check of their own), refused with 403 (its form must not use the link up with this browser's cookies).
     """
-    if link.expires_at is None or (link.nonce is None and link.group is None):
+    if link.expires_at is None or not needs_store(link):
         return None
     if cross_site:
         logger.warning("refused a cross-site POST of the single-use URL for %r", logged(path))
         return Refusal(403, CROSS_SITE)
     if missing_store is not None:
-        logger.error("refused %s for %r: %s", _kind(link.nonce), logged(path), missing_store)
+        logger.error("refused %s for %r: %s", link_kind(link.nonce), logged(path), missing_store)
         return Refusal(403, INVALID)
     if link.group is None:
         return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation)
     return StoreCall(link.nonce, link.expires_at, terms.file_size, terms.continuation, link.group, link.issued_us)
 
 
-def _kind(nonce: str | None) -> str:
+def link_kind(nonce: str | None) -> str:
+    """What the log calls a link the store is asked about: single-use (``nonce``), or grouped only."""
     return "grouped URL" if nonce is None else "single-use URL"
 
 
