@@ -173,4 +173,48 @@ class StarletteLinkDriver(LinkDriver):
         return LinkResponse(response.status_code, {k.lower(): v for k, v in response.headers.items()}, response.content)
 
 
-DRIVERS: Final[tuple[type[LinkDriver], ...]] = (DjangoLinkDriver, StarletteLinkDriver)
+class FlaskLinkDriver(LinkDriver):
+    name = "flask"
+
+    @contextmanager
+    def running(self) -> Iterator[LinkDriver]:
+        import flask
+
+        from blake2sign_web.flask.links import SignedFiles, signed_url_required
+        from blake2sign_web.flask.revocation import RedisStore
+
+        store = RedisStore(self.redis_url)
+        links = signer(bind_host=self.bind_host)
+        every = ["GET", "HEAD", "POST", "PUT"]  # the link decides, not the router
+        app = flask.Flask(__name__)
+
+        @app.route("/links/view/", methods=every)
+        @signed_url_required(links, single_use=store)
+        def view() -> flask.Response:
+            return flask.Response("ok", mimetype="text/plain")
+
+        @app.route("/links/bound/", methods=every)
+        @signed_url_required(links, single_use=store, bind=lambda request: request.headers.get("x-user"))
+        def bound() -> flask.Response:
+            return flask.Response("ok", mimetype="text/plain")
+
+        @app.post("/links/revoke/<group>")
+        def revoke(group: str) -> flask.Response:
+            store.revoke_link_group(group, 60)
+            return flask.Response("revoked", mimetype="text/plain")
+
+        app.add_url_rule("/links/files/<path:name>", view_func=SignedFiles(links, self.root, single_use=store))
+        self.client = app.test_client(use_cookies=False)  # the scenario's Cookie header as sent
+        try:
+            yield self
+        finally:
+            store.close()
+
+    def request(self, method: str, url: str, headers: dict[str, str]) -> LinkResponse:
+        response = self.client.open(url, method=method, headers=headers, base_url="http://testserver")
+        body = response.get_data()
+        response.close()
+        return LinkResponse(response.status_code, {k.lower(): v for k, v in response.headers.items()}, body)
+
+
+DRIVERS: Final[tuple[type[LinkDriver], ...]] = (DjangoLinkDriver, StarletteLinkDriver, FlaskLinkDriver)

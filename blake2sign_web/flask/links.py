@@ -1,0 +1,227 @@
+"""Signed links in Flask: Werkzeug requests and responses around the core's decisions (``link_guard``,
+``link_requests``, ``stored_files``: every status and header, the same in Django and Starlette).
+
+``sign_url`` (``url_for``, signed); ``grant_cookie`` (a folder for a browser: ``link_cookies``);
+``signed_url_required`` (a view decorator); ``SignedFiles`` (a view) and ``send_signed_file``: a file opened
+once, streamed with Range, HEAD and conditional requests, or handed to nginx (X-Accel-Redirect). Guide:
+docs/flask.md, "Signed links".
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple, NoReturn, TypeVar, cast
+from urllib.parse import quote
+
+import flask
+from werkzeug.exceptions import abort
+from werkzeug.wrappers import Response
+from werkzeug.wsgi import wrap_file
+
+from .. import confirmation, file_readers, files, link_cookies, link_guard, link_requests, link_targets, playlists
+from ..link_text import PATH_SAFE
+from ..stored_files import open_local
+from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
+
+View = TypeVar("View", bound=Callable[..., Any])
+BindFunction = Callable[[flask.Request], Bound | None]
+#: Renders the confirmation page of a ``consume_on="post"`` link: (request, verified link) -> response.
+ConfirmFunction = Callable[[flask.Request, VerifiedLink], Response]
+Times = int | float | timedelta | None
+
+
+def sign_url(
+    signer: URLSigner, endpoint: str, /, *, base_url: str | None = None, expires_in: Times = None,
+    expires_at: int | datetime | None = None, starts: int | datetime | None = None, bind: Bound | None = None,
+    single_use: bool = False, consume_on: ConsumeOn | None = None, download_as: str | None = None,
+    disposition: Disposition | None = None, group: str | None = None, **values: Any,
+) -> str:  # fmt: skip
+    """Sign a link to ``endpoint`` (``url_for`` with ``values``): relative, or absolute on ``base_url`` (your
+    public URL, for links that leave the request: never the ``Host`` a client sent). ``download_as``: the
+    signed ``filename``."""
+    base = link_targets.public_base(base_url, bind_host=signer.bind_host)
+    url = flask.url_for(endpoint, **values)
+    options = {"expires_in": expires_in, "expires_at": expires_at, "starts": starts, "bind": bind, "group": group}
+    return signer.sign(
+        url if base is None else base.rstrip("/") + url, single_use=single_use, consume_on=consume_on,
+        filename=download_as, disposition=disposition, **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def grant_cookie(
+    response: Response, signer: URLSigner, prefix: str, /, *, secure: bool | None = None, **options: Any
+) -> link_cookies.GrantCookie:
+    """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` without a
+    signature in its URL (``link_cookies.grant``: ``expires_in`` or ``expires_at`` required, ``starts``, ``bind``,
+    ``group``, ``same_site``, ``http_only``, ``domain``). ``secure``: default, whether the request came over https."""
+    request = flask.request
+    secure = request.scheme == "https" if secure is None else secure
+    origin = f"{request.scheme}://{request.host}" if signer.bind_host else ""
+    cookie = link_cookies.grant(signer, prefix, secure=secure, origin=origin, **options)
+    response.set_cookie(
+        cookie.name, cookie.value, max_age=cookie.max_age, path=cookie.path, domain=cookie.domain,
+        secure=cookie.secure, httponly=cookie.http_only, samesite=cookie.same_site,
+    )  # fmt: skip
+    return cookie
+
+
+def default_client(request: flask.Request) -> str:
+    """The client's address and User-Agent. Behind a proxy, use Werkzeug's ProxyFix so the address is real."""
+    return link_requests.client_identity(request.remote_addr or "", request.headers.get("User-Agent", ""))
+
+
+def request_url(request: flask.Request, signer: URLSigner) -> str:
+    """The path (with the script root ``url_for`` writes) and query a link is verified as."""
+    path = quote(request.script_root + request.path, safe=PATH_SAFE, errors="surrogateescape")
+    origin = (request.scheme, request.host) if signer.bind_host else None
+    return link_requests.request_target(path, request.environ.get("QUERY_STRING", ""), origin)
+
+
+def _refuse(refusal: link_requests.Refusal) -> NoReturn:
+    """Answer with the refusal (private, as every answer to a request a grant cookie admitted)."""
+    abort(privately(Response(refusal.message, refusal.status, refusal.headers, mimetype="text/plain")))
+
+
+class _Guard(NamedTuple):
+    """The options of ``signed_url_required`` and ``SignedFiles``: the core's ``LinkGuard``, checked at start-up."""
+
+    links: link_guard.LinkGuard
+    bind: BindFunction | None
+    confirm: ConfirmFunction | None
+
+    @classmethod
+    def of(cls, signer: URLSigner, bind: Any, expired_status: Any, store: Any, client: Any, confirm: Any) -> _Guard:
+        return cls(link_guard.LinkGuard.for_store(signer, expired_status, store, client), bind, confirm)
+
+    def admit(self, serves_file: bool) -> VerifiedLink:
+        """The verified link, also ``flask.g.signed_link`` (``g.signed_by_cookie``: a grant cookie gave it); else
+        the request is answered (``abort``) with its refusal or the confirmation page."""
+        request, links = flask.request, self.links
+        url, method = request_url(request, links.signer), request.method
+        grant = links.grant(url, method, lambda: request.cookies)
+        outcome = links.check(url, None if self.bind is None else self.bind(request), request.path, method,
+                              serves_file, grant)  # fmt: skip
+        if isinstance(outcome, link_requests.Refusal):
+            _refuse(outcome)
+        flask.g.signed_link, flask.g.signed_by_cookie = getattr(outcome, "link", outcome), grant is not None
+        if isinstance(outcome, link_requests.Confirmation):
+            if self.confirm is not None:
+                abort(confirmation.secured(self.confirm(request, outcome.link)))
+            body, headers = confirmation.built_in()
+            abort(Response(body, headers=headers))
+        return outcome
+
+    def use(self, link: VerifiedLink, terms: link_requests.Consumption = link_guard.NO_TERMS) -> None:
+        """Use up a single-use link, or check a grouped one, in the store; answered with the refusal unless this
+        request may have it. Flask has no CSRF check: a confirmation's POST from another site is refused."""
+        request, store = flask.request, self.links.store
+        consume, check = (None, None) if store is None else (store.consume_link, store.check_link)
+        headers = cast(Mapping[str, str], request.headers)
+        refusal = self.links.use(link, request.path, consume, request, headers=headers, terms=terms, check=check)
+        if refusal is not None:
+            _refuse(refusal)
+
+
+def privately(response: Response) -> Response:
+    """``response``, made private when a grant cookie admitted the request (``link_cookies.private``)."""
+    if flask.g.get("signed_by_cookie"):
+        headers = response.headers
+        headers["Cache-Control"], headers["Vary"] = link_cookies.private(headers.get("Cache-Control"),
+                                                                         headers.get("Vary"))  # fmt: skip
+    return response
+
+
+def signed_url_required(
+    signer: URLSigner, *, bind: BindFunction | None = None, expired_status: int = 410, single_use: Any = None,
+    client: Callable[[flask.Request], str] = default_client, confirm: ConfirmFunction | None = None,
+) -> Callable[[View], View]:  # fmt: skip
+    """Decorate a view so that only signed URLs reach it (``flask.g.signed_link``). ``single_use``: the store
+    that uses single-use links up (``flask.revocation.RedisStore``); ``client``: who is asking, to let a download
+    continue; ``confirm``: the page of a ``consume_on="post"`` link (its POST reaches the view)."""
+    guard = _Guard.of(signer, bind, expired_status, single_use, client, confirm)
+
+    def decorate(view: View) -> View:
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Response:
+            link = guard.admit(False)
+            if link_requests.needs_store(link):
+                guard.use(link)
+            return privately(flask.make_response(view(*args, **kwargs)))
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def send_signed_file(root: str | os.PathLike[str], name: str, *, as_attachment: bool = True) -> Response:
+    """Serve ``name`` under ``root`` from a view behind ``signed_url_required``, named by its link's signed
+    ``filename`` and ``disposition`` where it has them."""
+    return privately(_serve(root, name, flask.g.get("signed_link"), as_attachment))
+
+
+class SignedFiles:
+    """A view serving files under ``root`` by signed link (the options as ``signed_url_required``'s):
+    ``app.add_url_rule("/files/<path:name>", view_func=SignedFiles(signer, root))``. ``accel_redirect``: the URL
+    prefix of nginx's ``internal`` location that sends the files; ``sign_playlists``: an HLS playlist served by a
+    folder link gets that link's query after each URI in the folder (``playlists``)."""
+
+    #: The link decides (405 with its Allow: GET and HEAD, POST for a consume_on="post" link), not the router.
+    methods, provide_automatic_options = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"), False
+
+    def __init__(
+        self, signer: URLSigner, root: str | os.PathLike[str], *, as_attachment: bool = True,
+        bind: BindFunction | None = None, expired_status: int = 410, single_use: Any = None,
+        client: Callable[[flask.Request], str] = default_client, confirm: ConfirmFunction | None = None,
+        accel_redirect: str | None = None, chunk_size: int = files.CHUNK_SIZE, sign_playlists: bool = True,
+        endpoint: str = "signed_files",
+    ) -> None:  # fmt: skip
+        self.root = files.served_root(root, "SignedFiles root")
+        self.guard = _Guard.of(signer, bind, expired_status, single_use, client, confirm)
+        self.as_attachment, self.accel_redirect, self.chunk_size = as_attachment, accel_redirect, chunk_size
+        self.sign_playlists, self.__name__ = sign_playlists, endpoint  # add_url_rule's endpoint
+
+    def __call__(self, name: str) -> Response:
+        link = self.guard.admit(True)  # a confirmation page is answered: no file opened
+        signer = self.guard.links.signer if self.sign_playlists else None
+        return privately(_serve(self.root, name, link, self.as_attachment, self.guard, signer, self))
+
+
+def _serve(
+    root: str | os.PathLike[str], name: str, link: VerifiedLink | None, as_attachment: bool,
+    guard: _Guard | None = None, playlist_signer: URLSigner | None = None, view: SignedFiles | None = None,
+) -> Response:  # fmt: skip
+    """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
+    request, accel = flask.request, None if view is None else view.accel_redirect
+    stored = open_local(root, name, link)
+    if isinstance(stored, link_requests.Refusal):
+        _refuse(stored)
+    try:
+        if playlist_signer is not None and link is not None:
+            query_string = request.environ.get("QUERY_STRING", "")
+            query = playlists.passed_query(name, link, stored.size, query_string, playlist_signer, True)
+            if query is not None:
+                handle, _, _ = stored.body(None)
+                with handle:
+                    data = playlists.read(handle)
+                text = playlists.rewritten(data, query, link, f"{request.scheme}://{request.host}")
+                return Response(text, headers=playlists.answer(name, as_attachment, link, len(text)).headers)
+        headers = cast(Mapping[str, str], request.headers)
+        asked = link_guard.FileRequest(request.method, headers, name, stored, link, offloaded=accel is not None)
+        if guard is not None and (use := asked.use()) is not None:
+            guard.use(*use)
+        answer = asked.answer(as_attachment, (accel, False))
+        if answer.status not in (200, 206) or request.method == "HEAD" or accel is not None:
+            stored.close()  # no body, or nginx sends it
+            return Response(status=answer.status, headers=answer.headers)
+        handle, start, length = stored.body(answer.byte_range)
+        chunk_size = files.CHUNK_SIZE if view is None else view.chunk_size
+        body: Any = wrap_file(request.environ, handle, chunk_size)  # a WSGI server's sendfile, for a whole file
+        if answer.byte_range is not None:
+            body = file_readers.RangeReader(handle, start, length, chunk_size)
+        return Response(body, answer.status, answer.headers, direct_passthrough=True)
+    except BaseException:
+        stored.close()
+        raise
