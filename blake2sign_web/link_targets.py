@@ -75,15 +75,18 @@ def script_path(path: str, path_info: str, prefix: str, *, asgi: bool = True) ->
     return path if with_prefix(path, prefix) == path else with_prefix(path_info, prefix)
 
 
-def public_base(base_url: object, *, bind_host: bool = False) -> str | None:
+def public_base(
+    base_url: object, *, bind_host: bool = False, function: str = "sign_url_for", own_host: str = "request.base_url"
+) -> str | None:
     """``base_url`` checked as the site's public URL (http or https, a host, no query or fragment): TypeError or
     ValueError. A link for an e-mail starts with it, never with the ``Host`` a client sent. None: a relative
-    link, which a signer that binds the host cannot sign."""
+    link, which a signer that binds the host cannot sign (``function``, ``own_host``: how the framework spells
+    the signing function and the request's own base URL)."""
     if base_url is None:
         if bind_host:
             raise ValueError(
-                "this URLSigner binds the host (bind_host=True): pass sign_url_for(..., base_url=...), your public "
-                "URL for links that leave the request, or request.base_url for links shown to this client"
+                f"this URLSigner binds the host (bind_host=True): pass {function}(..., base_url=...), your public "
+                f"URL for links that leave the request, or {own_host} for links shown to this client"
             )
         return None
     if not isinstance(base_url, str):

@@ -42,7 +42,9 @@ def sign_url(
     """Sign a link to ``endpoint`` (``url_for`` with ``values``): relative, or absolute on ``base_url`` (your
     public URL, for links that leave the request: never the ``Host`` a client sent). ``download_as``: the
     signed ``filename``."""
-    base = link_targets.public_base(base_url, bind_host=signer.bind_host)
+    base = link_targets.public_base(
+        base_url, bind_host=signer.bind_host, function="sign_url", own_host="request.host_url"
+    )
     url = flask.url_for(endpoint, **values)
     options = {"expires_in": expires_in, "expires_at": expires_at, "starts": starts, "bind": bind, "group": group}
     return signer.sign(

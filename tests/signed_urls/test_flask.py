@@ -1,0 +1,149 @@
+"""Flask's signed links (``blake2sign_web.flask.links``): through Flask's test client, on a real gunicorn, and
+behind a real nginx that sends what X-Accel-Redirect hands it. The statuses and headers every framework shares
+are the conformance suite's (tests/conformance/test_links.py)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from tests.recipes.test_django_s3_and_nginx import nginx_binary
+
+from ..servers import free_port, running_server
+from .conftest import CONTENT
+from .flask_app import PUBLIC_URL, build_flask, make_signer
+from .test_servers import BIN, check_downloads
+
+
+def test_sign_url_signs_what_url_for_writes(served_root: Path) -> None:
+    client = build_flask(served_root).test_client()
+    link = client.get("/link?n=report.bin").text
+    assert link.startswith("/files/report.bin?")
+    assert client.get(link).data == CONTENT
+    mailed = client.get("/mail-link?n=sub/caf%C3%A9 menu.txt").text
+    assert mailed.startswith(PUBLIC_URL + "/files/sub/caf%C3%A9%20menu.txt?")
+    assert client.get(mailed.removeprefix(PUBLIC_URL)).data == b"menu"
+
+
+def test_a_link_under_a_script_root_carries_it(served_root: Path) -> None:
+    """Mounted at /app (SCRIPT_NAME), url_for writes /app/...; the link is verified with it."""
+    client = build_flask(served_root).test_client()
+    link = client.get("/link?n=report.bin", base_url="http://localhost/app").text
+    assert link.startswith("/app/files/report.bin?")
+    assert client.get(link.removeprefix("/app"), base_url="http://localhost/app").data == CONTENT
+    assert client.get(link.removeprefix("/app")).status_code == 403  # the same link without the root
+
+
+def test_a_signer_that_binds_the_host_needs_a_base_url(served_root: Path) -> None:
+    app = build_flask(served_root, make_signer(bind_host=True))
+    app.testing = True  # the error reaches the test
+    with pytest.raises(ValueError, match=r"pass sign_url\(\.\.\., base_url=\.\.\.\).* or request.host_url for"):
+        app.test_client().get("/link?n=report.bin")
+
+
+def test_views_behind_the_decorator(served_root: Path) -> None:
+    signer, client = make_signer(), build_flask(served_root).test_client()
+    assert client.get(signer.sign("/hello/" + quote("café"), expires_in=60)).text == "hello café (True)"
+    assert client.get("/hello/ada").status_code == 403
+    assert client.get(signer.sign("/hello/ada", expires_at=1_000_000_000)).status_code == 410
+    bound = signer.sign("/bound", expires_in=60, bind="alice")
+    assert client.get(bound, headers={"X-User": "alice"}).text == "bound"
+    refused = client.get(bound, headers={"X-User": "bob"})
+    assert (refused.status_code, refused.text, refused.mimetype) == (403, "This link is not valid.", "text/plain")
+
+
+def test_send_signed_file_names_the_download_as_signed(served_root: Path) -> None:
+    signer, client = make_signer(), build_flask(served_root).test_client()
+    response = client.get(signer.sign("/report/report.bin", expires_in=60, filename="Q3.bin"))
+    assert response.headers["Content-Disposition"] == 'attachment; filename="Q3.bin"'  # a name: a download
+    assert response.data == CONTENT
+    inline = signer.sign("/report/report.bin", expires_in=60, filename="Q3.bin", disposition="inline")
+    assert client.get(inline).headers["Content-Disposition"] == 'inline; filename="Q3.bin"'
+    unnamed = client.get(signer.sign("/report/report.bin", expires_in=60))  # as_attachment=False: the file's name
+    assert unnamed.headers["Content-Disposition"] == 'inline; filename="report.bin"'
+    assert client.get(signer.sign("/report/nothing.bin", expires_in=60)).status_code == 404
+
+
+def test_a_grant_cookie_opens_its_folder_only(served_root: Path) -> None:
+    client = build_flask(served_root).test_client()
+    granted = client.get("/grant/sub/")
+    cookie = granted.headers["Set-Cookie"]
+    assert cookie.startswith("b2s_grant_")
+    assert "Path=/files/sub/" in cookie
+    assert "HttpOnly" in cookie
+    inside = client.get("/files/sub/caf%C3%A9%20menu.txt")
+    assert (inside.status_code, inside.data) == (200, b"menu")
+    assert inside.headers["Cache-Control"].startswith("private")
+    assert inside.headers["Vary"] == "Cookie"
+    assert client.get("/files/report.bin").status_code == 403  # outside the folder: the cookie is not even sent
+
+
+def test_a_playlist_passes_its_folder_link_on(served_root: Path) -> None:
+    (served_root / "video").mkdir()
+    (served_root / "video" / "index.m3u8").write_text("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg-1.ts\n")
+    (served_root / "video" / "seg-1.ts").write_bytes(b"TS")
+    signer, client = make_signer(), build_flask(served_root).test_client()
+    folder = signer.sign_prefix("/files/video/", expires_in=60)
+    playlist = client.get(folder.link("index.m3u8"))
+    assert playlist.headers["Cache-Control"] == "private, no-store"
+    [segment] = [line for line in playlist.text.splitlines() if line.startswith("seg-1.ts")]
+    assert segment.startswith("seg-1.ts?")
+    assert client.get("/files/video/" + segment).data == b"TS"
+
+
+def test_accel_redirect_hands_the_file_to_nginx(served_root: Path) -> None:
+    client = build_flask(served_root, accel_redirect="/protected/").test_client()
+    response = client.get(make_signer().sign("/files/sub/" + quote("café menu.txt"), expires_in=60))
+    assert response.headers["X-Accel-Redirect"] == "/protected/sub/caf%C3%A9%20menu.txt"
+    assert response.headers["Content-Disposition"].endswith("filename*=UTF-8''caf%C3%A9%20menu.txt")
+    assert response.data == b""
+
+
+@pytest.fixture
+def flask_gunicorn(served_root: Path) -> Iterator[str]:
+    port = free_port()
+    command = [str(BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "1"]
+    with running_server([*command, "tests.signed_urls.flask_app:app_from_env()"], port,
+                        BLAKE2SIGN_SERVED_ROOT=str(served_root)) as base:  # fmt: skip
+        yield base
+
+
+@pytest.mark.server
+def test_gunicorn_serves_flask_files(flask_gunicorn: str) -> None:
+    signer = make_signer()
+    check_downloads(flask_gunicorn, signer)
+    assert httpx.get(flask_gunicorn + signer.sign("/files/report.bin", expires_at=1_000_000_000)).status_code == 410
+
+
+@pytest.mark.server
+def test_nginx_sends_what_flask_allowed(served_root: Path, tmp_path: Path) -> None:
+    nginx, upstream_port, port = nginx_binary(), free_port(), free_port()
+    temp = "".join(
+        f"{kind}_temp_path {tmp_path}/{kind};\n" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    (tmp_path / "nginx.conf").write_text(
+        ("user root;\n" if os.geteuid() == 0 else "") + f"worker_processes 1;\npid {tmp_path}/nginx.pid;\n"
+        f"error_log {tmp_path}/error.log warn;\nevents {{ worker_connections 16; }}\nhttp {{ access_log off;\n{temp}"
+        f"server {{ listen 127.0.0.1:{port};\n location /protected/ {{ internal; alias {served_root}/; }}\n"
+        f" location / {{ proxy_pass http://127.0.0.1:{upstream_port}; }} }} }}\n"
+    )  # fmt: skip
+    command = [
+        str(BIN / "gunicorn"),
+        "--bind",
+        f"127.0.0.1:{upstream_port}",
+        "tests.signed_urls.flask_app:app_from_env()",
+    ]
+    front = [nginx, "-p", f"{tmp_path}/", "-c", f"{tmp_path}/nginx.conf", "-g", "daemon off;"]
+    env = {"BLAKE2SIGN_SERVED_ROOT": str(served_root), "BLAKE2SIGN_ACCEL": "/protected/"}
+    with running_server(command, upstream_port, **env) as upstream, running_server(front, port) as base:
+        link = make_signer().sign("/files/report.bin", expires_in=60)
+        assert httpx.get(upstream + link).content == b""  # gunicorn alone sends headers only
+        sent = httpx.get(base + link, headers={"Range": "bytes=0-9"})
+        assert (sent.status_code, sent.content) == (206, CONTENT[:10])  # nginx handles the range
+        assert httpx.get(base + "/files/report.bin").status_code == 403
+        assert httpx.get(base + "/protected/report.bin").status_code == 404  # internal only
