@@ -20,7 +20,7 @@ import logging
 import re
 from collections.abc import Callable
 from fnmatch import fnmatchcase
-from typing import IO, Final
+from typing import IO, TYPE_CHECKING, Final
 from urllib.parse import quote, urljoin, urlsplit
 
 from . import link_prefix
@@ -28,6 +28,9 @@ from .link_prefix import SignedPrefix
 from .link_requests import FileAnswer, download_disposition, file_headers, logged
 from .link_text import PATH_SAFE, encode, parse_query
 from .urls import URLSigner, VerifiedLink
+
+if TYPE_CHECKING:
+    from .stored_files import StoredFile
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 
@@ -241,6 +244,22 @@ def read(handle: IO[bytes]) -> bytes:
     """The playlist, read whole from ``handle`` (``passed_query`` checked its size): at most one byte over the
     limit, which ``rewritten`` then refuses, should the file have grown."""
     return handle.read(MAX_PLAYLIST_SIZE + 1)
+
+
+def served(
+    stored: StoredFile, query: str, link: VerifiedLink, origin: str, name: str, as_attachment: bool
+) -> tuple[bytes, dict[str, str]]:
+    """What a file view sends for the playlist ``stored`` that ``passed_query`` gave ``query``: the body
+    (``rewritten`` on the request's ``origin``) and the headers (``answer``), whole; the file is closed. It reads
+    the file: an asynchronous view runs it in a thread."""
+    try:
+        handle, _, _ = stored.body(None)  # a storage's own reader, or the file
+        with handle:
+            data = read(handle)
+    finally:
+        stored.close()
+    body = rewritten(data, query, link, origin)
+    return body, answer(name, as_attachment, link, len(body)).headers
 
 
 def answer(name: str, as_attachment: bool, link: VerifiedLink, length: int) -> FileAnswer:

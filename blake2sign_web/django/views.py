@@ -166,15 +166,9 @@ class SignedFileView(View):
     ) -> HttpResponse:
         """The playlist with ``query`` after its URIs (``playlists``), whole, sent by this view even when it
         offloads other files."""
-        try:
-            handle, _, _ = stored.body(None)  # a storage's own reader, or the file
-            with handle:
-                data = playlists.read(handle)
-        finally:
-            stored.close()
-        body = playlists.rewritten(data, query, link, f"{request.scheme}://{request.get_host()}")
-        answer = playlists.answer(name, self.as_attachment, link, len(body))
-        return HttpResponse(b"" if request.method == "HEAD" else body, headers=answer.headers)
+        origin = f"{request.scheme}://{request.get_host()}"
+        body, headers = playlists.served(stored, query, link, origin, name, self.as_attachment)
+        return HttpResponse(b"" if request.method == "HEAD" else body, headers=headers)
 
     def ranged_reader(self, storage: Storage, handle: IO[bytes]) -> RangedObject | None:
         """What reads exactly the bytes to send from ``storage`` (django-storages' S3), or None to read ``handle``."""

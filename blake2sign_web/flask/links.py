@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, NoReturn, TypeVar, cast
 from urllib.parse import quote
@@ -188,30 +188,33 @@ class SignedFiles:
     def __call__(self, name: str) -> Response:
         link = self.guard.admit(True)  # a confirmation page is answered: no file opened
         signer = self.guard.links.signer if self.sign_playlists else None
-        return privately(_serve(self.root, name, link, self.as_attachment, self.guard, signer, self))
+        return privately(
+            _serve(self.root, name, link, self.as_attachment, self.guard, signer, self.accel_redirect, self.chunk_size)
+        )
 
 
 def _serve(
     root: str | os.PathLike[str], name: str, link: VerifiedLink | None, as_attachment: bool,
-    guard: _Guard | None = None, playlist_signer: URLSigner | None = None, view: SignedFiles | None = None,
+    guard: _Guard | None = None, playlist_signer: URLSigner | None = None, accel: str | None = None,
+    chunk_size: int = files.CHUNK_SIZE,
 ) -> Response:  # fmt: skip
-    """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer."""
-    request, accel = flask.request, None if view is None else view.accel_redirect
+    """Open ``name`` once; a playlist of a folder link passes it on; with ``guard``, use a single-use link up
+    knowing the file; answer: streamed (a whole file by the WSGI server's sendfile), or headers only."""
+    request, environ = flask.request, flask.request.environ
     stored = open_local(root, name, link)
     if isinstance(stored, link_requests.Refusal):
         _refuse(stored)
     try:
-        if playlist_signer is not None and link is not None:
-            query_string = request.environ.get("QUERY_STRING", "")
-            query = playlists.passed_query(name, link, stored.size, query_string, playlist_signer, True)
-            if query is not None:
-                handle, _, _ = stored.body(None)
-                with handle:
-                    data = playlists.read(handle)
-                text = playlists.rewritten(data, query, link, f"{request.scheme}://{request.host}")
-                return Response(text, headers=playlists.answer(name, as_attachment, link, len(text)).headers)
-        headers = cast(Mapping[str, str], request.headers)
-        asked = link_guard.FileRequest(request.method, headers, name, stored, link, offloaded=accel is not None)
+        query_string, origin = environ.get("QUERY_STRING", ""), f"{request.scheme}://{request.host}"
+        if (
+            link
+            and playlist_signer
+            and (query := playlists.passed_query(name, link, stored.size, query_string, playlist_signer, True))
+        ):
+            text, headers = playlists.served(stored, query, link, origin, name, as_attachment)
+            return Response(text, headers=headers)
+        sent = cast(Mapping[str, str], request.headers)
+        asked = link_guard.FileRequest(request.method, sent, name, stored, link, offloaded=accel is not None)
         if guard is not None and (use := asked.use()) is not None:
             guard.use(*use)
         answer = asked.answer(as_attachment, (accel, False))
@@ -219,10 +222,9 @@ def _serve(
             stored.close()  # no body, or nginx sends it
             return Response(status=answer.status, headers=answer.headers)
         handle, start, length = stored.body(answer.byte_range)
-        chunk_size = files.CHUNK_SIZE if view is None else view.chunk_size
-        body: Any = wrap_file(request.environ, handle, chunk_size)  # a WSGI server's sendfile, for a whole file
-        if answer.byte_range is not None:
-            body = file_readers.RangeReader(handle, start, length, chunk_size)
+        body: Iterable[bytes] = file_readers.RangeReader(handle, start, length, chunk_size)
+        if answer.byte_range is None:  # whole: the WSGI server's sendfile sends it
+            body = wrap_file(environ, handle, chunk_size)
         return Response(body, answer.status, answer.headers, direct_passthrough=True)
     except BaseException:
         stored.close()

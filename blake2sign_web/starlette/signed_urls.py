@@ -385,20 +385,10 @@ async def _serve(
 async def _playlist(
     request: Request, name: str, stored: StoredFile, query: str, link: VerifiedLink, as_attachment: bool
 ) -> Response:
-    """The playlist with ``query`` after its URIs (``playlists``), whole."""
-
-    def read() -> bytes:
-        handle, _, _ = stored.body(None)
-        with handle:
-            return playlists.read(handle)
-
-    try:
-        data = await anyio.to_thread.run_sync(read)
-    finally:
-        stored.close()
-    body = playlists.rewritten(data, query, link, f"{request.url.scheme}://{request.url.netloc}")
-    answer = playlists.answer(name, as_attachment, link, len(body))
-    return Response(b"" if request.method == "HEAD" else body, headers=answer.headers)
+    """The playlist with ``query`` after its URIs (``playlists``), whole: read and rewritten in a thread."""
+    origin = f"{request.url.scheme}://{request.url.netloc}"
+    body, headers = await anyio.to_thread.run_sync(playlists.served, stored, query, link, origin, name, as_attachment)
+    return Response(b"" if request.method == "HEAD" else body, headers=headers)
 
 
 async def _open(root: str | os.PathLike[str], name: str, link: VerifiedLink | None) -> StoredFile:
