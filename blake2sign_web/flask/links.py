@@ -168,7 +168,8 @@ class SignedFiles:
     """A view serving files under ``root`` by signed link (the options as ``signed_url_required``'s):
     ``app.add_url_rule("/files/<path:name>", view_func=SignedFiles(signer, root))``. ``accel_redirect``: the URL
     prefix of nginx's ``internal`` location that sends the files; ``sign_playlists``: an HLS playlist served by a
-    folder link gets that link's query after each URI in the folder (``playlists``)."""
+    folder link gets that link's query after each URI in the folder (``playlists``); ``path_param``: the rule's
+    variable holding the file's name; ``endpoint``: the rule's endpoint (for ``sign_url``)."""
 
     #: The link decides (405 with its Allow: GET and HEAD, POST for a consume_on="post" link), not the router.
     methods, provide_automatic_options = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"), False
@@ -178,15 +179,16 @@ class SignedFiles:
         bind: BindFunction | None = None, expired_status: int = 410, single_use: Any = None,
         client: Callable[[flask.Request], str] = default_client, confirm: ConfirmFunction | None = None,
         accel_redirect: str | None = None, chunk_size: int = files.CHUNK_SIZE, sign_playlists: bool = True,
-        endpoint: str = "signed_files",
+        path_param: str = "name", endpoint: str = "signed_files",
     ) -> None:  # fmt: skip
         self.root = files.served_root(root, "SignedFiles root")
         self.guard = _Guard.of(signer, bind, expired_status, single_use, client, confirm)
         self.as_attachment, self.accel_redirect, self.chunk_size = as_attachment, accel_redirect, chunk_size
-        self.sign_playlists, self.__name__ = sign_playlists, endpoint  # add_url_rule's endpoint
+        self.sign_playlists, self.path_param, self.__name__ = sign_playlists, path_param, endpoint
 
-    def __call__(self, name: str) -> Response:
+    def __call__(self, **view_args: str) -> Response:
         link = self.guard.admit(True)  # a confirmation page is answered: no file opened
+        name = view_args[self.path_param]
         signer = self.guard.links.signer if self.sign_playlists else None
         return privately(
             _serve(self.root, name, link, self.as_attachment, self.guard, signer, self.accel_redirect, self.chunk_size)

@@ -54,8 +54,8 @@ def build_flask(root: str | os.PathLike[str], signer: URLSigner | None = None, *
         return response
 
     app.add_url_rule("/files/<path:name>", view_func=SignedFiles(signer, root, **files))
-    inline = SignedFiles(signer, root, as_attachment=False, endpoint="inline")
-    app.add_url_rule("/inline/<path:name>", view_func=inline)
+    inline = SignedFiles(signer, root, as_attachment=False, path_param="file", endpoint="inline")
+    app.add_url_rule("/inline/<path:file>", view_func=inline)
     return app
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
+import flask
 import httpx
 import pytest
 
@@ -94,6 +95,15 @@ def test_a_playlist_passes_its_folder_link_on(served_root: Path) -> None:
     [segment] = [line for line in playlist.text.splitlines() if line.startswith("seg-1.ts")]
     assert segment.startswith("seg-1.ts?")
     assert client.get("/files/video/" + segment).data == b"TS"
+
+
+def test_files_by_another_rule_variable_and_endpoint(served_root: Path) -> None:
+    client = build_flask(served_root).test_client()
+    response = client.get(make_signer().sign("/inline/report.bin", expires_in=60))
+    assert response.headers["Content-Disposition"] == 'inline; filename="report.bin"'
+    assert response.data == CONTENT
+    with build_flask(served_root).test_request_context():
+        assert flask.url_for("inline", file="a.txt") == "/inline/a.txt"
 
 
 def test_accel_redirect_hands_the_file_to_nginx(served_root: Path) -> None:
