@@ -102,10 +102,10 @@ class _Guard(NamedTuple):
         """The verified link, also ``flask.g.signed_link`` (``g.signed_by_cookie``: a grant cookie gave it); else
         the request is answered (``abort``) with its refusal or the confirmation page."""
         request, links = flask.request, self.links
-        url, method = request_url(request, links.signer), request.method
+        url, method, path = request_url(request, links.signer), request.method, request.script_root + request.path
         grant = links.grant(url, method, lambda: request.cookies)
-        outcome = links.check(url, None if self.bind is None else self.bind(request), request.path, method,
-                              serves_file, grant)  # fmt: skip
+        bound = None if self.bind is None else self.bind(request)
+        outcome = links.check(url, bound, path, method, serves_file, grant)
         if isinstance(outcome, link_requests.Refusal):
             _refuse(outcome)
         flask.g.signed_link, flask.g.signed_by_cookie = getattr(outcome, "link", outcome), grant is not None
@@ -120,9 +120,9 @@ class _Guard(NamedTuple):
         """Use up a single-use link, or check a grouped one, in the store; answered with the refusal unless this
         request may have it. Flask has no CSRF check: a confirmation's POST from another site is refused."""
         request, store = flask.request, self.links.store
-        consume, check = (None, None) if store is None else (store.consume_link, store.check_link)
-        headers = cast(Mapping[str, str], request.headers)
-        refusal = self.links.use(link, request.path, consume, request, headers=headers, terms=terms, check=check)
+        consume, check = getattr(store, "consume_link", None), getattr(store, "check_link", None)
+        headers, path = cast(Mapping[str, str], request.headers), request.script_root + request.path
+        refusal = self.links.use(link, path, consume, request, headers=headers, terms=terms, check=check)
         if refusal is not None:
             _refuse(refusal)
 
