@@ -3,7 +3,8 @@
 Three Flask apps, each serving /login, /read and /write:
 
 - ``no sessions``: an interface that opens no session (Flask's null session, never saved), its views doing the
-  same dict work on a plain dict: what the request costs without sessions;
+  same dict work on a plain dict: what the request costs without sessions (and, as a probe, the same with a
+  session-sized Cookie header it never reads: what the header alone costs);
 - ``Flask SecureCookieSessionInterface``: Flask's own (itsdangerous, HMAC-SHA1, tagged JSON);
 - ``blake2sign_web FlaskSessions``: ours, with its defaults (typed values on, as Flask's are).
 
@@ -40,12 +41,16 @@ from pathlib import Path
 from typing import Any
 
 from . import callgrind, cgparse
-from .request_cost import STARLETTE_LOGIN
+from .request_cost import STARLETTE_LOGIN, probe_cookie
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "flask-bench-secret-0123456789abcdefghijklmnop"
 BASELINE, FLASKS, OURS = "no sessions", "Flask SecureCookieSessionInterface", "blake2sign_web FlaskSessions"
 ENGINES = (BASELINE, FLASKS, OURS)
+#: The session-less app sent a session-sized Cookie header it never reads: what the header alone costs (gunicorn
+#: parses it; Werkzeug keeps it in the environ). Named as both interfaces name theirs, as long as our login cookie.
+PROBE = "no sessions, a session-sized Cookie header sent"
+PROBE_COOKIE = probe_cookie("starlette")
 WORKLOADS = ("read", "write")
 #: Requests per counted block and uncounted ones before the first, in process and on a server (see
 #: ``callgrind.SERVER_WARMUP`` for why a server's blocks are long and come after 50 requests).
@@ -134,8 +139,11 @@ def child(requests: int, warmup: int, labels_path: str) -> None:
     gc.collect()
     gc.freeze()
     callgrind.start()
+    rows = [(engine, *found) for engine, found in built.items()]
+    probe_value = PROBE_COOKIE.split("=", 1)[1]
+    rows.insert(1, (PROBE, built[BASELINE][0], {"HTTP_COOKIE": PROBE_COOKIE}, len(probe_value)))
     for workload in WORKLOADS:
-        for engine, (driver, headers, size) in built.items():
+        for engine, driver, headers, size in rows:
             environ = driver.environ(f"/{workload}", headers=headers)
             for _ in range(warmup):
                 driver.request(environ)
@@ -191,8 +199,11 @@ def serve(engine: str, out: Path, requests: int, warmup: int, timeout: float) ->
     server = Server("flask", engine, env, None, prefix=prefix, timeout=300, wsgi_app=SERVER_APP)
 
     def plan(server: Server) -> list[tuple[str, str, str, str | None]]:
-        cookie = None if engine == BASELINE else server.login_cookie()
-        return [(engine, workload, f"/{workload}", cookie) for workload in WORKLOADS]
+        if engine == BASELINE:
+            variants = [(BASELINE, None), (PROBE, PROBE_COOKIE)]
+        else:
+            variants = [(engine, server.login_cookie())]
+        return [(label, workload, f"/{workload}", sent) for workload in WORKLOADS for label, sent in variants]
 
     return callgrind.count_server(server, out, plan, requests, warmup, timeout)
 
@@ -232,7 +243,7 @@ def run(
         jobs: list[str | None] = [None, *(ENGINES if server_requests is not None else ())]
         with ThreadPoolExecutor(max_workers=2) as pool:
             list(pool.map(job, jobs))
-    sizes = {e: row["cookie_bytes"] for e, row in (out["in_process"].get("read") or {}).items() if e != BASELINE}
+    sizes = {e: r["cookie_bytes"] for e, r in (out["in_process"].get("read") or {}).items() if e in (FLASKS, OURS)}
     settings = {
         "requests": requests,
         "warmup": warmup,
@@ -292,7 +303,9 @@ def section(part: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
         f"{where_note(part)}; {versions}. Our `FlaskSessions` (`blake2sign_web.flask`, its defaults: typed values "
         "on, as Flask's are) against Flask's own `SecureCookieSessionInterface` (itsdangerous, HMAC-SHA1, tagged "
         "JSON) and the same app without sessions (Flask's null session; its views do the same dict work on a plain "
-        "dict), on the login-sized session of the Starlette rows (user id, e-mail, name, CSRF token; not permanent, "
+        f"dict; it is also sent a {len(PROBE_COOKIE.split('=', 1)[1])}-byte Cookie header it never reads, as long as "
+        "our login cookie: the header's own cost, which the server parses whoever reads it), on the login-sized "
+        "session of the Starlette rows (user id, e-mail, name, CSRF token; not permanent, "
         "so neither re-issues an unchanged cookie). *Read-only* reads the user id; *read+write* also increments a "
         "counter, so the cookie is signed and sent again. Instructions per request (callgrind, caches "
         f"{' '.join(s['caches'])}): **in process**, each app's WSGI callable called, its response iterated and "
@@ -322,7 +335,7 @@ def section(part: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
             if not all(e in rows for e in ENGINES):
                 continue
             t = verdicts.get((where, workload), {})
-            for engine in ENGINES:
+            for engine in (BASELINE, PROBE, FLASKS, OURS) if PROBE in rows else ENGINES:
                 total = kilo(statistics.median(rows[engine]["Ir"]))
                 if engine == BASELINE:
                     lines.append(f"| {LABELS[workload]} | {engine} | {total} | baseline | | | |")

@@ -33,6 +33,7 @@ def test_each_engine_serves_the_login_session() -> None:
             assert driver.status.startswith("200"), (engine, workload, driver.status)
         assert (size > 0) == (engine != flask_cost.BASELINE)
     assert built[flask_cost.OURS][2] < built[flask_cost.FLASKS][2]  # a shorter cookie for the same session
+    assert len(flask_cost.PROBE_COOKIE.split("=", 1)[1]) == built[flask_cost.OURS][2]  # the probe: as long as ours
 
 
 def test_the_flask_part_writes_its_section_and_results(tmp_path: Path) -> None:
@@ -46,7 +47,7 @@ def test_the_flask_part_writes_its_section_and_results(tmp_path: Path) -> None:
     part = data["parts"]["flask"]
     assert "errors" not in part, part["errors"]
     for workload in flask_cost.WORKLOADS:
-        assert set(part["in_process"][workload]) == set(flask_cost.ENGINES)
+        assert set(part["in_process"][workload]) == {*flask_cost.ENGINES, flask_cost.PROBE}
         assert all(min(row["Ir"]) > 0 for row in part["in_process"][workload].values())
     assert part["cookie_bytes"][flask_cost.OURS] < part["cookie_bytes"][flask_cost.FLASKS]
     flask_targets = [t for t in data["targets"] if t["framework"] == "flask"]
@@ -62,13 +63,18 @@ def test_the_flask_part_writes_its_section_and_results(tmp_path: Path) -> None:
 
 
 @pytest.mark.server
-def test_a_gunicorn_worker_is_counted_between_the_markers(tmp_path: Path) -> None:
-    """Our interface on gunicorn (one sync worker) under valgrind: read and write counted, the login cookie sent."""
+@pytest.mark.parametrize("engine", [flask_cost.OURS, flask_cost.BASELINE])
+def test_a_gunicorn_worker_is_counted_between_the_markers(tmp_path: Path, engine: str) -> None:
+    """One app on gunicorn (one sync worker) under valgrind: read and write counted, with the login cookie (ours)
+    or without a cookie and with the probe's (the session-less app)."""
     needs_valgrind()
-    rows = flask_cost.serve(flask_cost.OURS, tmp_path, requests=2, warmup=1, timeout=300)
+    rows = flask_cost.serve(engine, tmp_path, requests=2, warmup=1, timeout=300)
     assert set(rows) == set(flask_cost.WORKLOADS)
+    labels = {engine} if engine == flask_cost.OURS else {engine, flask_cost.PROBE}
     for workload in flask_cost.WORKLOADS:
-        row = rows[workload][flask_cost.OURS]
-        assert len(row["Ir"]) == 3
-        assert min(row["Ir"]) > 100_000  # a whole request through gunicorn and Flask, not an empty block
-        assert row["cookie_bytes"] > 0
+        assert set(rows[workload]) == labels
+        for label in labels:
+            row = rows[workload][label]
+            assert len(row["Ir"]) == 3
+            assert min(row["Ir"]) > 100_000  # a whole request through gunicorn and Flask, not an empty block
+            assert bool(row["cookie_bytes"]) == (label != flask_cost.BASELINE)
