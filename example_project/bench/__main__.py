@@ -18,6 +18,8 @@ Parts (default: all, in this order):
               the file served with no check (callgrind, in process, Django and Starlette)
   hls         an HLS playlist and 200 segments of 64 KiB by a folder link against no signature check: the
               server CPU, gunicorn and uvicorn (example_project/bench/hls.py)
+  flask       what our Flask session adds to one request against Flask's own cookie session: instructions
+              (callgrind), in process and on a gunicorn worker, and the cookie's size (flask_cost.py)
 
 Writes docs/benchmarks/results.json (a part not run keeps its earlier results), docs/performance.md,
 docs/img/request-cost.png, docs/img/request-breakdown.png, docs/img/core-session.png and
@@ -52,6 +54,7 @@ PARTS = (
     "revocation-scale",
     "links",
     "hls",
+    "flask",
 )
 #: The single-connection HTTP part and the clock in process time these two kinds; the API kind is timed
 #: for the targets' engines only (the many-user workload times all three kinds).
@@ -351,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         "revocation-scale": cluster_scale.steps(args.scale_processes),
         "links": 2,
         "hls": 2 * (2 if args.quick else 7),
+        "flask": 1 if args.quick else 4,
     }
     bar = Progress(sum(steps[p] for p in args.parts))
     errors: dict[str, str] = {}
@@ -511,6 +515,16 @@ def main(argv: list[str] | None = None) -> int:
 
                         bar.describe("hls: signed against plain")
                         parts["hls"] = hls.run(2 if args.quick else 7, 1 if args.quick else 3, bar.tick)
+                    elif part == "flask":
+                        from . import flask_cost
+
+                        bar.describe("flask: callgrind, in process and on gunicorn")
+                        parts["flask"] = flask_cost.run(
+                            bar.tick,
+                            requests=5 if args.quick else flask_cost.REQUESTS,
+                            server_requests=None if args.quick else flask_cost.SERVER_REQUESTS,
+                            warmup=5 if args.quick else flask_cost.WARMUP,
+                        )
                     elif part == "downloads":
                         parts["downloads"] = downloads_part(args.max_size, bar)
                     elif part == "revocation-cost":

@@ -37,9 +37,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import cgparse, request_cost
+
+if TYPE_CHECKING:
+    from .http_load import Server
 
 #: The engines served under valgrind (one server each): the targets' rows and the baselines.
 SERVER_ENGINES = request_cost.SERVER_ENGINES
@@ -416,6 +419,36 @@ def serve(
         "PYTHONHASHSEED": "0",
     }
     server = http_load.Server(framework, engine, env, None, prefix=command(out), timeout=300)
+    baselines = (request_cost.DJANGO_BASELINE, request_cost.STARLETTE_BASELINE)
+    probe = PROBE_OF.get(engine)
+
+    def plan(server: http_load.Server) -> list[tuple[str, str, str, str | None]]:
+        cookie = None if engine in baselines else server.login_cookie()
+        # The baseline's server also serves a session-sized Cookie header it never reads: the
+        # server's and framework's cost of the header alone.
+        variants = [(engine, cookie)] + ([(probe, request_cost.probe_cookie(framework))] if probe else [])
+        return [
+            (label, workload, request_cost.server_path(framework, engine, workload), sent)
+            for workload in request_cost.WORKLOADS
+            for label, sent in variants
+        ]
+
+    return count_server(server, out, plan, requests, warmup, timeout)
+
+
+def count_server(
+    server: Server,
+    out: Path,
+    plan: Callable[[Server], list[tuple[str, str, str, str | None]]],
+    requests: int,
+    warmup: int,
+    timeout: float,
+) -> dict[str, Any]:
+    """A server started under valgrind (``command(out)``) with the markers on: its blocks, summarised as ``summarise``
+    does, then the server stopped. ``plan(server)``, once it answers: (engine label, workload, path, Cookie header or
+    None) for each row; each row is warmed up, then counted ``REPEATS`` times in blocks of ``requests``."""
+    from . import http_load
+
     try:
         server.wait(timeout=timeout)
         started_at = time.monotonic()
@@ -426,30 +459,22 @@ def serve(
             except (TimeoutError, ConnectionError):
                 if time.monotonic() - started_at > timeout:
                     raise
-        baselines = (request_cost.DJANGO_BASELINE, request_cost.STARLETTE_BASELINE)
-        cookie = None if engine in baselines else server.login_cookie()
         labels = []
-        # The baseline's server also serves a session-sized Cookie header it never reads: the
-        # server's and framework's cost of the header alone.
-        probe = PROBE_OF.get(engine)
-        variants = [(engine, cookie)] + ([(probe, request_cost.probe_cookie(framework))] if probe else [])
-        for workload in request_cost.WORKLOADS:
-            for label, sent in variants:
-                path = request_cost.server_path(framework, engine, workload)
-                http_load.client(server.url(path), sent or "", 600, warmup)
-                for repeat in range(REPEATS):
-                    http_load.client(server.url("/__bench_zero"), "", 600, 1)
-                    http_load.client(server.url(path), sent or "", 600, requests)
-                    http_load.client(server.url("/__bench_dump"), "", 600, 1)
-                    labels.append(
-                        {
-                            "engine": label,
-                            "workload": workload,
-                            "repeat": repeat,
-                            "requests": requests,
-                            "size": None if sent is None else len(sent.split("=", 1)[1]),
-                        }
-                    )
+        for label, workload, path, sent in plan(server):
+            http_load.client(server.url(path), sent or "", 600, warmup)
+            for repeat in range(REPEATS):
+                http_load.client(server.url("/__bench_zero"), "", 600, 1)
+                http_load.client(server.url(path), sent or "", 600, requests)
+                http_load.client(server.url("/__bench_dump"), "", 600, 1)
+                labels.append(
+                    {
+                        "engine": label,
+                        "workload": workload,
+                        "repeat": repeat,
+                        "requests": requests,
+                        "size": None if sent is None else len(sent.split("=", 1)[1]),
+                    }
+                )
     finally:
         server.stop()
     names: dict[str, dict[str, str]] = {}

@@ -1,20 +1,28 @@
 """What Flask sessions add to one request, counted in instructions by callgrind: ours against Flask's own.
 
-In process, as ``callgrind``'s in-process part counts Django and Starlette: one valgrind run builds three Flask
-apps, each serving /login, /read and /write through ``WSGIDriver`` (call the WSGI app, iterate, close), then
-counts blocks of requests bracketed by callgrind's client requests (zero, dump):
+Three Flask apps, each serving /login, /read and /write:
 
 - ``no sessions``: an interface that opens no session (Flask's null session, never saved), its views doing the
-  same dict work on a plain dict: what the request costs without sessions;
+  same dict work on a plain dict: what the request costs without sessions (and, as a probe, the same with a
+  session-sized Cookie header it never reads: what the header alone costs);
 - ``Flask SecureCookieSessionInterface``: Flask's own (itsdangerous, HMAC-SHA1, tagged JSON);
 - ``blake2sign_web FlaskSessions``: ours, with its defaults (typed values on, as Flask's are).
+
+Counted two ways, as ``callgrind`` counts Django and Starlette:
+
+- **in process**: one valgrind run builds the three apps, drives each through ``WSGIDriver`` (call the WSGI app,
+  iterate, close), and counts blocks of requests bracketed by callgrind's client requests (zero, dump);
+- **on a gunicorn worker**: one gunicorn (one sync worker) per app under valgrind, a client in this process sending
+  blocks of requests over 127.0.0.1 between the marker requests (``callgrind.count_server``): gunicorn's parsing,
+  Flask, the session and the socket calls' user-space side.
 
 Workloads, on the login-sized session the Starlette rows use (user id, e-mail, name, CSRF token; not
 permanent, so neither interface re-issues an unchanged cookie): ``read`` reads ``user_id``; ``write`` reads it
 and increments a counter (a new cookie on every response). What a session adds is the engine's instructions per
-request minus the baseline's; the ratio is ours over Flask's. Cookie sizes are the login cookie's value.
+request minus the baseline's, per repeat; the ratio is ours over Flask's. Cookie sizes are the login cookie's value.
 
-    python -m example_project.bench.flask_cost [--requests N]
+    python -m example_project.bench flask          # both ways, into docs/performance.md and results.json
+    python -m example_project.bench.flask_cost     # the same, printed as JSON only
 """
 
 from __future__ import annotations
@@ -23,20 +31,33 @@ import argparse
 import gc
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from . import callgrind, cgparse
-from .request_cost import STARLETTE_LOGIN
+from .request_cost import STARLETTE_LOGIN, probe_cookie
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "flask-bench-secret-0123456789abcdefghijklmnop"
 BASELINE, FLASKS, OURS = "no sessions", "Flask SecureCookieSessionInterface", "blake2sign_web FlaskSessions"
 ENGINES = (BASELINE, FLASKS, OURS)
+#: The session-less app sent a session-sized Cookie header it never reads: what the header alone costs (gunicorn
+#: parses it; Werkzeug keeps it in the environ). Named as both interfaces name theirs, as long as our login cookie.
+PROBE = "no sessions, a session-sized Cookie header sent"
+PROBE_COOKIE = probe_cookie("starlette")
 WORKLOADS = ("read", "write")
+#: Requests per counted block and uncounted ones before the first, in process and on a server (see
+#: ``callgrind.SERVER_WARMUP`` for why a server's blocks are long and come after 50 requests).
+REQUESTS, WARMUP = 200, 50
+SERVER_REQUESTS, SERVER_WARMUP = 200, callgrind.SERVER_WARMUP
+#: What gunicorn serves: ``server_app()`` builds the app ``BENCH_ENGINE`` names.
+SERVER_APP = "example_project.bench.flask_cost:server_app()"
 
 
 def make_app(engine: str) -> Any:
@@ -74,10 +95,21 @@ def make_app(engine: str) -> Any:
 
     @app.get("/write")
     def write() -> str:
-        data = dict(STARLETTE_LOGIN) if session is None else session
+        data: Any = dict(STARLETTE_LOGIN) if session is None else session
         data["count"] = data.get("count", 0) + 1
         return str(data.get("user_id"))
 
+    return app
+
+
+def server_app() -> Any:
+    """gunicorn's factory: the app of ``BENCH_ENGINE``, with the benchmark's markers outside Flask when
+    ``BENCH_MARKERS=1`` (a marker request opens no session)."""
+    from .server_apps import Markers
+
+    app = make_app(os.environ["BENCH_ENGINE"])
+    if os.environ.get("BENCH_MARKERS") == "1":
+        app.wsgi_app = Markers().wsgi(app.wsgi_app)
     return app
 
 
@@ -107,8 +139,11 @@ def child(requests: int, warmup: int, labels_path: str) -> None:
     gc.collect()
     gc.freeze()
     callgrind.start()
+    rows = [(engine, *found) for engine, found in built.items()]
+    probe_value = PROBE_COOKIE.split("=", 1)[1]
+    rows.insert(1, (PROBE, built[BASELINE][0], {"HTTP_COOKIE": PROBE_COOKIE}, len(probe_value)))
     for workload in WORKLOADS:
-        for engine, (driver, headers, size) in built.items():
+        for engine, driver, headers, size in rows:
             environ = driver.environ(f"/{workload}", headers=headers)
             for _ in range(warmup):
                 driver.request(environ)
@@ -125,42 +160,218 @@ def child(requests: int, warmup: int, labels_path: str) -> None:
     Path(labels_path).write_text(json.dumps(labels))
 
 
-def measure(requests: int, warmup: int) -> dict[str, Any]:
-    """{workload: {engine: Ir per request (the repeats' median)}}, the cookie sizes and the ratios."""
-    problem = callgrind.supported()
-    if problem:
-        raise SystemExit(problem)
+def in_process(requests: int, warmup: int, timeout: float) -> dict[str, Any]:
+    """{workload: {engine: callgrind.summarise's row}}, from one valgrind run of ``child``."""
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         labels_path = directory / "labels.json"
         argv = [sys.executable, "-m", "example_project.bench.flask_cost", "--child", str(requests), str(warmup)]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         env["PYTHONHASHSEED"] = "0"
-        process = subprocess.run(
-            [*callgrind.command(directory), *argv, str(labels_path)], cwd=ROOT, env=env, check=False
+        process = subprocess.Popen(
+            [*callgrind.command(directory), *argv, str(labels_path)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
+        try:
+            _, error_text = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise RuntimeError(f"valgrind run over {timeout:.0f} s: stopped") from None
         if process.returncode != 0:
-            raise SystemExit(f"valgrind run failed ({process.returncode})")
+            raise RuntimeError(f"valgrind run failed ({process.returncode}): {error_text[-1500:]}")
         names: dict[str, dict[str, str]] = {}
-        found = [p for p in directory.glob("callgrind.out.*.*") if p.suffix[1:].isdigit()]
-        dumps = [cgparse.parse(p, names) for p in sorted(found, key=lambda p: int(p.suffix[1:]))]
-        labels = json.loads(labels_path.read_text())
-    counts: dict[str, dict[str, list[float]]] = {}
-    sizes: dict[str, int] = {}
-    for dump, label in zip(dumps, labels, strict=True):
-        counts.setdefault(label["workload"], {}).setdefault(label["engine"], []).append(
-            dump.total("Ir") / label["requests"]
-        )
-        sizes[label["engine"]] = label["size"]
-    per_request = {w: {e: sorted(v)[len(v) // 2] for e, v in by.items()} for w, by in counts.items()}
-    added = {w: {e: by[e] - by[BASELINE] for e in (FLASKS, OURS)} for w, by in per_request.items()}
-    return {
-        "instructions_per_request": per_request,
-        "added_by_sessions": added,
-        "ratio_ours_over_flasks": {w: by[OURS] / by[FLASKS] for w, by in added.items()},
-        "cookie_bytes": {FLASKS: sizes[FLASKS], OURS: sizes[OURS]},
-        "cookie_ratio": sizes[OURS] / sizes[FLASKS],
+        dumps = [cgparse.parse(p, names) for p in callgrind.dumps_of(directory, process.pid)]
+        result: dict[str, Any] = callgrind.summarise(dumps, json.loads(labels_path.read_text()))
+        return result
+
+
+def serve(engine: str, out: Path, requests: int, warmup: int, timeout: float) -> dict[str, Any]:
+    """One gunicorn (one sync worker) serving ``engine`` under valgrind: {workload: {engine: row}}."""
+    from .http_load import Server
+
+    env = {"BENCH_MARKERS": "1", "PYTHONHASHSEED": "0"}
+    prefix = callgrind.command(out)
+    server = Server("flask", engine, env, None, prefix=prefix, timeout=300, wsgi_app=SERVER_APP)
+
+    def plan(server: Server) -> list[tuple[str, str, str, str | None]]:
+        if engine == BASELINE:
+            variants = [(BASELINE, None), (PROBE, PROBE_COOKIE)]
+        else:
+            variants = [(engine, server.login_cookie())]
+        return [(label, workload, f"/{workload}", sent) for workload in WORKLOADS for label, sent in variants]
+
+    return callgrind.count_server(server, out, plan, requests, warmup, timeout)
+
+
+def run(
+    tick: Callable[[], object] = lambda: None,
+    requests: int = REQUESTS,
+    server_requests: int | None = SERVER_REQUESTS,
+    warmup: int = WARMUP,
+    server_warmup: int = SERVER_WARMUP,
+    timeout: float = 1200,
+) -> dict[str, Any]:
+    """The part: in process and (unless ``server_requests`` is None) on gunicorn, two valgrind runs at a time (the
+    machine's two cores); {"settings", "in_process", "server", "cookie_bytes"} or {"error": why}. Four ticks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    why = callgrind.supported()
+    if why is not None:
+        return {"error": why}
+    out: dict[str, Any] = {"in_process": {}, "server": {}}
+    errors: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+
+        def job(engine: str | None) -> None:
+            try:
+                if engine is None or server_requests is None:
+                    out["in_process"] = in_process(requests, warmup, timeout)
+                else:
+                    directory = Path(tmp) / str(ENGINES.index(engine))
+                    directory.mkdir()
+                    for workload, rows in serve(engine, directory, server_requests, server_warmup, timeout).items():
+                        out["server"].setdefault(workload, {}).update(rows)
+            except Exception as error:  # one run's failure is reported, the others go on
+                errors["in process" if engine is None else engine] = repr(error)[-1500:]
+            tick()
+
+        jobs: list[str | None] = [None, *(ENGINES if server_requests is not None else ())]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(job, jobs))
+    sizes = {e: r["cookie_bytes"] for e, r in (out["in_process"].get("read") or {}).items() if e in (FLASKS, OURS)}
+    settings = {
+        "requests": requests,
+        "warmup": warmup,
+        "server_requests": server_requests,
+        "server_warmup": server_warmup if server_requests is not None else None,
+        "repeats": callgrind.REPEATS,
+        "caches": callgrind.CACHES,
+        "versions": versions(),
     }
+    part = {"settings": settings, **out, "cookie_bytes": sizes}
+    if errors:
+        part["errors"] = errors
+    return part
+
+
+def versions() -> dict[str, str]:
+    from importlib import metadata
+
+    return {name: metadata.version(name) for name in ("Flask", "Werkzeug", "itsdangerous", "gunicorn")}
+
+
+def added(rows: dict[str, Any], engine: str) -> list[float]:
+    """Instructions ``engine`` adds per request over the baseline, one value per repeat."""
+    return [e - b for e, b in zip(rows[engine]["Ir"], rows[BASELINE]["Ir"], strict=False)]
+
+
+def ratios(rows: dict[str, Any]) -> list[float]:
+    """Ours' added instructions over Flask's, per repeat."""
+    return [m / o for m, o in zip(added(rows, OURS), added(rows, FLASKS), strict=False) if o > 0]
+
+
+# --- the page -----------------------------------------------------------------------------------------------
+
+
+def section(part: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
+    """The performance page's "Flask" section: what each session adds in process and on gunicorn, the ratios
+    and their verdicts (``targets``: results.json's, judged by ``targets.flask_targets``), the cookie sizes."""
+    from .formatting import fmt, kilo, where_note
+    from .targets import FLASK_COOKIE_TARGET, FLASK_TARGET, LABELS
+
+    lines = ["## Flask: what a session adds", ""]
+    if not part:
+        return [*lines, "Not run yet: `python -m example_project.bench flask`.", ""]
+    if "error" in part:
+        return [*lines, f"Not run: {part['error']}", ""]
+    s = part["settings"]
+    versions = ", ".join(f"{k} {v}" for k, v in s.get("versions", {}).items())
+    server = (
+        f"**on a gunicorn worker**, one sync worker per app under valgrind and a client in another process sending "
+        f"blocks of {s['server_requests']} requests over 127.0.0.1 after {s['server_warmup']} uncounted ones, "
+        "between two marker requests answered outside Flask (gunicorn's HTTP parsing, Flask, the session and the "
+        "socket calls' user-space side: valgrind sees no kernel instruction)"
+        if s.get("server_requests")
+        else "no gunicorn run"
+    )
+    lines += [
+        f"{where_note(part)}; {versions}. Our `FlaskSessions` (`blake2sign_web.flask`, its defaults: typed values "
+        "on, as Flask's are) against Flask's own `SecureCookieSessionInterface` (itsdangerous, HMAC-SHA1, tagged "
+        "JSON) and the same app without sessions (Flask's null session; its views do the same dict work on a plain "
+        f"dict; it is also sent a {len(PROBE_COOKIE.split('=', 1)[1])}-byte Cookie header it never reads, as long as "
+        "our login cookie: the header's own cost, which the server parses whoever reads it), on the login-sized "
+        "session of the Starlette rows (user id, e-mail, name, CSRF token; not permanent, "
+        "so neither re-issues an unchanged cookie). *Read-only* reads the user id; *read+write* also increments a "
+        "counter, so the cookie is signed and sent again. Instructions per request (callgrind, caches "
+        f"{' '.join(s['caches'])}): **in process**, each app's WSGI callable called, its response iterated and "
+        f"closed as gunicorn's sync worker does, blocks of {s['requests']} requests after {s['warmup']} uncounted "
+        f"ones; {server}. Each block runs {s['repeats']} times: medians, with the range (min-max) of the repeats; "
+        "the ratio ours / Flask's is of the instructions each adds over the session-less app, taken repeat by "
+        f"repeat. Issue 30's targets: at most {FLASK_TARGET:.2f} of Flask's, read and read+write, in process and on "
+        f"gunicorn ('met' when every repeat is within it); the cookie at most {FLASK_COOKIE_TARGET:.2f} of Flask's.",
+        "",
+    ]
+    verdicts = {(t["where"], t["workload"]): t for t in targets if t["framework"] == "flask"}
+    for key, where, title in (
+        ("in_process", "callgrind, in process", "in process"),
+        ("server", "callgrind, server worker", "on a gunicorn worker (1 sync worker)"),
+    ):
+        by_workload = part.get(key) or {}
+        if not by_workload:
+            continue
+        lines += [
+            f"### Flask, {title}",
+            "",
+            "| request | engine | instructions | added | added range | ours / Flask's (min-max) | verdict |",
+            "|---|---|---:|---:|---:|---:|---|",
+        ]
+        for workload in WORKLOADS:
+            rows = by_workload.get(workload) or {}
+            if not all(e in rows for e in ENGINES):
+                continue
+            t = verdicts.get((where, workload), {})
+            for engine in (BASELINE, PROBE, FLASKS, OURS) if PROBE in rows else ENGINES:
+                total = kilo(statistics.median(rows[engine]["Ir"]))
+                if engine == BASELINE:
+                    lines.append(f"| {LABELS[workload]} | {engine} | {total} | baseline | | | |")
+                    continue
+                extra = added(rows, engine)
+                ratio = (
+                    f"**{fmt(t.get('median'))}** ({fmt(t.get('low'))}-{fmt(t.get('high'))})"
+                    if engine == OURS and t
+                    else ""
+                )
+                lines.append(
+                    f"| {LABELS[workload]} | {engine} | {total} | {kilo(statistics.median(extra))} | "
+                    f"{kilo(min(extra))} - {kilo(max(extra))} | {ratio} | {t.get('verdict', '') if ratio else ''} |"
+                )
+        lines.append("")
+    sizes = part.get("cookie_bytes") or {}
+    if FLASKS in sizes and OURS in sizes:
+        ratio = sizes[OURS] / sizes[FLASKS]
+        verdict = "met" if ratio <= FLASK_COOKIE_TARGET else "MISSED"
+        lines += [
+            "### Flask, the cookie",
+            "",
+            "The login session's cookie value, as each interface set it (the same session in both).",
+            "",
+            "| engine | cookie value | ours / Flask's | verdict |",
+            "|---|---:|---:|---|",
+            f"| {FLASKS} | {sizes[FLASKS]} B | | |",
+            f"| {OURS} | {sizes[OURS]} B | **{ratio:.2f}** | {verdict} (at most {FLASK_COOKIE_TARGET:.2f}) |",
+            "",
+        ]
+    lines += [
+        "Re-run: `python -m example_project.bench flask` (valgrind; several minutes on 2 cores), or "
+        "`python -m example_project.bench.flask_cost` for the figures as JSON without touching this page.",
+        "",
+    ]
+    return lines
 
 
 def main() -> None:
@@ -168,10 +379,27 @@ def main() -> None:
         child(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=200, help="requests per counted block")
-    parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--requests", type=int, default=REQUESTS, help="requests per counted block, in process")
+    parser.add_argument("--warmup", type=int, default=WARMUP)
+    parser.add_argument("--server-requests", type=int, default=SERVER_REQUESTS, help="on gunicorn")
+    parser.add_argument("--no-server", action="store_true", help="in process only")
     args = parser.parse_args()
-    print(json.dumps(measure(args.requests, args.warmup), indent=2))
+    started = time.time()
+    part = run(
+        lambda: print(f"{time.time() - started:.0f} s: one valgrind run done", file=sys.stderr),
+        args.requests,
+        None if args.no_server else args.server_requests,
+        args.warmup,
+    )
+    summary: dict[str, Any] = {"cookie_bytes": part.get("cookie_bytes"), "errors": part.get("errors")}
+    for key in ("in_process", "server"):
+        for workload, rows in (part.get(key) or {}).items():
+            if all(e in rows for e in ENGINES):
+                found = summary.setdefault(key, {})
+                found[workload] = {e: statistics.median(added(rows, e)) for e in (FLASKS, OURS)} | {
+                    "ratios": ratios(rows)
+                }
+    print(json.dumps(summary, indent=2))
 
 
 if __name__ == "__main__":

@@ -68,17 +68,19 @@ class Server:
         prefix: list[str] | None = None,
         timeout: int = 30,
         worker_class: str = "sync",
+        wsgi_app: str = f"{APPS}:django_app",
     ) -> None:
         """``workers`` > 1: that many worker processes (CPU is then read off all of them);
         ``prefix``: a command the server runs under (valgrind); ``timeout``: gunicorn's worker timeout;
-        ``worker_class``: gunicorn's (``gthread`` runs one thread per worker and keeps connections alive)."""
+        ``worker_class``: gunicorn's (``gthread`` runs one thread per worker and keeps connections alive);
+        ``wsgi_app``: what gunicorn serves for any framework but Starlette (Flask's apps live in ``flask_cost``)."""
         self.framework, self.engine, self.workers = framework, engine, workers
         self.port = free_port()
         bind = ["127.0.0.1", str(self.port)]
-        if framework == "django":
+        if framework != "starlette":
             command = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", worker_class, "-b", ":".join(bind)]
             command += ["--threads", "1"] if worker_class == "gthread" else []
-            command += ["--log-level", "warning", "--timeout", str(timeout), f"{APPS}:django_app"]
+            command += ["--log-level", "warning", "--timeout", str(timeout), wsgi_app]
         else:
             command = [sys.executable, "-m", "uvicorn", f"{APPS}:starlette_app", "--host", bind[0], "--port", bind[1]]
             command += ["--workers", str(workers), "--no-access-log", "--log-level", "warning"]
@@ -107,7 +109,7 @@ class Server:
                 time.sleep(0.05)
         else:
             raise RuntimeError(f"{self.framework} server for {self.engine!r} did not listen within {timeout} s")
-        if self.framework == "django" or self.workers > 1:  # the master forks the workers that serve
+        if self.framework != "starlette" or self.workers > 1:  # gunicorn's master forks the workers that serve
             import psutil
 
             children = psutil.Process(self.process.pid).children()

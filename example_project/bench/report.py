@@ -62,7 +62,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import headline
+from . import flask_cost, headline
 from .breakdown import breakdown_section, starlette_ablation_table
 from .charts import breakdown_chart, ratio_chart, scale_chart
 from .formatting import fmt, where_note
@@ -118,6 +118,7 @@ python -m example_project.bench --quick              # a smoke run of every part
 python -m example_project.bench callgrind requests   # some parts only; the others keep their last results
 python -m example_project.bench revocation-cost      # what revocation adds to a request: needs redis-server
 python -m example_project.bench revocation-scale     # Redis and Redis Cluster: needs redis-server, redis-cli
+python -m example_project.bench flask                # Flask's rows: callgrind in process and on gunicorn
 python -m example_project.bench.report               # this page and the charts again, from the JSON
 ```
 
@@ -127,7 +128,9 @@ simulated cache misses per request: a deterministic instrument), `many-users` (1
 keep-alive, 1 and 4 workers), `profile` (py-spy on the server worker: where the time goes), `downloads`
 (signed downloads up to 1 GiB), `revocation-cost` (what revocation and single-use links add to one
 request, against a redis-server it starts on loopback), `revocation-scale` (revocation checks per second
-from 1, 2 and 4 processes against one Redis and a Redis Cluster it starts on loopback, and what `WAIT` costs).
+from 1, 2 and 4 processes against one Redis and a Redis Cluster it starts on loopback, and what `WAIT` costs),
+`links` and `hls` (links for many files), `flask` (what our Flask session adds against Flask's own, counted in
+process and on a gunicorn worker, and the cookie's size).
 Options: `--framework django|starlette`, `--engines NAME ...` (the baselines always run), `--no-http`,
 `--rounds`, `--block`, `--http-rounds`, `--http-seconds`,
 `--cg-requests`, `--cg-server-requests`, `--cg-no-server`, `--cg-timeout`, `--users`, `--mu-rounds`, `--mu-seconds`,
@@ -187,7 +190,10 @@ def targets_section(data: dict[str, Any]) -> list[str]:
         "engine and middleware) and 0.55 (our engine under Django's middleware), in process; over HTTP, added "
         "server CPU at most 0.45, 0.45 and 0.70; a request that never touches the session adds at most 2 us in "
         "process (Starlette) and verifies or decodes nothing. Issue 28's, for a read in process: at most 0.36 of "
-        "Starlette's (Starlette) and 0.38 of `signed_cookies` (Django, our engine and middleware).",
+        "Starlette's (Starlette) and 0.38 of `signed_cookies` (Django, our engine and middleware). Issue 30's, "
+        "for Flask: our `FlaskSessions` adds at most 0.40 of the instructions Flask's `SecureCookieSessionInterface` "
+        "adds, read and read+write, in process and on a gunicorn worker (the cookie: see "
+        "[Flask](#flask-what-a-session-adds)).",
         "",
         "| instrument | framework | request | ours / theirs | median | spread | target | verdict |",
         "|---|---|---|---|---:|---:|---:|---|",
@@ -295,6 +301,7 @@ def markdown(data: dict[str, Any]) -> str:
     if "many_users" in parts:
         lines += many_users_section(parts["many_users"])
     lines += breakdown_section(parts)
+    lines += flask_cost.section(parts.get("flask", {}), data.get("targets", []))
     lines += ["## Core: dumps + loads", ""]
     if "core" in parts:
         from . import core

@@ -1,4 +1,4 @@
-"""The results' summaries and the targets judged on them: issues 20's and 28's ratios of added cost, ours / theirs.
+"""The results' summaries and the targets judged on them: issues 20, 28 and 30's ratios of added cost, ours / theirs.
 
 Each target row of ``results.json`` (``"targets"``) is computed here from the parts, so that the page's headline and
 its table of targets quote the same ratios and verdicts. Deterministic counts (callgrind) are judged on every
@@ -16,7 +16,7 @@ from . import callgrind as callgrind_module
 from . import request_cost
 from .interleaved import NOISE_LIMIT, Quartiles, verdict
 
-TITLES = {"django": "Django", "starlette": "Starlette"}
+TITLES = {"django": "Django", "starlette": "Starlette", "flask": "Flask"}
 LABELS = {
     "api": "never touches the session",
     "read": "read-only",
@@ -55,6 +55,10 @@ EXTRA_IN_PROCESS_TARGETS = [
     ("django", DJANGO_OURS, "ours, signer built per request", 0.50),
     ("starlette", STARLETTE_OURS, "blake2sign_web, signer built per request", 0.50),
 ]
+#: Issue 30's target for Flask (the ``flask`` part), read and read+write, in process and on a gunicorn worker.
+FLASK_TARGET = 0.40
+#: Issue 30's target for the cookie: ours at most this fraction of Flask's, for the same session.
+FLASK_COOKIE_TARGET = 0.55
 #: A request that never touches the session: at most this many microseconds added in process (Starlette).
 API_LIMIT_US = 2.0
 #: A ratio over fewer rounds than this gets no verdict: its quartiles say nothing of its spread.
@@ -314,6 +318,23 @@ def all_targets(parts: dict[str, Any]) -> list[dict[str, Any]]:
                         _from_quartiles(entry, (q, len(values)), quick)
                     out.append(entry)
     out += api_targets(parts)
+    out += flask_targets(parts.get("flask", {}))
+    return out
+
+
+def flask_targets(part: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 30's: our ``FlaskSessions`` against Flask's ``SecureCookieSessionInterface``, on every repeat."""
+    from . import flask_cost
+
+    out = []
+    quick = bool(part.get("settings", {}).get("quick"))
+    for where, key in (("callgrind, in process", "in_process"), ("callgrind, server worker", "server")):
+        for workload in ("read", "write"):
+            rows = (part.get(key) or {}).get(workload) or {}
+            if all(n in rows for n in flask_cost.ENGINES):
+                values = flask_cost.ratios(rows)
+                ours, theirs = flask_cost.OURS, flask_cost.FLASKS
+                out.append(_range_entry(where, "flask", workload, ours, theirs, FLASK_TARGET, values, quick))
     return out
 
 
