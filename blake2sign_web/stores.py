@@ -7,6 +7,7 @@ for its replicas and what the scripts do are decided here, once.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -221,13 +222,16 @@ def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
     return client
 
 
-def client_problem(client: object) -> str | None:
-    """Why ``client`` cannot be a ``RedisStore``'s (None: it can, a ``redis.asyncio`` client has ``pipeline``)."""
-    if callable(getattr(client, "pipeline", None)):
+def client_problem(client: object, *, asynchronous: bool = True) -> str | None:
+    """Why ``client`` cannot be a ``RedisStore``'s (None: it can): a redis-py client (it has ``pipeline``), of
+    ``redis.asyncio`` for an ``asynchronous`` store, blocking for the other (the wrong kind fails on each call)."""
+    execute = getattr(client, "execute_command", None)
+    if callable(getattr(client, "pipeline", None)) and inspect.iscoroutinefunction(execute) == asynchronous:
         return None
+    kind = "redis.asyncio.Redis, a redis.asyncio.RedisCluster" if asynchronous else "redis.Redis, a redis.RedisCluster"
     return (
-        "RedisStore needs a redis.asyncio.Redis, a redis.asyncio.RedisCluster or a URL (redis://, "
-        f"redis+cluster://, redis+sentinel://), not {type(client).__name__}"
+        f"RedisStore needs a {kind} or a URL (redis://, redis+cluster://, redis+sentinel://), "
+        f"not {type(client).__module__}.{type(client).__name__}"
     )
 
 

@@ -6,77 +6,29 @@ The plans and what a session read or written does with them are the core's (``st
 
 from __future__ import annotations
 
-import time
 from functools import partial
 from typing import Any
 
 import flask
 
-from .. import revocation
-from ..redis_commands import send_sync
+from .. import redis_store, revocation
 from ..revocable_session import checked, response_steps, revocation_check
-from ..revocation import DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, Policy, StoreUnavailable
+from ..revocation import StoreUnavailable
 from ..session_request import generation_to_sign, read_with_revocation
 from ..session_revocation import SessionState
 from ..session_state import Session
-from ..store_plans import Plan, Replicas, StorePlans, T, drive, unavailable_on_error
-from ..stores import logger, parse_store_url, redis_client
+from ..stores import logger
 
 __all__ = ["RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
 
 
-class RedisStore:
-    """The records of ``blake2sign_web.revocation`` in Redis, through a blocking redis-py client (or a store URL:
-    ``redis://``, ``redis+cluster://``, ``redis+sentinel://``). ``user_key``: the session key of the logged-in
-    user (Flask-Login's ``_user_id`` by default). The other arguments are Starlette's ``RedisStore``'s."""
+class RedisStore(redis_store.RedisStore):
+    """The core's blocking ``RedisStore`` (``blake2sign_web.redis_store``: a redis-py client or a store URL, and
+    its options), with ``user_key``: the session key of the logged-in user (Flask-Login's ``_user_id``)."""
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        on_unavailable: Policy = "closed",
-        clock_skew: float = DEFAULT_CLOCK_SKEW,
-        key_prefix: str = "",
-        wait_replicas: int = 0,
-        user_key: str = "_user_id",
-    ) -> None:
-        self.timeout = revocation.check_timeout(timeout, "RedisStore timeout")
-        self.on_unavailable = revocation.check_policy(on_unavailable, "RedisStore on_unavailable")
-        self.clock_skew = revocation.check_clock_skew(clock_skew, "RedisStore clock_skew")
-        self.key_prefix = revocation.check_key_prefix(key_prefix, "RedisStore key_prefix")
-        wait_replicas = revocation.check_wait_replicas(wait_replicas, "RedisStore wait_replicas")
-        self._replicas = Replicas(wait_replicas, self.timeout)
-        self._plans = StorePlans(self.key_prefix, self.clock_skew, self._replicas, revocation.CLOCK)
-        if isinstance(client, str):
-            sockets = {"socket_timeout": self.timeout, "socket_connect_timeout": self.timeout}
-            client = redis_client(parse_store_url(client), sockets, asynchronous=False)
-        from redis.cluster import RedisCluster
-
-        self.client, self.is_cluster, self.user_key = client, isinstance(client, RedisCluster), user_key
-        self.fails_open = self.on_unavailable == "open"
-
-    def revoke_session(self, session_id: bytes, lifetime: int) -> None:
-        self._run(self._plans.end_session(session_id, lifetime))
-
-    def log_out_everywhere(self, user_id: object, lifetime: int) -> str:
-        return self._run(self._plans.log_out_everywhere(user_id, lifetime))
-
-    def user_generation(self, user_id: object) -> str:
-        return self._run(self._plans.user_generation(user_id))
-
-    def is_revoked(self, session_id: bytes | None, user_id: object, issued_at: int, generation: str | None) -> bool:
-        """Whether a verified session was ended: one ``MGET`` of the records the core names."""
-        check = revocation.session_check(session_id, user_id, issued_at, generation, self.key_prefix, self.clock_skew)
-        if check is None:
-            return False
-        with unavailable_on_error("check a session", "Redis"):
-            values = self.client.mget_nonatomic(check.keys) if self.is_cluster else self.client.mget(check.keys)
-        return check.revoked(values)
-
-    def _run(self, plan: Plan[T]) -> T:
-        with unavailable_on_error(plan.action, "Redis"):
-            return drive(plan.steps, partial(send_sync, self.client, self.is_cluster, self._replicas, time.sleep))
+    def __init__(self, client: Any, *, user_key: str = "_user_id", **options: Any) -> None:
+        super().__init__(client, **options)
+        self.user_key = user_key
 
 
 def opened(store: RedisStore, loader: Any, cookie: str | None) -> Session:
