@@ -247,3 +247,19 @@ def check_store(value: object, option: str, needs: str) -> None:
     """TypeError if ``value`` cannot be the store ``option`` names (``store_problem``)."""
     if (problem := store_problem(value, option, needs)) is not None:
         raise TypeError(problem)
+
+
+def check_store_kind(store: object, asynchronous: bool, option: str, user: str, fix: str) -> None:
+    """TypeError unless ``store`` (what ``option`` names, for ``user``: the adapter) is of the kind its adapter
+    calls: an asyncio store (``is_revoked`` a coroutine function) for one on an event loop (``asynchronous``), a
+    blocking one for the other. ``fix``: what to set instead."""
+    if inspect.iscoroutinefunction(getattr(store, "is_revoked", None)) == asynchronous:
+        return
+    if asynchronous:
+        found, wanted = "a blocking store (each of its calls would stop the event loop)", "an asyncio one"
+    else:
+        found, wanted = (
+            "an asyncio store (its calls are coroutines, which a blocking view never runs)",
+            "a blocking one",
+        )
+    raise TypeError(f"{option} is {found}: {user} needs {wanted}, {fix}")
