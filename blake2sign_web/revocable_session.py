@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
+from inspect import iscoroutinefunction
 from typing import Any, NamedTuple, TypeVar
 
 from .revocation import current_session_fate
@@ -229,6 +230,38 @@ def logging_out(
             session.mark_modified()  # re-signed with the new generation
     elif fate == "end":
         yield from ending(session, state, lifetime)
+
+
+class StorePart(NamedTuple):
+    """A store's part of a request, for an adapter that keeps the ``SessionState`` on its session
+    (``session.revocation``): ``loading`` a cookie's session (``opening``), ``writing`` before its cookie is
+    (``writing``: the id the token carries), and ``ask``: the store's answer (a coroutine for an asyncio store's).
+    Without a store, ``loading`` asks nothing (``for_cookie``) and the others are None."""
+
+    loading: Callable[[str | None], Steps[Session]]
+    writing: Any  # Callable[[Session], Steps[bytes]], or None
+    ask: Any  # Callable[[Ask], answer or Awaitable[answer]], or None
+
+    @classmethod
+    def of(cls, store: Any, loader: Any, lifetime: int, cookie_name: str, setting: str) -> StorePart:
+        """The part of ``store`` (``setting``: how the adapter names its ``on_unavailable``) for sessions of
+        ``loader``, ended for ``lifetime`` seconds; ``store.user_key`` names the session's user."""
+        if store is None:
+            return cls(partial(_loaded, loader), None, None)
+        user_key = store.user_key
+
+        def written(session: Any) -> Steps[bytes]:
+            return writing(session, session.revocation, user_key, cookie_name, lifetime)
+
+        loading = partial(opening, loader, user_key=user_key, fails_open=store.fails_open, setting=setting)
+        return cls(loading, written, partial(aask if iscoroutinefunction(store.is_revoked) else ask, store))
+
+
+def _loaded(loader: Any, cookie: str | None) -> Steps[Session]:
+    """A plan that asks nothing: the cookie's session."""
+    session: Session = loader.for_cookie(cookie)
+    return session
+    yield  # pragma: no cover - a plan is a generator
 
 
 class _Calls:

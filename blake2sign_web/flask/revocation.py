@@ -6,14 +6,12 @@ a blocking redis-py client: ``app.config["BLAKE2SIGN_WEB"]["REVOCATION"] = Redis
 
 from __future__ import annotations
 
-import inspect
-from functools import partial
 from typing import Any
 
 import flask
 
-from .. import redis_store, revocable_session
-from ..revocable_session import aask, ask, ending, logging_out, opening
+from .. import redis_store
+from ..revocable_session import ending, logging_out
 from ..revocation import StoreUnavailable
 from ..store_plans import drive
 
@@ -31,26 +29,6 @@ class UserKey:
 class RedisStore(UserKey, redis_store.RedisStore):
     """The core's blocking ``RedisStore`` (``blake2sign_web.redis_store``: a redis-py client or a store URL, and
     its options), with ``user_key``."""
-
-
-def revocable(store: Any, loader: Any, lifetime: int, cookie_name: str) -> tuple[Any, Any, Any]:
-    """The store's part of a request, for ``FlaskSessions`` and ``QuartSessions``: ``loading`` a token's session,
-    ``writing`` before its cookie (the id it carries), and ``ask`` (the store's answer, a coroutine for Quart's)."""
-    if store is None:
-        return partial(_loaded, loader), None, None
-    setting = "RedisStore on_unavailable"
-    loading = partial(opening, loader, user_key=store.user_key, fails_open=store.fails_open, setting=setting)
-
-    def writing(session: Any) -> Any:
-        return revocable_session.writing(session, session.revocation, store.user_key, cookie_name, lifetime)
-
-    return loading, writing, partial(aask if inspect.iscoroutinefunction(store.is_revoked) else ask, store)
-
-
-def _loaded(loader: Any, token: str | None) -> Any:
-    """A plan without a store: the token's session."""
-    return loader.for_cookie(token)
-    yield  # pragma: no cover
 
 
 def _configuration(session: Any) -> Any:

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any, Final
 from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
 
 from .. import options, stores
+from ..revocable_session import StorePart
 from ..session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
 from ..session_loading import SessionLoader
 from ..session_request import SessionSetup, SessionWriter, joined_token
 from ..session_state import ReadTrackingSession, Session
 from ..session_token import RefusalWords
 from ..store_plans import drive
-from .revocation import revocable
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -170,9 +170,10 @@ class Configuration:
         )
         self.name, self.max_chunks = name, setup.max_chunks
         #: Revocation (a RedisStore: flask.revocation's, or for Quart flask.quart's), how long its records last (the
-        #: lifetime), and the store's part of a request (``revocation.revocable``): ``loading``, ``writing``, ``ask``.
+        #: lifetime), and the store's part of a request (``StorePart``): ``loading``, ``writing``, ``ask``.
         self.store, self.lifetime = values["revocation"], setup.lifetime
-        self.loading, self.writing, self.ask = revocable(self.store, self.loader, self.lifetime, name)
+        part = StorePart.of(self.store, self.loader, self.lifetime, name, "RedisStore on_unavailable")
+        self.loading, self.writing, self.ask = part
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
         self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
 
