@@ -14,13 +14,15 @@ what their replies mean are the core's plans (``store_plans``); this module send
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
-from .. import revocation
 from ..async_redis_store import AsyncRedisStore as RedisStore
 from ..records import new_session_id as new_session_id
+from ..revocable_session import aask, ending, logging_out
 from ..revocation import NotReplicated, StoreUnavailable
 from ..session_revocation import SessionState
+from ..store_plans import adrive
 from ..stores import client_from_url as client_from_url
 from ..stores import logger as logger
 
@@ -72,10 +74,7 @@ async def revoke_session(request: Any) -> None:
     """End the request's session now, on every server (``request.session.clear()`` does it as the response
     starts): StoreUnavailable is raised here if Redis is down. The session is emptied, its cookie deleted."""
     token = _token(request)
-    if (client := token.client_session()) is not None:
-        await token.store.revoke_session(client, token.lifetime)
-    token.ended()
-    request.session.clear()
+    await adrive(ending(request.session, token, token.lifetime), partial(aask, token.store))
 
 
 async def log_out_everywhere(request: Any, user_id: object | None = None, *, keep_current: bool = False) -> None:
@@ -83,16 +82,7 @@ async def log_out_everywhere(request: Any, user_id: object | None = None, *, kee
     after this call is not ended. The request's own session: ``revocation.current_session_fate`` (that user's
     ends too unless ``keep_current=True``: docs/revocation.md, "What log out everywhere guarantees")."""
     token = _token(request)
-    owner = request.session.get(token.user_key)
-    if user_id is None:
-        user_id = owner
-        if user_id is None:
-            raise ValueError(f"no user id in request.session[{token.user_key!r}]: pass user_id")
-    fate = revocation.current_session_fate(owner, user_id, keep_current)
-    generation = await token.store.log_out_everywhere(user_id, token.lifetime)
-    if fate == "keep":
-        token.keep(user_id, generation)
-        if owner is not None:
-            request.session.mark_modified()  # re-signed at the response with the new generation
-    elif fate == "end":
-        await revoke_session(request)
+    steps = logging_out(
+        request.session, token, token.user_key, token.lifetime, user_id, keep_current, "request.session"
+    )
+    await adrive(steps, partial(aask, token.store))
