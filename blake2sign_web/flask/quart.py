@@ -52,7 +52,7 @@ class QuartSessions(SessionInterface):
             if session.modified:
                 logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")
             return
-        configuration, written = session.configuration, None  # type: ignore[attr-defined]
+        configuration, written = session.configuration or self.configurations.of(app), None  # type: ignore[attr-defined]
         if configuration is not None and configuration.store is not None:
             permanent = configuration.refreshed(session)  # before the store's part, which signs what is written
             written = configuration.cookies(
