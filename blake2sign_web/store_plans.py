@@ -104,6 +104,12 @@ class Replicas:
         if acknowledged < self.wanted:
             raise not_replicated(action, acknowledged, self.wanted, self.timeout)
 
+    @classmethod
+    def checked(cls, wanted: object, timeout: float, name: str) -> Replicas:
+        """The replica waits a store's ``wait_replicas`` (``name``, its setting) asks for, within its ``timeout``:
+        ValueError if it is not a number of replicas (``stores.check_wait_replicas``)."""
+        return cls(check_wait_replicas(wanted, name), timeout)
+
 
 @dataclass(frozen=True, slots=True)
 class StorePlans:
@@ -279,8 +285,8 @@ def cache_options(options: dict[str, Any], owner: str) -> tuple[Replicas, dict[s
     connect = check_timeout(
         options.pop("socket_connect_timeout", timeout), f"{owner} OPTIONS['socket_connect_timeout']"
     )
-    wanted = check_wait_replicas(options.pop("wait_replicas", 0), f"{owner} OPTIONS['wait_replicas']")
-    return Replicas(wanted, timeout), {"socket_timeout": timeout, "socket_connect_timeout": connect, **options}
+    replicas = Replicas.checked(options.pop("wait_replicas", 0), timeout, f"{owner} OPTIONS['wait_replicas']")
+    return replicas, {"socket_timeout": timeout, "socket_connect_timeout": connect, **options}
 
 
 class CacheLike(Protocol):
@@ -314,11 +320,14 @@ def consume_in_cache(cache: CacheLike, use: LinkUse) -> bool:
 
 
 @contextmanager
-def unavailable_on_error(action: str, store: str = "the cache") -> Iterator[None]:
-    """Whatever ``store`` raises (each backend has its own errors) becomes StoreUnavailable."""
+def unavailable_on_error(action: str, store: str = "the cache", *, keep: bool = False) -> Iterator[None]:
+    """Whatever ``store`` raises (each backend has its own errors) becomes StoreUnavailable; ``keep``: a
+    StoreUnavailable raised inside (a plan's ``NotReplicated``) is raised as it is, its words kept."""
     try:
         yield
     except Exception as error:
+        if keep and isinstance(error, StoreUnavailable):
+            raise
         raise StoreUnavailable(f"{store} failed to {action}: {type(error).__name__}") from None
 
 

@@ -7,6 +7,7 @@ for its replicas and what the scripts do are decided here, once.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -221,13 +222,16 @@ def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:
     return client
 
 
-def client_problem(client: object) -> str | None:
-    """Why ``client`` cannot be a ``RedisStore``'s (None: it can, a ``redis.asyncio`` client has ``pipeline``)."""
-    if callable(getattr(client, "pipeline", None)):
+def client_problem(client: object, *, asynchronous: bool = True) -> str | None:
+    """Why ``client`` cannot be a ``RedisStore``'s (None: it can): a redis-py client (it has ``pipeline``), of
+    ``redis.asyncio`` for an ``asynchronous`` store, blocking for the other (the wrong kind fails on each call)."""
+    execute = getattr(client, "execute_command", None)
+    if callable(getattr(client, "pipeline", None)) and inspect.iscoroutinefunction(execute) == asynchronous:
         return None
+    kind = "redis.asyncio.Redis, a redis.asyncio.RedisCluster" if asynchronous else "redis.Redis, a redis.RedisCluster"
     return (
-        "RedisStore needs a redis.asyncio.Redis, a redis.asyncio.RedisCluster or a URL (redis://, "
-        f"redis+cluster://, redis+sentinel://), not {type(client).__name__}"
+        f"RedisStore needs a {kind} or a URL (redis://, redis+cluster://, redis+sentinel://), "
+        f"not {type(client).__module__}.{type(client).__name__}"
     )
 
 
@@ -243,3 +247,19 @@ def check_store(value: object, option: str, needs: str) -> None:
     """TypeError if ``value`` cannot be the store ``option`` names (``store_problem``)."""
     if (problem := store_problem(value, option, needs)) is not None:
         raise TypeError(problem)
+
+
+def check_store_kind(store: object, asynchronous: bool, option: str, user: str, fix: str) -> None:
+    """TypeError unless ``store`` (what ``option`` names, for ``user``: the adapter) is of the kind its adapter
+    calls: an asyncio store (``is_revoked`` a coroutine function) for one on an event loop (``asynchronous``), a
+    blocking one for the other. ``fix``: what to set instead."""
+    if inspect.iscoroutinefunction(getattr(store, "is_revoked", None)) == asynchronous:
+        return
+    if asynchronous:
+        found, wanted = "a blocking store (each of its calls would stop the event loop)", "an asyncio one"
+    else:
+        found, wanted = (
+            "an asyncio store (its calls are coroutines, which a blocking view never runs)",
+            "a blocking one",
+        )
+    raise TypeError(f"{option} is {found}: {user} needs {wanted}, {fix}")

@@ -1,17 +1,22 @@
 """Quart sessions: ``QuartSessions``, the Flask adapter's configuration on Quart's async ``SessionInterface``.
 
-Loading and saving a signed cookie do no I/O, so the coroutines never leave the event loop. Quart does not mark
-a session read through ``quart.session``, so its session marks reads itself (for Vary).
+Loading and saving a signed cookie do no I/O; with revocation, the store (``RedisStore``, on ``redis.asyncio``) is
+awaited, and ``revoke_session``, ``log_out_everywhere`` are Flask's awaited. Quart does not mark a session read
+through ``quart.session``, so its session marks reads itself (for Vary).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import quart
 from flask.sessions import SessionMixin
 from quart.sessions import SessionInterface
 
+from ..async_redis_store import AsyncRedisStore
 from ..session_state import ReadTrackingSession
+from ..store_plans import adrive
+from .revocation import UserKey, ending_of, logging_out_of
 from .sessions import Configurations, SessionParts, logger
 
 if TYPE_CHECKING:
@@ -26,7 +31,7 @@ class QuartSessions(SessionInterface):
     """This project's signed-cookie sessions for a Quart app: ``QuartSessions(app)``, or ``init_app(app)``."""
 
     def __init__(self, app: Quart | None = None) -> None:
-        self.configurations = Configurations(QuartSession, revocable=False)
+        self.configurations = Configurations(QuartSession, asynchronous=True)
         if app is not None:
             self.init_app(app)
 
@@ -39,11 +44,32 @@ class QuartSessions(SessionInterface):
         configuration = self.configurations.of(app)
         if configuration is None:
             return None
-        return configuration.open(request.headers.get("Cookie"), lambda: request.cookies)  # type: ignore[return-value]
+        token, *chunks = configuration.token(request.headers.get("Cookie"), lambda: request.cookies)
+        return configuration.opened(await adrive(configuration.loading(token), configuration.ask), *chunks)  # type: ignore[return-value]
 
     async def save_session(self, app: Quart, session: SessionMixin, response: Any) -> None:
         if response is None:  # a websocket: no cookie can be set (Quart's own interface says the same)
             if session.modified:
                 logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")
             return
-        self.configurations.save(app, session, response)
+        configuration, written = session.configuration or self.configurations.of(app), None  # type: ignore[attr-defined]
+        if configuration is not None and configuration.store is not None:
+            permanent = configuration.refreshed(session)  # before the store's part, which signs what is written
+            written = configuration.cookies(
+                session, permanent, await adrive(configuration.writing(session), configuration.ask)
+            )
+        self.configurations.save(app, session, response, written)
+
+
+class RedisStore(UserKey, AsyncRedisStore):
+    """The core's ``AsyncRedisStore`` (``blake2sign_web.async_redis_store``), with ``user_key`` as Flask's."""
+
+
+async def revoke_session() -> None:
+    """``blake2sign_web.flask.revocation.revoke_session``, awaited."""
+    await adrive(*ending_of(quart.session._get_current_object()))  # type: ignore[attr-defined]
+
+
+async def log_out_everywhere(user_id: object | None = None, *, keep_current: bool = False) -> None:
+    """``blake2sign_web.flask.revocation.log_out_everywhere``, awaited."""
+    await adrive(*logging_out_of(quart.session._get_current_object(), user_id, keep_current))  # type: ignore[attr-defined]

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any, Final
 from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
 
 from .. import options, stores
+from ..revocable_session import StorePart
 from ..session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
 from ..session_loading import SessionLoader
 from ..session_request import SessionSetup, SessionWriter, joined_token
 from ..session_state import ReadTrackingSession, Session
 from ..session_token import RefusalWords
-from .revocation import before_write, opened
+from ..store_plans import drive
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -101,7 +102,7 @@ class Configuration:
     """What one set of config values makes: the session class, the reader and the two writers (permanent or not)."""
 
     def __init__(
-        self, secret: Any, fallbacks: Any, config: Mapping[str, Any], path: str, base: type[Session], revocable: bool
+        self, secret: Any, fallbacks: Any, config: Mapping[str, Any], path: str, base: type[Session], asynchronous: bool
     ) -> None:
         section = config.get(SETTING, {})
         found = options.section_problems(section, SETTING, SECTION_KEYS)
@@ -119,8 +120,9 @@ class Configuration:
             given["same_site"] = config["SESSION_COOKIE_SAMESITE"]
         if (store := given.get("revocation")) is not None:
             stores.check_store(store, f"{SETTING}['REVOCATION']", "is_revoked")
-            if not revocable:  # a blocking store would stop the event loop for each round trip
-                raise TypeError(f"{SETTING}['REVOCATION'] is not offered by QuartSessions yet (only FlaskSessions)")
+            user, module = ("QuartSessions", "quart") if asynchronous else ("FlaskSessions", "revocation")
+            fix = f"blake2sign_web.flask.{module}.RedisStore(url, key_prefix=...)"
+            stores.check_store_kind(store, asynchronous, f'app.config["{SETTING}"]["REVOCATION"]', user, fix)
             given["revocation_key_prefix"] = store.key_prefix
         if given.get("format") != 1:  # format 1 (a rolling upgrade's) cannot be typed
             given.setdefault("typed", True)  # Flask's own sessions keep tuples, bytes, datetimes, UUIDs...
@@ -167,37 +169,60 @@ class Configuration:
             setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals
         )
         self.name, self.max_chunks = name, setup.max_chunks
-        #: Revocation (a flask.revocation.RedisStore), and how long its records last: the lifetime.
+        #: Revocation (a RedisStore: flask.revocation's, or for Quart flask.quart's), how long its records last (the
+        #: lifetime), and the store's part of a request (``StorePart``): ``loading``, ``writing``, ``ask``.
         self.store, self.lifetime = values["revocation"], setup.lifetime
+        part = StorePart.of(self.store, self.loader, self.lifetime, name, "RedisStore on_unavailable")
+        self.loading, self.writing, self.ask = part
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
         self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
 
-    def open(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> Session:
-        """The session of a request's Cookie ``header`` (its text, None without one): the core's cookie finds its
-        value without parsing the others. ``cookies``: the framework's parsed cookies, read only for chunks."""
+    def token(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> tuple[Any, ...]:
+        """The session token of a request's Cookie ``header`` (its text, None without one): the core's cookie finds
+        its value without parsing the others; with the chunks sent and an incomplete set's (``opened``).
+        ``cookies``: the framework's parsed cookies, read only for chunks."""
         token: str | None = None
+        sent: Mapping[str, str] = {}
+        incomplete: list[str] = []
         if not self.max_chunks:
             if header:
                 found = self.cookie.token_in(header.encode("latin-1", "replace"))
                 token = found.decode("latin-1").strip() if isinstance(found, bytes) else found
         else:
-            prefix, incomplete, sent = self.name + ".", list[str](), cookies()
+            sent = cookies()
             token = joined_token(self.name, sent, self.max_chunks, incomplete, self._refused)
-        session = self.loader.for_cookie(token) if self.store is None else opened(self.store, self.loader, token)
+        return token, sent, incomplete
+
+    def open(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> Session:
+        """The session of a request (``token``), checked against a blocking store if there is one."""
+        token, sent, incomplete = self.token(header, cookies)
+        session = self.loader.for_cookie(token) if self.store is None else drive(self.loading(token), self.ask)
+        return self.opened(session, sent, incomplete)
+
+    def opened(self, session: Any, sent: Mapping[str, str], incomplete: list[str]) -> Session:
+        """``session`` with what its interface needs to save it."""
         if self.max_chunks:
-            session.sent_chunks = [name for name in sent if name.startswith(prefix)]  # type: ignore[attr-defined]
-            session.incomplete = incomplete  # type: ignore[attr-defined]
+            session.sent_chunks = [name for name in sent if name.startswith(self.name + ".")]
+            session.incomplete = incomplete
         if session.modified:  # Flask's session.modified is the application's: false until it changes the session
-            session.modified, session.pending = False, True  # type: ignore[attr-defined]
-        session.configuration = self  # type: ignore[attr-defined]  # what saves it: no second look at app.config
-        return session
+            session.modified, session.pending = False, True
+        session.configuration = self  # what saves it: no second look at app.config
+        return session  # type: ignore[no-any-return]
 
     def set_cookies(self, session: Any) -> list[bytes]:
         """The Set-Cookie values of the response for ``session`` (the core's plan); [] when it keeps the cookie."""
+        permanent = self.refreshed(session)
+        return self.cookies(session, permanent, None if self.store is None else drive(self.writing(session), self.ask))
+
+    def refreshed(self, session: Any) -> bool:
+        """Whether ``session`` is permanent, marked modified if its cookie is re-issued (before the store's part)."""
         permanent = bool(dict.get(session, "_permanent", self.permanent))
         if (permanent and self.refresh and dict.__len__(session)) or (session.pending and session.accessed):
             session.modified = True  # SESSION_REFRESH_EACH_REQUEST: a permanent session's cookie is re-issued
-        session_id = None if self.store is None else before_write(session, self.store, self.lifetime, self.name)
+        return permanent
+
+    def cookies(self, session: Any, permanent: bool, session_id: bytes | None) -> list[bytes]:
+        """``set_cookies`` once the store had its part (``session_id``: the id the token carries)."""
         if not (session.modified or session.incomplete or (session.refused and session.accessed)):
             return []  # (a refused set of chunks is deleted once read, as by the other adapters)
         return self.writers[permanent].set_cookies(session, session_id, session.sent_chunks, session.incomplete)
@@ -206,8 +231,8 @@ class Configuration:
 class Configurations:
     """The configuration of each app an interface serves, built (and checked) once per set of config values."""
 
-    def __init__(self, session_base: type[Session], *, revocable: bool = True) -> None:
-        self.session_base, self.revocable = session_base, revocable
+    def __init__(self, session_base: type[Session], *, asynchronous: bool = False) -> None:
+        self.session_base, self.asynchronous = session_base, asynchronous
         self.built: dict[Any, Configuration] = {}
 
     def of(self, app: Any) -> Configuration | None:
@@ -231,19 +256,19 @@ class Configurations:
         except KeyError:
             pass
         except TypeError:  # an unhashable value: built afresh (and checked) on each request
-            return Configuration(secret, fallbacks, config, path, self.session_base, self.revocable)
-        found = Configuration(secret, fallbacks, config, path, self.session_base, self.revocable)
+            return Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous)
+        found = Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous)
         if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
             self.built.clear()
         self.built[key] = found
         return found
 
-    def save(self, app: Any, session: Any, response: Any) -> None:
-        """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's)."""
+    def save(self, app: Any, session: Any, response: Any, written: list[bytes] | None = None) -> None:
+        """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``)."""
         configuration = session.configuration or self.of(app)
         if configuration is None:
             return
-        written = configuration.set_cookies(session)
+        written = configuration.set_cookies(session) if written is None else written
         headers = response.headers
         for value in written:
             headers.add("Set-Cookie", value.decode("latin-1"))

@@ -753,6 +753,70 @@ class FlaskDriver(Driver):
         return FLASK_SPELLING[option]
 
 
+class QuartDriver(FlaskDriver):
+    """``blake2sign_web.flask.QuartSessions`` in a Quart app (Flask's configuration), through Quart's test client
+    on one event loop of its own for the whole run: the asyncio store's client belongs to the loop it connected on."""
+
+    name = "quart"
+
+    def flask_config(self) -> dict[str, Any]:
+        config = super().flask_config()
+        section = config["BLAKE2SIGN_WEB"]
+        if "REVOCATION" in section:
+            from blake2sign_web.flask.quart import RedisStore
+
+            blocking = section["REVOCATION"]
+            section["REVOCATION"] = RedisStore(
+                self.options["revocation"],
+                timeout=blocking.timeout,
+                key_prefix=blocking.key_prefix,
+                on_unavailable=blocking.on_unavailable,
+                user_key=blocking.user_key,
+            )
+            blocking.close()
+        return config
+
+    @contextmanager
+    def running(self) -> Iterator[Driver]:
+        import asyncio
+
+        from quart.signals import got_request_exception
+
+        from .quart_app import make_app
+
+        self.loop, self.raised = asyncio.new_event_loop(), list[Exception]()
+        try:
+            app = make_app(self.flask_config())
+            self.quart_client: Any = app.test_client(use_cookies=False)
+            # Quart's test client answers 500 for what the stack raised: the driver raises it, as Flask's client does.
+            got_request_exception.connect(self._raised, app, weak=False)
+            yield self
+        finally:
+            self.loop.close()
+
+    def _raised(self, sender: Any, exception: Exception, **extra: Any) -> None:
+        self.raised.append(exception)
+
+    def _send(
+        self, ops: list[list[Any]], cookie_header: str, report: bool
+    ) -> tuple[int, dict[str, Any] | None, list[str]]:
+        headers = {"Cookie": cookie_header} if cookie_header else {}
+        body = {"ops": ops, "report": report}
+        response: Any = None
+        try:
+            response = self.loop.run_until_complete(
+                self.quart_client.post("/ops", json=body, headers=headers, scheme="https")
+            )
+        except Exception:  # Quart's debug page, rendering what was raised, can fail outside the request
+            if not self.raised:
+                raise
+        if self.raised:  # the first: what the view or the session raised
+            first, self.raised[:] = self.raised[0], []
+            raise first
+        view = self.loop.run_until_complete(response.get_json()) if response.mimetype == "application/json" else None
+        return response.status_code, view, response.headers.getlist("Set-Cookie")
+
+
 #: How a Flask user writes each fix a message names.
 FLASK_SPELLING: Final = {
     "secure": "SESSION_COOKIE_SECURE = True",
@@ -768,4 +832,5 @@ DRIVERS: Final[dict[str, type[Driver]]] = {
     "django-ours": DjangoOurMiddleware,
     "django-own": DjangoOwnMiddleware,
     "flask": FlaskDriver,
+    "quart": QuartDriver,
 }

@@ -13,8 +13,9 @@ from blake2sign_web.flask.revocation import log_out_everywhere, revoke_session
 from .drivers import TYPED_SAMPLE, USER_KEY, accessors, blob, expiry_argument, plain, typed_report
 
 
-def apply(op: list[Any]) -> Any:
-    session: Any = flask.session
+def apply(op: list[Any], session: Any = None, raw: Any = None) -> Any:
+    """``op`` on ``session`` (Flask's by default; Quart's app passes its own, and the object itself as ``raw``)."""
+    session = flask.session if session is None else session
     name, *args = op
     if name == "set":
         session[args[0]] = args[1]
@@ -44,7 +45,8 @@ def apply(op: list[Any]) -> Any:
     elif name == "blob_length":
         return len(session.get(args[0], ""))
     elif name == "login":  # a new session for the same data, then the user (as the Starlette view does)
-        raw = flask.globals.request_ctx._get_current_object()._session  # the object itself, not the proxy
+        if raw is None:
+            raw = flask.globals.request_ctx._get_current_object()._session  # the object itself, not the proxy
         data, expiry = dict(raw), (raw._expiry, raw._expiry_fixed)
         raw.clear()
         raw.update(data)

@@ -12,9 +12,8 @@ from typing import Any
 
 import flask
 import pytest
-import quart
 
-from blake2sign_web.flask import FlaskSessions, QuartSessions
+from blake2sign_web.flask import FlaskSessions
 from blake2sign_web.flask.revocation import RedisStore, log_out_everywhere, revoke_session
 from tests.redis_server import RedisServer, redis_server_fixture
 
@@ -113,14 +112,6 @@ def test_a_revocation_store_that_cannot_work_stops_init_app(store: object, error
     app.config.update(SECRET_KEY=SECRET, BLAKE2SIGN_WEB={"REVOCATION": store})
     with pytest.raises(error, match=message):
         FlaskSessions(app)
-
-
-def test_quart_refuses_the_blocking_store() -> None:
-    app = quart.Quart(__name__)
-    store = RedisStore("redis://127.0.0.1:1/0", key_prefix="x")
-    app.config.update(SECRET_KEY=SECRET, BLAKE2SIGN_WEB={"REVOCATION": store})
-    with pytest.raises(TypeError, match="not offered by QuartSessions"):
-        QuartSessions(app)
 
 
 def test_revoke_session_without_a_store_says_what_to_set() -> None:
