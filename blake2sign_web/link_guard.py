@@ -43,7 +43,7 @@ from .link_requests import (
 )
 from .revocation import LinkAnswer, StoreUnavailable
 from .stored_files import StoredFile, answer, check_range_fallback, range_redirect, redirects_range
-from .stores import check_store
+from .stores import check_store, check_store_kind
 from .urls import Bound, URLSigner, VerifiedLink, get_url_signer
 
 NO_TERMS: Final = Consumption()
@@ -77,12 +77,17 @@ class LinkGuard(NamedTuple):
 
     @classmethod
     def for_store(
-        cls, signer: URLSigner, expired_status: object, store: object, client: Callable[[Any], str]
+        cls, signer: URLSigner, expired_status: object, store: object, client: Callable[[Any], str], framework: str
     ) -> LinkGuard:
-        """Starlette's guard: its arguments checked at start-up (ValueError, TypeError naming the argument);
-        ``store``: the ``single_use`` argument, None or what has ``consume_link`` (and ``fails_open``)."""
+        """The guard of Starlette's or Flask's views (``framework``: ``"starlette"``, ``"flask"``): its arguments
+        checked at start-up (ValueError, TypeError naming the argument); ``store``: the ``single_use`` argument, None
+        or what has ``consume_link`` (and ``fails_open``), of the kind the framework calls (asyncio for Starlette)."""
         status = check_expired_status(expired_status)
         check_store(store, "single_use", "consume_link")
+        if store is not None:
+            fix = f"blake2sign_web.{framework}.revocation.RedisStore(url)"
+            asynchronous, views = framework == "starlette", f"a {framework.title()} signed-link view"
+            check_store_kind(store, asynchronous, "single_use", views, fix, "consume_link")
         fails_open = store is not None and bool(getattr(store, "fails_open", False))
         missing = "no single_use store configured for this endpoint"
         return cls(signer, status, missing, fails_open, "on_unavailable", store, client)

@@ -249,11 +249,13 @@ def check_store(value: object, option: str, needs: str) -> None:
         raise TypeError(problem)
 
 
-def check_store_kind(store: object, asynchronous: bool, option: str, user: str, fix: str) -> None:
+def check_store_kind(
+    store: object, asynchronous: bool, option: str, user: str, fix: str, method: str = "is_revoked"
+) -> None:
     """TypeError unless ``store`` (what ``option`` names, for ``user``: the adapter) is of the kind its adapter
-    calls: an asyncio store (``is_revoked`` a coroutine function) for one on an event loop (``asynchronous``), a
+    calls: an asyncio store (its ``method`` a coroutine function) for one on an event loop (``asynchronous``), a
     blocking one for the other. ``fix``: what to set instead."""
-    if inspect.iscoroutinefunction(getattr(store, "is_revoked", None)) == asynchronous:
+    if inspect.iscoroutinefunction(getattr(store, method, None)) == asynchronous:
         return
     if asynchronous:
         found, wanted = "a blocking store (each of its calls would stop the event loop)", "an asyncio one"

@@ -96,7 +96,7 @@ class _Guard(NamedTuple):
 
     @classmethod
     def of(cls, signer: URLSigner, bind: Any, expired_status: Any, store: Any, client: Any, confirm: Any) -> _Guard:
-        return cls(link_guard.LinkGuard.for_store(signer, expired_status, store, client), bind, confirm)
+        return cls(link_guard.LinkGuard.for_store(signer, expired_status, store, client, "flask"), bind, confirm)
 
     def admit(self, serves_file: bool) -> VerifiedLink:
         """The verified link, also ``flask.g.signed_link`` (``g.signed_by_cookie``: a grant cookie gave it); else

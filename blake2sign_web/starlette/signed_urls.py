@@ -231,7 +231,7 @@ def require_signature(
     ``single_use``: the store that consumes single-use links (without one they are refused); ``client``:
     who is asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link.
     """
-    guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client), bind, confirm)
+    guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client, "starlette"), bind, confirm)
 
     async def signature_required(request: Request) -> None:
         link = guard.admit(request, False)
@@ -418,7 +418,7 @@ class SignedFiles:
         self.root = files.served_root(root, "SignedFiles root")
         #: An HLS playlist served by a folder link is sent with that link's query after each URI in the folder.
         self.sign_playlists = sign_playlists
-        self.guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client), bind, confirm)
+        self.guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client, "starlette"), bind, confirm)
         self.path_param = path_param
         self.as_attachment = as_attachment
 

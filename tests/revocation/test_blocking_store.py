@@ -88,7 +88,7 @@ def test_sessions_and_users_as_the_async_store_records_them(store: RedisStore) -
 
 def guard_of(store: RedisStore) -> LinkGuard:
     return LinkGuard.for_store(
-        get_url_signer(SECRET, purpose="tests.blocking_store"), 410, store, lambda request: str(request)
+        get_url_signer(SECRET, purpose="tests.blocking_store"), 410, store, lambda request: str(request), "flask"
     )
 
 

@@ -13,6 +13,7 @@ import flask
 import httpx
 import pytest
 
+from blake2sign_web.flask import SignedFiles, signed_url_required
 from tests.recipes.test_django_s3_and_nginx import nginx_binary
 
 from ..servers import free_port, running_server
@@ -157,3 +158,20 @@ def test_nginx_sends_what_flask_allowed(served_root: Path, tmp_path: Path) -> No
         assert (sent.status_code, sent.content) == (206, CONTENT[:10])  # nginx handles the range
         assert httpx.get(base + "/files/report.bin").status_code == 403
         assert httpx.get(base + "/protected/report.bin").status_code == 404  # internal only
+
+
+def test_a_store_of_the_other_kind_stops_start_up(served_root: Path) -> None:
+    """An asyncio store's consume_link returns a coroutine, which a blocking view would take for a yes: refused
+    when the view is made, naming the store to use; Starlette's views refuse a blocking store the same way."""
+    from blake2sign_web.async_redis_store import AsyncRedisStore
+    from blake2sign_web.flask.revocation import RedisStore
+    from blake2sign_web.starlette import SignedFiles as StarletteFiles
+
+    asyncio_store, blocking_store = AsyncRedisStore("redis://127.0.0.1:1/0"), RedisStore("redis://127.0.0.1:1/0")
+    fix = r"single_use is an asyncio store .*: a Flask signed-link view needs a blocking one, blake2sign_web\.flask\."
+    with pytest.raises(TypeError, match=fix):
+        SignedFiles(make_signer(), served_root, single_use=asyncio_store)
+    with pytest.raises(TypeError, match=fix):
+        signed_url_required(make_signer(), single_use=asyncio_store)
+    with pytest.raises(TypeError, match=r"single_use is a blocking store .*blake2sign_web\.starlette\.revocation"):
+        StarletteFiles(make_signer(), served_root, single_use=blocking_store)
