@@ -1,16 +1,22 @@
 """Flask and Quart integration: signed-cookie sessions on the session core (``FlaskSessions``, ``QuartSessions``);
-Flask's signed links (``links``)."""
+Flask's signed download links (``links``)."""
 
 from __future__ import annotations
 
 from importlib import import_module
 from typing import Any
 
-_LINKS = ("SignedFiles", "grant_cookie", "send_signed_file", "sign_url", "signed_url_required")
-_LAZY = {"FlaskSessions": "sessions", "QuartSessions": "quart", "SessionCookieTooLarge": "sessions"} | dict.fromkeys(
-    _LINKS, "links"
-)
-__all__ = [*_LAZY]
+_LAZY = {
+    "FlaskSessions": "sessions",
+    "QuartSessions": "quart",
+    "SessionCookieTooLarge": "sessions",
+    "SignedFiles": "links",
+    "grant_cookie": "links",
+    "send_signed_file": "links",
+    "sign_url": "links",
+    "signed_url_required": "links",
+}
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
