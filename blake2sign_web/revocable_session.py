@@ -12,7 +12,7 @@ written once as plans that yield their store questions (``Ask``): a blocking ada
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from functools import partial
 from inspect import iscoroutinefunction
 from typing import Any, NamedTuple, TypeVar
@@ -28,7 +28,7 @@ from .session_request import (
 from .session_revocation import SessionState
 from .session_state import Session
 from .session_token import Presented, ReadToken, presented
-from .store_plans import Steps, adrive
+from .store_plans import Steps
 from .stores import StoreUnavailable
 from .stores import logger as revocation_logger
 
@@ -262,26 +262,3 @@ def _loaded(loader: Any, cookie: str | None) -> Steps[Session]:
     session: Session = loader.for_cookie(cookie)
     return session
     yield  # pragma: no cover - a plan is a generator
-
-
-class _Calls:
-    """A store made of two functions, for ``before_write``'s callers."""
-
-    def __init__(self, end: Callable[[bytes], Awaitable[None]], generation_of: Callable[[object], Awaitable[str]]):
-        self.end, self.user_generation = end, generation_of
-
-    def revoke_session(self, session_id: bytes, _lifetime: int) -> Awaitable[None]:
-        return self.end(session_id)
-
-
-async def before_write(
-    session: Session,
-    state: SessionState,
-    user_key: str,
-    cookie_name: str,
-    end: Callable[[bytes], Awaitable[None]],
-    generation_of: Callable[[object], Awaitable[str]],
-    store: str = "Redis",
-) -> None:
-    """``writing`` with an asyncio store's calls: ``end`` the client's session (its id), ``generation_of`` a user."""
-    await adrive(writing(session, state, user_key, cookie_name, 0, store), partial(aask, _Calls(end, generation_of)))

@@ -15,7 +15,7 @@ what their replies mean are the core's plans (``store_plans``); this module send
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..async_redis_store import AsyncRedisStore as RedisStore
 from ..records import new_session_id as new_session_id
@@ -25,9 +25,6 @@ from ..session_revocation import SessionState
 from ..store_plans import adrive
 from ..stores import client_from_url as client_from_url
 from ..stores import logger as logger
-
-if TYPE_CHECKING:
-    from collections.abc import Awaitable
 
 __all__ = ["NotReplicated", "RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
 
@@ -54,10 +51,6 @@ class SessionToken(SessionState):
     ) -> None:
         super().__init__(session_id, came, user, generation)
         self.store, self.lifetime, self.user_key = store, lifetime, user_key
-
-    def end_client(self, session_id: bytes) -> Awaitable[None]:
-        """End the client's session ``session_id`` in the store, its records kept as long as its tokens live."""
-        return self.store.revoke_session(session_id, self.lifetime)
 
 
 def _token(scope_owner: Any) -> SessionToken:

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import dictionaries, stores
 from ..chunks import MAX_CHUNKS
 from ..options import STARLETTE, problems, raise_first, secret_problems
-from ..revocable_session import before_write, checked, revocation_check
+from ..revocable_session import aask, checked, revocation_check, writing
 from ..revocation import StoreUnavailable
 from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
 from ..session_cookies import OversizePolicy
@@ -40,6 +40,7 @@ from ..session_request import (
 from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
 from ..session_state import Session as Session
 from ..session_token import RefusalWords
+from ..store_plans import adrive
 from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
 from .session_migration import StarletteCookieReader, itsdangerous_shape
 
@@ -270,14 +271,8 @@ class SessionMiddleware:
             if message["type"] == "http.response.start":
                 session: Session = scope["session"]
                 if token is not None:
-                    await before_write(
-                        session,
-                        token,
-                        self.user_key,
-                        self.session_cookie,
-                        token.end_client,
-                        token.store.user_generation,
-                    )
+                    plan = writing(session, token, self.user_key, self.session_cookie, token.lifetime)
+                    await adrive(plan, partial(aask, token.store))
                 self._finish(session, message, token, load_ms if timing else None, sent_chunks, incomplete)
             await send(message)
 
