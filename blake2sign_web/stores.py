@@ -206,7 +206,9 @@ def redis_client(location: StoreLocation, options: dict[str, Any], *, asynchrono
         nodes = [cluster.ClusterNode(host, port) for host, port in location.nodes]
         return cluster.RedisCluster(startup_nodes=nodes, ssl=location.tls, **credentials, **options)
     sockets = {k: v for k, v in options.items() if k in ("socket_timeout", "socket_connect_timeout")}
-    sentinels = sentinel.Sentinel(  # type: ignore[no-untyped-call]
+    # Any: redis-py types Sentinel.__init__ from 8.2 on and not before; the call is the same on both.
+    sentinel_class: Any = sentinel.Sentinel
+    sentinels = sentinel_class(
         list(location.nodes),
         sentinel_kwargs={"password": location.sentinel_password, "ssl": location.tls, **sockets},
         ssl=location.tls,

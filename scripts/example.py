@@ -5,8 +5,9 @@
     python3 scripts/example.py --starlette   # only the FastAPI (Starlette) app
 
 Needs only Python 3.10+ and the package index. The first run makes .venv (or the venv named
-by EXAMPLE_VENV) and installs the project with its ``example`` dependency group into it, nothing else; later
-runs install again only when pyproject.toml has changed (its hash is kept in the venv).
+by EXAMPLE_VENV) and installs the project with its ``example`` dependency group into it from the lock
+requirements/example.txt, nothing else; later runs install again only when the lock or pyproject.toml has changed
+(their hash is kept in the venv).
 Django's migrations are applied at every start, which also creates the demo user (demo/demo).
 """
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import os
 import signal
 import subprocess
@@ -24,22 +24,20 @@ import venv
 from pathlib import Path
 from types import FrameType
 
+import locked
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(os.environ.get("EXAMPLE_VENV") or ROOT / ".venv")
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
-#: The hash of the pyproject.toml the venv's packages were installed from.
+#: The hash of the lock and pyproject.toml the venv's packages were installed from.
 MARKER = VENV / ".blake2sign-web-example"
 #: Seconds a server gets to stop after SIGTERM before it is killed.
 GRACE = 5.0
 
 
-def pyproject_hash() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-
-
 def needs_install() -> bool:
-    return not PYTHON.exists() or not MARKER.exists() or MARKER.read_text().strip() != pyproject_hash()
+    return not PYTHON.exists() or not MARKER.exists() or MARKER.read_text().strip() != locked.fingerprint("example")
 
 
 def install() -> None:
@@ -47,13 +45,10 @@ def install() -> None:
     if not PYTHON.exists():
         print(f"Creating {VENV}", flush=True)
         venv.create(VENV, with_pip=True)
-    print("Installing the example's packages (only when pyproject.toml changes)", flush=True)
-    upgrade = [str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip>=25.1"]  # 25.1: --group (PEP 735)
-    command = [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", ".", "--group", "example"]
-    for step in (upgrade, command):
-        if subprocess.run(step, cwd=ROOT, check=False).returncode != 0:
-            sys.exit("pip could not install the example's packages (see above)")
-    MARKER.write_text(pyproject_hash())
+    print("Installing the example's packages from requirements/example.txt (only when it changes)", flush=True)
+    if locked.install(PYTHON, "example") != 0:
+        sys.exit("pip could not install the example's packages (see above)")
+    MARKER.write_text(locked.fingerprint("example"))
 
 
 def environment() -> dict[str, str]:

@@ -1,10 +1,11 @@
 """Set up a virtual environment and run every check: lint, format, types, tests, docs.
 
-    python3 scripts/test.py            # .venv (pip install -e . --group dev) with the newest supported versions
-    python3 scripts/test.py --matrix   # then tox's oldest/newest extremes, where those Pythons exist
+    python3 scripts/test.py            # .venv from the lock (requirements/dev.txt), then every check
+    python3 scripts/test.py --matrix   # then tox's oldest and newest (the canary: upstream's latest releases)
     python3 scripts/test.py --long     # the long property, fuzzing and soak runs (tens of minutes)
 
-Needs only Python 3.10+ and the package index. Exits non-zero on the first failure.
+Needs only Python 3.10+ and the package index. Exits non-zero on the first failure. The lock pins every
+package with its hashes, so this gives the same result next month as today; ``python3 scripts/lock.py`` refreshes it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import venv
 from pathlib import Path
+
+import locked
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
@@ -34,11 +37,13 @@ def run(*command: str | Path) -> None:
 def setup() -> None:
     if not (BIN / "python").exists():
         venv.create(VENV, with_pip=True)
-    run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip>=25.1")  # 25.1: --group (PEP 735)
-    run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", ".", "--group", "dev")
+    code = locked.install(BIN / "python", "dev")  # a few seconds when nothing changed
+    if code != 0:
+        sys.exit(code)
 
 
 def checks(long: bool = False) -> None:
+    run(BIN / "python", "scripts/lock.py", "--check")
     run(BIN / "ruff", "check", ".")
     run(BIN / "ruff", "format", "--check", ".")
     run(BIN / "mypy")
@@ -65,7 +70,6 @@ def matrix() -> None:
     if not available:
         return
     path = os.pathsep.join([*(str(found[env].parent) for env in available), os.environ["PATH"]])  # type: ignore[union-attr]
-    run(BIN / "python", "-m", "pip", "install", "--quiet", "tox>=4.22")
     print("+ tox run -e " + ",".join(available), flush=True)
     completed = subprocess.run(
         [str(BIN / "python"), "-m", "tox", "run", "-e", ",".join(available)],

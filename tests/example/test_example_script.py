@@ -56,6 +56,7 @@ def test_both_sites_start_and_stop_cleanly(tmp_path: Path, signum: int) -> None:
 
 def load_script(venv: Path) -> ModuleType:
     os.environ["EXAMPLE_VENV"] = str(venv)
+    sys.path.insert(0, str(ROOT / "scripts"))  # as when run: its folder first (it imports scripts/locked.py)
     try:
         spec = importlib.util.spec_from_file_location("example_script", ROOT / "scripts" / "example.py")
         assert spec is not None
@@ -65,15 +66,16 @@ def load_script(venv: Path) -> ModuleType:
         return module
     finally:
         del os.environ["EXAMPLE_VENV"]
+        sys.path.remove(str(ROOT / "scripts"))
 
 
-def test_installs_again_only_when_pyproject_changes(tmp_path: Path) -> None:
+def test_installs_again_only_when_the_lock_or_pyproject_changes(tmp_path: Path) -> None:
     script = load_script(tmp_path)
     assert script.needs_install()  # no venv yet
     script.BIN.mkdir(parents=True)
     script.PYTHON.symlink_to(sys.executable)
-    assert script.needs_install()  # a venv, but nothing installed from this pyproject.toml
-    script.MARKER.write_text(script.pyproject_hash())
+    assert script.needs_install()  # a venv, but nothing installed from this lock and pyproject.toml
+    script.MARKER.write_text(script.locked.fingerprint("example"))
     assert not script.needs_install()
-    script.MARKER.write_text("0" * 64)  # installed from another pyproject.toml
+    script.MARKER.write_text("0" * 64)  # installed from another lock or pyproject.toml
     assert script.needs_install()
