@@ -27,7 +27,14 @@ from .options_spelling import Option as Option
 from .options_spelling import Problem as Problem
 from .options_spelling import SecretSpelling as SecretSpelling
 from .options_spelling import Spelling as Spelling
-from .revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix, missing_key_prefix
+from .revocation import (
+    DEFAULT_CLOCK_SKEW,
+    POLICIES,
+    check_clock_skew,
+    check_earlier_names_until,
+    check_key_prefix,
+    missing_key_prefix,
+)
 from .signer import is_count
 
 #: Browsers keep cookies up to 4096 bytes of name, value and attributes (RFC 6265, 6.1).
@@ -149,17 +156,24 @@ OPTIONS: Final[tuple[Option, ...]] = (
     _flag("server_timing", "SERVER_TIMING", "E017"),
     # Revocation: the store is the framework's (a RedisStore; a CACHES alias, one of ``problems``' ``stores``).
     Option("revocation", None, "REVOCATION_CACHE", "E013", flask="REVOCATION"),  # Flask's: a RedisStore
+    # Starlette's and Flask's are the RedisStore's own arguments, which it checks itself.
     Option(
         "revocation_unavailable", "closed", "REVOCATION_UNAVAILABLE", "E013", POLICIES.__contains__,
         "must be 'closed' (an empty session while the cache is down) or 'open' (accept, log an error)", None,
+        flask="RedisStore on_unavailable",
     ),
     Option(
         "revocation_clock_skew", DEFAULT_CLOCK_SKEW, "REVOCATION_CLOCK_SKEW", "E013", starlette=None,
-        problem=_raised(check_clock_skew),
+        problem=_raised(check_clock_skew), flask="RedisStore clock_skew",
     ),
     Option(
         "revocation_key_prefix", "", "REVOCATION_KEY_PREFIX", "E013", starlette="RedisStore key_prefix",
-        problem=_raised(check_key_prefix),
+        problem=_raised(check_key_prefix), flask="RedisStore key_prefix",
+    ),
+    # While upgrading: the date until which records under the names of earlier releases are read (None: never).
+    Option(
+        "revocation_earlier_names_until", None, "REVOCATION_EARLIER_NAMES_UNTIL", "E013", starlette=None,
+        problem=_raised(check_earlier_names_until), flask="RedisStore earlier_names_until",
     ),
 )  # fmt: skip
 #: The options passed through to SerializerSigner as they are, and those passed only when True.
@@ -235,7 +249,8 @@ FLASK: Final = Spelling(
     "flask",
     section="BLAKE2SIGN_WEB",
     verb="set",
-    own_settings=("SESSION_", "PERMANENT_"),
+    # Flask's own keys, and the RedisStore's arguments (none is a key of BLAKE2SIGN_WEB).
+    own_settings=("SESSION_", "PERMANENT_", "RedisStore "),
     fixes={"revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')"},
     secrets=SecretSpelling(
         "SECRET_KEY",

@@ -148,9 +148,11 @@ def is_session_revoked(
     skew: float = revocation.DEFAULT_CLOCK_SKEW,
     prefix: str = "",
     generation: str | None = "",
+    earlier_until: float | None = None,
 ) -> bool:
-    """Whether a verified session was ended: one round trip (``get_many`` of the records the core names)."""
-    check = revocation.session_check(session_id, user_id, issued_at, generation, prefix, skew)
+    """Whether a verified session was ended: one round trip (``get_many`` of the records the core names);
+    ``earlier_until``: REVOCATION_EARLIER_NAMES_UNTIL as the core reads it (``revocation.session_check``)."""
+    check = revocation.session_check(session_id, user_id, issued_at, generation, prefix, skew, earlier_until)
     if check is None:
         return False
     with unavailable_on_error("check a session"):
