@@ -255,8 +255,8 @@ class RedisStoreCache(BaseCache):
 
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(params)
-        if not isinstance(server, str):
-            raise ImproperlyConfigured(f"RedisStoreCache's LOCATION is one URL (a str), not {server!r}")
+        if not isinstance(server, str):  # its type only: a URL in it may hold a password
+            raise ImproperlyConfigured(f"RedisStoreCache's LOCATION is one URL (a str), not a {type(server).__name__}")
         self.replicas, self._client_options = store_plans.cache_options(params.get("OPTIONS") or {}, "RedisStoreCache")
         self.timeout, self.wait_replicas = self.replicas.timeout, self.replicas.wanted
         self.location = revocation.parse_store_url(server)
