@@ -215,7 +215,10 @@ STARLETTE: Final = Spelling(
         "idle_timeout": f"must be seconds (an int from 1 to {MAX_TIMEOUT - 1}) or None (off)",
         "absolute_timeout": f"must be seconds (an int from 1 to {MAX_TIMEOUT - 1}) or None (off)",
     },
-    fixes={"revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')"},
+    fixes={
+        "revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')",
+        "revocation_earlier_names_until": "RedisStore(..., earlier_names_until=<date>)",
+    },
     secrets=SecretSpelling(
         "secret_key",
         "each of fallback_secrets",
@@ -251,7 +254,10 @@ FLASK: Final = Spelling(
     verb="set",
     # Flask's own keys, and the RedisStore's arguments (none is a key of BLAKE2SIGN_WEB).
     own_settings=("SESSION_", "PERMANENT_", "RedisStore "),
-    fixes={"revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')"},
+    fixes={
+        "revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')",
+        "revocation_earlier_names_until": "RedisStore(..., earlier_names_until=<date>)",
+    },
     secrets=SecretSpelling(
         "SECRET_KEY",
         "SECRET_KEY_FALLBACKS[{}]",
@@ -492,7 +498,12 @@ def _revocation(values: Values, spelling: Spelling, store_has_prefix: bool) -> I
         )
     prefix = BY_KEY["revocation_key_prefix"]
     if not store_has_prefix and (problem := missing_key_prefix(values[prefix.key], spelling.name(prefix))):
-        yield Problem(prefix.key, f"{name} needs {spelling.setting(prefix, '')}: {problem}", prefix.check_id)
+        window = spelling.setting(BY_KEY["revocation_earlier_names_until"], "<date>")
+        upgrade = (
+            f"; upgrading from a release that wrote records without a prefix, also {window} (the upgrade's end "
+            "plus a session lifetime), so that the sessions it ended stay ended"
+        )
+        yield Problem(prefix.key, f"{name} needs {spelling.setting(prefix, '')}: {problem}{upgrade}", prefix.check_id)
 
 
 RULES: Final[tuple[tuple[frozenset[str], Callable[[Values, Spelling, bool], Iterator[Problem]]], ...]] = (
