@@ -41,6 +41,7 @@ class AsyncRedisStore(StoreOptions):
         clock_skew: float = DEFAULT_CLOCK_SKEW,
         key_prefix: str = "",
         wait_replicas: int = 0,
+        earlier_names_until: object = None,
         clock: Callable[[], float] = CLOCK,
     ) -> None:
         super().__init__(
@@ -49,6 +50,7 @@ class AsyncRedisStore(StoreOptions):
             clock_skew=clock_skew,
             key_prefix=key_prefix,
             wait_replicas=wait_replicas,
+            earlier_names_until=earlier_names_until,
             clock=clock,
         )
         self.client = client_from_url(client, self.timeout) if isinstance(client, str) else client
@@ -103,7 +105,9 @@ class AsyncRedisStore(StoreOptions):
     ) -> bool:
         """Whether a verified session was ended: one round trip for the records the core names (a cluster: one
         ``MGET`` per slot, all sent at once, ``redis_commands.cluster_mget``)."""
-        check = session_check(session_id, user_id, issued_at, generation, self.key_prefix, self.clock_skew)
+        check = session_check(
+            session_id, user_id, issued_at, generation, self.key_prefix, self.clock_skew, self.earlier_until, self.clock
+        )
         if check is None:
             return False
         async with self._bounded("check a session"):

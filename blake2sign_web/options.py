@@ -27,7 +27,14 @@ from .options_spelling import Option as Option
 from .options_spelling import Problem as Problem
 from .options_spelling import SecretSpelling as SecretSpelling
 from .options_spelling import Spelling as Spelling
-from .revocation import DEFAULT_CLOCK_SKEW, POLICIES, check_clock_skew, check_key_prefix, missing_key_prefix
+from .revocation import (
+    DEFAULT_CLOCK_SKEW,
+    POLICIES,
+    check_clock_skew,
+    check_earlier_names_until,
+    check_key_prefix,
+    missing_key_prefix,
+)
 from .signer import is_count
 
 #: Browsers keep cookies up to 4096 bytes of name, value and attributes (RFC 6265, 6.1).
@@ -149,17 +156,24 @@ OPTIONS: Final[tuple[Option, ...]] = (
     _flag("server_timing", "SERVER_TIMING", "E017"),
     # Revocation: the store is the framework's (a RedisStore; a CACHES alias, one of ``problems``' ``stores``).
     Option("revocation", None, "REVOCATION_CACHE", "E013", flask="REVOCATION"),  # Flask's: a RedisStore
+    # Starlette's and Flask's are the RedisStore's own arguments, which it checks itself.
     Option(
         "revocation_unavailable", "closed", "REVOCATION_UNAVAILABLE", "E013", POLICIES.__contains__,
         "must be 'closed' (an empty session while the cache is down) or 'open' (accept, log an error)", None,
+        flask="RedisStore on_unavailable",
     ),
     Option(
         "revocation_clock_skew", DEFAULT_CLOCK_SKEW, "REVOCATION_CLOCK_SKEW", "E013", starlette=None,
-        problem=_raised(check_clock_skew),
+        problem=_raised(check_clock_skew), flask="RedisStore clock_skew",
     ),
     Option(
         "revocation_key_prefix", "", "REVOCATION_KEY_PREFIX", "E013", starlette="RedisStore key_prefix",
-        problem=_raised(check_key_prefix),
+        problem=_raised(check_key_prefix), flask="RedisStore key_prefix",
+    ),
+    # While upgrading: the date until which records under the names of earlier releases are read (None: never).
+    Option(
+        "revocation_earlier_names_until", None, "REVOCATION_EARLIER_NAMES_UNTIL", "E013", starlette=None,
+        problem=_raised(check_earlier_names_until), flask="RedisStore earlier_names_until",
     ),
 )  # fmt: skip
 #: The options passed through to SerializerSigner as they are, and those passed only when True.
@@ -201,7 +215,10 @@ STARLETTE: Final = Spelling(
         "idle_timeout": f"must be seconds (an int from 1 to {MAX_TIMEOUT - 1}) or None (off)",
         "absolute_timeout": f"must be seconds (an int from 1 to {MAX_TIMEOUT - 1}) or None (off)",
     },
-    fixes={"revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')"},
+    fixes={
+        "revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')",
+        "revocation_earlier_names_until": "RedisStore(..., earlier_names_until=<date>)",
+    },
     secrets=SecretSpelling(
         "secret_key",
         "each of fallback_secrets",
@@ -235,8 +252,12 @@ FLASK: Final = Spelling(
     "flask",
     section="BLAKE2SIGN_WEB",
     verb="set",
-    own_settings=("SESSION_", "PERMANENT_"),
-    fixes={"revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')"},
+    # Flask's own keys, and the RedisStore's arguments (none is a key of BLAKE2SIGN_WEB).
+    own_settings=("SESSION_", "PERMANENT_", "RedisStore "),
+    fixes={
+        "revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')",
+        "revocation_earlier_names_until": "RedisStore(..., earlier_names_until=<date>)",
+    },
     secrets=SecretSpelling(
         "SECRET_KEY",
         "SECRET_KEY_FALLBACKS[{}]",
@@ -477,7 +498,12 @@ def _revocation(values: Values, spelling: Spelling, store_has_prefix: bool) -> I
         )
     prefix = BY_KEY["revocation_key_prefix"]
     if not store_has_prefix and (problem := missing_key_prefix(values[prefix.key], spelling.name(prefix))):
-        yield Problem(prefix.key, f"{name} needs {spelling.setting(prefix, '')}: {problem}", prefix.check_id)
+        window = spelling.setting(BY_KEY["revocation_earlier_names_until"], "<date>")
+        upgrade = (
+            f"; upgrading from a release that wrote records without a prefix, also {window} (the upgrade's end "
+            "plus a session lifetime), so that the sessions it ended stay ended"
+        )
+        yield Problem(prefix.key, f"{name} needs {spelling.setting(prefix, '')}: {problem}{upgrade}", prefix.check_id)
 
 
 RULES: Final[tuple[tuple[frozenset[str], Callable[[Values, Spelling, bool], Iterator[Problem]]], ...]] = (

@@ -102,28 +102,33 @@ def group_key(group: str, prefix: str = "") -> str:
     return f"{_namespace(prefix)}group:{group}"
 
 
-def session_keys(session_id: bytes, prefix: str = "") -> list[str]:
-    """The names a session's record is read under: its own, then (with a prefix) the one without it.
+def session_keys(session_id: bytes, prefix: str = "", earlier: bool = False) -> list[str]:
+    """The names a session's record is read under: its own, then (``earlier``, with a prefix) the one without it.
 
-    Releases before this one wrote records without a prefix (it was optional); an application
-    that now has one still reads its own earlier records, so an upgrade brings no ended session back.
+    Releases before key prefixes wrote records without one; during a migration window (``earlier``:
+    ``revocation.earlier_names_read``) an application that now has a prefix reads those too, so that an
+    upgrade brings no ended session back. Outside it, only its own name: another application on the
+    same Redis, or anything that can write the earlier name, cannot end this application's sessions.
     """
     keys = [session_key(session_id, prefix)]
-    if prefix:
+    if prefix and earlier:
         keys.append(session_key(session_id))
     return keys
 
 
-def user_keys(user_id: object, prefix: str = "") -> list[str]:
-    """The names a user's record is read under: its own, then the earlier names that differ from it.
+def user_keys(user_id: object, prefix: str = "", earlier: bool = False) -> list[str]:
+    """The names a user's record is read under: its own, then (``earlier``) the earlier names that differ from it.
 
     With a prefix, second: the name without it, which releases with an optional prefix wrote
     (cut-off records, ``<seconds>:<kept id>``). Last: the name of releases before key prefixes,
     where hashed ids were ``h`` and 32 hex digits, which a plain id could also be; a record there
     counts only in that code's format (Unix seconds alone), so a plain user named ``h...`` cannot
-    end another user's sessions (``is_revoked``, ``prefixed``).
+    end another user's sessions (``is_revoked``, ``prefixed``). The earlier names are read only
+    during a migration window (``session_keys``).
     """
     keys = [user_key(user_id, prefix)]
+    if not earlier:
+        return keys
     if prefix:
         keys.append(user_key(user_id))
     text = str(user_id)

@@ -34,6 +34,7 @@ class RedisStore(StoreOptions):
         clock_skew: float = DEFAULT_CLOCK_SKEW,
         key_prefix: str = "",
         wait_replicas: int = 0,
+        earlier_names_until: object = None,
         clock: Callable[[], float] = CLOCK,
     ) -> None:
         super().__init__(
@@ -42,6 +43,7 @@ class RedisStore(StoreOptions):
             clock_skew=clock_skew,
             key_prefix=key_prefix,
             wait_replicas=wait_replicas,
+            earlier_names_until=earlier_names_until,
             clock=clock,
         )
         if isinstance(client, str):
@@ -95,7 +97,9 @@ class RedisStore(StoreOptions):
         self, session_id: bytes | None, user_id: object | None, issued_at: int, generation: str | None = ""
     ) -> bool:
         """Whether a verified session was ended: one ``MGET`` of the records the core names."""
-        check = session_check(session_id, user_id, issued_at, generation, self.key_prefix, self.clock_skew)
+        check = session_check(
+            session_id, user_id, issued_at, generation, self.key_prefix, self.clock_skew, self.earlier_until, self.clock
+        )
         if check is None:
             return False
         with unavailable_on_error("check a session", "Redis", keep=True):

@@ -39,6 +39,8 @@ idiom. The records' names and values are in ``records``; store URLs, replicas an
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import hmac
 import math
 from collections.abc import Callable, Sequence
@@ -84,6 +86,7 @@ from .stores import (
     StoreLocation,
     StoreUnavailable,
     check_wait_replicas,
+    logger,
     parse_store_url,
     wait_milliseconds,
 )
@@ -118,6 +121,7 @@ __all__ = [
     "StoreUnavailable",
     "budget_key",
     "check_clock_skew",
+    "check_earlier_names_until",
     "check_expiry_within",
     "check_key_prefix",
     "check_policy",
@@ -127,6 +131,7 @@ __all__ = [
     "continuation_cost",
     "current_session_fate",
     "derived_session_id",
+    "earlier_names_read",
     "ended_session",
     "generation_record",
     "group_key",
@@ -240,6 +245,7 @@ def is_revoked(
     user_records: Sequence[str | bytes | int | None] = (),
     skew: float = DEFAULT_CLOCK_SKEW,
     prefixed: bool = False,
+    clock: Callable[[], float] = CLOCK,
 ) -> bool:
     """Whether a verified session must be refused, given its records as read (``session_keys``, ``user_keys``).
 
@@ -253,8 +259,12 @@ def is_revoked(
     ``user_keys``, read with a key prefix when ``prefixed``), count only in the formats earlier
     releases wrote there. A cut-off record of an earlier release keeps its rule until it expires:
     sessions issued at or before the cut-off plus ``skew`` are refused, but the one it kept.
+
+    A time in a record later than now (by ``clock``) plus ``skew`` is ignored, and logged: no server
+    whose clock is within ``skew`` of ours wrote it, and honoured, it would refuse the user's every
+    login until someone deletes the record (a cut-off of ``9999999999`` without a TTL).
     """
-    return _refused(issued_at, session_id, generation, session_records, user_records, skew, prefixed)
+    return _refused(issued_at, session_id, generation, session_records, user_records, skew, prefixed, clock)
 
 
 def _refused(
@@ -265,6 +275,7 @@ def _refused(
     user_records: Sequence[str | bytes | int | None],
     skew: float,
     prefixed: bool,
+    clock: Callable[[], float],
 ) -> bool:
     """``is_revoked``, its arguments by position (every verified session with revocation on comes here)."""
     if session_records and (
@@ -278,7 +289,9 @@ def _refused(
         if text.startswith(GENERATION_PREFIX):
             current, _, written = text[len(GENERATION_PREFIX) :].partition(":")
             if generation is None:  # a migrated cookie: by the clock
-                if not written.isascii() or not written.isdigit() or issued_at <= int(written) + skew:
+                if not written.isascii() or not written.isdigit():
+                    return True
+                if issued_at <= int(written) + skew and not _from_the_future(int(written), skew, clock):
                     return True
             elif not hmac.compare_digest(current.encode("ascii", "replace"), generation.encode("ascii", "replace")):
                 return True
@@ -289,9 +302,54 @@ def _refused(
         cutoff, kept = cut_off
         if kept is not None and session_id == kept:
             continue
-        if issued_at <= cutoff + skew:
+        if issued_at <= cutoff + skew and not _from_the_future(cutoff, skew, clock):
             return True
     return False
+
+
+def _from_the_future(seconds: int, skew: float, clock: Callable[[], float]) -> bool:
+    """Whether a record's time is later than now plus ``skew``: logged (its time, never the key nor the session)."""
+    ahead = seconds - clock()
+    if ahead <= skew:
+        return False
+    logger.warning(
+        "Ignored a user's revocation record dated %d s ahead of this server's clock (more than the clock skew, "
+        "%g s): no server of this application wrote it. Find it with redis-cli --scan --pattern "
+        "'blake2sign_web:*user:*' and delete it, or fix the clock of the server that wrote it",
+        ahead,
+        skew,
+    )
+    return True
+
+
+def check_earlier_names_until(value: object, name: str) -> float | None:
+    """The end of the migration window in which records under earlier names are read (``session_keys``,
+    ``user_keys``), as Unix seconds; None (the default): never read. ``value``: a ``datetime.date`` (read
+    through that day, UTC), a timezone-aware ``datetime.datetime``, the same in ISO 8601 text, or None."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):  # not ISO 8601: refused below, as given
+            value = (datetime.date if len(value) == 10 else datetime.datetime).fromisoformat(value)
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        return value.timestamp()
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return datetime.datetime.combine(value, datetime.time(), datetime.timezone.utc).timestamp() + 86400
+    if value is None:
+        return None
+    raise ValueError(
+        f"{name} must be None (records under the names of earlier releases are not read) or the date until which "
+        f"they are read while upgrading (a datetime.date, a datetime with a timezone, or 'YYYY-MM-DD'); got {value!r}"
+    )
+
+
+def earlier_names_read(until: float | None, clock: Callable[[], float] = CLOCK) -> bool:
+    """Whether records under earlier names are read now: before ``until`` (``check_earlier_names_until``).
+
+    Those names are outside this application's key prefix: anything that can write them (another
+    application on the same Redis, one on an earlier release) could end this application's sessions.
+    They are read only while an upgrade needs them: the records an earlier release wrote expire within
+    a session lifetime of its last write.
+    """
+    return until is not None and clock() < until
 
 
 def check_policy(value: object, name: str) -> Policy:
@@ -386,12 +444,20 @@ class SessionCheck:
     generation: str | None
     skew: float
     prefixed: bool
+    clock: Callable[[], float] = CLOCK
 
     def revoked(self, values: Sequence[Any]) -> bool:
         """The decision (``is_revoked``), from the values of ``keys`` in their order, None for a missing one."""
         count = self.session_count
         return _refused(
-            self.issued_at, self.session_id, self.generation, values[:count], values[count:], self.skew, self.prefixed
+            self.issued_at,
+            self.session_id,
+            self.generation,
+            values[:count],
+            values[count:],
+            self.skew,
+            self.prefixed,
+            self.clock,
         )
 
 
@@ -402,17 +468,21 @@ def session_check(
     generation: str | None = "",
     prefix: str = "",
     skew: float = DEFAULT_CLOCK_SKEW,
+    earlier_until: float | None = None,
+    clock: Callable[[], float] = CLOCK,
 ) -> SessionCheck | None:
     """What to read to know whether a verified session was ended (``is_revoked``); None: nothing to read.
 
     ``generation``: the one the session carries (``GENERATION_KEY``), "" for none, None for a migrated
-    cookie of another engine, which cannot carry one.
+    cookie of another engine, which cannot carry one. ``earlier_until``: the end of the window in which
+    the names of earlier releases are read too (``earlier_names_read``); ``clock``: the store's.
     """
-    own = [] if session_id is None else session_keys(session_id, prefix)
-    users = [] if user_id is None else user_keys(user_id, prefix)
+    earlier = earlier_until is not None and earlier_names_read(earlier_until, clock)
+    own = [] if session_id is None else session_keys(session_id, prefix, earlier)
+    users = [] if user_id is None else user_keys(user_id, prefix, earlier)
     if not own and not users:
         return None
-    return SessionCheck(own + users, len(own), issued_at, session_id, generation, skew, bool(prefix))
+    return SessionCheck(own + users, len(own), issued_at, session_id, generation, skew, bool(prefix), clock)
 
 
 @dataclass(frozen=True, slots=True)

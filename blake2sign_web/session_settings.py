@@ -15,7 +15,7 @@ from typing import Any, Final, NamedTuple
 
 from .expiry import longest_expiry
 from .options import SAME_SITE, Problem, signer_options
-from .revocation import DEFAULT_CLOCK_SKEW
+from .revocation import DEFAULT_CLOCK_SKEW, check_earlier_names_until
 from .serializer import SerializerSigner
 from .session_cookies import OversizePolicy, SessionMorsels, longest_token, morsel_overhead
 from .session_token import SessionTokenReader, session_signers
@@ -117,6 +117,8 @@ class SessionConfig:
     revocation_clock_skew: float = DEFAULT_CLOCK_SKEW
     #: This site's name in the keys of its revocation records.
     revocation_key_prefix: str = ""
+    #: While upgrading: the end (Unix seconds) of the window in which earlier releases' names are read; None: never.
+    revocation_earlier_until: float | None = None
     #: Chunked: most cookies of one session; 0: one cookie, the limit checked against it.
     max_chunks: int = 0
     #: The timeouts, in seconds; None: off.
@@ -186,6 +188,7 @@ def resolve(
         revocation_fails_open=values["revocation_unavailable"] == "open",
         revocation_clock_skew=float(values["revocation_clock_skew"]),
         revocation_key_prefix=values["revocation_key_prefix"],
+        revocation_earlier_until=check_earlier_names_until(values["revocation_earlier_names_until"], ""),
         max_chunks=max_chunks,
         idle_timeout=values["idle_timeout"],
         absolute_timeout=values["absolute_timeout"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qsl, unquote
@@ -25,6 +26,28 @@ MAX_WAIT_REPLICAS: Final = 16
 CLUSTER_SCHEMES: Final = ("redis+cluster", "rediss+cluster")
 SENTINEL_SCHEMES: Final = ("redis+sentinel", "rediss+sentinel")
 _DEFAULT_PORTS: Final = {"cluster": 6379, "sentinel": 26379}
+#: Query parameters of a store URL whose values are credentials (``password``, ``sentinel_password``, a token).
+_SECRET_PARAMETER: Final = re.compile(r"pass|secret|token|auth|credential", re.IGNORECASE)
+
+
+def redacted(url: str) -> str:
+    """``url`` as a message or a log line may show it: its credentials as ``***``.
+
+    Everything between the scheme and the last ``@`` (``user:password@``; a password with an unescaped
+    ``/``, ``?`` or ``#`` in it too, which a parser would split elsewhere), and the value of every query
+    parameter named like a credential (``?password=``, ``?sentinel_password=``).
+    """
+    scheme, separator, rest = url.partition("://") if "://" in url else ("", "", url)
+    if "@" in rest:
+        rest = "***@" + rest.rpartition("@")[2]
+    head, question, query = rest.partition("?")
+    if question:
+        query = "&".join(
+            f"{name}=***" if _SECRET_PARAMETER.search(name) else part
+            for part in query.split("&")
+            for name in (part.partition("=")[0],)
+        )
+    return f"{scheme}{separator}{head}{question}{query}"
 
 
 class StoreUnavailable(Exception):
@@ -42,7 +65,8 @@ class NotReplicated(StoreUnavailable):
 
 @dataclass(frozen=True)
 class StoreLocation:
-    """Where a store URL points: one server (``url`` as given, for redis-py), a cluster, or a Sentinel service."""
+    """Where a store URL points: one server (``url`` as given, for redis-py), a cluster, or a Sentinel service.
+    Its repr shows no credential (``redacted``)."""
 
     kind: Literal["single", "cluster", "sentinel"]
     url: str
@@ -56,6 +80,15 @@ class StoreLocation:
     tls: bool = False
     #: Sentinel: the sentinels' own password, if they have one (``?sentinel_password=``).
     sentinel_password: str | None = None
+
+    def __repr__(self) -> str:
+        shown = ("***" if value else value for value in (self.password, self.sentinel_password))
+        password, sentinel_password = shown
+        return (
+            f"StoreLocation(kind={self.kind!r}, url={redacted(self.url)!r}, nodes={self.nodes!r}, "
+            f"service={self.service!r}, db={self.db!r}, username={self.username!r}, password={password!r}, "
+            f"tls={self.tls!r}, sentinel_password={sentinel_password!r})"
+        )
 
 
 def parse_store_url(url: str) -> StoreLocation:
@@ -72,9 +105,9 @@ def parse_store_url(url: str) -> StoreLocation:
     Anything else (client certificates, other options) is for a client you make and pass in.
     """
     scheme, separator, rest = url.partition("://")
-    scheme = scheme.lower()
+    scheme, shown = scheme.lower(), redacted(url)
     if not separator:
-        raise ValueError(f"a store URL needs a scheme (redis://, rediss://, redis+cluster://, ...); got {url!r}")
+        raise ValueError(f"a store URL needs a scheme (redis://, rediss://, redis+cluster://, ...); got {shown!r}")
     if scheme not in CLUSTER_SCHEMES + SENTINEL_SCHEMES:
         return StoreLocation("single", url)
     kind: Literal["cluster", "sentinel"] = "cluster" if scheme in CLUSTER_SCHEMES else "sentinel"
@@ -86,24 +119,24 @@ def parse_store_url(url: str) -> StoreLocation:
         user, colon, secret = userinfo.partition(":")
         username = unquote(user) or None
         password = unquote(secret) if colon else None
-    nodes = tuple(_address(part, _DEFAULT_PORTS[kind], url) for part in hosts.split(",") if part)
+    nodes = tuple(_address(part, _DEFAULT_PORTS[kind], shown) for part in hosts.split(",") if part)
     if not nodes:
-        raise ValueError(f"the store URL {url!r} names no host")
+        raise ValueError(f"the store URL {shown!r} names no host")
     parts = [unquote(p) for p in path.split("/") if p]
     options = dict(parse_qsl(query))
     sentinel_password = options.pop("sentinel_password", None)
     if options:
         raise ValueError(
-            f"the store URL {url!r} has options this project does not read ({', '.join(options)}): make the client "
+            f"the store URL {shown!r} has options this project does not read ({', '.join(options)}): make the client "
             "yourself and pass it in"
         )
     if kind == "cluster":
         if parts not in ([], ["0"]) or sentinel_password is not None:
-            raise ValueError(f"a cluster URL has no database nor sentinel password (a cluster has only 0): {url!r}")
+            raise ValueError(f"a cluster URL has no database nor sentinel password (a cluster has only 0): {shown!r}")
         return StoreLocation(kind, url, nodes, "", 0, username, password, scheme.startswith("rediss"))
     if not parts or len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
         raise ValueError(
-            f"a sentinel URL ends with /<service>[/<db>] (redis+sentinel://host:26379/mymaster/0): {url!r}"
+            f"a sentinel URL ends with /<service>[/<db>] (redis+sentinel://host:26379/mymaster/0): {shown!r}"
         )
     db = int(parts[1]) if len(parts) == 2 else 0
     return StoreLocation(
@@ -111,14 +144,14 @@ def parse_store_url(url: str) -> StoreLocation:
     )
 
 
-def _address(text: str, default_port: int, url: str) -> tuple[str, int]:
+def _address(text: str, default_port: int, shown: str) -> tuple[str, int]:
     if text.startswith("["):  # [IPv6]:port
         host, _, port = text[1:].partition("]")
         port = port.removeprefix(":")
     else:
         host, _, port = text.rpartition(":") if ":" in text else (text, "", "")
     if not host or (port and not port.isdigit()):
-        raise ValueError(f"bad host:port {text!r} in the store URL {url!r}")
+        raise ValueError(f"bad host:port {text!r} in the store URL {shown!r}")
     return host, int(port) if port else default_port
 
 
@@ -200,7 +233,10 @@ def redis_client(location: StoreLocation, options: dict[str, Any], *, asynchrono
         import redis as redis_module  # type: ignore[no-redef]
         from redis import cluster, sentinel  # type: ignore[no-redef]
     if location.kind == "single":
-        return redis_module.Redis.from_url(location.url, **options)
+        try:
+            return redis_module.Redis.from_url(location.url, **options)
+        except ValueError as error:  # its words may quote a piece of the password (an unescaped "#" ends the host)
+            raise ValueError(unreadable_url(location.url, error)) from None
     credentials: dict[str, Any] = {"username": location.username, "password": location.password}
     if location.kind == "cluster":
         nodes = [cluster.ClusterNode(host, port) for host, port in location.nodes]
@@ -215,6 +251,18 @@ def redis_client(location: StoreLocation, options: dict[str, Any], *, asynchrono
         **options,
     )
     return sentinels.master_for(location.service, db=location.db, **credentials)
+
+
+def unreadable_url(url: str, error: Exception) -> str:
+    """Why redis-py could not read ``url``, without its credentials: redis-py's own words only for a URL that
+    has none (a password with ``#``, ``?`` or ``/`` in it is split there, and the rest quoted as a port)."""
+    shown = redacted(url)
+    if shown == url:
+        return f"redis-py cannot read the store URL {shown!r}: {error}"
+    return (
+        f"redis-py cannot read the store URL {shown!r} ({type(error).__name__}; its words are not shown, as they "
+        "may quote the password): percent-encode the password's '#', '?', '/', '@' and ':' (%23, %3F, %2F, %40, %3A)"
+    )
 
 
 def client_from_url(url: str, timeout: float) -> Redis | RedisCluster:

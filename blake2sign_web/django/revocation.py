@@ -148,9 +148,11 @@ def is_session_revoked(
     skew: float = revocation.DEFAULT_CLOCK_SKEW,
     prefix: str = "",
     generation: str | None = "",
+    earlier_until: float | None = None,
 ) -> bool:
-    """Whether a verified session was ended: one round trip (``get_many`` of the records the core names)."""
-    check = revocation.session_check(session_id, user_id, issued_at, generation, prefix, skew)
+    """Whether a verified session was ended: one round trip (``get_many`` of the records the core names);
+    ``earlier_until``: REVOCATION_EARLIER_NAMES_UNTIL as the core reads it (``revocation.session_check``)."""
+    check = revocation.session_check(session_id, user_id, issued_at, generation, prefix, skew, earlier_until)
     if check is None:
         return False
     with unavailable_on_error("check a session"):
@@ -253,8 +255,8 @@ class RedisStoreCache(BaseCache):
 
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(params)
-        if not isinstance(server, str):
-            raise ImproperlyConfigured(f"RedisStoreCache's LOCATION is one URL (a str), not {server!r}")
+        if not isinstance(server, str):  # its type only: a URL in it may hold a password
+            raise ImproperlyConfigured(f"RedisStoreCache's LOCATION is one URL (a str), not a {type(server).__name__}")
         self.replicas, self._client_options = store_plans.cache_options(params.get("OPTIONS") or {}, "RedisStoreCache")
         self.timeout, self.wait_replicas = self.replicas.timeout, self.replicas.wanted
         self.location = revocation.parse_store_url(server)

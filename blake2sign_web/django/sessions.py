@@ -386,6 +386,7 @@ def _is_revoked(config: SessionConfig, client: Presented, user_id: object) -> bo
         config.revocation_clock_skew,
         config.revocation_key_prefix,
         client.generation,
+        config.revocation_earlier_until,
     )
 
 

@@ -109,6 +109,9 @@ class SessionMiddleware:
             raise TypeError("SessionMiddleware fallback_secrets must be a list of secrets, not a single secret")
         secret, *fallbacks = [str(s) if isinstance(s, Secret) else s for s in (secret_key, *fallback_secrets)]
         stores.check_store(revocation, "SessionMiddleware revocation", "is_revoked")
+        if revocation is not None:  # a blocking store's answers are no awaitables: a 500 on each revocable session
+            fix = "blake2sign_web.starlette.revocation.RedisStore(url, key_prefix=...)"
+            stores.check_store_kind(revocation, True, "SessionMiddleware revocation", "SessionMiddleware", fix)
         # The arguments by the core's option names: every rule, and those between them, are the core's.
         values = {
             "typed": typed, "encrypt": encrypt, "decrypt": decrypt, "compress_encrypted": compress_encrypted,

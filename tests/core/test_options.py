@@ -53,6 +53,7 @@ BAD: dict[str, Any] = {
     "revocation_unavailable": "maybe",
     "revocation_clock_skew": -1,
     "revocation_key_prefix": "a:b",
+    "revocation_earlier_names_until": "31/01/2027",
 }
 #: Starlette arguments that belong to another object (RedisStore's key_prefix is checked when it is built).
 NOT_AN_ARGUMENT = {"revocation_key_prefix"}

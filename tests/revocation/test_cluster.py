@@ -31,6 +31,7 @@ from tests.django_links import use_served_storage
 from tests.redis_server import PATIENT_TIMEOUT, LoopbackCluster
 
 from .single_use_apps import CONTENT, build_app, make_signer, write_files
+from .test_keys import TOMORROW
 from .test_sessions_starlette import Devices, build, old_cookie
 
 SOME_SESSION = b"\x02" * 8
@@ -122,8 +123,9 @@ def test_starlette_check_reads_records_on_different_nodes(redis_cluster: Loopbac
 def test_starlette_check_is_one_request_per_node(redis_cluster: LoopbackCluster) -> None:
     """The records of a check go out in one pipeline: one MGET per slot, at most one request per node."""
     user = some_user_on_another_node(redis_cluster, SOME_SESSION, "shop")
-    keys = revocation.session_keys(SOME_SESSION, "shop") + revocation.user_keys(user, "shop")
-    store = cluster_store(redis_cluster, key_prefix="shop")
+    # During an upgrade's window: the earlier names too, each in its own slot.
+    keys = revocation.session_keys(SOME_SESSION, "shop", True) + revocation.user_keys(user, "shop", True)
+    store = cluster_store(redis_cluster, key_prefix="shop", earlier_names_until=TOMORROW)
     admins = {node.port: redis_cluster.client(node) for node in redis_cluster.primaries()}
 
     async def check() -> None:
@@ -155,13 +157,13 @@ def test_starlette_check_is_one_request_per_node(redis_cluster: LoopbackCluster)
 def test_starlette_honours_records_under_earlier_names_in_other_slots(
     redis_cluster: LoopbackCluster, key: str, value: str, user: object, revoked: bool
 ) -> None:
-    """A rolling upgrade to a cluster-aware release brings no ended session back."""
+    """A rolling upgrade to a cluster-aware release brings no ended session back (read during its window)."""
     redis.RedisCluster(startup_nodes=[redis.cluster.ClusterNode(*redis_cluster.startup_nodes[0])]).set(
         key, value.format(old=int(time.time())), ex=60
     )
 
     async def scenario() -> bool:
-        store = cluster_store(redis_cluster, key_prefix="shop")
+        store = cluster_store(redis_cluster, key_prefix="shop", earlier_names_until=TOMORROW)
         result = await store.is_revoked(SOME_SESSION, user, thirty_seconds_ago())
         await store.aclose()
         return result

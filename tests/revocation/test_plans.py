@@ -18,23 +18,29 @@ SESSION = bytes(range(16))
 GENERATION = "ab" * 16
 
 
-def test_a_session_check_reads_the_session_then_its_user() -> None:
-    check = revocation.session_check(SESSION, 42, 1_700_000_000, GENERATION, "shop")
+@pytest.mark.parametrize(("until", "names"), [(None, 1), (1_700_000_001, 2), (1_700_000_000, 1)])
+def test_a_session_check_reads_the_session_then_its_user(until: float | None, names: int) -> None:
+    """Its own names, and during an upgrade's window (before ``until``) the earlier ones too."""
+    now = 1_700_000_000
+    check = revocation.session_check(SESSION, 42, now - 30, GENERATION, "shop", 5, until, clock=lambda: now)
     assert check is not None
-    assert check.keys == revocation.session_keys(SESSION, "shop") + revocation.user_keys(42, "shop")
-    assert check.session_count == 2  # its own name, and the one without a prefix
+    earlier = names == 2
+    assert check.keys == revocation.session_keys(SESSION, "shop", earlier) + revocation.user_keys(42, "shop", earlier)
+    assert check.session_count == names  # its own name, and (in the window) the one without a prefix
     assert not check.revoked([None] * len(check.keys))
     ended = [revocation.SESSION_ENDED] + [None] * (len(check.keys) - 1)
     assert check.revoked(ended)
 
 
-def test_a_session_check_compares_generations_not_clocks() -> None:
-    check = revocation.session_check(SESSION, 42, 1_700_000_000, GENERATION, "shop")
+@pytest.mark.parametrize("until", [None, 1_800_000_001])
+def test_a_session_check_compares_generations_not_clocks(until: float | None) -> None:
+    check = revocation.session_check(SESSION, 42, 1_700_000_000, GENERATION, "shop", 5, until, lambda: 1_800_000_000)
     assert check is not None
     same = revocation.generation_record(GENERATION, clock=lambda: 1_800_000_000)
     other = revocation.generation_record("cd" * 16, clock=lambda: 1)
-    assert not check.revoked([None, None, same, None, None][: len(check.keys)])
-    assert check.revoked([None, None, other, None, None][: len(check.keys)])
+    own = check.session_count
+    assert not check.revoked([None] * own + [same] + [None] * (len(check.keys) - own - 1))
+    assert check.revoked([None] * own + [other] + [None] * (len(check.keys) - own - 1))
 
 
 def test_nothing_to_read_without_a_session_id_or_a_user() -> None:
