@@ -75,11 +75,15 @@ def default_client(request: flask.Request) -> str:
     return link_requests.client_identity(request.remote_addr or "", request.headers.get("User-Agent", ""))
 
 
-def request_url(request: flask.Request, signer: URLSigner) -> str:
-    """The path (with the script root ``url_for`` writes) and query a link is verified as."""
+def request_url(request: flask.Request, signer: URLSigner) -> str | None:
+    """The path (with the script root ``url_for`` writes) and query (as ``request.args`` reads it) a link is verified
+    as; None for a query that is not UTF-8 (``link_targets.werkzeug_query``)."""
+    query = link_targets.werkzeug_query(request.environ.get("QUERY_STRING", ""))
+    if query is None:
+        return None
     path = quote(request.script_root + request.path, safe=PATH_SAFE, errors="surrogateescape")
     origin = (request.scheme, request.host) if signer.bind_host else None
-    return link_requests.request_target(path, request.environ.get("QUERY_STRING", ""), origin)
+    return link_requests.request_target(path, query, origin)
 
 
 def _refuse(refusal: link_requests.Refusal) -> NoReturn:
@@ -207,7 +211,8 @@ def _serve(
     if isinstance(stored, link_requests.Refusal):
         _refuse(stored)
     try:
-        query_string, origin = environ.get("QUERY_STRING", ""), f"{request.scheme}://{request.host}"
+        query_string = link_targets.werkzeug_query(environ.get("QUERY_STRING", "")) or ""  # as the link verified
+        origin = f"{request.scheme}://{request.host}"
         if (
             link
             and playlist_signer

@@ -5,6 +5,7 @@ are the conformance suite's (tests/conformance/test_links.py)."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -19,7 +20,7 @@ from tests.recipes.test_django_s3_and_nginx import nginx_binary
 from ..servers import free_port, running_server
 from .conftest import CONTENT
 from .flask_app import PUBLIC_URL, build_flask, make_signer
-from .test_servers import BIN, check_downloads
+from .test_servers import BIN, check_downloads, raw_get, raw_query_links
 
 
 def test_sign_url_signs_what_url_for_writes(served_root: Path) -> None:
@@ -46,6 +47,52 @@ def test_a_signer_that_binds_the_host_needs_a_base_url(served_root: Path) -> Non
     app.testing = True  # the error reaches the test
     with pytest.raises(ValueError, match=r"pass sign_url\(\.\.\., base_url=\.\.\.\).* or request.host_url for"):
         app.test_client().get("/link?n=report.bin")
+
+
+def raw_query(link: bytes) -> tuple[str, str]:
+    """A link sent with raw bytes in its query: its path, and its query as a WSGI server hands it (latin-1)."""
+    path, _, query = link.partition(b"?")
+    return path.decode(), query.decode("latin-1")
+
+
+def test_the_query_is_verified_as_request_args_reads_it(served_root: Path) -> None:
+    """Raw bytes in a query reach WSGI as latin-1; ``request.args`` reads them as UTF-8, and so does the check."""
+    client = build_flask(served_root).test_client()
+    signed_for_mojibake, signed_for_text = raw_query_links(make_signer(), "/echo")
+    path, query = raw_query(signed_for_text)
+    assert client.get(path, environ_overrides={"QUERY_STRING": query}).text == "\u00e9"
+    path, query = raw_query(signed_for_mojibake)
+    assert client.get(path, environ_overrides={"QUERY_STRING": query}).status_code == 403
+    # Bytes that are not UTF-8, which request.args cannot read (UnicodeDecodeError): refused, never a 500.
+    not_utf8 = make_signer().sign("/echo?q=" + quote("\u00ff"), expires_in=60).replace(quote("\u00ff"), "@")
+    path, query = raw_query(not_utf8.encode().replace(b"@", b"\xff"))
+    assert client.get(path, environ_overrides={"QUERY_STRING": query}).status_code == 403
+
+
+#: How each WSGI server runs a Flask app (``{port}``): the standard library's (as gevent's pywsgi, it hands raw bytes
+#: on as latin-1) and Werkzeug's development server (``flask run``'s, which encodes them once more as UTF-8).
+WSGI_SERVERS = {
+    "wsgiref": "from wsgiref.simple_server import make_server",
+    "werkzeug": "from werkzeug.serving import make_server",
+}
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("server", list(WSGI_SERVERS))
+def test_a_real_server_verifies_the_query_request_args_reads(server: str, served_root: Path) -> None:
+    """Whatever a server makes of raw bytes, a link passes only if the view reads the value it was signed for."""
+    port = free_port()
+    serve = (
+        f"{WSGI_SERVERS[server]}; from tests.signed_urls.flask_app import app_from_env; "
+        f"make_server('127.0.0.1', {port}, app_from_env()).serve_forever()"
+    )
+    with running_server([sys.executable, "-c", serve], port, BLAKE2SIGN_SERVED_ROOT=str(served_root)) as base:
+        signed_for_mojibake, signed_for_text = raw_query_links(make_signer(), "/echo")
+        mojibake, text = raw_get(base, signed_for_mojibake), raw_get(base, signed_for_text)
+    if server == "wsgiref":  # request.args reads "\u00e9"
+        assert (mojibake[0], text) == (403, (200, "\u00e9".encode()))
+    else:  # request.args reads "\u00c3\u00a9"
+        assert (mojibake, text[0]) == ((200, "\u00c3\u00a9".encode()), 403)
 
 
 def test_views_behind_the_decorator(served_root: Path) -> None:
