@@ -54,15 +54,21 @@ def sign_url(
 
 
 def grant_cookie(
-    response: Response, signer: URLSigner, prefix: str, /, *, secure: bool | None = None, **options: Any
-) -> link_cookies.GrantCookie:
+    response: Response, signer: URLSigner, prefix: str, /, *, expires_in: Times = None,
+    expires_at: int | datetime | None = None, starts: int | datetime | None = None, bind: Bound | None = None,
+    group: str | None = None, secure: bool | None = None, samesite: link_cookies.SameSite = "Lax",
+    httponly: bool = True, domain: str | None = None,
+) -> link_cookies.GrantCookie:  # fmt: skip
     """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` without a
-    signature in its URL (``link_cookies.grant``: ``expires_in`` or ``expires_at`` required, ``starts``, ``bind``,
-    ``group``, ``same_site``, ``http_only``, ``domain``). ``secure``: default, whether the request came over https."""
+    signature in its URL (``link_cookies.grant``: an expiry required). ``samesite``, ``httponly``: spelt as
+    Werkzeug's ``set_cookie``; ``secure``: default, whether the request came over https."""
     request = flask.request
-    secure = request.scheme == "https" if secure is None else secure
-    origin = f"{request.scheme}://{request.host}" if signer.bind_host else ""
-    cookie = link_cookies.grant(signer, prefix, secure=secure, origin=origin, **options)
+    cookie = link_cookies.grant(
+        signer, prefix, secure=request.scheme == "https" if secure is None else secure,
+        origin=f"{request.scheme}://{request.host}" if signer.bind_host else "", expires_in=expires_in,
+        expires_at=expires_at, starts=starts, bind=bind, group=group, same_site=samesite, http_only=httponly,
+        domain=domain,
+    )  # fmt: skip
     response.set_cookie(
         cookie.name, cookie.value, max_age=cookie.max_age, path=cookie.path, domain=cookie.domain,
         secure=cookie.secure, httponly=cookie.http_only, samesite=cookie.same_site,
@@ -173,7 +179,8 @@ class SignedFiles:
     ``app.add_url_rule("/files/<path:name>", view_func=SignedFiles(signer, root))``. ``accel_redirect``: the URL
     prefix of nginx's ``internal`` location that sends the files; ``sign_playlists``: an HLS playlist served by a
     folder link gets that link's query after each URI in the folder (``playlists``); ``path_param``: the rule's
-    variable holding the file's name; ``endpoint``: the rule's endpoint (for ``sign_url``)."""
+    variable holding the file's name; ``endpoint``: the rule's endpoint (for ``sign_url``), ``"signed_files"`` by
+    default: a second ``SignedFiles`` in one app needs its own, else registering it raises ValueError."""
 
     #: The link decides (405 with its Allow: GET and HEAD, POST for a consume_on="post" link), not the router.
     methods, provide_automatic_options = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"), False
@@ -189,6 +196,17 @@ class SignedFiles:
         self.guard = _Guard.of(signer, bind, expired_status, single_use, client, confirm)
         self.as_attachment, self.accel_redirect, self.chunk_size = as_attachment, accel_redirect, chunk_size
         self.sign_playlists, self.path_param, self.__name__ = sign_playlists, path_param, endpoint
+
+    def __ne__(self, other: object) -> bool:
+        """Flask compares a view with the one already registered on its endpoint (``add_url_rule``): another
+        ``SignedFiles`` there stops start-up, naming the fix (Flask's own AssertionError says only the name)."""
+        if isinstance(other, SignedFiles) and other is not self:
+            raise ValueError(
+                f"two SignedFiles views on the endpoint {self.__name__!r}: give the second its own, "
+                f"SignedFiles(..., endpoint='...') or app.add_url_rule(..., endpoint='...'), and sign its links "
+                f"with sign_url(signer, that endpoint, ...)"
+            )
+        return other is not self
 
     def __call__(self, **view_args: str) -> Response:
         link = self.guard.admit(True)  # a confirmation page is answered: no file opened

@@ -14,7 +14,7 @@ import flask
 import httpx
 import pytest
 
-from blake2sign_web.flask import SignedFiles, signed_url_required
+from blake2sign_web.flask import SignedFiles, grant_cookie, sign_url, signed_url_required
 from tests.recipes.test_django_s3_and_nginx import nginx_binary
 
 from ..servers import free_port, running_server
@@ -152,6 +152,39 @@ def test_files_by_another_rule_variable_and_endpoint(served_root: Path) -> None:
     assert response.data == CONTENT
     with build_flask(served_root).test_request_context():
         assert flask.url_for("inline", file="a.txt") == "/inline/a.txt"
+
+
+def test_a_second_signed_files_view_needs_its_own_endpoint(served_root: Path) -> None:
+    """Both on the default endpoint: registering the second stops start-up, naming the fix; with its own, it works."""
+    app, signer = flask.Flask(__name__), make_signer()
+    app.add_url_rule("/files/<path:name>", view_func=SignedFiles(signer, served_root))
+    with pytest.raises(ValueError, match=r"two SignedFiles views on the endpoint 'signed_files': .*endpoint="):
+        app.add_url_rule("/media/<path:name>", view_func=SignedFiles(signer, served_root))
+    app = flask.Flask(__name__)
+    files = SignedFiles(signer, served_root)
+    app.add_url_rule("/files/<path:name>", view_func=files)
+    app.add_url_rule("/again/<path:name>", view_func=files)  # one view on two rules: Flask allows it
+    app.add_url_rule("/media/<path:name>", view_func=SignedFiles(signer, served_root, endpoint="media"))
+    with app.test_request_context():
+        link = sign_url(signer, "media", name="report.bin", expires_in=60)
+    assert link.startswith("/media/report.bin?")
+    assert app.test_client().get(link).data == CONTENT
+
+
+def test_grant_cookie_spells_its_options_as_set_cookie(served_root: Path) -> None:
+    """``samesite`` and ``httponly``, as Werkzeug's ``set_cookie`` (and Django's and Starlette's helpers) spell them."""
+    signer = make_signer()
+    with build_flask(served_root).test_request_context(base_url="https://localhost"):
+        response = flask.Response("granted")
+        grant_cookie(response, signer, "/files/sub/", expires_in=60, samesite="Strict", httponly=False)
+        with pytest.raises(ValueError, match="samesite must be 'Lax', 'Strict' or 'None'"):
+            grant_cookie(response, signer, "/files/sub/", expires_in=60, samesite="strict")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="same_site"):
+            grant_cookie(response, signer, "/files/sub/", expires_in=60, same_site="Strict")  # type: ignore[call-arg]
+    cookie = response.headers["Set-Cookie"]
+    assert "; SameSite=Strict" in cookie
+    assert "; Secure" in cookie
+    assert "HttpOnly" not in cookie
 
 
 def test_accel_redirect_hands_the_file_to_nginx(served_root: Path) -> None:
