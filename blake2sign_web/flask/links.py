@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, NoReturn, TypeVar, cast
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import flask
 from werkzeug.exceptions import abort
@@ -40,17 +40,36 @@ def sign_url(
     disposition: Disposition | None = None, group: str | None = None, **values: Any,
 ) -> str:  # fmt: skip
     """Sign a link to ``endpoint`` (``url_for`` with ``values``): relative, or absolute on ``base_url`` (your
-    public URL, for links that leave the request: never the ``Host`` a client sent). ``download_as``: the
-    signed ``filename``."""
+    public URL with any path prefix, for links that leave the request: never the ``Host`` a client sent; it
+    needs no request, nor SERVER_NAME: ``public_url``). ``download_as``: the signed ``filename``."""
     base = link_targets.public_base(
-        base_url, bind_host=signer.bind_host, function="sign_url", own_host="request.host_url"
+        base_url, bind_host=signer.bind_host, function="sign_url", own_host="request.url_root"
     )
-    url = flask.url_for(endpoint, **values)
+    url = flask.url_for(endpoint, **values) if base is None else public_url(base, endpoint, values)
     options = {"expires_in": expires_in, "expires_at": expires_at, "starts": starts, "bind": bind, "group": group}
     return signer.sign(
-        url if base is None else base.rstrip("/") + url, single_use=single_use, consume_on=consume_on,
-        filename=download_as, disposition=disposition, **options,  # type: ignore[arg-type]
+        url, single_use=single_use, consume_on=consume_on, filename=download_as, disposition=disposition,
+        **options,  # type: ignore[arg-type]
     )  # fmt: skip
+
+
+def public_url(base: str, endpoint: str, values: dict[str, Any]) -> str:
+    """``url_for(endpoint, **values)`` on ``base``, the public URL: its path is the prefix, in place of the
+    request's script root or APPLICATION_ROOT (so as Starlette's ``sign_url_for`` and Django's ``reverse()``
+    write it). Built on the app's URL map: a mail job has no request, and maybe no SERVER_NAME."""
+    if not {"_external", "_scheme", "_anchor"}.isdisjoint(values):
+        raise TypeError("sign_url(..., base_url=...) takes no _external, _scheme or _anchor: base_url is the link's")
+    app = flask.current_app
+    if endpoint.startswith("."):  # relative to the request's blueprint, as url_for reads it
+        blueprint = flask.request.blueprint if flask.has_request_context() else None
+        endpoint = f"{blueprint}{endpoint}" if blueprint else endpoint[1:]
+    method = values.pop("_method", None)
+    app.inject_url_defaults(endpoint, values)
+    parts = urlsplit(base)
+    adapter = app.url_map.bind(parts.netloc, script_name=parts.path or "/", url_scheme=parts.scheme)
+    url = adapter.build(endpoint, values, method=method)
+    # A rule of another host or subdomain comes back absolute; any other keeps the base's scheme and host as given.
+    return f"{parts.scheme}://{parts.netloc}{url}" if url.startswith("/") else url
 
 
 def grant_cookie(

@@ -42,10 +42,47 @@ def test_a_link_under_a_script_root_carries_it(served_root: Path) -> None:
     assert client.get(link.removeprefix("/app")).status_code == 403  # the same link without the root
 
 
+SHOP = "https://shop.example/app"  # the public URL: a proxy serves the app under /app
+
+
+def test_a_link_on_the_public_url_under_a_script_root(served_root: Path) -> None:
+    """``base_url`` is the public URL, prefix included: it replaces the script root, never adds to it."""
+    app, signer = build_flask(served_root), make_signer()
+    with app.test_request_context("/", base_url="http://localhost/app"):  # SCRIPT_NAME=/app
+        link = sign_url(signer, "signed_files", base_url=SHOP, expires_in=60, name="sub/caf\u00e9 menu.txt")
+        bare = sign_url(signer, "signed_files", base_url="https://shop.example", expires_in=60, name="report.bin")
+        own = sign_url(signer, "signed_files", base_url=flask.request.url_root, expires_in=60, name="report.bin")
+        with pytest.raises(TypeError, match="_anchor"):
+            sign_url(signer, "signed_files", base_url=SHOP, name="report.bin", _anchor="top")
+    assert link.startswith(SHOP + "/files/sub/caf%C3%A9%20menu.txt?expires=")
+    assert own.startswith("http://localhost/app/files/report.bin?expires=")  # this client's host, and the root
+    assert bare.startswith("https://shop.example/files/report.bin?expires=")
+    client = app.test_client()
+    assert client.get(link.removeprefix(SHOP), base_url="https://shop.example/app").data == b"menu"
+
+
+@pytest.mark.parametrize(
+    ("server_name", "application_root"),
+    [(None, "/"), ("shop.example", "/app"), ("shop.example", "/"), ("localhost:5000", "/other")],
+)
+def test_a_mail_job_signs_links_on_the_public_url(
+    served_root: Path, server_name: str | None, application_root: str
+) -> None:
+    """In an app context with no request (a job sending e-mails), with or without SERVER_NAME and APPLICATION_ROOT:
+    the link is ``base_url`` and the route, and it verifies when followed."""
+    app, signer = build_flask(served_root), make_signer()
+    app.config.update(SERVER_NAME=server_name, APPLICATION_ROOT=application_root)
+    with app.app_context():
+        link = sign_url(signer, "signed_files", base_url=SHOP, expires_in=60, name="report.bin", v="2")
+    assert link.startswith(SHOP + "/files/report.bin?v=2&expires=")
+    app.config.update(SERVER_NAME=None)  # the request comes by the public host, through the proxy
+    assert app.test_client().get(link.removeprefix(SHOP), base_url=SHOP).data == CONTENT
+
+
 def test_a_signer_that_binds_the_host_needs_a_base_url(served_root: Path) -> None:
     app = build_flask(served_root, make_signer(bind_host=True))
     app.testing = True  # the error reaches the test
-    with pytest.raises(ValueError, match=r"pass sign_url\(\.\.\., base_url=\.\.\.\).* or request.host_url for"):
+    with pytest.raises(ValueError, match=r"pass sign_url\(\.\.\., base_url=\.\.\.\).* or request.url_root for"):
         app.test_client().get("/link?n=report.bin")
 
 
