@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, NoReturn, TypeVar, cast
@@ -141,19 +142,35 @@ class _Guard(NamedTuple):
         if isinstance(outcome, link_requests.Confirmation):
             if self.confirm is not None:
                 abort(confirmation.secured(self.confirm(request, outcome.link)))
-            body, headers = confirmation.built_in()
+            body, headers = confirmation.built_in(csrf_fields())
             abort(Response(body, headers=headers))
         return outcome
 
     def use(self, link: VerifiedLink, terms: link_requests.Consumption = link_guard.NO_TERMS) -> None:
         """Use up a single-use link, or check a grouped one, in the store; answered with the refusal unless this
-        request may have it. Flask has no CSRF check: a confirmation's POST from another site is refused."""
+        request may have it. Flask has no CSRF check of its own (Flask-WTF's may run before): a confirmation's POST
+        that a browser says came from another site is refused."""
         request, store = flask.request, self.links.store
         consume, check = getattr(store, "consume_link", None), getattr(store, "check_link", None)
         headers, path = cast(Mapping[str, str], request.headers), request.script_root + request.path
         refusal = self.links.use(link, path, consume, request, headers=headers, terms=terms, check=check)
         if refusal is not None:
             _refuse(refusal)
+
+
+def csrf_fields() -> dict[str, str]:
+    """The hidden field of the built-in confirmation page: Flask-WTF's CSRF token when the app checks it
+    (``CSRFProtect``, which checks every POST before the view), as Django's page carries Django's; else none.
+
+    The token is the session's (``generate_csrf``), and the page is never cached. Flask-WTF is read only if the
+    app loaded it: this package does not need it.
+    """
+    app, wtf = flask.current_app, sys.modules.get("flask_wtf.csrf")
+    if wtf is None or not isinstance(app.extensions.get("csrf"), wtf.CSRFProtect):
+        return {}
+    if not app.config.get("WTF_CSRF_ENABLED", True):
+        return {}
+    return {app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"): wtf.generate_csrf()}
 
 
 def privately(response: Response) -> Response:
