@@ -102,9 +102,10 @@ def grant(
             "without one is restored with the browser's session"
         )
     if same_site not in ("Lax", "Strict", "None"):
-        raise ValueError(f"same_site must be 'Lax', 'Strict' or 'None'; got {same_site!r}")
+        # Named as every adapter's grant_cookie spells it, after its framework's set_cookie.
+        raise ValueError(f"samesite must be 'Lax', 'Strict' or 'None'; got {same_site!r}")
     if same_site == "None" and not secure:
-        raise ValueError("same_site='None' needs a Secure cookie (browsers refuse it otherwise)")
+        raise ValueError("samesite='None' needs a Secure cookie (browsers refuse it otherwise)")
     if not isinstance(prefix, str):
         raise TypeError(f"prefix must be a str, not {type(prefix).__name__}")
     signed = signer.sign_prefix(

@@ -116,13 +116,14 @@ def verify(
     ``not_yet_valid``) one, logged.
 
     ``url``: the path and query the client sent (absolute when the signer binds the host), None when
-    the path is not text (a lone surrogate, which only a scope no server made can hold); ``path``: the
+    the path is not text (a lone surrogate, which only a scope no server made can hold) or the query is not
+    what the view can read (Flask's, not UTF-8: ``link_targets.werkzeug_query``); ``path``: the
     decoded path, for the log. The reason is logged, never the URL: its query holds the signature.
     ``grant``: the value of the grant cookie to verify the request by instead (``link_cookies.grant_for``).
     (Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both.)
     """
     if url is None:
-        logger.warning("rejected signed URL for %r: path is not UTF-8", logged(path))
+        logger.warning("rejected signed URL for %r: path or query is not UTF-8", logged(path))
         return Refusal(403, INVALID)
     try:
         if grant is None:

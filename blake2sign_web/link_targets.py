@@ -3,7 +3,8 @@
 The signature covers the path and query as the view will read them (after ``scheme://host`` when the
 signer binds the host: ``link_requests.request_target``), with the path prefix a proxy took off put
 back (``link_requests.with_prefix``). An adapter hands over its request's values: an ASGI scope as it
-is (``scope_target``), Django's decoded path and raw query (``script_path``, ``wsgi_query``).
+is (``scope_target``), Django's decoded path and raw query (``script_path``, ``wsgi_query``), Flask's raw query
+(``werkzeug_query``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,21 @@ def wsgi_query(query: str, charset: str) -> str:
         return raw.decode(charset)
     except UnicodeDecodeError:
         return raw.decode("iso-8859-1")  # QueryDict's own fallback
+
+
+def werkzeug_query(query: str) -> str | None:
+    """The query as Werkzeug's ``request.args`` (Flask's) reads it, not as WSGI spells it.
+
+    As ``wsgi_query``: QUERY_STRING holds the raw bytes read as latin-1, and ``request.args`` decodes them as
+    UTF-8. None when they are not UTF-8: ``request.args`` cannot read them (UnicodeDecodeError), so no link
+    is verified on them.
+    """
+    if query.isascii():
+        return query
+    try:
+        return query.encode("iso-8859-1").decode("utf-8")
+    except UnicodeError:
+        return None
 
 
 def script_path(path: str, path_info: str, prefix: str, *, asgi: bool = True) -> str:

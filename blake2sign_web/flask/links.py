@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, NoReturn, TypeVar, cast
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import flask
 from werkzeug.exceptions import abort
@@ -40,29 +41,54 @@ def sign_url(
     disposition: Disposition | None = None, group: str | None = None, **values: Any,
 ) -> str:  # fmt: skip
     """Sign a link to ``endpoint`` (``url_for`` with ``values``): relative, or absolute on ``base_url`` (your
-    public URL, for links that leave the request: never the ``Host`` a client sent). ``download_as``: the
-    signed ``filename``."""
+    public URL with any path prefix, for links that leave the request: never the ``Host`` a client sent; it
+    needs no request, nor SERVER_NAME: ``public_url``). ``download_as``: the signed ``filename``."""
     base = link_targets.public_base(
-        base_url, bind_host=signer.bind_host, function="sign_url", own_host="request.host_url"
+        base_url, bind_host=signer.bind_host, function="sign_url", own_host="request.url_root"
     )
-    url = flask.url_for(endpoint, **values)
+    url = flask.url_for(endpoint, **values) if base is None else public_url(base, endpoint, values)
     options = {"expires_in": expires_in, "expires_at": expires_at, "starts": starts, "bind": bind, "group": group}
     return signer.sign(
-        url if base is None else base.rstrip("/") + url, single_use=single_use, consume_on=consume_on,
-        filename=download_as, disposition=disposition, **options,  # type: ignore[arg-type]
+        url, single_use=single_use, consume_on=consume_on, filename=download_as, disposition=disposition,
+        **options,  # type: ignore[arg-type]
     )  # fmt: skip
 
 
+def public_url(base: str, endpoint: str, values: dict[str, Any]) -> str:
+    """``url_for(endpoint, **values)`` on ``base``, the public URL: its path is the prefix, in place of the
+    request's script root or APPLICATION_ROOT (so as Starlette's ``sign_url_for`` and Django's ``reverse()``
+    write it). Built on the app's URL map: a mail job has no request, and maybe no SERVER_NAME."""
+    if not {"_external", "_scheme", "_anchor"}.isdisjoint(values):
+        raise TypeError("sign_url(..., base_url=...) takes no _external, _scheme or _anchor: base_url is the link's")
+    app = flask.current_app
+    if endpoint.startswith("."):  # relative to the request's blueprint, as url_for reads it
+        blueprint = flask.request.blueprint if flask.has_request_context() else None
+        endpoint = f"{blueprint}{endpoint}" if blueprint else endpoint[1:]
+    method = values.pop("_method", None)
+    app.inject_url_defaults(endpoint, values)
+    parts = urlsplit(base)
+    adapter = app.url_map.bind(parts.netloc, script_name=parts.path or "/", url_scheme=parts.scheme)
+    url = adapter.build(endpoint, values, method=method)
+    # A rule of another host or subdomain comes back absolute; any other keeps the base's scheme and host as given.
+    return f"{parts.scheme}://{parts.netloc}{url}" if url.startswith("/") else url
+
+
 def grant_cookie(
-    response: Response, signer: URLSigner, prefix: str, /, *, secure: bool | None = None, **options: Any
-) -> link_cookies.GrantCookie:
+    response: Response, signer: URLSigner, prefix: str, /, *, expires_in: Times = None,
+    expires_at: int | datetime | None = None, starts: int | datetime | None = None, bind: Bound | None = None,
+    group: str | None = None, secure: bool | None = None, samesite: link_cookies.SameSite = "Lax",
+    httponly: bool = True, domain: str | None = None,
+) -> link_cookies.GrantCookie:  # fmt: skip
     """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` without a
-    signature in its URL (``link_cookies.grant``: ``expires_in`` or ``expires_at`` required, ``starts``, ``bind``,
-    ``group``, ``same_site``, ``http_only``, ``domain``). ``secure``: default, whether the request came over https."""
+    signature in its URL (``link_cookies.grant``: an expiry required). ``samesite``, ``httponly``: spelt as
+    Werkzeug's ``set_cookie``; ``secure``: default, whether the request came over https."""
     request = flask.request
-    secure = request.scheme == "https" if secure is None else secure
-    origin = f"{request.scheme}://{request.host}" if signer.bind_host else ""
-    cookie = link_cookies.grant(signer, prefix, secure=secure, origin=origin, **options)
+    cookie = link_cookies.grant(
+        signer, prefix, secure=request.scheme == "https" if secure is None else secure,
+        origin=f"{request.scheme}://{request.host}" if signer.bind_host else "", expires_in=expires_in,
+        expires_at=expires_at, starts=starts, bind=bind, group=group, same_site=samesite, http_only=httponly,
+        domain=domain,
+    )  # fmt: skip
     response.set_cookie(
         cookie.name, cookie.value, max_age=cookie.max_age, path=cookie.path, domain=cookie.domain,
         secure=cookie.secure, httponly=cookie.http_only, samesite=cookie.same_site,
@@ -75,11 +101,15 @@ def default_client(request: flask.Request) -> str:
     return link_requests.client_identity(request.remote_addr or "", request.headers.get("User-Agent", ""))
 
 
-def request_url(request: flask.Request, signer: URLSigner) -> str:
-    """The path (with the script root ``url_for`` writes) and query a link is verified as."""
+def request_url(request: flask.Request, signer: URLSigner) -> str | None:
+    """The path (with the script root ``url_for`` writes) and query (as ``request.args`` reads it) a link is verified
+    as; None for a query that is not UTF-8 (``link_targets.werkzeug_query``)."""
+    query = link_targets.werkzeug_query(request.environ.get("QUERY_STRING", ""))
+    if query is None:
+        return None
     path = quote(request.script_root + request.path, safe=PATH_SAFE, errors="surrogateescape")
     origin = (request.scheme, request.host) if signer.bind_host else None
-    return link_requests.request_target(path, request.environ.get("QUERY_STRING", ""), origin)
+    return link_requests.request_target(path, query, origin)
 
 
 def _refuse(refusal: link_requests.Refusal) -> NoReturn:
@@ -112,19 +142,35 @@ class _Guard(NamedTuple):
         if isinstance(outcome, link_requests.Confirmation):
             if self.confirm is not None:
                 abort(confirmation.secured(self.confirm(request, outcome.link)))
-            body, headers = confirmation.built_in()
+            body, headers = confirmation.built_in(csrf_fields())
             abort(Response(body, headers=headers))
         return outcome
 
     def use(self, link: VerifiedLink, terms: link_requests.Consumption = link_guard.NO_TERMS) -> None:
         """Use up a single-use link, or check a grouped one, in the store; answered with the refusal unless this
-        request may have it. Flask has no CSRF check: a confirmation's POST from another site is refused."""
+        request may have it. Flask has no CSRF check of its own (Flask-WTF's may run before): a confirmation's POST
+        that a browser says came from another site is refused."""
         request, store = flask.request, self.links.store
         consume, check = getattr(store, "consume_link", None), getattr(store, "check_link", None)
         headers, path = cast(Mapping[str, str], request.headers), request.script_root + request.path
         refusal = self.links.use(link, path, consume, request, headers=headers, terms=terms, check=check)
         if refusal is not None:
             _refuse(refusal)
+
+
+def csrf_fields() -> dict[str, str]:
+    """The hidden field of the built-in confirmation page: Flask-WTF's CSRF token when the app checks it
+    (``CSRFProtect``, which checks every POST before the view), as Django's page carries Django's; else none.
+
+    The token is the session's (``generate_csrf``), and the page is never cached. Flask-WTF is read only if the
+    app loaded it: this package does not need it.
+    """
+    app, wtf = flask.current_app, sys.modules.get("flask_wtf.csrf")
+    if wtf is None or not isinstance(app.extensions.get("csrf"), wtf.CSRFProtect):
+        return {}
+    if not app.config.get("WTF_CSRF_ENABLED", True):
+        return {}
+    return {app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"): wtf.generate_csrf()}
 
 
 def privately(response: Response) -> Response:
@@ -169,7 +215,8 @@ class SignedFiles:
     ``app.add_url_rule("/files/<path:name>", view_func=SignedFiles(signer, root))``. ``accel_redirect``: the URL
     prefix of nginx's ``internal`` location that sends the files; ``sign_playlists``: an HLS playlist served by a
     folder link gets that link's query after each URI in the folder (``playlists``); ``path_param``: the rule's
-    variable holding the file's name; ``endpoint``: the rule's endpoint (for ``sign_url``)."""
+    variable holding the file's name; ``endpoint``: the rule's endpoint (for ``sign_url``), ``"signed_files"`` by
+    default: a second ``SignedFiles`` in one app needs its own, else registering it raises ValueError."""
 
     #: The link decides (405 with its Allow: GET and HEAD, POST for a consume_on="post" link), not the router.
     methods, provide_automatic_options = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"), False
@@ -185,6 +232,17 @@ class SignedFiles:
         self.guard = _Guard.of(signer, bind, expired_status, single_use, client, confirm)
         self.as_attachment, self.accel_redirect, self.chunk_size = as_attachment, accel_redirect, chunk_size
         self.sign_playlists, self.path_param, self.__name__ = sign_playlists, path_param, endpoint
+
+    def __ne__(self, other: object) -> bool:
+        """Flask compares a view with the one already registered on its endpoint (``add_url_rule``): another
+        ``SignedFiles`` there stops start-up, naming the fix (Flask's own AssertionError says only the name)."""
+        if isinstance(other, SignedFiles) and other is not self:
+            raise ValueError(
+                f"two SignedFiles views on the endpoint {self.__name__!r}: give the second its own, "
+                f"SignedFiles(..., endpoint='...') or app.add_url_rule(..., endpoint='...'), and sign its links "
+                f"with sign_url(signer, that endpoint, ...)"
+            )
+        return other is not self
 
     def __call__(self, **view_args: str) -> Response:
         link = self.guard.admit(True)  # a confirmation page is answered: no file opened
@@ -207,7 +265,8 @@ def _serve(
     if isinstance(stored, link_requests.Refusal):
         _refuse(stored)
     try:
-        query_string, origin = environ.get("QUERY_STRING", ""), f"{request.scheme}://{request.host}"
+        query_string = link_targets.werkzeug_query(environ.get("QUERY_STRING", "")) or ""  # as the link verified
+        origin = f"{request.scheme}://{request.host}"
         if (
             link
             and playlist_signer

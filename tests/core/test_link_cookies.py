@@ -79,7 +79,7 @@ def test_the_cookie_lives_until_the_grant_expires() -> None:
         ("/x" * (MAX_DEPTH + 1) + "/", {}, "deeper than"),
         ("/" + "a" * MAX_VALUE_LENGTH + "/", {}, "exceeds"),
         ("/a/", {"same_site": "None"}, "needs a Secure cookie"),
-        ("/a/", {"same_site": "lax"}, "same_site must be"),
+        ("/a/", {"same_site": "lax"}, "samesite must be"),
     ],
 )
 def test_what_cannot_be_granted(prefix: str, options: dict[str, object], message: str) -> None:

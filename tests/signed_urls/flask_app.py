@@ -29,6 +29,11 @@ def build_flask(root: str | os.PathLike[str], signer: URLSigner | None = None, *
     def hello(who: str) -> str:
         return f"hello {who} ({flask.g.signed_link.expires_at is not None})"
 
+    @app.get("/echo")
+    @signed_url_required(signer)
+    def echo() -> str:
+        return flask.request.args["q"]
+
     @app.get("/bound")
     @signed_url_required(signer, bind=lambda request: request.headers.get("X-User"))
     def bound() -> str:

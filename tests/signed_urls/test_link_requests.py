@@ -26,7 +26,7 @@ def test_verify_answers_a_link_or_a_refusal(caplog: pytest.LogCaptureFixture) ->
     assert link_requests.verify(SIGNER, expired, bind=None, path="/a").status == 410
     with caplog.at_level(logging.INFO, "blake2sign_web.signed_urls"):
         assert link_requests.verify(SIGNER, None, bind=None, path="/\ud800\n" + "x" * 300).status == 403
-    assert "path is not UTF-8" in caplog.text
+    assert "path or query is not UTF-8" in caplog.text
     assert "\n" not in caplog.records[-1].getMessage()  # the path is logged with repr, and cut
     assert len(caplog.records[-1].getMessage()) < 300
 
