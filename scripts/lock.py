@@ -44,7 +44,16 @@ def requirements_digest() -> str:
         "groups": project["dependency-groups"],
         "python": project["project"]["requires-python"],
     }
-    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(in_order(asked), sort_keys=True).encode()).hexdigest()
+
+
+def in_order(value: object) -> object:
+    """``value`` with every list sorted: the order requirements are written in changes nothing installed."""
+    if isinstance(value, dict):
+        return {key: in_order(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return sorted((in_order(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True))
+    return value
 
 
 def header() -> str:
