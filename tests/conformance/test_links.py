@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from email.utils import formatdate
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import pytest
 
@@ -23,6 +23,7 @@ from blake2sign_web.serializer import CLOCK_SKEW
 from .link_drivers import DRIVERS, LinkDriver, LinkResponse, signer
 
 CONTENT: Final = bytes(range(256)) * 40  # 10240 bytes
+PLAYLIST: Final = "#EXTM3U\n#EXTINF:2.0,\nseg-1.ts\n#EXT-X-ENDLIST\n"
 #: The headers that say what a link decided; each must be equal across frameworks.
 COMPARED: Final = (
     "allow",
@@ -204,6 +205,28 @@ def link_group(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
     return [*before, revoked, *refused, send("GET", other, {}), send("GET", after, {})]
 
 
+def grouped_folder(group: str) -> tuple[list[str], Callable[[LinkResponse], LinkResponse]]:
+    """A grouped folder link's playlist (GET, HEAD) and segment: the three requests the playlist scenarios send; and
+    what makes a response comparable across frameworks (each signs its own link: its query, in a rewritten body,
+    is written as "<query>")."""
+    folder = signer().sign_prefix("/links/files/v/", expires_in=60, group=group)
+    query = folder.query.encode()
+
+    def comparable(response: LinkResponse) -> LinkResponse:
+        return LinkResponse(response.status, response.headers, response.body.replace(query, b"<query>"))
+
+    return [folder.link("index.m3u8"), folder.link("index.m3u8"), folder.link("seg-1.ts")], comparable
+
+
+def grouped_playlist(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
+    """A folder link's playlist is checked like its segments: rewritten until the group is revoked, then 410."""
+    (playlist, head, segment), comparable = grouped_folder("course-45")
+    before = [send("GET", playlist, {}), send("HEAD", head, {}), send("GET", segment, {})]
+    revoked = send("POST", "/links/revoke/course-45", {})
+    after = [send("GET", playlist, {}), send("HEAD", head, {}), send("GET", segment, {})]
+    return [comparable(response) for response in (*before, revoked, *after)]
+
+
 def grant_cookies(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
     """A folder granted by cookie: its files by the cookie alone (GET, HEAD, a range), not a POST, nothing outside;
     a wrong and an expired cookie; a grant of the view's folder reaches the view."""
@@ -251,6 +274,7 @@ SCENARIOS: Final[dict[str, Scenario]] = {
     "link group revoked": link_group,
     "grant cookies": grant_cookies,
     "grant cookie of a revoked group": grant_cookie_group,
+    "grouped playlist revoked": grouped_playlist,
 }
 
 
@@ -263,6 +287,9 @@ def run(driver: LinkDriver, scenario: Scenario, *, bind_host: bool = False) -> l
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     (tmp_path / "report.bin").write_bytes(CONTENT)
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "index.m3u8").write_text(PLAYLIST)
+    (tmp_path / "v" / "seg-1.ts").write_bytes(b"segment")
     return tmp_path
 
 
@@ -306,9 +333,40 @@ def test_the_statuses_are_those_documented(root: Path, redis_url: str) -> None:
         "link group revoked": [200, 206, 200, 200, 410, 410, 410, 200, 200],
         "grant cookies": [200, 200, 206, 403, 403, 200, 403, 410],
         "grant cookie of a revoked group": [200, 200, 410],
+        "grouped playlist revoked": [200, 200, 200, 200, 410, 410, 410],
     }
     for name, statuses in expected.items():
         assert [step["status"] for step in run(driver, SCENARIOS[name])] == statuses, name
+
+
+@pytest.mark.parametrize(("store", "status"), [("none", 403), ("down", 503)])
+def test_a_grouped_playlist_needs_the_store_as_its_segments_do(
+    root: Path, redis_url: str, store: Literal["none", "down"], status: int
+) -> None:
+    """With no store, or one that is down (the default policy: closed), a grouped folder link's playlist is refused
+    as its segments are, HEAD too: never rewritten before the group is checked."""
+
+    def scenario(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
+        (playlist, head, segment), comparable = grouped_folder("course-46")
+        sent = [send("GET", playlist, {}), send("HEAD", head, {}), send("GET", segment, {})]
+        return [comparable(response) for response in sent]
+
+    outcomes = {driver.name: run(driver(root, redis_url, store=store), scenario) for driver in DRIVERS}
+    assert [step["status"] for step in outcomes["django"]] == [status] * 3
+    assert all(outcome == outcomes["django"] for outcome in outcomes.values()), outcomes
+
+
+def test_a_playlists_head_is_not_rewritten(root: Path, redis_url: str) -> None:
+    """HEAD of a playlist by a folder link: its GET's headers but Content-Length (only the rewrite tells it), no
+    body; in every framework."""
+    for driver in DRIVERS:
+        (playlist, head, _), _ = grouped_folder("course-47")
+        with driver(root, redis_url).running() as running:
+            got, headed = running.request("GET", playlist, {}), running.request("HEAD", head, {})
+        assert (got.status, headed.status, headed.body) == (200, 200, b""), driver.name
+        assert int(got.headers["content-length"]) == len(got.body) > len(PLAYLIST), driver.name
+        assert "content-length" not in headed.headers, driver.name
+        assert headed.headers["cache-control"] == got.headers["cache-control"] == "private, no-store", driver.name
 
 
 def test_a_link_before_its_start_says_when(root: Path, redis_url: str, caplog: pytest.LogCaptureFixture) -> None:

@@ -3,6 +3,7 @@ and that every URI given it verifies where a player would fetch it."""
 
 from __future__ import annotations
 
+import io
 import logging
 from urllib.parse import urljoin, urlsplit
 
@@ -14,12 +15,15 @@ from blake2sign_web import URLSigner, playlists
 from blake2sign_web.playlists import (
     MAX_LINE_LENGTH,
     MAX_PLAYLIST_SIZE,
+    MAX_SERVED_SIZE,
+    TOO_LARGE,
     PlaylistTooLarge,
     answer,
     is_playlist,
     link_query,
     passed_query,
     rewritten,
+    served,
     sign_playlist,
     with_query,
 )
@@ -159,24 +163,64 @@ def test_the_playlist_itself_must_be_inside_the_prefix() -> None:
 def test_the_request_query_passed_on_is_the_signed_one_re_encoded() -> None:
     link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
     query_string = "utm_source=mail%22%0A&" + FOLDER.query
-    query = passed_query("v0/master.m3u8", link, 100, query_string, SIGNER, True)
+    query = passed_query("v0/master.m3u8", link, query_string, SIGNER, True)
     assert query == FOLDER.query  # the ignored parameter (which could carry anything) is dropped
-    assert passed_query("v0/master.m3u8", link, 100, query_string, SIGNER, False) is None  # the option off
-    assert passed_query("v0/seg0.ts", link, 100, query_string, SIGNER, True) is None  # not a playlist
-    assert passed_query("v0/master.m3u8", link, 100, "utm_source=x", SIGNER, True) is None  # no signature in the URL
+    assert passed_query("v0/master.m3u8", link, query_string, SIGNER, False) is None  # the option off
+    assert passed_query("v0/seg0.ts", link, query_string, SIGNER, True) is None  # not a playlist
+    assert passed_query("v0/master.m3u8", link, "utm_source=x", SIGNER, True) is None  # no signature in the URL
     single = SIGNER.verify_link(SIGNER.sign("/videos/1/master.m3u8", expires_in=60))
-    assert passed_query("master.m3u8", single, 100, "", SIGNER, True) is None  # a single-file link
+    assert passed_query("master.m3u8", single, "", SIGNER, True) is None  # a single-file link
     assert link_query("b=%22x%22&signature=s", "signature", lambda key: False) == "b=%22x%22&signature=s"
 
 
-def test_a_playlist_over_the_limit_is_sent_as_it_is(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_playlist_over_the_limit_is_refused_not_rewritten(caplog: pytest.LogCaptureFixture) -> None:
+    """Over ``MAX_SERVED_SIZE`` bytes (known from the file's size: HEAD too), or with a line over
+    ``MAX_LINE_LENGTH``: 500 with a message, an error naming the fix; nothing rewritten."""
     link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
-    with caplog.at_level(logging.WARNING, "blake2sign_web.signed_urls"):
-        assert passed_query("master.m3u8", link, MAX_PLAYLIST_SIZE + 1, FOLDER.query, SIGNER, True) is None
-        long_line = b"#EXTM3U\n" + b"a" * (MAX_LINE_LENGTH + 1) + b"\n"
-        assert rewritten(long_line, Q, link, "") == long_line
-    assert "sent the playlist" in caplog.text
+    large = _Stored(b"#EXTM3U\n" + b"seg.ts\n" * (MAX_SERVED_SIZE // 7))
+    with caplog.at_level(logging.ERROR, "blake2sign_web.signed_urls"):
+        for method in ("GET", "HEAD"):
+            assert served(large, Q, link, "", "master.m3u8", False, method) == TOO_LARGE  # type: ignore[arg-type]
+        long_line = _Stored(b"#EXTM3U\n" + b"a" * (MAX_LINE_LENGTH + 1) + b"\n")
+        assert served(long_line, Q, link, "", "master.m3u8", False, "GET") == TOO_LARGE  # type: ignore[arg-type]
+    assert TOO_LARGE == (500, "This playlist is too large to be sent by a folder link.", {})
+    assert large.closed
+    assert f"refused the playlist 'master.m3u8': {large.size} bytes, over the 1048576 a file view rewrites" in caplog.text
+    assert "playlist line over 65536 characters" in caplog.text
+    assert "sign_playlist()" in caplog.text
     assert FOLDER.query.rpartition("=")[2] not in caplog.text
+    with pytest.raises(PlaylistTooLarge):
+        rewritten(b"#" * (MAX_SERVED_SIZE + 1), Q, link, "")  # a file that grew after its size was read
+
+
+def test_head_is_answered_without_reading_or_rewriting() -> None:
+    link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
+    stored = _Stored(b"#EXTM3U\nseg.ts\n")
+    found = served(stored, Q, link, "", "master.m3u8", False, "HEAD")  # type: ignore[arg-type]
+    assert isinstance(found, tuple)
+    answered, body = found
+    assert (answered.status, body, stored.reads, stored.closed) == (200, b"", 0, True)
+    assert "Content-Length" not in answered.headers  # only the rewrite tells it (RFC 9110, 9.3.2)
+    assert answered.headers["Content-Type"] == "application/vnd.apple.mpegurl"
+    whole = served(_Stored(b"#EXTM3U\nseg.ts\n"), Q, link, "", "master.m3u8", False, "GET")  # type: ignore[arg-type]
+    assert isinstance(whole, tuple)
+    got, body = whole
+    assert body == f"#EXTM3U\nseg.ts?{Q}\n".encode()
+    assert got.headers["Content-Length"] == str(len(body))
+
+
+class _Stored:
+    """A stored file as ``served`` reads it: its size, its body, closed once."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.size, self.reads, self.closed = data, len(data), 0, False
+
+    def body(self, byte_range: None) -> tuple[io.BytesIO, int, int]:
+        self.reads += 1
+        return io.BytesIO(self.data), 0, self.size
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def test_rewritten_resolves_from_the_path_the_link_verified_at_and_keeps_bytes() -> None:
