@@ -185,7 +185,9 @@ def test_a_playlist_over_the_limit_is_refused_not_rewritten(caplog: pytest.LogCa
         assert served(long_line, Q, link, "", "master.m3u8", False, "GET") == TOO_LARGE  # type: ignore[arg-type]
     assert TOO_LARGE == (500, "This playlist is too large to be sent by a folder link.", {})
     assert large.closed
-    assert f"refused the playlist 'master.m3u8': {large.size} bytes, over the 1048576 a file view rewrites" in caplog.text
+    assert (
+        f"refused the playlist 'master.m3u8': {large.size} bytes, over the 1048576 a file view rewrites" in caplog.text
+    )
     assert "playlist line over 65536 characters" in caplog.text
     assert "sign_playlist()" in caplog.text
     assert FOLDER.query.rpartition("=")[2] not in caplog.text
