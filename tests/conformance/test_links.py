@@ -19,6 +19,7 @@ import pytest
 
 from blake2sign_web import URLSigner
 from blake2sign_web.link_cookies import grant, grant_name
+from blake2sign_web.playlists import MAX_SERVED_SIZE
 from blake2sign_web.revocation import DEFAULT_CLOCK_SKEW
 from blake2sign_web.serializer import CLOCK_SKEW
 from tests.redis_server import RedisServer
@@ -375,6 +376,20 @@ def test_a_playlists_head_is_not_rewritten(root: Path, redis_url: str) -> None:
         assert int(got.headers["content-length"]) == len(got.body) > len(PLAYLIST), driver.name
         assert "content-length" not in headed.headers, driver.name
         assert headed.headers["cache-control"] == got.headers["cache-control"] == "private, no-store", driver.name
+        assert headed.headers["content-type"] == got.headers["content-type"] == "application/vnd.apple.mpegurl"
+
+
+def test_a_playlist_over_the_limit_is_refused(root: Path, redis_url: str) -> None:
+    """A playlist a view will not rewrite (over ``MAX_SERVED_SIZE``): 500 with the same message, GET and HEAD, in
+    every framework; a single-file link to it still gets the file as it is."""
+    (root / "v" / "long.m3u8").write_text("#EXTM3U\n" + "#EXTINF:2.0,\nseg-1.ts\n" * (MAX_SERVED_SIZE // 22 + 1))
+    folder = signer().sign_prefix("/links/files/v/", expires_in=60)
+    for driver in DRIVERS:
+        with driver(root, redis_url).running() as running:
+            got, headed = (running.request(method, folder.link("long.m3u8"), {}) for method in ("GET", "HEAD"))
+            whole = running.request("HEAD", signer().sign("/links/files/v/long.m3u8", expires_in=60), {})
+        assert (got.status, headed.status, whole.status) == (500, 500, 200), driver.name
+        assert got.body == b"This playlist is too large to be sent by a folder link.", driver.name
 
 
 def test_a_link_before_its_start_says_when(root: Path, redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
