@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web import URLSigner, playlists
+from blake2sign_web import URLSigner, link_prefix, playlists
 from blake2sign_web.playlists import (
     MAX_LINE_LENGTH,
     MAX_PLAYLIST_SIZE,
@@ -299,3 +299,49 @@ def test_a_plain_relative_uri_is_signed_as_resolving_it_would(segments: list[str
     query = URLSigner("x" * 40, purpose="p").sign_prefix("/files/videos/123/", expires_in=60).query
     resolved = playlists._signed_uri(uri, query, f"http://playlist.invalid{playlist}", "/files/videos/123/", None)
     assert playlists.with_query(uri + "\n", query, playlist, "/files/videos/123/") == resolved + "\n"
+
+
+#: Lines a playlist may hold, the awkward ones included (BOMs, spaces, dot segments, escapes, other hosts).
+AWKWARD_LINES = [
+    "#EXTM3U", "#EXTINF:2.0,", "seg-1.ts", "a/b.ts", "./x.ts", "../v1/s.ts", "..", ".", "...", "a/../b.ts",
+    "a//b.ts", "/videos/1/s.ts", "/videos/2/s.ts", "http://h/videos/1/s.ts", "//h/videos/1/x.ts", "data:x",
+    "s.ts?x=1", "s.ts#f", " s.ts", "s.ts ", "\ufeffs.ts", "\ufeff \ufeffs.ts", "\ufeff#EXTM3U",
+    "\t#EXT-X-MAP:URI=\"m\"",
+    '#EXT-X-KEY:METHOD=AES-128,URI="key.bin",IV=0x1', '#EXT-X-MEDIA:TYPE=AUDIO,URI="../a.m3u8"', '#EXT-X-KEY:URI="bad',
+    "#EXT-X-KEYS:URI=\"k\"", "", "  ", "\x0b", "s\x0bt.ts", "s.ts\x85", "\u2028s.ts", "é.ts", "%41.ts", "a/.", "~",
+]  # fmt: skip
+
+
+def line_by_line(text: str, query: str, path: str, prefix: str, origin: str) -> str:
+    """The rewrite as it was before the one-pass loop: every line through ``_line`` (its rule, unchanged)."""
+    own = playlists._origin(origin)
+    base = f"{own[0] if own else 'http'}://playlist.invalid{path}"
+    folder = path[: path.rfind("/") + 1]
+
+    def add(uri: str) -> str:
+        if playlists._SIMPLE_RELATIVE.fullmatch(uri) and playlists._DOT_SEGMENTS.isdisjoint(uri.split("/")):
+            return uri if link_prefix.below(folder + uri, prefix) is None else f"{uri}?{query}"
+        return playlists._signed_uri(uri, query, base, prefix, own)
+
+    pieces = playlists._LINE_BREAKS.split(text)
+    return "".join(piece if n % 2 else playlists._line(piece, add) for n, piece in enumerate(pieces))
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(AWKWARD_LINES), st.sampled_from(["\n", "\r\n", "\r"])), max_size=10),
+    st.sampled_from(
+        [
+            "/videos/1/m.m3u8",
+            "/videos/1/v0/m.m3u8",
+            "/videos/m.m3u8",
+            "/videos/1/%C3%A9/m.m3u8",
+            "/videos/1/a%2Fb/m.m3u8",
+            "/videos/1//m.m3u8",
+        ]
+    ),
+    st.sampled_from(["", "http://h"]),
+)
+def test_the_one_pass_rewrite_is_the_line_by_line_one(lines: list[tuple[str, str]], path: str, origin: str) -> None:
+    text = "".join(line + end for line, end in lines)
+    assert with_query(text, Q, path, "/videos/1/", origin) == line_by_line(text, Q, path, "/videos/1/", origin)
