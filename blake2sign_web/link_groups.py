@@ -3,9 +3,10 @@
 ``sign(..., group="course-42")`` and ``sign_prefix(..., group=...)`` add two signed parameters: ``group`` and
 ``issued``, the signing time in Unix microseconds. Revoking the group (the adapters' ``revoke_link_group``)
 writes a record holding the revocation time (``revocation.group_revocation``); a link of the group issued at
-or before it is refused (``revocation.withdrawn``), one issued after it works. Microseconds, not seconds: the
-revocation's time is read before its write, a link signed after the write's reply carries a later time, so
-links re-issued at once work (a store's round trip lasts far more than a microsecond).
+or before it plus the store's clock-skew allowance is refused (``revocation.withdrawn``: the issue time is the
+signing server's clock, the record the revoking server's), one issued after that works, so links re-issued
+within the allowance are refused too. Microseconds, not seconds: the revocation's time is read before its write,
+a link signed after the write's reply carries a later time (with no allowance, links re-issued at once work).
 
 A grouped link must expire: the record is kept only as long as the longest-lived link of the group still out
 (given at revocation), and a link without an end would come back after it. The rules here are the text's:

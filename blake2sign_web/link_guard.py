@@ -6,8 +6,9 @@ Django: per ``SIGNED_URLS`` settings) and, per request, hands it plain values: `
 confirmation page, or its refusal), then for a single-use or grouped link (``needs_store``) ``use`` (a blocking
 store's ``consume_link``, and ``check_link`` for a grouped link) or ``ause`` (the guard's asyncio store): the
 refusal, or None to go on. A file's request is a
-``FileRequest``: the range asked for, a range redirect, the single-use link's terms, the answer. The adapter
-only reads the request, does the store and file I/O and writes the response.
+``FileRequest``: the range asked for, a range redirect, the store's check (``use``), then the answer or the
+rewritten playlist, never before that check. The adapter only reads the request, does the store and file I/O
+and writes the response.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .link_requests import (
     needs_store,
     store_answer,
 )
+from .playlists import passed_query, served
 from .revocation import LinkAnswer, StoreUnavailable
 from .stored_files import StoredFile, answer, check_range_fallback, range_redirect, redirects_range
 from .stores import check_store, check_store_kind
@@ -201,9 +203,11 @@ class LinkGuard(NamedTuple):
 class FileRequest:
     """One request for a stored file by a link, once the link passed, decided in order with what nothing has
     read yet: the range asked for (``wanted``), a Range sent to the storage's URL (``range_redirect``), the
-    single-use link to use up (``use``), then what the request gets (``answer``)."""
+    single-use or grouped link checked in the store (``use``), then what the request gets (``answer``, or for a
+    playlist rewritten by a folder link, ``rewritten``). Neither answer is given before ``use``: a revoked group,
+    a missing store or a store that is down refuses every file alike, a playlist included."""
 
-    __slots__ = ("headers", "link", "method", "name", "offloaded", "posted", "stored", "wanted")
+    __slots__ = ("decided", "headers", "link", "method", "name", "offloaded", "playlist", "posted", "stored", "wanted")
 
     def __init__(
         self,
@@ -214,22 +218,37 @@ class FileRequest:
         link: VerifiedLink | None,
         *,
         offloaded: bool = False,
+        playlist_signer: URLSigner | None = None,
+        query_string: str = "",
     ) -> None:
         self.method, self.headers, self.name, self.stored, self.link = method, headers, name, stored, link
         #: Whether the front server sends the bytes (and handles Range itself).
         self.offloaded = offloaded
+        #: The query a playlist served by a folder link passes on to its URIs (``playlists.passed_query``, with the
+        #: view's signer, None when it does not sign playlists), or None: the file as it is.
+        self.playlist = None
+        if playlist_signer is not None:
+            self.playlist = passed_query(name, link, query_string, playlist_signer, True)
         #: The confirmation's POST of a ``consume_on="post"`` link: the whole file, once, never cached.
         self.posted = method == "POST" and link is not None and link.consume_on == "post"
-        #: What is asked for, as if the file could seek (decided from metadata: nothing is read yet).
-        self.wanted = file_range(headers, stored.size, stored.mtime_ns, posted=self.posted)
+        #: What is asked for, as if the file could seek (decided from metadata: nothing is read yet); a rewritten
+        #: playlist is sent whole.
+        self.wanted: Wanted = None
+        if self.playlist is None:
+            self.wanted = file_range(headers, stored.size, stored.mtime_ns, posted=self.posted)
+        #: Whether ``use`` said what the store is to check: only then is the request answered.
+        self.decided = False
 
     def range_redirect(
         self, url_of: Callable[[], object], path: str, storage: object, fallback: str
     ) -> dict[str, str] | None:
         """The headers of a 302 to the storage's URL for a Range it would download the whole object to serve
-        (``stored_files.redirects_range``, ``range_redirect``), or None: serve it here (``fallback="seek"``)."""
+        (``stored_files.redirects_range``, ``range_redirect``), or None: serve it here (``fallback="seek"``; a
+        playlist rewritten here, whose storage copy carries no signature)."""
         # A grouped link is checked after this: never hand out the storage's URL (a bearer link of its own) first.
         checked = self.link is not None and needs_store(self.link)
+        if self.playlist is not None:
+            return None
         if not redirects_range(self.stored, self.method, self.wanted, single_use=checked, offloaded=self.offloaded):
             return None
         if check_range_fallback(fallback) == "seek":
@@ -237,13 +256,16 @@ class FileRequest:
         return range_redirect(url_of, path, self.name, storage)
 
     def use(self) -> tuple[VerifiedLink, Consumption] | None:
-        """The range as it can be sent (``StoredFile.sendable_range``), then the single-use link to use up with
-        its terms (``file_use``), or None."""
+        """The range as it can be sent (``StoredFile.sendable_range``), then the single-use link to use up or the
+        grouped link to check, with its terms (``file_use``), or None: nothing to ask the store. The adapter asks
+        it (``LinkGuard.use``, ``ause``) before it answers."""
         self.wanted = self.stored.sendable_range(self.method, self.wanted)
+        self.decided = True
         return file_use(self.link, self.method, self.stored.size, self.wanted)
 
     def answer(self, as_attachment: bool, offload: tuple[str | None, bool] = (None, False)) -> FileAnswer:
         """``stored_files.answer``, named by the link's signed filename and disposition where it has them."""
+        self._check_decided()
         disposition = download_disposition(self.name, as_attachment, self.link)
         return answer(
             self.method,
@@ -255,3 +277,16 @@ class FileRequest:
             posted=self.posted,
             offload=offload,
         )
+
+    def rewritten(self, origin: str, as_attachment: bool) -> tuple[FileAnswer, bytes] | Refusal:
+        """The playlist's answer and body (``playlists.served``: whole, rewritten for GET, not for HEAD; refused
+        over ``playlists.MAX_SERVED_SIZE``); the file is closed. It may read the file: an asynchronous view runs
+        it in a thread."""
+        self._check_decided()
+        if self.playlist is None or self.link is None:
+            raise RuntimeError("FileRequest.rewritten() is for a playlist served by a folder link (see .playlist)")
+        return served(self.stored, self.playlist, self.link, origin, self.name, as_attachment, self.method)
+
+    def _check_decided(self) -> None:
+        if not self.decided:
+            raise RuntimeError("FileRequest.use() comes first: a link's store checks decide before any answer")

@@ -11,7 +11,9 @@ absolute URL gets it only on the playlist's own origin (another host, a CDN, wou
 ``data:`` URI, another scheme, a URI outside the prefix, and a URI that has a query of its own are left as
 they are: the MAC covers every parameter of a folder link, so a query added to another would never verify
 (sign each such URI with ``URLSigner.sign``). Line endings (LF, CRLF, CR) and a BOM are kept; a playlist
-over ``MAX_PLAYLIST_SIZE`` or a line over ``MAX_LINE_LENGTH`` is refused (``PlaylistTooLarge``).
+over ``MAX_PLAYLIST_SIZE`` or a line over ``MAX_LINE_LENGTH`` is refused (``PlaylistTooLarge``). The rewrite is
+one pass over the lines; a file view rewrites at most ``MAX_SERVED_SIZE`` bytes per request, after the link's
+every check (``link_guard.FileRequest``), and never for HEAD (``served``).
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ import re
 from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import IO, TYPE_CHECKING, Final
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from . import link_prefix
 from .link_prefix import SignedPrefix
-from .link_requests import FileAnswer, download_disposition, file_headers, logged
+from .link_requests import FileAnswer, Refusal, download_disposition, file_headers, logged
 from .link_text import PATH_SAFE, encode, parse_query
 from .urls import URLSigner, VerifiedLink
 
@@ -34,8 +36,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
 
-#: The largest playlist rewritten, in bytes (a VOD playlist of a few hours is a few hundred KiB).
+#: The largest playlist ``sign_playlist`` rewrites, in characters.
 MAX_PLAYLIST_SIZE: Final = 4 * 1024 * 1024
+#: The largest playlist a file view rewrites per request, in bytes: about 30,000 segments (a VOD playlist of a few
+#: hours is a few hundred KiB). The rewrite costs CPU on every request and each URI gains the query (the body grows
+#: 4 to 8 times), so a larger one is refused with ``TOO_LARGE``.
+MAX_SERVED_SIZE: Final = 1024 * 1024
+#: The answer to a playlist a file view will not rewrite: the server's content, not the request, is at fault.
+TOO_LARGE: Final = Refusal(500, "This playlist is too large to be sent by a folder link.")
 #: The longest line rewritten, in characters (an EXT-X-DATERANGE with SCTE-35 data can be long).
 MAX_LINE_LENGTH: Final = 64 * 1024
 #: The tags whose ``URI="..."`` attribute a player fetches (RFC 8216 and its draft successor).
@@ -60,6 +68,8 @@ PLAYLIST_TYPES: Final = frozenset(
 REWRITTEN_HEADERS: Final = {"Content-Type": "application/vnd.apple.mpegurl", "Cache-Control": "private, no-store"}
 
 _LINE_BREAKS: Final = re.compile(r"(\r\n|\r|\n)")
+#: How the lines of ``URI_TAGS`` start: "#" and the name, then ":" (other tags and comments are left as they are).
+_URI_TAG_STARTS: Final = tuple(f"#{name}:" for name in sorted(URI_TAGS))
 #: A URI reference that starts with a scheme (RFC 3986): an absolute URL, or data:, javascript:...
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 #: A URI reference every parser reads alike: printable ASCII, no space, quote or backslash (a browser reads
@@ -112,13 +122,35 @@ def with_query(text: str, query: str, playlist_path: str, prefix: str, origin: s
             return uri if link_prefix.below(folder + uri, prefix) is None else f"{uri}?{query}"
         return _signed_uri(uri, query, base, prefix, own)
 
-    pieces = _LINE_BREAKS.split(text)  # lines at even indexes, their line breaks between them
-    for index in range(0, len(pieces), 2):
+    # One pass, a few string operations per line: the usual lines (tags no player fetches, a segment's relative
+    # URI) are decided without building anything; the others go through ``_line``.
+    pieces, step = (text.split("\n"), 1) if "\r" not in text else (_LINE_BREAKS.split(text), 2)
+    if max(map(len, pieces)) > MAX_LINE_LENGTH:
+        raise PlaylistTooLarge(f"playlist line over {MAX_LINE_LENGTH} characters")
+    inside, suffix, simple = _simple_inside(folder, prefix), "?" + query, _SIMPLE_RELATIVE.fullmatch
+    for index in range(0, len(pieces), step):
         line = pieces[index]
-        if len(line) > MAX_LINE_LENGTH:
-            raise PlaylistTooLarge(f"playlist line over {MAX_LINE_LENGTH} characters")
-        pieces[index] = _line(line, add)
-    return "".join(pieces)
+        if not line:
+            continue
+        first = line[0]
+        if first == "#":
+            if line.startswith(_URI_TAG_STARTS):
+                pieces[index] = _line(line, add)
+        elif inside is not None and first != "." and "/." not in line and simple(line):  # no dot segment
+            if inside:
+                pieces[index] = line + suffix
+        else:
+            pieces[index] = _line(line, add)
+    return ("\n" if step == 1 else "").join(pieces)
+
+
+def _simple_inside(folder: str, prefix: str) -> bool | None:
+    """Whether a relative URI of ``_SIMPLE_RELATIVE`` with no dot segment resolves inside ``prefix`` from
+    ``folder``: the same answer for every such URI (unreserved characters append whole segments, decoded as they
+    are), read once; None when the folder is not under the prefix as written (then each URI is asked)."""
+    if not folder.startswith(prefix):
+        return None
+    return link_prefix.below(folder + "x", prefix) == unquote(folder[len(prefix) :]) + "x" or None
 
 
 def _line(line: str, add: Callable[[str], str]) -> str:
@@ -203,21 +235,17 @@ def is_playlist(name: str) -> bool:
 
 
 def passed_query(
-    name: str, link: VerifiedLink | None, size: int, query_string: str, signer: URLSigner, enabled: bool
+    name: str, link: VerifiedLink | None, query_string: str, signer: URLSigner, enabled: bool
 ) -> str | None:
-    """The query a file view passes on to the URIs of the playlist ``name`` (``size`` bytes) it serves by a folder
-    link, read from the request's ``query_string`` (``link_query``); None: send the file as it is (not a
-    playlist, another link, the view's option off, a request granted without a signature in its URL, or a
-    playlist over ``MAX_PLAYLIST_SIZE``, which a warning reports)."""
+    """The query a file view passes on to the URIs of the playlist ``name`` it serves by a folder link, read from
+    the request's ``query_string`` (``link_query``); None: send the file as it is (not a playlist, another link,
+    the view's option off, a request granted without a signature in its URL). Nothing is answered yet: the
+    link's store checks come first (``link_guard.FileRequest``), then ``served``."""
     if not enabled or link is None or link.prefix is None or link.below is None or link.nonce is not None:
         return None
     if not is_playlist(name):
         return None
-    query = link_query(query_string, signer.signature_param, lambda key: _ignored(signer, key))
-    if query is not None and size > MAX_PLAYLIST_SIZE:
-        logger.warning("sent the playlist %r unsigned: over %d bytes", logged(name), MAX_PLAYLIST_SIZE)
-        return None
-    return query
+    return link_query(query_string, signer.signature_param, lambda key: _ignored(signer, key))
 
 
 def _ignored(signer: URLSigner, key: str) -> bool:
@@ -227,43 +255,63 @@ def _ignored(signer: URLSigner, key: str) -> bool:
 def rewritten(data: bytes, query: str, link: VerifiedLink, origin: str) -> bytes:
     """The playlist file ``data`` as a view sends it by the folder ``link``: its URIs with ``query``
     (``passed_query``), resolved from the path the link verified at, absolute URLs on the request's ``origin``
-    (``scheme://host``). Bytes that are not UTF-8 are kept; a playlist with a line over ``MAX_LINE_LENGTH``
-    is sent as it is (a warning reports it)."""
+    (``scheme://host``). Bytes that are not UTF-8 are kept. ``PlaylistTooLarge`` over ``MAX_SERVED_SIZE`` bytes
+    or with a line over ``MAX_LINE_LENGTH``."""
     if link.prefix is None or link.below is None:  # not a folder link: passed_query never says so
         return data
+    if len(data) > MAX_SERVED_SIZE:
+        raise PlaylistTooLarge(f"over the {MAX_SERVED_SIZE} bytes a file view rewrites")
     path = link.prefix + quote(link.below, safe=PATH_SAFE, encoding="utf-8", errors="surrogateescape")
-    try:
-        text = with_query(data.decode("utf-8", "surrogateescape"), query, path, link.prefix, origin)
-    except PlaylistTooLarge as error:
-        logger.warning("sent the playlist %r unsigned: %s", logged(path), error)
-        return data
+    text = with_query(data.decode("utf-8", "surrogateescape"), query, path, link.prefix, origin)
     return text.encode("utf-8", "surrogateescape")
 
 
 def read(handle: IO[bytes]) -> bytes:
-    """The playlist, read whole from ``handle`` (``passed_query`` checked its size): at most one byte over the
-    limit, which ``rewritten`` then refuses, should the file have grown."""
-    return handle.read(MAX_PLAYLIST_SIZE + 1)
+    """The playlist, read whole from ``handle`` (``served`` checked its size): at most one byte over the limit,
+    which ``rewritten`` then refuses, should the file have grown."""
+    return handle.read(MAX_SERVED_SIZE + 1)
 
 
 def served(
-    stored: StoredFile, query: str, link: VerifiedLink, origin: str, name: str, as_attachment: bool
-) -> tuple[bytes, dict[str, str]]:
-    """What a file view sends for the playlist ``stored`` that ``passed_query`` gave ``query``: the body
-    (``rewritten`` on the request's ``origin``) and the headers (``answer``), whole; the file is closed. It reads
-    the file: an asynchronous view runs it in a thread."""
+    stored: StoredFile, query: str, link: VerifiedLink, origin: str, name: str, as_attachment: bool, method: str
+) -> tuple[FileAnswer, bytes] | Refusal:
+    """What a file view sends for the playlist ``stored`` that ``passed_query`` gave ``query``, once the link's
+    checks passed: the answer (``answer``) and the body (``rewritten`` on the request's ``origin``), whole; HEAD
+    gets the answer without rewriting (no ``Content-Length``: only the rewrite tells it; RFC 9110, 9.3.2). A
+    playlist over ``MAX_SERVED_SIZE`` or with a line over ``MAX_LINE_LENGTH`` is refused (``TOO_LARGE``, an
+    error logged). The file is closed. A GET reads the file: an asynchronous view runs it in a thread."""
     try:
+        if stored.size > MAX_SERVED_SIZE:
+            return _too_large(name, f"{stored.size} bytes, over the {MAX_SERVED_SIZE} a file view rewrites")
+        if method == "HEAD":
+            return answer(name, as_attachment, link, None), b""
         handle, _, _ = stored.body(None)  # a storage's own reader, or the file
         with handle:
             data = read(handle)
     finally:
         stored.close()
-    body = rewritten(data, query, link, origin)
-    return body, answer(name, as_attachment, link, len(body)).headers
+    try:
+        body = rewritten(data, query, link, origin)
+    except PlaylistTooLarge as error:
+        return _too_large(name, str(error))
+    return answer(name, as_attachment, link, len(body)), body
 
 
-def answer(name: str, as_attachment: bool, link: VerifiedLink, length: int) -> FileAnswer:
-    """The answer of a rewritten playlist of ``length`` bytes: 200 with the whole body (no range, no validators:
-    the body is not the file's), ``REWRITTEN_HEADERS`` (its type; no cache keeps a signature)."""
+def _too_large(name: str, why: str) -> Refusal:
+    logger.error(
+        "refused the playlist %r: %s (split it, or sign it with sign_playlist() and serve the signed copy)",
+        logged(name),
+        why,
+    )
+    return TOO_LARGE
+
+
+def answer(name: str, as_attachment: bool, link: VerifiedLink, length: int | None) -> FileAnswer:
+    """The answer of a rewritten playlist of ``length`` bytes (None: not rewritten, HEAD): 200 with the whole body
+    (no range, no validators: the body is not the file's), ``REWRITTEN_HEADERS`` (its type; no cache keeps a
+    signature)."""
     headers = file_headers(name, download_disposition(name, as_attachment, link), None, None, posted=False)
-    return FileAnswer(200, {**headers, **REWRITTEN_HEADERS, "Content-Length": str(length)}, None)
+    headers.update(REWRITTEN_HEADERS)
+    if length is not None:
+        headers["Content-Length"] = str(length)
+    return FileAnswer(200, headers, None)

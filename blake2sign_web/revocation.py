@@ -24,7 +24,8 @@ small, optional exception. Five kinds of record, each with a TTL so the store ne
   by then every session of an earlier generation has ended. (Records of earlier releases hold a
   cut-off time, ``<seconds>:<kept session>``, and keep their rule until they expire.)
 - ``group:<group>``: a link group was revoked (``group_revocation``): its time, in microseconds; a link of the
-  group issued at or before it is refused (``withdrawn``). Kept as long as the group's longest-lived link.
+  group issued at or before it, plus the clock-skew allowance, is refused (``withdrawn``). Kept as long as the
+  group's longest-lived link.
 
 Session and user keys carry an application's prefix when it has one
 (``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or
@@ -422,13 +423,15 @@ def group_revocation(
     return Record(group_key(check_group(group), prefix), str(issued_now(clock)), record_ttl(lifetime, skew))
 
 
-def withdrawn(issued_us: int, record: str | bytes | int | None) -> bool:
-    """Whether a grouped link issued at ``issued_us`` (Unix microseconds) is refused by its group's record as read
-    (None: never revoked): issued at or before the revocation, or a record not written by us (refuse, not guess)."""
+def withdrawn(issued_us: int, record: str | bytes | int | None, skew: float) -> bool:
+    """Whether a grouped link issued at ``issued_us`` (Unix microseconds, by its signing server's clock) is refused
+    by its group's record as read (None: never revoked; its time by the revoking server's clock): issued at or
+    before the revocation plus ``skew`` seconds, how far those clocks may differ (so links re-issued within it are
+    refused too), or a record not written by us (refuse, not guess)."""
     if record is None:
         return False
     text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
-    return not (text.isascii() and text.isdigit()) or issued_us <= int(text)
+    return not (text.isascii() and text.isdigit()) or issued_us <= int(text) + round(skew * 1_000_000)
 
 
 @dataclass(slots=True)  # not frozen: a frozen one's __init__ adds about 9 k instructions to every check

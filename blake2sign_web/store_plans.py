@@ -155,7 +155,7 @@ class StorePlans:
                 clock=self.clock,
             )
         key = group_key(group, self.prefix)
-        return Plan("check a link group", group_steps(key, issued_us, use, self.replicas))
+        return Plan("check a link group", group_steps(key, issued_us, use, self.replicas, skew=self.skew))
 
     def revoke_link_group(self, group: str, lifetime: int) -> Plan[None]:
         """Withdraw every link of ``group`` issued until now; ``lifetime``: the longest any of them still lives."""
@@ -219,19 +219,22 @@ def group_steps(
     key: str = "",
     budget: str = "",
     value: Any = None,
+    *,
+    skew: float,
 ) -> Steps[LinkAnswer]:
     """A grouped link's check: GET of its group's record (``group``: its name in the store), and for a single-use
-    link (``use``) its use (``use_steps``) in the same round trip. Withdrawn wins over used; a withdrawn link that
-    was used up here stays used (it is refused for good either way)."""
+    link (``use``) its use (``use_steps``) in the same round trip; ``skew``: how far the servers' clocks may differ
+    (``revocation.withdrawn``). Withdrawn wins over used; a withdrawn link that was used up here stays used (it is
+    refused for good either way)."""
     read = Step(group, ("GET", group))
     if use is None:
         record = yield read
-        return "withdrawn" if withdrawn(issued_us, record) else "ok"
+        return "withdrawn" if withdrawn(issued_us, record, skew) else "ok"
     key = key or use.key
     record, (outcome, acknowledged) = yield Batch((read, Step(key, use.command(key, budget, value), True)))
     if outcome and acknowledged < replicas.wanted:
         yield from _unreplicated(use, replicas, outcome, acknowledged, key, budget, value)
-    if withdrawn(issued_us, record):
+    if withdrawn(issued_us, record, skew):
         return "withdrawn"
     return "ok" if outcome else "used"
 

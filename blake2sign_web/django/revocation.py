@@ -84,10 +84,12 @@ def check_link(
     group: str,
     issued_us: int,
     skew: float = revocation.RECORD_MARGIN,
+    clock_skew: float = revocation.DEFAULT_CLOCK_SKEW,
 ) -> LinkAnswer:
-    """A grouped link's check: "withdrawn" if ``group`` was revoked at or after ``issued_us``, else for a single-use
-    link (``nonce``) "ok" or "used" as ``consume_link``. ``RedisStoreCache``: one round trip; any other cache:
-    the group's record read, then the link used up."""
+    """A grouped link's check: "withdrawn" if ``group`` was revoked at or after ``issued_us`` less ``clock_skew``
+    (how far the servers' clocks may differ: ``revocation.withdrawn``), else for a single-use link (``nonce``)
+    "ok" or "used" as ``consume_link``. ``RedisStoreCache``: one round trip; any other cache: the group's record
+    read, then the link used up."""
     use = None
     if nonce is not None:
         use = revocation.link_use(
@@ -101,11 +103,11 @@ def check_link(
         )
     with unavailable_on_error("check a link group"):
         if isinstance(cache, RedisStoreCache):
-            outcome = cache.check_link(revocation.group_key(group), issued_us, use)
+            outcome = cache.check_link(revocation.group_key(group), issued_us, use, clock_skew)
             if outcome is not None:
                 return outcome
         record = cache.get(revocation.group_key(group))
-    if revocation.withdrawn(issued_us, record):
+    if revocation.withdrawn(issued_us, record, clock_skew):
         return "withdrawn"
     if nonce is None:
         return "ok"
@@ -330,17 +332,22 @@ class RedisStoreCache(BaseCache):
             return None
         return self._drive(store_plans.use_steps(use, self.replicas, once, budget, self._serializer.dumps(use.digest)))
 
-    def check_link(self, group_key: str, issued_us: int, use: revocation.LinkUse | None) -> LinkAnswer | None:
-        """``check_link`` in one round trip; None when a file link's two records (with this cache's KEY_PREFIX)
-        cannot share a cluster slot (braces in KEY_PREFIX): then the cache's separate operations."""
+    def check_link(
+        self, group_key: str, issued_us: int, use: revocation.LinkUse | None, skew: float
+    ) -> LinkAnswer | None:
+        """``check_link`` in one round trip (``skew``: the clocks' allowance); None when a file link's two records
+        (with this cache's KEY_PREFIX) cannot share a cluster slot (braces in KEY_PREFIX): then the cache's
+        separate operations."""
         group = self.make_and_validate_key(group_key)
         if use is None:
-            return self._drive(store_plans.group_steps(group, issued_us, None, self.replicas))
+            return self._drive(store_plans.group_steps(group, issued_us, None, self.replicas, skew=skew))
         once, budget = self.make_and_validate_key(use.key), self.make_and_validate_key(use.budget)
         if use.file_size is not None and self.is_cluster and self.client.keyslot(once) != self.client.keyslot(budget):
             return None
         value = self._serializer.dumps(use.digest)
-        return self._drive(store_plans.group_steps(group, issued_us, use, self.replicas, once, budget, value))
+        return self._drive(
+            store_plans.group_steps(group, issued_us, use, self.replicas, once, budget, value, skew=skew)
+        )
 
     def _drive(self, steps: Steps[T]) -> T:
         return store_plans.drive(steps, partial(send_sync, self.client, self.is_cluster, self.replicas, time.sleep))

@@ -18,11 +18,18 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.views import View
 
-from .. import file_readers, files, link_guard, link_prefix, link_requests, playlists, stored_files
+from .. import file_readers, files, link_guard, link_prefix, link_requests, stored_files
 from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
 from ..stored_files import StoredFile
-from ..urls import VerifiedLink
-from .signed_urls import BindFunction, ConfirmFunction, admit, consume_single_use, get_signer, privately
+from .signed_urls import (
+    BindFunction,
+    ConfirmFunction,
+    admit,
+    consume_single_use,
+    get_signer,
+    privately,
+    refusal_response,
+)
 
 #: The headers a file request's answer reads, with the keys WSGI and ASGI requests have them under in META.
 _FILE_HEADERS: Final = tuple((name, "HTTP_" + name.upper().replace("-", "_")) for name in files.FILE_REQUEST_HEADERS)
@@ -114,15 +121,19 @@ class SignedFileView(View):
         return stored_files.from_storage(storage, name, handle, self.ranged_reader)
 
     def respond(self, request: HttpRequest, storage: Storage, name: str, stored: StoredFile) -> HttpResponseBase:
-        method, link = request.method or "GET", getattr(self, "link", None)
-        query = playlists.passed_query(
-            name, link, stored.size, request.META.get("QUERY_STRING", ""), get_signer(), self.sign_playlists
-        )
-        if query is not None and link is not None:  # before a Range is redirected to the storage's own URL
-            return self.playlist(request, name, stored, query, link)
-        meta = request.META
+        method, link, meta = request.method or "GET", getattr(self, "link", None), request.META
         headers = {header: meta[key] for header, key in _FILE_HEADERS if key in meta}
-        asked = link_guard.FileRequest(method, headers, name, stored, link, offloaded=self.offloaded)
+        signer = get_signer() if self.sign_playlists else None
+        asked = link_guard.FileRequest(
+            method,
+            headers,
+            name,
+            stored,
+            link,
+            offloaded=self.offloaded,
+            playlist_signer=signer,
+            query_string=meta.get("QUERY_STRING", ""),
+        )
         redirect = asked.range_redirect(lambda: storage.url(name), request.path, storage, self.range_fallback)
         if redirect is not None:
             stored.close()
@@ -132,6 +143,8 @@ class SignedFileView(View):
         if refused is not None:
             stored.close()
             return refused
+        if asked.playlist is not None:
+            return self.playlist(request, asked)
         try:
             answer = asked.answer(self.as_attachment, (self.accel_redirect, self.sendfile))
         except ValueError as error:  # sendfile=True on a storage without local paths
@@ -161,14 +174,17 @@ class SignedFileView(View):
             streamed.headers[header] = value
         return streamed
 
-    def playlist(
-        self, request: HttpRequest, name: str, stored: StoredFile, query: str, link: VerifiedLink
-    ) -> HttpResponse:
-        """The playlist with ``query`` after its URIs (``playlists``), whole, sent by this view even when it
-        offloads other files."""
-        origin = f"{request.scheme}://{request.get_host()}"
-        body, headers = playlists.served(stored, query, link, origin, name, self.as_attachment)
-        return HttpResponse(b"" if request.method == "HEAD" else body, headers=headers)
+    def playlist(self, request: HttpRequest, asked: link_guard.FileRequest) -> HttpResponseBase:
+        """The playlist with the link's query after its URIs (``playlists``), whole, sent by this view even when it
+        offloads other files; HEAD without rewriting it, so without Content-Length (a streaming response: Django's
+        CommonMiddleware would write 0)."""
+        outcome = asked.rewritten(f"{request.scheme}://{request.get_host()}", self.as_attachment)
+        if isinstance(outcome, link_requests.Refusal):
+            return refusal_response(outcome)
+        answer, body = outcome
+        if request.method == "HEAD":
+            return StreamingHttpResponse((), headers=answer.headers)
+        return HttpResponse(body, headers=answer.headers)
 
     def ranged_reader(self, storage: Storage, handle: IO[bytes]) -> RangedObject | None:
         """What reads exactly the bytes to send from ``storage`` (django-storages' S3), or None to read ``handle``."""

@@ -22,7 +22,7 @@ from werkzeug.exceptions import abort
 from werkzeug.wrappers import Response
 from werkzeug.wsgi import wrap_file
 
-from .. import confirmation, file_readers, files, link_cookies, link_guard, link_requests, link_targets, playlists
+from .. import confirmation, file_readers, files, link_cookies, link_guard, link_requests, link_targets
 from ..link_text import PATH_SAFE
 from ..stored_files import open_local
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
@@ -265,19 +265,16 @@ def _serve(
     if isinstance(stored, link_requests.Refusal):
         _refuse(stored)
     try:
-        query_string = link_targets.werkzeug_query(environ.get("QUERY_STRING", "")) or ""  # as the link verified
-        origin = f"{request.scheme}://{request.host}"
-        if (
-            link
-            and playlist_signer
-            and (query := playlists.passed_query(name, link, stored.size, query_string, playlist_signer, True))
-        ):
-            text, headers = playlists.served(stored, query, link, origin, name, as_attachment)
-            return Response(text, headers=headers)
         sent = cast(Mapping[str, str], request.headers)
-        asked = link_guard.FileRequest(request.method, sent, name, stored, link, offloaded=accel is not None)
-        if guard is not None and (use := asked.use()) is not None:
+        query_string = link_targets.werkzeug_query(environ.get("QUERY_STRING", "")) or ""  # as the link verified
+        asked = link_guard.FileRequest(
+            request.method, sent, name, stored, link, offloaded=accel is not None, playlist_signer=playlist_signer,
+            query_string=query_string,
+        )  # fmt: skip
+        if (use := asked.use()) is not None and guard is not None:
             guard.use(*use)
+        if asked.playlist is not None:
+            return _playlist(asked, as_attachment)
         answer = asked.answer(as_attachment, (accel, False))
         if answer.status not in (200, 206) or request.method == "HEAD" or accel is not None:
             stored.close()  # no body, or nginx sends it
@@ -290,3 +287,18 @@ def _serve(
     except BaseException:
         stored.close()
         raise
+
+
+def _playlist(asked: link_guard.FileRequest, as_attachment: bool) -> Response:
+    """The playlist with the link's query after its URIs (``playlists``), whole; HEAD without rewriting it, so
+    without Content-Length (which Werkzeug would otherwise write as 0)."""
+    request = flask.request
+    outcome = asked.rewritten(f"{request.scheme}://{request.host}", as_attachment)
+    if isinstance(outcome, link_requests.Refusal):
+        _refuse(outcome)
+    answer, body = outcome
+    if request.method == "HEAD":
+        response = Response(headers=answer.headers)
+        response.automatically_set_content_length = False
+        return response
+    return Response(body, headers=answer.headers)

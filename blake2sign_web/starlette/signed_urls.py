@@ -30,7 +30,6 @@ from .. import (
     link_guard,
     link_requests,
     link_targets,
-    playlists,
     stored_files,
 )
 from ..link_guard import LinkGuard
@@ -358,20 +357,20 @@ async def _serve(
     guard: _Guard | None = None,
     playlist_signer: URLSigner | None = None,
 ) -> Response:
-    """Open ``name`` once; with ``guard``, use a single-use link up knowing the file; answer. With
-    ``playlist_signer``, a playlist served by a folder link passes the link on (``playlists``)."""
+    """Open ``name`` once; with ``guard``, use a single-use link up (or check a grouped one) knowing the file;
+    answer. With ``playlist_signer``, a playlist served by a folder link passes the link on (``playlists``)."""
     stored = await _open(root, name, link)
     try:
-        if playlist_signer is not None and link is not None:
-            query_string = request.scope.get("query_string", b"").decode("latin-1")
-            query = playlists.passed_query(name, link, stored.size, query_string, playlist_signer, True)
-            if query is not None:
-                return await _playlist(request, name, stored, query, link, as_attachment)
-        asked = link_guard.FileRequest(request.method, request.headers, name, stored, link)
+        query = request.scope.get("query_string", b"").decode("latin-1")
+        asked = link_guard.FileRequest(
+            request.method, request.headers, name, stored, link, playlist_signer=playlist_signer, query_string=query
+        )
         # Its first use, or a continuation of a download by the same client within the file's size.
         use = asked.use()
         if guard is not None and use is not None:
             await guard.consume(request, *use)
+        if asked.playlist is not None:
+            return await _playlist(request, asked, as_attachment)
         answer = asked.answer(as_attachment)
         if answer.status in (200, 206):
             return _OpenFileResponse(stored, answer)
@@ -382,13 +381,18 @@ async def _serve(
         raise
 
 
-async def _playlist(
-    request: Request, name: str, stored: StoredFile, query: str, link: VerifiedLink, as_attachment: bool
-) -> Response:
-    """The playlist with ``query`` after its URIs (``playlists``), whole: read and rewritten in a thread."""
+async def _playlist(request: Request, asked: link_guard.FileRequest, as_attachment: bool) -> Response:
+    """The playlist with the link's query after its URIs (``playlists``), whole: read and rewritten in a thread;
+    HEAD without rewriting it, so without content-length (which Response would write as 0)."""
     origin = f"{request.url.scheme}://{request.url.netloc}"
-    body, headers = await anyio.to_thread.run_sync(playlists.served, stored, query, link, origin, name, as_attachment)
-    return Response(b"" if request.method == "HEAD" else body, headers=headers)
+    outcome = await anyio.to_thread.run_sync(asked.rewritten, origin, as_attachment)
+    if isinstance(outcome, Refusal):
+        _raise_refusal(outcome)
+    answer, body = outcome
+    response = Response(body, headers=answer.headers)
+    if request.method == "HEAD":
+        del response.headers["content-length"]
+    return response
 
 
 async def _open(root: str | os.PathLike[str], name: str, link: VerifiedLink | None) -> StoredFile:

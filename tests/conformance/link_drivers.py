@@ -3,7 +3,8 @@
 Each driver serves, under ``/links/``: ``view/`` (a view behind the framework's decorator, answering ``ok``;
 any method reaches the decorator), ``bound/`` (bound to the ``X-User`` header) and ``files/<name>`` (the
 framework's file view on one directory, so that both send the same validators), and ``revoke/<group>`` (a
-POST revokes a link group in the same store). Links are signed here with
+POST revokes a link group in the same store; a driver may also run with no store, or with one that is down).
+Links are signed here with
 the secret and purpose both drivers are configured with (``signer``), so one link means the same to both;
 a single-use link's records go to a real redis-server. A driver answers each request with a ``LinkResponse``:
 the status, the headers (lowercase names) and the body.
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
@@ -28,6 +29,7 @@ from django.urls import path
 from blake2sign_web import URLSigner
 from blake2sign_web.django import SignedFileView, signed_url_required
 from blake2sign_web.django.revocation import revoke_link_group
+from tests.servers import free_port
 
 SECRET: Final = "link-conformance-secret-0123456789abcdefghijklmnop"
 PURPOSE: Final = "conformance.links"
@@ -47,15 +49,21 @@ class LinkResponse:
     body: bytes
 
 
+#: Where a driver keeps single-use and group records: the test's redis-server, none, or a Redis that is down.
+StoreState = Literal["up", "none", "down"]
+
+
 class LinkDriver(ABC):
-    """Serves the routes above from ``root`` with single-use records in ``redis_url``."""
+    """Serves the routes above from ``root`` with single-use records in ``redis_url`` (``store``: "none", no store
+    configured; "down", a Redis no one listens on, under the default policy: closed)."""
 
     name: str
 
-    def __init__(self, root: Path, redis_url: str, *, bind_host: bool = False) -> None:
+    def __init__(self, root: Path, redis_url: str, *, bind_host: bool = False, store: StoreState = "up") -> None:
         self.root = root
-        self.redis_url = redis_url
+        self.redis_url = redis_url if store != "down" else f"redis://127.0.0.1:{free_port()}/0"
         self.bind_host = bind_host
+        self.store = store
 
     @abstractmethod
     def running(self) -> AbstractContextManager[LinkDriver]: ...
@@ -107,7 +115,11 @@ class DjangoLinkDriver(LinkDriver):
             "STORAGES": {**settings.STORAGES, STORAGE: storage},
             "CACHES": single_use_caches(self.redis_url, PATIENT_OPTIONS),
             "BLAKE2SIGN_WEB": {
-                "SIGNED_URLS": {"PURPOSE": PURPOSE, "BIND_HOST": self.bind_host, "SINGLE_USE_CACHE": "links"}
+                "SIGNED_URLS": {
+                    "PURPOSE": PURPOSE,
+                    "BIND_HOST": self.bind_host,
+                    "SINGLE_USE_CACHE": None if self.store == "none" else "links",
+                }
             },
         }
         with override_settings(**overrides):
@@ -136,14 +148,15 @@ class StarletteLinkDriver(LinkDriver):
         from blake2sign_web.starlette.revocation import RedisStore
 
         store = RedisStore(self.redis_url)
+        checks = None if self.store == "none" else store  # what the views check links in
         links = signer(bind_host=self.bind_host)
         every = ["GET", "HEAD", "POST", "PUT"]  # the link decides, not the router
 
-        @signed_url_required(links, single_use=store)
+        @signed_url_required(links, single_use=checks)
         async def view(request: Request) -> Response:
             return PlainTextResponse("ok")
 
-        @signed_url_required(links, single_use=store, bind=lambda request: request.headers.get("x-user"))
+        @signed_url_required(links, single_use=checks, bind=lambda request: request.headers.get("x-user"))
         async def bound(request: Request) -> Response:
             return PlainTextResponse("ok")
 
@@ -161,7 +174,7 @@ class StarletteLinkDriver(LinkDriver):
                 Route("/links/revoke/{group}", revoke, methods=["POST"]),
                 Route("/links/view/", view, methods=every),
                 Route("/links/bound/", bound, methods=every),
-                Route("/links/files/{name:path}", SignedFiles(links, self.root, single_use=store)),
+                Route("/links/files/{name:path}", SignedFiles(links, self.root, single_use=checks)),
             ],
             lifespan=lifespan,
         )
@@ -184,17 +197,18 @@ class FlaskLinkDriver(LinkDriver):
         from blake2sign_web.flask.revocation import RedisStore
 
         store = RedisStore(self.redis_url)
+        checks = None if self.store == "none" else store  # what the views check links in
         links = signer(bind_host=self.bind_host)
         every = ["GET", "HEAD", "POST", "PUT"]  # the link decides, not the router
         app = flask.Flask(__name__)
 
         @app.route("/links/view/", methods=every)
-        @signed_url_required(links, single_use=store)
+        @signed_url_required(links, single_use=checks)
         def view() -> flask.Response:
             return flask.Response("ok", mimetype="text/plain")
 
         @app.route("/links/bound/", methods=every)
-        @signed_url_required(links, single_use=store, bind=lambda request: request.headers.get("x-user"))
+        @signed_url_required(links, single_use=checks, bind=lambda request: request.headers.get("x-user"))
         def bound() -> flask.Response:
             return flask.Response("ok", mimetype="text/plain")
 
@@ -203,7 +217,7 @@ class FlaskLinkDriver(LinkDriver):
             store.revoke_link_group(group, 60)
             return flask.Response("revoked", mimetype="text/plain")
 
-        app.add_url_rule("/links/files/<path:name>", view_func=SignedFiles(links, self.root, single_use=store))
+        app.add_url_rule("/links/files/<path:name>", view_func=SignedFiles(links, self.root, single_use=checks))
         self.client = app.test_client(use_cookies=False)  # the scenario's Cookie header as sent
         try:
             yield self

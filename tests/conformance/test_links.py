@@ -13,16 +13,21 @@ import time
 from collections.abc import Callable
 from email.utils import formatdate
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import pytest
 
+from blake2sign_web import URLSigner
 from blake2sign_web.link_cookies import grant, grant_name
+from blake2sign_web.playlists import MAX_SERVED_SIZE
+from blake2sign_web.revocation import DEFAULT_CLOCK_SKEW
 from blake2sign_web.serializer import CLOCK_SKEW
+from tests.redis_server import RedisServer
 
-from .link_drivers import DRIVERS, LinkDriver, LinkResponse, signer
+from .link_drivers import DRIVERS, PURPOSE, SECRET, LinkDriver, LinkResponse, signer
 
 CONTENT: Final = bytes(range(256)) * 40  # 10240 bytes
+PLAYLIST: Final = "#EXTM3U\n#EXTINF:2.0,\nseg-1.ts\n#EXT-X-ENDLIST\n"
 #: The headers that say what a link decided; each must be equal across frameworks.
 COMPARED: Final = (
     "allow",
@@ -199,9 +204,33 @@ def link_group(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
     other = sign("/links/view/", expires_in=60, group="course-43")
     before = [send("GET", view, {}), send("GET", file, {"Range": "bytes=0-9"}), send("GET", once, {})]
     revoked = send("POST", "/links/revoke/course-42", {})
-    after = sign("/links/view/", expires_in=60, group="course-42")  # re-issued at once
+    at_once = sign("/links/view/", expires_in=60, group="course-42")  # within the clocks' allowance: refused too
+    ahead = URLSigner(SECRET, purpose=PURPOSE, clock=lambda: time.time() + DEFAULT_CLOCK_SKEW + 1)
+    after = ahead.sign("/links/view/", expires_in=60, group="course-42")  # signed after it
     refused = [send("GET", view, {}), send("GET", file, {}), send("HEAD", once, {})]
-    return [*before, revoked, *refused, send("GET", other, {}), send("GET", after, {})]
+    return [*before, revoked, *refused, send("GET", other, {}), send("GET", at_once, {}), send("GET", after, {})]
+
+
+def grouped_folder(group: str) -> tuple[list[str], Callable[[LinkResponse], LinkResponse]]:
+    """A grouped folder link's playlist (GET, HEAD) and segment: the three requests the playlist scenarios send; and
+    what makes a response comparable across frameworks (each signs its own link: its query, in a rewritten body,
+    is written as "<query>")."""
+    folder = signer().sign_prefix("/links/files/v/", expires_in=60, group=group)
+    query = folder.query.encode()
+
+    def comparable(response: LinkResponse) -> LinkResponse:
+        return LinkResponse(response.status, response.headers, response.body.replace(query, b"<query>"))
+
+    return [folder.link("index.m3u8"), folder.link("index.m3u8"), folder.link("seg-1.ts")], comparable
+
+
+def grouped_playlist(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
+    """A folder link's playlist is checked like its segments: rewritten until the group is revoked, then 410."""
+    (playlist, head, segment), comparable = grouped_folder("course-45")
+    before = [send("GET", playlist, {}), send("HEAD", head, {}), send("GET", segment, {})]
+    revoked = send("POST", "/links/revoke/course-45", {})
+    after = [send("GET", playlist, {}), send("HEAD", head, {}), send("GET", segment, {})]
+    return [comparable(response) for response in (*before, revoked, *after)]
 
 
 def grant_cookies(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
@@ -251,6 +280,7 @@ SCENARIOS: Final[dict[str, Scenario]] = {
     "link group revoked": link_group,
     "grant cookies": grant_cookies,
     "grant cookie of a revoked group": grant_cookie_group,
+    "grouped playlist revoked": grouped_playlist,
 }
 
 
@@ -263,12 +293,18 @@ def run(driver: LinkDriver, scenario: Scenario, *, bind_host: bool = False) -> l
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     (tmp_path / "report.bin").write_bytes(CONTENT)
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "index.m3u8").write_text(PLAYLIST)
+    (tmp_path / "v" / "seg-1.ts").write_bytes(b"segment")
     return tmp_path
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_frameworks_agree(name: str, root: Path, redis_url: str) -> None:
-    outcomes = {driver.name: run(driver(root, redis_url), SCENARIOS[name]) for driver in DRIVERS}
+def test_frameworks_agree(name: str, root: Path, redis_url: str, conformance_redis: RedisServer) -> None:
+    outcomes = {}
+    for driver in DRIVERS:
+        conformance_redis.flush()  # each its own records: a group another revoked now would refuse its new links
+        outcomes[driver.name] = run(driver(root, redis_url), SCENARIOS[name])
     first, *others = outcomes.values()
     for driver_name, outcome in outcomes.items():
         assert outcome == first, f"{name}: {driver_name} differs from {DRIVERS[0].name}"
@@ -303,12 +339,57 @@ def test_the_statuses_are_those_documented(root: Path, redis_url: str) -> None:
         "single-use file continued": [200, 206, 200, 410],
         "consume_on post": [200, 200, 405, 200, 410, 200, 405, 200, 410],
         "wrong method on a file": [405, 405],
-        "link group revoked": [200, 206, 200, 200, 410, 410, 410, 200, 200],
+        "link group revoked": [200, 206, 200, 200, 410, 410, 410, 200, 410, 200],
         "grant cookies": [200, 200, 206, 403, 403, 200, 403, 410],
         "grant cookie of a revoked group": [200, 200, 410],
+        "grouped playlist revoked": [200, 200, 200, 200, 410, 410, 410],
     }
     for name, statuses in expected.items():
         assert [step["status"] for step in run(driver, SCENARIOS[name])] == statuses, name
+
+
+@pytest.mark.parametrize(("store", "status"), [("none", 403), ("down", 503)])
+def test_a_grouped_playlist_needs_the_store_as_its_segments_do(
+    root: Path, redis_url: str, store: Literal["none", "down"], status: int
+) -> None:
+    """With no store, or one that is down (the default policy: closed), a grouped folder link's playlist is refused
+    as its segments are, HEAD too: never rewritten before the group is checked."""
+
+    def scenario(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
+        (playlist, head, segment), comparable = grouped_folder("course-46")
+        sent = [send("GET", playlist, {}), send("HEAD", head, {}), send("GET", segment, {})]
+        return [comparable(response) for response in sent]
+
+    outcomes = {driver.name: run(driver(root, redis_url, store=store), scenario) for driver in DRIVERS}
+    assert [step["status"] for step in outcomes["django"]] == [status] * 3
+    assert all(outcome == outcomes["django"] for outcome in outcomes.values()), outcomes
+
+
+def test_a_playlists_head_is_not_rewritten(root: Path, redis_url: str) -> None:
+    """HEAD of a playlist by a folder link: its GET's headers but Content-Length (only the rewrite tells it), no
+    body; in every framework."""
+    for driver in DRIVERS:
+        (playlist, head, _), _ = grouped_folder("course-47")
+        with driver(root, redis_url).running() as running:
+            got, headed = running.request("GET", playlist, {}), running.request("HEAD", head, {})
+        assert (got.status, headed.status, headed.body) == (200, 200, b""), driver.name
+        assert int(got.headers["content-length"]) == len(got.body) > len(PLAYLIST), driver.name
+        assert "content-length" not in headed.headers, driver.name
+        assert headed.headers["cache-control"] == got.headers["cache-control"] == "private, no-store", driver.name
+        assert headed.headers["content-type"] == got.headers["content-type"] == "application/vnd.apple.mpegurl"
+
+
+def test_a_playlist_over_the_limit_is_refused(root: Path, redis_url: str) -> None:
+    """A playlist a view will not rewrite (over ``MAX_SERVED_SIZE``): 500 with the same message, GET and HEAD, in
+    every framework; a single-file link to it still gets the file as it is."""
+    (root / "v" / "long.m3u8").write_text("#EXTM3U\n" + "#EXTINF:2.0,\nseg-1.ts\n" * (MAX_SERVED_SIZE // 22 + 1))
+    folder = signer().sign_prefix("/links/files/v/", expires_in=60)
+    for driver in DRIVERS:
+        with driver(root, redis_url).running() as running:
+            got, headed = (running.request(method, folder.link("long.m3u8"), {}) for method in ("GET", "HEAD"))
+            whole = running.request("HEAD", signer().sign("/links/files/v/long.m3u8", expires_in=60), {})
+        assert (got.status, headed.status, whole.status) == (500, 500, 200), driver.name
+        assert got.body == b"This playlist is too large to be sent by a folder link.", driver.name
 
 
 def test_a_link_before_its_start_says_when(root: Path, redis_url: str, caplog: pytest.LogCaptureFixture) -> None:

@@ -3,6 +3,7 @@ and that every URI given it verifies where a player would fetch it."""
 
 from __future__ import annotations
 
+import io
 import logging
 from urllib.parse import urljoin, urlsplit
 
@@ -10,16 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web import URLSigner, playlists
+from blake2sign_web import URLSigner, link_prefix, playlists
 from blake2sign_web.playlists import (
     MAX_LINE_LENGTH,
     MAX_PLAYLIST_SIZE,
+    MAX_SERVED_SIZE,
+    TOO_LARGE,
     PlaylistTooLarge,
     answer,
     is_playlist,
     link_query,
     passed_query,
     rewritten,
+    served,
     sign_playlist,
     with_query,
 )
@@ -159,24 +163,66 @@ def test_the_playlist_itself_must_be_inside_the_prefix() -> None:
 def test_the_request_query_passed_on_is_the_signed_one_re_encoded() -> None:
     link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
     query_string = "utm_source=mail%22%0A&" + FOLDER.query
-    query = passed_query("v0/master.m3u8", link, 100, query_string, SIGNER, True)
+    query = passed_query("v0/master.m3u8", link, query_string, SIGNER, True)
     assert query == FOLDER.query  # the ignored parameter (which could carry anything) is dropped
-    assert passed_query("v0/master.m3u8", link, 100, query_string, SIGNER, False) is None  # the option off
-    assert passed_query("v0/seg0.ts", link, 100, query_string, SIGNER, True) is None  # not a playlist
-    assert passed_query("v0/master.m3u8", link, 100, "utm_source=x", SIGNER, True) is None  # no signature in the URL
+    assert passed_query("v0/master.m3u8", link, query_string, SIGNER, False) is None  # the option off
+    assert passed_query("v0/seg0.ts", link, query_string, SIGNER, True) is None  # not a playlist
+    assert passed_query("v0/master.m3u8", link, "utm_source=x", SIGNER, True) is None  # no signature in the URL
     single = SIGNER.verify_link(SIGNER.sign("/videos/1/master.m3u8", expires_in=60))
-    assert passed_query("master.m3u8", single, 100, "", SIGNER, True) is None  # a single-file link
+    assert passed_query("master.m3u8", single, "", SIGNER, True) is None  # a single-file link
     assert link_query("b=%22x%22&signature=s", "signature", lambda key: False) == "b=%22x%22&signature=s"
 
 
-def test_a_playlist_over_the_limit_is_sent_as_it_is(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_playlist_over_the_limit_is_refused_not_rewritten(caplog: pytest.LogCaptureFixture) -> None:
+    """Over ``MAX_SERVED_SIZE`` bytes (known from the file's size: HEAD too), or with a line over
+    ``MAX_LINE_LENGTH``: 500 with a message, an error naming the fix; nothing rewritten."""
     link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
-    with caplog.at_level(logging.WARNING, "blake2sign_web.signed_urls"):
-        assert passed_query("master.m3u8", link, MAX_PLAYLIST_SIZE + 1, FOLDER.query, SIGNER, True) is None
-        long_line = b"#EXTM3U\n" + b"a" * (MAX_LINE_LENGTH + 1) + b"\n"
-        assert rewritten(long_line, Q, link, "") == long_line
-    assert "sent the playlist" in caplog.text
+    large = _Stored(b"#EXTM3U\n" + b"seg.ts\n" * (MAX_SERVED_SIZE // 7))
+    with caplog.at_level(logging.ERROR, "blake2sign_web.signed_urls"):
+        for method in ("GET", "HEAD"):
+            assert served(large, Q, link, "", "master.m3u8", False, method) == TOO_LARGE  # type: ignore[arg-type]
+        long_line = _Stored(b"#EXTM3U\n" + b"a" * (MAX_LINE_LENGTH + 1) + b"\n")
+        assert served(long_line, Q, link, "", "master.m3u8", False, "GET") == TOO_LARGE  # type: ignore[arg-type]
+    assert TOO_LARGE == (500, "This playlist is too large to be sent by a folder link.", {})
+    assert large.closed
+    assert (
+        f"refused the playlist 'master.m3u8': {large.size} bytes, over the 1048576 a file view rewrites" in caplog.text
+    )
+    assert "playlist line over 65536 characters" in caplog.text
+    assert "sign_playlist()" in caplog.text
     assert FOLDER.query.rpartition("=")[2] not in caplog.text
+    with pytest.raises(PlaylistTooLarge):
+        rewritten(b"#" * (MAX_SERVED_SIZE + 1), Q, link, "")  # a file that grew after its size was read
+
+
+def test_head_is_answered_without_reading_or_rewriting() -> None:
+    link = SIGNER.verify_link(FOLDER.link("master.m3u8"))
+    stored = _Stored(b"#EXTM3U\nseg.ts\n")
+    found = served(stored, Q, link, "", "master.m3u8", False, "HEAD")  # type: ignore[arg-type]
+    assert isinstance(found, tuple)
+    answered, body = found
+    assert (answered.status, body, stored.reads, stored.closed) == (200, b"", 0, True)
+    assert "Content-Length" not in answered.headers  # only the rewrite tells it (RFC 9110, 9.3.2)
+    assert answered.headers["Content-Type"] == "application/vnd.apple.mpegurl"
+    whole = served(_Stored(b"#EXTM3U\nseg.ts\n"), Q, link, "", "master.m3u8", False, "GET")  # type: ignore[arg-type]
+    assert isinstance(whole, tuple)
+    got, body = whole
+    assert body == f"#EXTM3U\nseg.ts?{Q}\n".encode()
+    assert got.headers["Content-Length"] == str(len(body))
+
+
+class _Stored:
+    """A stored file as ``served`` reads it: its size, its body, closed once."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.size, self.reads, self.closed = data, len(data), 0, False
+
+    def body(self, byte_range: None) -> tuple[io.BytesIO, int, int]:
+        self.reads += 1
+        return io.BytesIO(self.data), 0, self.size
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def test_rewritten_resolves_from_the_path_the_link_verified_at_and_keeps_bytes() -> None:
@@ -253,3 +299,49 @@ def test_a_plain_relative_uri_is_signed_as_resolving_it_would(segments: list[str
     query = URLSigner("x" * 40, purpose="p").sign_prefix("/files/videos/123/", expires_in=60).query
     resolved = playlists._signed_uri(uri, query, f"http://playlist.invalid{playlist}", "/files/videos/123/", None)
     assert playlists.with_query(uri + "\n", query, playlist, "/files/videos/123/") == resolved + "\n"
+
+
+#: Lines a playlist may hold, the awkward ones included (BOMs, spaces, dot segments, escapes, other hosts).
+AWKWARD_LINES = [
+    "#EXTM3U", "#EXTINF:2.0,", "seg-1.ts", "a/b.ts", "./x.ts", "../v1/s.ts", "..", ".", "...", "a/../b.ts",
+    "a//b.ts", "/videos/1/s.ts", "/videos/2/s.ts", "http://h/videos/1/s.ts", "//h/videos/1/x.ts", "data:x",
+    "s.ts?x=1", "s.ts#f", " s.ts", "s.ts ", "\ufeffs.ts", "\ufeff \ufeffs.ts", "\ufeff#EXTM3U",
+    "\t#EXT-X-MAP:URI=\"m\"",
+    '#EXT-X-KEY:METHOD=AES-128,URI="key.bin",IV=0x1', '#EXT-X-MEDIA:TYPE=AUDIO,URI="../a.m3u8"', '#EXT-X-KEY:URI="bad',
+    "#EXT-X-KEYS:URI=\"k\"", "", "  ", "\x0b", "s\x0bt.ts", "s.ts\x85", "\u2028s.ts", "é.ts", "%41.ts", "a/.", "~",
+]  # fmt: skip
+
+
+def line_by_line(text: str, query: str, path: str, prefix: str, origin: str) -> str:
+    """The rewrite as it was before the one-pass loop: every line through ``_line`` (its rule, unchanged)."""
+    own = playlists._origin(origin)
+    base = f"{own[0] if own else 'http'}://playlist.invalid{path}"
+    folder = path[: path.rfind("/") + 1]
+
+    def add(uri: str) -> str:
+        if playlists._SIMPLE_RELATIVE.fullmatch(uri) and playlists._DOT_SEGMENTS.isdisjoint(uri.split("/")):
+            return uri if link_prefix.below(folder + uri, prefix) is None else f"{uri}?{query}"
+        return playlists._signed_uri(uri, query, base, prefix, own)
+
+    pieces = playlists._LINE_BREAKS.split(text)
+    return "".join(piece if n % 2 else playlists._line(piece, add) for n, piece in enumerate(pieces))
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(AWKWARD_LINES), st.sampled_from(["\n", "\r\n", "\r"])), max_size=10),
+    st.sampled_from(
+        [
+            "/videos/1/m.m3u8",
+            "/videos/1/v0/m.m3u8",
+            "/videos/m.m3u8",
+            "/videos/1/%C3%A9/m.m3u8",
+            "/videos/1/a%2Fb/m.m3u8",
+            "/videos/1//m.m3u8",
+        ]
+    ),
+    st.sampled_from(["", "http://h"]),
+)
+def test_the_one_pass_rewrite_is_the_line_by_line_one(lines: list[tuple[str, str]], path: str, origin: str) -> None:
+    text = "".join(line + end for line, end in lines)
+    assert with_query(text, Q, path, "/videos/1/", origin) == line_by_line(text, Q, path, "/videos/1/", origin)

@@ -62,7 +62,17 @@ def test_a_revoked_group_withdraws_the_links_issued_before_it(store: RedisStore)
     assert store.check_link(None, later(), "me", group="course-42", issued_us=issued) == "withdrawn"
     assert store.check_link(None, later(), "me", group="course-7", issued_us=issued) == "ok"
     time.sleep(0.002)
-    assert store.check_link(None, later(), "me", group="course-42", issued_us=now_us()) == "ok"  # signed after
+    assert store.check_link(None, later(), "me", group="course-42", issued_us=now_us()) == "withdrawn"  # re-issued
+    # at once: within the clocks' allowance (clock_skew, 5 s), refused too; signed after it, it works.
+    assert store.check_link(None, later(), "me", group="course-42", issued_us=now_us() + 5_000_000) == "ok"
+
+
+def test_a_link_signed_by_a_clock_ahead_is_withdrawn(store: RedisStore) -> None:
+    """The signer's clock 2 s ahead of the revoking server's: a link signed 0.5 s before the revocation carries a
+    time 1.5 s after it, and is refused (clock_skew applies, as to every other cross-server comparison)."""
+    signed = now_us() - 500_000 + 2_000_000
+    store.revoke_link_group("course-8", 600)
+    assert store.check_link(None, later(), "me", group="course-8", issued_us=signed) == "withdrawn"
 
 
 def test_a_grouped_single_use_link_is_checked_and_used_in_one_call(store: RedisStore) -> None:

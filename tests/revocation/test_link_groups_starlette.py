@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import anyio
@@ -15,12 +16,12 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from blake2sign_web import revocation
+from blake2sign_web import URLSigner, revocation
 from blake2sign_web.starlette import SignedFiles, require_signature, signed_url_required
 from blake2sign_web.starlette.revocation import RedisStore
 from tests.redis_server import FROZEN_TIMEOUT, LoopbackCluster, RedisServer, patient_store
 
-from .single_use_apps import CONTENT, make_signer, write_files
+from .single_use_apps import CONTENT, SECRET, make_signer, write_files
 
 WITHDRAWN = "This link has been withdrawn."
 USED = "This link has already been used."
@@ -67,15 +68,21 @@ def grouped(path: str, group: str = "course-42", **options: object) -> str:
     return make_signer().sign(path, expires_in=600, group=group, **options)  # type: ignore[arg-type]
 
 
+def reissued(path: str, group: str = "course-42") -> str:
+    """A link of ``group`` signed after a revocation now and the store's clock_skew (5 s): by a clock 6 s ahead."""
+    signer = URLSigner(SECRET, purpose="downloads", clock=lambda: time.time() + revocation.DEFAULT_CLOCK_SKEW + 1)
+    return signer.sign(path, expires_in=600, group=group)
+
+
 def test_revoking_a_group_withdraws_its_links_issued_before(redis_server: RedisServer, root: Path) -> None:
     before, other = grouped("/action"), grouped("/action", "course-43")
     download = grouped("/files/report.bin")
     with TestClient(build_app(root, patient_store(redis_server))) as client:
         assert [client.get(link).status_code for link in (before, before, other, download)] == [200] * 4
         assert client.post("/revoke/course-42").status_code == 200
-        after = grouped("/action")  # re-issued at once: works
+        at_once, after = grouped("/action"), reissued("/action")  # within the clocks' allowance, and after it
         refused, refused_file = client.get(before), client.get(download)
-        assert [client.get(link).status_code for link in (after, after, other)] == [200, 200, 200]
+        assert [client.get(link).status_code for link in (at_once, after, after, other)] == [410, 200, 200, 200]
     assert (refused.status_code, refused.text) == (410, WITHDRAWN)
     assert (refused_file.status_code, refused_file.text) == (410, WITHDRAWN)
 
@@ -90,7 +97,7 @@ def test_the_record_is_kept_for_the_lifetime_given(redis_server: RedisServer, ro
 
 
 def test_revoking_again_moves_the_time_forward(redis_server: RedisServer, root: Path) -> None:
-    with TestClient(build_app(root, patient_store(redis_server))) as client:
+    with TestClient(build_app(root, patient_store(redis_server, clock_skew=0))) as client:  # clocks in step
         client.post("/revoke/course-42")
         between = grouped("/action")
         assert client.get(between).status_code == 200
@@ -120,7 +127,8 @@ def test_a_folder_link_with_a_group(redis_server: RedisServer, root: Path) -> No
         first = client.get(folder.link("seg-1.ts"))
         client.post("/revoke/course-42")
         refused = client.get(folder.link("seg-1.ts"))
-        fresh = make_signer().sign_prefix("/files/videos/", expires_in=600, group="course-42")
+        ahead = URLSigner(SECRET, purpose="downloads", clock=lambda: time.time() + revocation.DEFAULT_CLOCK_SKEW + 1)
+        fresh = ahead.sign_prefix("/files/videos/", expires_in=600, group="course-42")  # after the clocks' allowance
         again = client.get(fresh.link("seg-1.ts"))
     assert (first.status_code, first.content) == (200, b"segment one")
     assert (refused.status_code, refused.text) == (410, WITHDRAWN)

@@ -203,8 +203,8 @@ def test_a_grouped_link_is_one_read_or_one_batch() -> None:
     assert run(plan.steps, [None]) == ("ok", [Step(key, ("GET", key))])
     revoked = plans.check_link(None, 1_000_060, "client", None, None, "course-42", 1_000_000_000_000)
     assert run(revoked.steps, [b"1000000000000"])[0] == "withdrawn"  # issued at the revocation's instant
-    once = plans.check_link("nonce", 1_000_060, "client", None, None, "course-42", 5)
-    answer, sent = run(once.steps, [[b"4", ("OK", 0)]])
+    once = plans.check_link("nonce", 1_000_060, "client", None, None, "course-42", 5_000_005)
+    answer, sent = run(once.steps, [[b"4", ("OK", 0)]])  # issued after the revocation and the clocks' 5 s
     use = revocation.link_use("nonce", 1_000_060, "client", skew=5, clock=lambda: 1_000_000)
     assert answer == "ok"
     assert sent == [store_plans.Batch((Step(key, ("GET", key)), Step(use.key, use.command(), True)))]
@@ -212,6 +212,10 @@ def test_a_grouped_link_is_one_read_or_one_batch() -> None:
         run(plans.check_link("nonce", 1_000_060, "c", None, None, "course-42", 5).steps, [[None, (None, 0)]])[0]
         == "used"
     )
+    ahead = plans.check_link(None, 1_000_060, "client", None, None, "course-42", 1_000_005_000_000)
+    assert run(ahead.steps, [b"1000000000000"])[0] == "withdrawn"  # within the store's clock_skew (5 s)
+    after = plans.check_link(None, 1_000_060, "client", None, None, "course-42", 1_000_005_000_001)
+    assert run(after.steps, [b"1000000000000"])[0] == "ok"
     assert (
         run(plans.check_link("nonce", 1_000_060, "c", None, None, "course-42", 5).steps, [[b"5", (None, 0)]])[0]
         == "withdrawn"

@@ -165,20 +165,35 @@ def test_a_revocation_names_a_valid_group() -> None:
 def test_links_issued_at_or_before_the_revocation_are_withdrawn() -> None:
     revoked = 1_800_000_000_250_000
     for record in (str(revoked), str(revoked).encode(), revoked):
-        assert revocation.withdrawn(revoked - 1, record)
-        assert revocation.withdrawn(revoked, record)  # at the instant: refused
-        assert not revocation.withdrawn(revoked + 1, record)
-    assert not revocation.withdrawn(revoked, None)
-    assert revocation.withdrawn(revoked + 1, b"\x80\x04pickled")  # not written by us: refuse, not guess
+        assert revocation.withdrawn(revoked - 1, record, 0)
+        assert revocation.withdrawn(revoked, record, 0)  # at the instant: refused
+        assert not revocation.withdrawn(revoked + 1, record, 0)
+    assert not revocation.withdrawn(revoked, None, 0)
+    assert revocation.withdrawn(revoked + 1, b"\x80\x04pickled", 0)  # not written by us: refuse, not guess
 
 
-def test_a_link_signed_after_the_revocation_is_not_withdrawn() -> None:
-    """The revocation's time is read before its write; a link signed after it carries a later one (microseconds)."""
+def test_the_clocks_allowance_widens_the_revocation() -> None:
+    """``issued=`` is the signing server's clock, the record the revoking server's: with the signer 2 s ahead, a
+    link signed 0.5 s before the revocation carries a time 1.5 s after it, and is refused all the same; links
+    issued within the allowance after the revocation are refused too."""
+    revoked = 1_800_000_000_250_000
+    signed_ahead = revoked - 500_000 + 2_000_000
+    assert revocation.withdrawn(signed_ahead, str(revoked), 5)
+    assert revocation.withdrawn(revoked + 5_000_000, str(revoked), 5)  # at the allowance's end: refused
+    assert not revocation.withdrawn(revoked + 5_000_001, str(revoked), 5)
+    assert revocation.withdrawn(revoked + 250_000, str(revoked), 0.25)  # fractions of a second
+    assert not revocation.withdrawn(revoked + 250_001, str(revoked), 0.25)
+
+
+def test_a_link_signed_after_the_revocation_and_the_allowance_is_not_withdrawn() -> None:
+    """The revocation's time is read before its write; a link signed after it (and the clocks' allowance, here 0)
+    carries a later one (microseconds)."""
     for _ in range(1000):
         record = revocation.group_revocation("g", 60)
         verified = signer().verify_link(signer().sign("/r", expires_in=60, group="g"))
         assert verified.issued_us is not None
-        assert not revocation.withdrawn(verified.issued_us, record.value)
+        assert not revocation.withdrawn(verified.issued_us, record.value, 0)
+        assert revocation.withdrawn(verified.issued_us, record.value, 5)
 
 
 def test_a_grouped_link_asks_the_store_and_needs_one() -> None:
