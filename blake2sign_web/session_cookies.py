@@ -84,6 +84,16 @@ def parse_cookie_header(header: str) -> dict[str, str]:
     return cookies
 
 
+def cookies_in(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Every cookie of every ``Cookie`` header of raw (ASGI) headers, the last of a name winning: HTTP/2 clients
+    send one header per cookie (RFC 9113, 8.2.3), and ASGI servers pass them on split."""
+    cookies: dict[str, str] = {}
+    for name, raw in headers:
+        if name == b"cookie":
+            cookies.update(parse_cookie_header(raw.decode("latin-1")))
+    return cookies
+
+
 #: What a deleted cookie carries instead of Max-Age: a date long past (Starlette's spelling).
 EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT"
 
@@ -204,10 +214,7 @@ class SessionCookie:
         """Every cookie of every Cookie header, parsed as ``http.cookies`` would (the last of a name wins), for
         ``join_chunks``; ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete
         those no longer used."""
-        cookies: dict[str, str] = {}
-        for name, raw in headers:
-            if name == b"cookie":
-                cookies.update(parse_cookie_header(raw.decode("latin-1")))
+        cookies = cookies_in(headers)
         prefix = self.name + "."
         sent_chunks.extend(name for name in cookies if name.startswith(prefix))
         return cookies

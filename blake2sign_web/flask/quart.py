@@ -44,7 +44,10 @@ class QuartSessions(SessionInterface):
         configuration = self.configurations.of(app)
         if configuration is None:
             return None
-        token, *chunks = configuration.token(request.headers.get("Cookie"), lambda: request.cookies)
+        # Every Cookie header: Quart's test client sends one per cookie, as HTTP/2 clients do (request.cookies too).
+        headers = request.headers.getlist("Cookie")
+        header = headers[0] if len(headers) == 1 else "; ".join(headers) or None
+        token, *chunks = configuration.token(header, lambda: request.cookies)
         return configuration.opened(await adrive(configuration.loading(token), configuration.ask), *chunks)  # type: ignore[return-value]
 
     async def save_session(self, app: Quart, session: SessionMixin, response: Any) -> None:

@@ -104,3 +104,39 @@ def test_a_bad_configuration_fails_at_init_app() -> None:
     app.config.update(SECRET_KEY=SECRET, SESSION_COOKIE_SAMESITE="None")
     with pytest.raises(ValueError, match="SESSION_COOKIE_SECURE = True"):
         QuartSessions(app)
+
+
+def test_every_cookie_header_is_read() -> None:
+    """Quart's test client sends one Cookie header per cookie (as HTTP/2 clients do): the session's may be any."""
+
+    async def steps(client: Any) -> None:
+        token = cookie_value(set_cookies(await client.post("/write", json={"user_id": 7}))[0])
+        client.cookie_jar.clear()
+        from werkzeug.datastructures import Headers
+
+        for headers in (
+            [("Cookie", "theme=dark"), ("Cookie", f"session={token}")],
+            [("Cookie", f"session={token}"), ("Cookie", "theme=dark")],
+            [("Cookie", "theme=dark; lang=en"), ("Cookie", f"session={token}; other=1")],
+        ):
+            assert await (await client.get("/read", headers=Headers(headers))).get_json() == {"user_id": 7}
+        forged_last = Headers([("Cookie", f"session={token}"), ("Cookie", "session=forged")])
+        assert await (await client.get("/read", headers=forged_last)).get_json() == {}  # the last wins
+
+    run(steps)
+
+
+def test_a_session_kept_beside_other_cookies_and_session_transaction() -> None:
+    """Another cookie ahead of the session's in the jar: the session still reads, and is not replaced."""
+
+    async def steps(client: Any) -> None:
+        client.set_cookie("localhost", "aaa", "first")
+        await client.post("/write", json={"user_id": 7})
+        await client.post("/write", json={"cart": [1]})
+        assert await (await client.get("/read")).get_json() == {"user_id": 7, "cart": [1]}
+        async with client.session_transaction() as session:
+            assert session["user_id"] == 7
+            session["step"] = 2
+        assert await (await client.get("/read")).get_json() == {"user_id": 7, "cart": [1], "step": 2}
+
+    run(steps)
