@@ -1,14 +1,16 @@
 """Quart sessions: ``QuartSessions``, the Flask adapter's configuration on Quart's async ``SessionInterface``.
 
 Loading and saving a signed cookie do no I/O; with revocation, the store (``RedisStore``, on ``redis.asyncio``) is
-awaited, and ``revoke_session``, ``log_out_everywhere`` are Flask's awaited. Quart does not mark a session read
-through ``quart.session``, so its session marks reads itself (for Vary).
+awaited, and ``revoke_session``, ``log_out_everywhere`` are Flask's awaited (each fails at once outside Quart).
+Quart does not mark a session read through ``quart.session``, so its session marks reads itself (for Vary).
 """
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+import flask
 import quart
 from flask.sessions import SessionMixin
 from quart.sessions import SessionInterface
@@ -68,11 +70,25 @@ class RedisStore(UserKey, AsyncRedisStore):
     """The core's ``AsyncRedisStore`` (``blake2sign_web.async_redis_store``), with ``user_key`` as Flask's."""
 
 
-async def revoke_session() -> None:
-    """``blake2sign_web.flask.revocation.revoke_session``, awaited."""
-    await adrive(*ending_of(quart.session._get_current_object()))  # type: ignore[attr-defined]
+def _quart_session(helper: str) -> Any:
+    """The Quart request's (or websocket's) session; a RuntimeError at once outside Quart: from a Flask view (where
+    the coroutine would never run, and the user would stay logged in) it names Flask's helper instead."""
+    if quart.has_request_context() or quart.has_websocket_context():
+        return quart.session._get_current_object()  # type: ignore[attr-defined]
+    if flask.has_request_context():
+        raise RuntimeError(
+            f"blake2sign_web.flask.quart.{helper}() is Quart's, awaited in a Quart view; in a Flask view, call "
+            f"blake2sign_web.flask.revocation.{helper}() (not awaited)"
+        )
+    raise RuntimeError(f"{helper}() ends the request's session: await it in a Quart view")
 
 
-async def log_out_everywhere(user_id: object | None = None, *, keep_current: bool = False) -> None:
-    """``blake2sign_web.flask.revocation.log_out_everywhere``, awaited."""
-    await adrive(*logging_out_of(quart.session._get_current_object(), user_id, keep_current))  # type: ignore[attr-defined]
+def revoke_session() -> Coroutine[Any, Any, None]:
+    """``blake2sign_web.flask.revocation.revoke_session``, awaited: ``await revoke_session()``. Not a coroutine
+    function: called outside Quart (a Flask view, which never awaits it) it raises at once."""
+    return adrive(*ending_of(_quart_session("revoke_session")))
+
+
+def log_out_everywhere(user_id: object | None = None, *, keep_current: bool = False) -> Coroutine[Any, Any, None]:
+    """``blake2sign_web.flask.revocation.log_out_everywhere``, awaited (and, as ``revoke_session``, checked at once)."""
+    return adrive(*logging_out_of(_quart_session("log_out_everywhere"), user_id, keep_current))
