@@ -19,7 +19,7 @@ from ..async_redis_store import AsyncRedisStore
 from ..session_state import ReadTrackingSession
 from ..store_plans import adrive
 from .revocation import UserKey, ending_of, logging_out_of
-from .sessions import Configurations, SessionParts, logger
+from .sessions import Configurations, SessionParts, check_app, logger
 
 if TYPE_CHECKING:
     from quart import Quart
@@ -39,6 +39,7 @@ class QuartSessions(SessionInterface):
 
     def init_app(self, app: Quart) -> None:
         """Make this ``app``'s session interface, its configuration checked now."""
+        check_app(app, asynchronous=True)
         app.session_interface = self  # type: ignore[assignment]  # Quart annotates its own class
         self.configurations.of(app)
 
@@ -52,7 +53,9 @@ class QuartSessions(SessionInterface):
         token, *chunks = configuration.token(header, lambda: request.cookies)
         return configuration.opened(await adrive(configuration.loading(token), configuration.ask), *chunks)  # type: ignore[return-value]
 
-    async def save_session(self, app: Quart, session: SessionMixin, response: Any) -> None:
+    async def save_session(self, app: Quart, session: SessionMixin | None, response: Any) -> None:
+        if session is None:  # opening it failed (a bad setting, already raised): no second error
+            return
         if response is None:  # a websocket: no cookie can be set (Quart's own interface says the same)
             if session.modified:
                 logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")

@@ -8,12 +8,14 @@ config and the request into its calls, and its Set-Cookie values onto the respon
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from functools import partial
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, Final
 
+import flask
 from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
 
 from .. import options, stores
@@ -24,6 +26,7 @@ from ..session_request import SessionSetup, SessionWriter, joined_token
 from ..session_state import ReadTrackingSession, Session
 from ..session_token import RefusalWords
 from ..store_plans import drive
+from ..tokens import seconds
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -151,6 +154,7 @@ class Configuration:
         )
         chunks = options.FLASK.name(options.BY_KEY["max_chunks"])
         spelling = {"dated": True, "deleted_value": "", "max_chunks_name": chunks}  # Werkzeug's: expires, "name=;"
+        spelling["chunks_fix"] = options.chunks_fix(options.FLASK)
         self.cookie = permanent = setup.cookie(oversize, **spelling)
         browser = setup.cookie(oversize, max_age=None, **spelling)
         ended = "Session cookie %r deleted: the session has ended (set_expiry() or ABSOLUTE_TIMEOUT)"
@@ -159,7 +163,7 @@ class Configuration:
         legacy = flask_cookie_reader(secret, fallbacks, lifetime) if values["migrate"] else None
         reader = setup.token_reader(legacy, flask_shape)
         refusals = RefusalWords(
-            f"expired (PERMANENT_SESSION_LIFETIME = {lifetime} seconds)",
+            f"expired (PERMANENT_SESSION_LIFETIME = {seconds(lifetime) if lifetime is not None else lifetime})",
             f"past {SETTING}['ABSOLUTE_TIMEOUT'] = {values['absolute_timeout']!r}",
             "it has the shape of a cookie of Flask's own session interface (itsdangerous); while migrating from "
             f"it, set {SETTING}['ACCEPT_FLASK_COOKIES'] = True",
@@ -228,6 +232,16 @@ class Configuration:
         return self.writers[permanent].set_cookies(session, session_id, session.sent_chunks, session.incomplete)
 
 
+def check_app(app: Any, asynchronous: bool) -> None:
+    """A TypeError at once for the other framework's app (``FlaskSessions(quart_app)``, ``QuartSessions(flask_app)``),
+    which would otherwise fail on its first request with an AttributeError, or not at all (an un-awaited session)."""
+    quart = sys.modules.get("quart")
+    if asynchronous and isinstance(app, flask.Flask):
+        raise TypeError("QuartSessions serves a Quart app, and this is a Flask app: use FlaskSessions(app)")
+    if not asynchronous and quart is not None and isinstance(app, quart.Quart):
+        raise TypeError("FlaskSessions serves a Flask app, and this is a Quart app: use QuartSessions(app)")
+
+
 class Configurations:
     """The configuration of each app an interface serves, built (and checked) once per set of config values."""
 
@@ -257,6 +271,7 @@ class Configurations:
             pass
         except TypeError:  # an unhashable value: built afresh (and checked) on each request
             return Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous)
+        check_app(app, self.asynchronous)  # app.session_interface = FlaskSessions() on a Quart app
         found = Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous)
         if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
             self.built.clear()
@@ -265,6 +280,8 @@ class Configurations:
 
     def save(self, app: Any, session: Any, response: Any, written: list[bytes] | None = None) -> None:
         """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``)."""
+        if session is None:  # opening it failed (a bad setting, already raised): nothing to save, no second error
+            return
         configuration = session.configuration or self.of(app)
         if configuration is None:
             return
@@ -293,6 +310,7 @@ class FlaskSessions(SessionInterface):
 
     def init_app(self, app: Flask) -> None:
         """Make this ``app``'s session interface, its configuration checked now."""
+        check_app(app, asynchronous=False)
         app.session_interface = self
         self.configurations.of(app)
 
