@@ -19,7 +19,7 @@ from ..async_redis_store import AsyncRedisStore
 from ..session_state import ReadTrackingSession
 from ..store_plans import adrive
 from .revocation import UserKey, ending_of, logging_out_of
-from .sessions import Configurations, SessionParts, check_app, logger
+from .sessions import Configurations, SessionParts, check_app
 
 if TYPE_CHECKING:
     from quart import Quart
@@ -57,8 +57,8 @@ class QuartSessions(SessionInterface):
         if session is None:  # opening it failed (a bad setting, already raised): no second error
             return
         if response is None:  # a websocket: no cookie can be set (Quart's own interface says the same)
-            if session.modified:
-                logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")
+            if session.modified:  # on app.logger, as Quart's own interface says it
+                app.logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")
             return
         configuration, written = session.configuration or self.configurations.of(app), None  # type: ignore[attr-defined]
         if configuration is not None and configuration.store is not None:

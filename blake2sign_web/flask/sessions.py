@@ -105,7 +105,14 @@ class Configuration:
     """What one set of config values makes: the session class, the reader and the two writers (permanent or not)."""
 
     def __init__(
-        self, secret: Any, fallbacks: Any, config: Mapping[str, Any], path: str, base: type[Session], asynchronous: bool
+        self,
+        secret: Any,
+        fallbacks: Any,
+        config: Mapping[str, Any],
+        path: str,
+        base: type[Session],
+        asynchronous: bool,
+        app_logger: logging.Logger,
     ) -> None:
         section = config.get(SETTING, {})
         found = options.section_problems(section, SETTING, SECTION_KEYS)
@@ -149,8 +156,9 @@ class Configuration:
         over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes"
         advice = "store less in flask.session (keep an id and load the rest server-side)."
         kept, raising = "The response keeps the client's previous session cookie.", values["on_oversize"] == "raise"
+        # Under "log", a session too large is an error Flask users see by default: app.logger (Flask's convention).
         oversize = OversizePolicy(
-            name, raising, SessionCookieTooLarge, over, advice, kept, logger, values["cookie_size_limit"]
+            name, raising, SessionCookieTooLarge, over, advice, kept, app_logger, values["cookie_size_limit"]
         )
         chunks = options.FLASK.name(options.BY_KEY["max_chunks"])
         spelling = {"dated": True, "deleted_value": "", "max_chunks_name": chunks}  # Werkzeug's: expires, "name=;"
@@ -169,8 +177,10 @@ class Configuration:
             f"it, set {SETTING}['ACCEPT_FLASK_COOKIES'] = True",
             "not a valid session cookie",
         )
+        # Each refused cookie on this package's logger (quiet unless configured, as Flask's own interface is); a
+        # cookie of Flask's own refused, once, on app.logger too: a switch that logs everyone out must show.
         self.loader = SessionLoader(
-            setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals
+            setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals, alert=app_logger
         )
         self.name, self.max_chunks = name, setup.max_chunks
         #: Revocation (a RedisStore: flask.revocation's, or for Quart flask.quart's), how long its records last (the
@@ -264,15 +274,16 @@ class Configurations:
             config["SESSION_COOKIE_SAMESITE"], config.get("SESSION_COOKIE_PARTITIONED", False),
             config["PERMANENT_SESSION_LIFETIME"], config["SESSION_REFRESH_EACH_REQUEST"],
             tuple(section.items()) if isinstance(section, dict) else repr(section), config.get("SESSION_PERMANENT"),
+            app.name,  # its logger's
         )  # fmt: skip
         try:
             return self.built[key]
         except KeyError:
             pass
         except TypeError:  # an unhashable value: built afresh (and checked) on each request
-            return Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous)
+            return Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous, app.logger)
         check_app(app, self.asynchronous)  # app.session_interface = FlaskSessions() on a Quart app
-        found = Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous)
+        found = Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous, app.logger)
         if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
             self.built.clear()
         self.built[key] = found

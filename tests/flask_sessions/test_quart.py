@@ -140,3 +140,23 @@ def test_a_session_kept_beside_other_cookies_and_session_transaction() -> None:
         assert await (await client.get("/read")).get_json() == {"user_id": 7, "cart": [1], "step": 2}
 
     run(steps)
+
+
+def test_a_session_modified_in_a_websocket_is_an_error_on_app_logger(caplog: pytest.LogCaptureFixture) -> None:
+    """As Quart's own interface says it: on app.logger, which Quart prints by default."""
+    app = make_app()
+
+    @app.websocket("/ws")
+    async def ws() -> None:
+        quart.session["seen"] = True
+        await quart.websocket.send("hi")
+
+    async def main() -> None:
+        async with app.test_client().websocket("/ws") as socket:
+            assert await socket.receive() == "hi"
+
+    with caplog.at_level("ERROR", logger=app.logger.name):
+        asyncio.run(main())
+    assert [(r.name, r.getMessage()) for r in caplog.records if r.levelname == "ERROR"] == [
+        (app.logger.name, "Session modified during websocket handling: the changes are lost (no cookie to set)")
+    ]
