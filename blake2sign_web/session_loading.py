@@ -78,14 +78,16 @@ class SessionLoader:
         """The session for what the reader made of a cookie, and a refused one's warning."""
         if read.data is None:
             reason = refusal_reason(read, self.words)
-            self.logger.warning("Rejected session cookie %r: %s", self.cookie.name, reason)
             if read.outcome == INCUMBENT_SHAPE and self.alert is not None:
-                alert, self.alert = self.alert, None  # once: every user holding such a cookie comes through here
+                # The first one only (every user holding such a cookie comes through here), and one line per cookie.
+                alert, self.alert = self.alert, None
                 alert.warning(
-                    "Rejected session cookie %r: %s. Everyone who holds such a cookie is logged out. (Said once; "
-                    "each refused cookie is logged on the %r logger.)",
+                    "Rejected session cookie %r: %s. Everyone who holds such a cookie is logged out. (Said here "
+                    "once; later ones are logged on the %r logger.)",
                     self.cookie.name, reason, self.logger.name,
                 )  # fmt: skip
+            else:
+                self.logger.warning("Rejected session cookie %r: %s", self.cookie.name, reason)
         return session_from(read, self.session_class, self.cookie.name, cookie, self.cookie.max_chunks)
 
 
