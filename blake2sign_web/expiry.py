@@ -32,6 +32,7 @@ from typing import Any, Final, NamedTuple
 
 from .formats import TIMESTAMP_LIMIT
 from .timeouts import session_start
+from .tokens import seconds as in_seconds
 
 #: Tokens carry 32-bit Unix times: no session can end at or after this second (2106-02-07 06:28:16 UTC).
 EXPIRY_LIMIT: Final = TIMESTAMP_LIMIT
@@ -303,7 +304,7 @@ def check_expiry(value: Any, *, longest: int | None = None, longest_name: str = 
         )
     if longest is not None and seconds > longest:
         raise ValueError(
-            f"set_expiry() of {math.ceil(seconds)} seconds is longer than {longest_name} ({longest} seconds), the "
-            f"longest a session lives with revocation on (an ended session's record is kept that long): raise "
-            f"{longest_name}, or choose a shorter expiry"
+            f"set_expiry() of {in_seconds(math.ceil(seconds))} is longer than {longest_name} "
+            f"({in_seconds(longest)}), the longest a session lives with revocation on (an ended session's record is "
+            f"kept that long): raise {longest_name}, or choose a shorter expiry"
         )

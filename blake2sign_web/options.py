@@ -59,6 +59,19 @@ def _cookie_name(value: object) -> bool:
     )
 
 
+def _seconds(value: object) -> bool:
+    """A session's age: a number of seconds (zero or less expires every cookie), or None (no age of its own)."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == value)
+
+
+def chunks_fix(spelling: Spelling) -> str:
+    """How a user turns chunks on, in a sentence: ``pass chunked=True``, ``set BLAKE2SIGN_WEB['CHUNKED'] = True``."""
+    chunked = BY_KEY["chunked"]
+    return f"{spelling.verb} " + (
+        spelling.setting(chunked, True) if spelling.framework == "starlette" else f"{spelling.name(chunked)} = True"
+    )
+
+
 def _attribute(value: object) -> bool:
     """RFC 6265 section 4.1.1: an attribute value is US-ASCII without controls or ';', else it forges attributes."""
     return isinstance(value, str) and all(" " <= c < "\x7f" and c != ";" for c in value)
@@ -135,7 +148,10 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("http_only", True, "SESSION_COOKIE_HTTPONLY", "E020", starlette=None),  # Starlette's cookie always is
     _flag("partitioned", "SESSION_COOKIE_PARTITIONED", "E024"),
     # The signer's rule (to_seconds). Flask's lifetime bounds every token; only a permanent session's cookie has it.
-    Option("max_age", 14 * 24 * 3600, "SESSION_COOKIE_AGE", "E013", flask="PERMANENT_SESSION_LIFETIME"),
+    Option(
+        "max_age", 14 * 24 * 3600, "SESSION_COOKIE_AGE", "E013", _seconds, "must be seconds (int or float), or None",
+        error=TypeError, flask="PERMANENT_SESSION_LIFETIME",
+    ),
     Option(
         "cookie_size_limit", BROWSER_COOKIE_LIMIT, "COOKIE_SIZE_LIMIT", "E004",
         lambda v: is_count(v) and MIN_COOKIE_SIZE_LIMIT <= v <= BROWSER_COOKIE_LIMIT,
@@ -254,6 +270,7 @@ FLASK: Final = Spelling(
     verb="set",
     # Flask's own keys, and the RedisStore's arguments (none is a key of BLAKE2SIGN_WEB).
     own_settings=("SESSION_", "PERMANENT_", "RedisStore "),
+    wordings={"max_age": "must be a timedelta or seconds (an int)"},
     fixes={
         "revocation_key_prefix": "RedisStore(..., key_prefix='<this site>')",
         "revocation_earlier_names_until": "RedisStore(..., earlier_names_until=<date>)",
@@ -506,11 +523,23 @@ def _revocation(values: Values, spelling: Spelling, store_has_prefix: bool) -> I
         yield Problem(prefix.key, f"{name} needs {spelling.setting(prefix, '')}: {problem}{upgrade}", prefix.check_id)
 
 
+def _max_age_range(values: Values, spelling: Spelling, store_has_prefix: bool) -> Iterator[Problem]:
+    """Token times are 32-bit: an age of 2**32 seconds or more could never be checked."""
+    option, max_age = BY_KEY["max_age"], values["max_age"]
+    if max_age is not None and max_age >= MAX_TIMEOUT:
+        yield Problem(
+            option.key,
+            f"{spelling.name(option)} must be below 2**32 seconds (136 years: token times are 32-bit); got {max_age!r}",
+            option.check_id,
+        )
+
+
 RULES: Final[tuple[tuple[frozenset[str], Callable[[Values, Spelling, bool], Iterator[Problem]]], ...]] = (
     (frozenset({"same_site", "secure"}), _same_site_none),
     (frozenset({"partitioned", "secure"}), _partitioned),
     (PREFIX_KEYS, _prefix),
     (frozenset({"chunked", "max_chunks"}), _max_chunks_alone),
     (frozenset({"typed", "encrypt", "decrypt", "compress_encrypted", "format"}), _encryption),
+    (frozenset({"max_age"}), _max_age_range),
     (frozenset({"revocation", "max_age", "format", "revocation_key_prefix"}), _revocation),
 )

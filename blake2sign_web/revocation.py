@@ -91,6 +91,7 @@ from .stores import (
     parse_store_url,
     wait_milliseconds,
 )
+from .tokens import seconds as in_seconds
 
 if TYPE_CHECKING:
     from .files import ByteRange
@@ -215,7 +216,7 @@ def check_expiry_within(seconds: float, lifetime: int, setting: str) -> None:
     """
     if seconds > lifetime:
         raise ValueError(
-            f"set_expiry() of {math.ceil(seconds)} seconds is longer than {setting} ({lifetime} seconds), the "
+            f"set_expiry() of {in_seconds(math.ceil(seconds))} is longer than {setting} ({in_seconds(lifetime)}), the "
             f"longest a session lives with revocation on (an ended session's record is kept that long): raise "
             f"{setting}, or choose a shorter expiry"
         )

@@ -37,22 +37,34 @@ class OversizePolicy(NamedTuple):
     #: The largest Set-Cookie a browser keeps (the adapter's setting, where it has one).
     limit: int = BROWSER_COOKIE_LIMIT
 
-    def refuse(self, problem: str, *, limit: bool = True) -> None:
-        """The adapter's exception, or an error logged; ``limit``: add ``over_limit`` (``problem`` does not say it)."""
-        message = f"Session cookie {self.cookie_name!r} {problem}{self.over_limit if limit else ''}: {self.advice}"
+    def refuse(self, problem: str, *, limit: bool = True, chunks_fix: str = "") -> None:
+        """The adapter's exception, or an error logged; ``limit``: add ``over_limit`` (``problem`` does not say it);
+        ``chunks_fix``: how to turn chunks on, in the user's words, offered where they would carry the session."""
+        advice = (
+            f"{self.advice.rstrip('.')}, or {chunks_fix} to split it over several cookies."
+            if chunks_fix
+            else self.advice
+        )
+        message = f"Session cookie {self.cookie_name!r} {problem}{self.over_limit if limit else ''}: {advice}"
         if self.raise_error:
             raise self.exception(message)
         self.logger.error("%s %s", message, self.kept)
 
 
 def token_cookies(
-    oversize: OversizePolicy, token: str, *, attributes_length: int, max_chunks: int, max_chunks_name: str
+    oversize: OversizePolicy,
+    token: str,
+    *,
+    attributes_length: int,
+    max_chunks: int,
+    max_chunks_name: str,
+    chunks_fix: str = "",
 ) -> list[tuple[str, str]] | None:
     """The cookies ``(name, value)`` that carry ``token``: one, or with ``max_chunks`` as many chunks as it needs.
 
     ``attributes_length``: what follows each value ("; " and the attributes). None: too large for them, refused
     by ``oversize`` (its exception raised, or an error logged: the client keeps its previous cookie);
-    ``max_chunks_name`` names the chunk setting in the user's framework.
+    ``max_chunks_name`` names the chunk setting in the user's framework, ``chunks_fix`` how to turn chunks on.
     """
     name = oversize.cookie_name
     if max_chunks:
@@ -65,7 +77,7 @@ def token_cookies(
             return None
     size = len(name) + 1 + len(token) + attributes_length  # name=value and its attributes
     if size > oversize.limit:
-        oversize.refuse(f"would take {size} bytes")
+        oversize.refuse(f"would take {size} bytes", chunks_fix=chunks_fix)
         return None
     return [(name, token)]
 
@@ -81,6 +93,16 @@ def parse_cookie_header(header: str) -> dict[str, str]:
         key, value = key.strip(), value.strip()
         if key or value:
             cookies[key] = _unquote(value)
+    return cookies
+
+
+def cookies_in(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Every cookie of every ``Cookie`` header of raw (ASGI) headers, the last of a name winning: HTTP/2 clients
+    send one header per cookie (RFC 9113, 8.2.3), and ASGI servers pass them on split."""
+    cookies: dict[str, str] = {}
+    for name, raw in headers:
+        if name == b"cookie":
+            cookies.update(parse_cookie_header(raw.decode("latin-1")))
     return cookies
 
 
@@ -114,6 +136,7 @@ class SessionCookie:
         dated: bool = False,
         deleted_value: str = "null",
         max_chunks_name: str = "max_chunks",
+        chunks_fix: str = "pass chunked=True",
     ) -> None:
         self.name = name
         #: 0: one cookie; else a session may take up to this many (``blake2sign_web.chunks``).
@@ -140,6 +163,8 @@ class SessionCookie:
         self.deleted_value = deleted_value
         #: The chunk limit's name in the user's framework, for the size policy's message.
         self.max_chunks_name = max_chunks_name
+        #: How to turn chunks on, in the user's framework, offered when one cookie cannot carry the session.
+        self.chunks_fix = chunks_fix
         #: What follows the value of a cookie with the configured Max-Age.
         self.suffix = self.suffix_for(max_age)
         #: The Set-Cookie value that deletes the session cookie.
@@ -204,10 +229,7 @@ class SessionCookie:
         """Every cookie of every Cookie header, parsed as ``http.cookies`` would (the last of a name wins), for
         ``join_chunks``; ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete
         those no longer used."""
-        cookies: dict[str, str] = {}
-        for name, raw in headers:
-            if name == b"cookie":
-                cookies.update(parse_cookie_header(raw.decode("latin-1")))
+        cookies = cookies_in(headers)
         prefix = self.name + "."
         sent_chunks.extend(name for name in cookies if name.startswith(prefix))
         return cookies
@@ -218,7 +240,7 @@ class SessionCookie:
         """The Set-Cookie value carrying ``token``; None (refused by the size policy, logged) if too large."""
         header = f"{self.name}={token}{suffix}"
         if len(header) > self.oversize.limit:
-            self.oversize.refuse(f"would take {len(header)} bytes")
+            self.oversize.refuse(f"would take {len(header)} bytes", chunks_fix=self.chunks_fix)
             return None
         return header.encode("latin-1")
 

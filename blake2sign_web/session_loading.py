@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .exceptions import BadSignature
 from .session_request import session_from, settled
 from .session_state import Session
-from .session_token import ReadToken, RefusalWords, SessionTokenReader, refusal_reason
+from .session_token import INCUMBENT_SHAPE, ReadToken, RefusalWords, SessionTokenReader, refusal_reason
 
 if TYPE_CHECKING:
     from .serializer import LoadedToken
@@ -38,6 +38,7 @@ class SessionLoader:
         lazy: bool,
         logger: logging.Logger,
         words: RefusalWords,
+        alert: logging.Logger | None = None,
     ) -> None:
         self.session_class, self.reader, self.cookie = session_class, reader, cookie
         #: Read lazily: ``LazySession``, unless the cookie is one the reader re-issues on any request.
@@ -49,6 +50,9 @@ class SessionLoader:
         #: A valid token holding a plain session may be read straight into it: nothing else decides how it loads.
         self.direct = setup.direct_read
         self.logger, self.words = logger, words
+        #: A logger the user sees without configuring logging (Flask's ``app.logger``), told once when a cookie of
+        #: the framework's own sessions is refused: a switch without migration on logs every user out.
+        self.alert = alert
 
     def for_cookie(self, cookie: str | None) -> Session:
         """The session for the session cookie: empty without one, else loaded when first used (read now when the
@@ -73,7 +77,17 @@ class SessionLoader:
     def session(self, read: ReadToken, cookie: str | None) -> Session:
         """The session for what the reader made of a cookie, and a refused one's warning."""
         if read.data is None:
-            self.logger.warning("Rejected session cookie %r: %s", self.cookie.name, refusal_reason(read, self.words))
+            reason = refusal_reason(read, self.words)
+            if read.outcome == INCUMBENT_SHAPE and self.alert is not None:
+                # The first one only (every user holding such a cookie comes through here), and one line per cookie.
+                alert, self.alert = self.alert, None
+                alert.warning(
+                    "Rejected session cookie %r: %s. Everyone who holds such a cookie is logged out. (Said here "
+                    "once; later ones are logged on the %r logger.)",
+                    self.cookie.name, reason, self.logger.name,
+                )  # fmt: skip
+            else:
+                self.logger.warning("Rejected session cookie %r: %s", self.cookie.name, reason)
         return session_from(read, self.session_class, self.cookie.name, cookie, self.cookie.max_chunks)
 
 

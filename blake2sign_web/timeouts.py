@@ -25,6 +25,7 @@ import time
 from typing import Final
 
 from .exceptions import SignatureExpired
+from .tokens import seconds
 
 #: A read re-issues an idle-timed session's cookie once more than this fraction of the idle timeout has
 #: passed since the cookie was issued: users are logged out after 75-100% of the timeout without activity,
@@ -55,11 +56,11 @@ def check_timeouts(
     now = time.time()
     if idle is not None and issued_at is not None and now - issued_at > idle:
         raise SessionTimedOut(
-            f"session not read for more than {idle_name} ({idle} seconds)", expired_at=issued_at + idle
+            f"session not read for more than {idle_name} ({seconds(idle)})", expired_at=issued_at + idle
         )
     if absolute is not None and started is not None and absolute_reached(now, started, absolute):
         raise SessionTimedOut(
-            f"session began more than {absolute_name} ({absolute} seconds) ago", expired_at=started + absolute
+            f"session began more than {absolute_name} ({seconds(absolute)}) ago", expired_at=started + absolute
         )
     return idle is not None and issued_at is not None and now - issued_at > idle * IDLE_REFRESH_FRACTION
 

@@ -53,18 +53,23 @@ class LoadedToken(_TokenFacts):
         return self.used_fallback or self.outdated
 
 
+def seconds(count: float) -> str:
+    """``count`` seconds in words: "1 second", "600 seconds"."""
+    return "1 second" if count == 1 else f"{count} seconds"
+
+
 def check_times(now: float, issued_at: int, expires_at: int | None, limit: int | None, default_age: int | None) -> None:
     """A read's rules, before anything in the token is decoded: not issued in the future, not older than
     ``limit`` (``max_age``), not past its own expiry, or without one, not older than ``default_age``."""
     if issued_at > now + CLOCK_SKEW:
         raise BadSignature("token issued in the future")
     if limit is not None and now - issued_at > limit:
-        raise SignatureExpired(f"token is older than {limit} seconds", expired_at=issued_at + limit)
+        raise SignatureExpired(f"token is older than {seconds(limit)}", expired_at=issued_at + limit)
     if expires_at is not None:
         if now >= expires_at:
             raise SignatureExpired("token has passed its expiry", expired_at=expires_at)
     elif default_age is not None and now - issued_at > default_age:
-        raise SignatureExpired(f"token is older than {default_age} seconds", expired_at=issued_at + default_age)
+        raise SignatureExpired(f"token is older than {seconds(default_age)}", expired_at=issued_at + default_age)
 
 
 def to_seconds(value: Seconds, name: str) -> int:

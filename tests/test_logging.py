@@ -89,3 +89,90 @@ def test_nothing_is_printed_without_logging_configured() -> None:
 )
 def test_the_same_lines_reach_a_configured_handler(configured: str, line: str) -> None:
     assert line in configured
+
+
+#: Flask and Quart apps, logging left as each framework sets it up (its app.logger's default handler, on stderr,
+#: as under ``flask run``, or gunicorn's error log through wsgi.errors): a forged cookie, a session too large under
+#: "log", then cookies of Flask's own session interface while ACCEPT_FLASK_COOKIES is off, on two requests.
+FLASK_SCRIPT = textwrap.dedent(
+    """
+    import asyncio
+    import secrets
+    import time
+
+    import flask
+    import quart
+    from flask.sessions import SecureCookieSessionInterface
+
+    from blake2sign_web.flask import FlaskSessions, QuartSessions
+
+    SECRET = "flask-logging-secret-0123456789abcdefghijklmnop"
+    old = flask.Flask("old")
+    old.config["SECRET_KEY"] = SECRET
+    theirs = SecureCookieSessionInterface().get_signing_serializer(old).dumps({"user_id": 42})
+
+    app = flask.Flask("shop")
+    app.config.update(SECRET_KEY=SECRET, BLAKE2SIGN_WEB={"OVERSIZE": "log"})
+    FlaskSessions(app)
+
+    @app.get("/me")
+    def me():
+        return str(flask.session.get("user_id"))
+
+    @app.get("/big")
+    def big():
+        flask.session["blob"] = secrets.token_urlsafe(5000)
+        return ""
+
+    client = app.test_client()  # Werkzeug's test client sends its jar's cookies, not a Cookie header given
+    client.set_cookie("session", "forged")
+    assert client.get("/me").text == "None"
+    assert client.get("/big").status_code == 200
+    for _ in range(2):
+        client.set_cookie("session", theirs)
+        assert client.get("/me").text == "None"
+
+    qapp = quart.Quart("qshop")
+    qapp.config.update(SECRET_KEY=SECRET)
+    QuartSessions(qapp)
+
+    @qapp.get("/me")
+    async def qme():
+        return str(quart.session.get("user_id"))
+
+    async def main():
+        client = qapp.test_client()
+        for _ in range(2):
+            response = await client.get("/me", headers={"Cookie": "session=" + theirs})
+            assert await response.get_data() == b"None"
+
+    asyncio.run(main())
+    time.sleep(0.5)  # Quart's app.logger writes from a QueueListener thread, which a server's process outlives
+    """
+)
+
+
+def test_flask_and_quart_users_see_a_switch_that_logs_everyone_out() -> None:
+    """Refusing Flask's own cookies (ACCEPT_FLASK_COOKIES off) is said once per app on its app.logger, which Flask
+    and Quart print by default; a forged cookie stays quiet (as Flask's own interface is); a session too large under
+    "log" is an error on app.logger."""
+    completed = subprocess.run(
+        [sys.executable, "-c", FLASK_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stderr.splitlines()
+    assert not any("forged" in line or "not a valid session cookie" in line for line in lines), lines
+    [oversize] = [line for line in lines if "would take" in line]
+    assert "] ERROR in session_cookies: Session cookie 'session' would take" in oversize  # Flask's format
+    alerts = [line for line in lines if "ACCEPT_FLASK_COOKIES" in line]
+    assert len(alerts) == 2, lines  # once for the Flask app, once for the Quart app
+    for alert in alerts:
+        assert "] WARNING in session_loading: Rejected session cookie 'session': " in alert
+        assert "set BLAKE2SIGN_WEB['ACCEPT_FLASK_COOKIES'] = True" in alert
+        assert "Everyone who holds such a cookie is logged out" in alert
+    assert secrets_free(completed.stderr)
+
+
+def secrets_free(text: str) -> bool:
+    """No secret and no cookie's content in what is printed."""
+    return "flask-logging-secret" not in text and "eyJ" not in text and "user_id" not in text

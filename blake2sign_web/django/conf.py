@@ -103,8 +103,10 @@ def _named(name: str, kind: str) -> str:
 
 
 def _cookie_problems() -> list[Problem]:
-    """The core's problems with the SESSION_COOKIE_* settings (E011, E012, E020, E024)."""
-    return schema.problems(_settings(), schema.DJANGO, checked_by_framework=schema.DJANGO_CHECKS)
+    """The core's problems with the SESSION_COOKIE_* settings (E011, E012, E020, E024); SESSION_COOKIE_AGE's are
+    ``session_problems``' (E013), reported once."""
+    values = {key: value for key, value in _settings().items() if key != "max_age"}
+    return schema.problems(values, schema.DJANGO, checked_by_framework=schema.DJANGO_CHECKS)
 
 
 def cookie_problems() -> list[tuple[str, str]]:

@@ -29,6 +29,7 @@ from ..session_cookies import PartitionedMorsel as PartitionedMorsel  # its home
 from ..session_request import joined_token, server_timing_value
 from ..session_settings import MIDDLEWARE_KEYS, ResponseSettings
 from .conf import ENGINE, cookie_problems, cookie_settings, prefix_problems, session_options, session_problems
+from .cookies import request_cookies
 
 __all__ = ["SessionMiddleware"]
 
@@ -107,15 +108,15 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
             load_now(request)
 
     def _new_session(self, request: HttpRequest) -> ResponseSettings:
-        cookie = cookie_settings()
+        cookie, cookies = cookie_settings(), request_cookies(request)
         if cookie.max_chunks and self.store_in_cookie:
             incomplete: list[str] = []  # an incomplete set of chunks: its cookies, which the response deletes
-            token = joined_token(cookie.name, request.COOKIES, cookie.max_chunks, incomplete, _log_incomplete)
+            token = joined_token(cookie.name, cookies, cookie.max_chunks, incomplete, _log_incomplete)
             if incomplete:
                 setattr(request, INCOMPLETE_CHUNKS, incomplete)
             request.session = self.SessionStore(token)
         else:
-            request.session = self.SessionStore(request.COOKIES.get(cookie.name))
+            request.session = self.SessionStore(cookies.get(cookie.name))
         return cookie
 
     def process_response(self, request: HttpRequest, response: Response) -> Response:
@@ -132,8 +133,9 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
             started = time.perf_counter()
         # An incomplete set of chunks (IncompleteChunks.cookies): the session cookie and every chunk sent, the
         # session cookie even when the client left it out of its Cookie header (it still holds it).
-        if empty and (cookie.name in request.COOKIES or getattr(request, INCOMPLETE_CHUNKS, None)):
-            cookie.cookies.put(response.cookies, cookie.cookies.deletions(request.COOKIES))
+        cookies = request_cookies(request)
+        if empty and (cookie.name in cookies or getattr(request, INCOMPLETE_CHUNKS, None)):
+            cookie.cookies.put(response.cookies, cookie.cookies.deletions(cookies))
             need_vary_cookie = True
         else:
             need_vary_cookie = accessed
@@ -150,7 +152,7 @@ class SessionMiddleware(django_middleware.SessionMiddleware):
                     chunks = getattr(session, "chunks", None) if cookie.max_chunks else None
                     max_age = None if session.get_expire_at_browser_close() else int(session.get_expiry_age())
                     key = session.session_key or ""
-                    cookie.cookies.put_session(response.cookies, chunks, key, request.COOKIES, max_age)
+                    cookie.cookies.put_session(response.cookies, chunks, key, cookies, max_age)
                 need_vary_cookie = True
         if need_vary_cookie:
             # ResponseHeaders' own dict (Django 3.2+): no KeyError to find no Vary, no re-validation of "Cookie";

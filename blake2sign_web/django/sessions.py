@@ -20,7 +20,7 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
-from .. import revocable_session
+from .. import options, revocable_session
 from ..exceptions import BadSignature
 from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..expiry import LAST_EXPIRY as LAST_EXPIRY
@@ -262,6 +262,7 @@ class SessionStore(SessionBase):
                 attributes_length=config.cookie_overhead - 1,  # the overhead counts the "="
                 max_chunks=config.max_chunks,
                 max_chunks_name=MAX_CHUNKS_SETTING,
+                chunks_fix=CHUNKS_FIX,
             )
         if token is None or cookies is None:
             self._keep_client_cookie(config)
@@ -400,6 +401,8 @@ def check_expiry(value: Any) -> None:
 
 #: How a message names the chunk limit, and the option that stores typed values (named by a NotJSON).
 MAX_CHUNKS_SETTING: Final = f"{SETTING}['SESSIONS']['MAX_CHUNKS']"
+#: How to turn chunks on, offered when one cookie cannot carry the session (they also need this SessionMiddleware).
+CHUNKS_FIX: Final = options.chunks_fix(options.DJANGO)
 TYPED_NAME: Final = f"{SETTING}['SESSIONS']['TYPED'] = True"
 
 

@@ -29,6 +29,7 @@ from ..link_guard import LinkGuard
 from ..link_requests import Refusal
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 from . import revocation
+from .cookies import request_cookies
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 SECTION: Final = "SIGNED_URLS"
@@ -217,7 +218,7 @@ def admit(
     guard, bound = _link_guard(), None if bind is None else bind(request)
     url = request_url(request, bind_host=guard.signer.bind_host)
     method = request.method or "GET"
-    grant = guard.grant(url, method, lambda: request.COOKIES)  # read only without a signature in the URL
+    grant = guard.grant(url, method, lambda: request_cookies(request))  # read only without a signature in the URL
     outcome = guard.check(url, bound, request.path, method, serves_file, grant)
     if type(outcome) is VerifiedLink:
         request.signed_link = outcome  # type: ignore[attr-defined]

@@ -1,14 +1,16 @@
 """Quart sessions: ``QuartSessions``, the Flask adapter's configuration on Quart's async ``SessionInterface``.
 
 Loading and saving a signed cookie do no I/O; with revocation, the store (``RedisStore``, on ``redis.asyncio``) is
-awaited, and ``revoke_session``, ``log_out_everywhere`` are Flask's awaited. Quart does not mark a session read
-through ``quart.session``, so its session marks reads itself (for Vary).
+awaited, and ``revoke_session``, ``log_out_everywhere`` are Flask's awaited (each fails at once outside Quart).
+Quart does not mark a session read through ``quart.session``, so its session marks reads itself (for Vary).
 """
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+import flask
 import quart
 from flask.sessions import SessionMixin
 from quart.sessions import SessionInterface
@@ -17,7 +19,7 @@ from ..async_redis_store import AsyncRedisStore
 from ..session_state import ReadTrackingSession
 from ..store_plans import adrive
 from .revocation import UserKey, ending_of, logging_out_of
-from .sessions import Configurations, SessionParts, logger
+from .sessions import Configurations, SessionParts, check_app
 
 if TYPE_CHECKING:
     from quart import Quart
@@ -37,6 +39,7 @@ class QuartSessions(SessionInterface):
 
     def init_app(self, app: Quart) -> None:
         """Make this ``app``'s session interface, its configuration checked now."""
+        check_app(app, asynchronous=True)
         app.session_interface = self  # type: ignore[assignment]  # Quart annotates its own class
         self.configurations.of(app)
 
@@ -44,13 +47,18 @@ class QuartSessions(SessionInterface):
         configuration = self.configurations.of(app)
         if configuration is None:
             return None
-        token, *chunks = configuration.token(request.headers.get("Cookie"), lambda: request.cookies)
+        # Every Cookie header: Quart's test client sends one per cookie, as HTTP/2 clients do (request.cookies too).
+        headers = request.headers.getlist("Cookie")
+        header = headers[0] if len(headers) == 1 else "; ".join(headers) or None
+        token, *chunks = configuration.token(header, lambda: request.cookies)
         return configuration.opened(await adrive(configuration.loading(token), configuration.ask), *chunks)  # type: ignore[return-value]
 
-    async def save_session(self, app: Quart, session: SessionMixin, response: Any) -> None:
+    async def save_session(self, app: Quart, session: SessionMixin | None, response: Any) -> None:
+        if session is None:  # opening it failed (a bad setting, already raised): no second error
+            return
         if response is None:  # a websocket: no cookie can be set (Quart's own interface says the same)
-            if session.modified:
-                logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")
+            if session.modified:  # on app.logger, as Quart's own interface says it
+                app.logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")
             return
         configuration, written = session.configuration or self.configurations.of(app), None  # type: ignore[attr-defined]
         if configuration is not None and configuration.store is not None:
@@ -65,11 +73,25 @@ class RedisStore(UserKey, AsyncRedisStore):
     """The core's ``AsyncRedisStore`` (``blake2sign_web.async_redis_store``), with ``user_key`` as Flask's."""
 
 
-async def revoke_session() -> None:
-    """``blake2sign_web.flask.revocation.revoke_session``, awaited."""
-    await adrive(*ending_of(quart.session._get_current_object()))  # type: ignore[attr-defined]
+def _quart_session(helper: str) -> Any:
+    """The Quart request's (or websocket's) session; a RuntimeError at once outside Quart: from a Flask view (where
+    the coroutine would never run, and the user would stay logged in) it names Flask's helper instead."""
+    if quart.has_request_context() or quart.has_websocket_context():
+        return quart.session._get_current_object()  # type: ignore[attr-defined]
+    if flask.has_request_context():
+        raise RuntimeError(
+            f"blake2sign_web.flask.quart.{helper}() is Quart's, awaited in a Quart view; in a Flask view, call "
+            f"blake2sign_web.flask.revocation.{helper}() (not awaited)"
+        )
+    raise RuntimeError(f"{helper}() ends the request's session: await it in a Quart view")
 
 
-async def log_out_everywhere(user_id: object | None = None, *, keep_current: bool = False) -> None:
-    """``blake2sign_web.flask.revocation.log_out_everywhere``, awaited."""
-    await adrive(*logging_out_of(quart.session._get_current_object(), user_id, keep_current))  # type: ignore[attr-defined]
+def revoke_session() -> Coroutine[Any, Any, None]:
+    """``blake2sign_web.flask.revocation.revoke_session``, awaited: ``await revoke_session()``. Not a coroutine
+    function: called outside Quart (a Flask view, which never awaits it) it raises at once."""
+    return adrive(*ending_of(_quart_session("revoke_session")))
+
+
+def log_out_everywhere(user_id: object | None = None, *, keep_current: bool = False) -> Coroutine[Any, Any, None]:
+    """``blake2sign_web.flask.revocation.log_out_everywhere``, awaited (and, as ``revoke_session``, checked at once)."""
+    return adrive(*logging_out_of(_quart_session("log_out_everywhere"), user_id, keep_current))

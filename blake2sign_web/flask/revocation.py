@@ -6,6 +6,7 @@ a blocking redis-py client: ``app.config["BLAKE2SIGN_WEB"]["REVOCATION"] = Redis
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import flask
@@ -49,13 +50,25 @@ def logging_out_of(session: Any, user_id: object | None, keep_current: bool) -> 
     return logging_out(session, session.revocation, c.store.user_key, c.lifetime, user_id, keep_current), c.ask
 
 
+def _flask_session(helper: str) -> Any:
+    """The Flask request's session; outside one, a RuntimeError naming Quart's helper when a Quart view called it."""
+    if not flask.has_request_context():
+        quart = sys.modules.get("quart")
+        if quart is not None and (quart.has_request_context() or quart.has_websocket_context()):
+            raise RuntimeError(
+                f"blake2sign_web.flask.revocation.{helper}() is Flask's (blocking); in a Quart view, "
+                f"await blake2sign_web.flask.quart.{helper}()"
+            )
+    return flask.session._get_current_object()  # type: ignore[attr-defined]
+
+
 def revoke_session() -> None:
     """End the request's session now, on every server (``session.clear()`` does it when the response is made):
     StoreUnavailable is raised here if Redis is down. The session is emptied, its cookie deleted."""
-    drive(*ending_of(flask.session._get_current_object()))  # type: ignore[attr-defined]
+    drive(*ending_of(_flask_session("revoke_session")))
 
 
 def log_out_everywhere(user_id: object | None = None, *, keep_current: bool = False) -> None:
     """End every session of ``user_id`` (default: the session's user) that exists now; a later login is not
     ended. The request's own session: ``revocation.current_session_fate`` (docs/revocation.md)."""
-    drive(*logging_out_of(flask.session._get_current_object(), user_id, keep_current))  # type: ignore[attr-defined]
+    drive(*logging_out_of(_flask_session("log_out_everywhere"), user_id, keep_current))

@@ -8,12 +8,14 @@ config and the request into its calls, and its Set-Cookie values onto the respon
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from functools import partial
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, Final
 
+import flask
 from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
 
 from .. import options, stores
@@ -24,6 +26,7 @@ from ..session_request import SessionSetup, SessionWriter, joined_token
 from ..session_state import ReadTrackingSession, Session
 from ..session_token import RefusalWords
 from ..store_plans import drive
+from ..tokens import seconds
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -102,7 +105,14 @@ class Configuration:
     """What one set of config values makes: the session class, the reader and the two writers (permanent or not)."""
 
     def __init__(
-        self, secret: Any, fallbacks: Any, config: Mapping[str, Any], path: str, base: type[Session], asynchronous: bool
+        self,
+        secret: Any,
+        fallbacks: Any,
+        config: Mapping[str, Any],
+        path: str,
+        base: type[Session],
+        asynchronous: bool,
+        app_logger: logging.Logger,
     ) -> None:
         section = config.get(SETTING, {})
         found = options.section_problems(section, SETTING, SECTION_KEYS)
@@ -146,11 +156,13 @@ class Configuration:
         over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes"
         advice = "store less in flask.session (keep an id and load the rest server-side)."
         kept, raising = "The response keeps the client's previous session cookie.", values["on_oversize"] == "raise"
+        # Under "log", a session too large is an error Flask users see by default: app.logger (Flask's convention).
         oversize = OversizePolicy(
-            name, raising, SessionCookieTooLarge, over, advice, kept, logger, values["cookie_size_limit"]
+            name, raising, SessionCookieTooLarge, over, advice, kept, app_logger, values["cookie_size_limit"]
         )
         chunks = options.FLASK.name(options.BY_KEY["max_chunks"])
         spelling = {"dated": True, "deleted_value": "", "max_chunks_name": chunks}  # Werkzeug's: expires, "name=;"
+        spelling["chunks_fix"] = options.chunks_fix(options.FLASK)
         self.cookie = permanent = setup.cookie(oversize, **spelling)
         browser = setup.cookie(oversize, max_age=None, **spelling)
         ended = "Session cookie %r deleted: the session has ended (set_expiry() or ABSOLUTE_TIMEOUT)"
@@ -159,14 +171,16 @@ class Configuration:
         legacy = flask_cookie_reader(secret, fallbacks, lifetime) if values["migrate"] else None
         reader = setup.token_reader(legacy, flask_shape)
         refusals = RefusalWords(
-            f"expired (PERMANENT_SESSION_LIFETIME = {lifetime} seconds)",
+            f"expired (PERMANENT_SESSION_LIFETIME = {seconds(lifetime) if lifetime is not None else lifetime})",
             f"past {SETTING}['ABSOLUTE_TIMEOUT'] = {values['absolute_timeout']!r}",
             "it has the shape of a cookie of Flask's own session interface (itsdangerous); while migrating from "
             f"it, set {SETTING}['ACCEPT_FLASK_COOKIES'] = True",
             "not a valid session cookie",
         )
+        # Each refused cookie on this package's logger (quiet unless configured, as Flask's own interface is); a
+        # cookie of Flask's own refused, once, on app.logger too: a switch that logs everyone out must show.
         self.loader = SessionLoader(
-            setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals
+            setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals, alert=app_logger
         )
         self.name, self.max_chunks = name, setup.max_chunks
         #: Revocation (a RedisStore: flask.revocation's, or for Quart flask.quart's), how long its records last (the
@@ -228,6 +242,16 @@ class Configuration:
         return self.writers[permanent].set_cookies(session, session_id, session.sent_chunks, session.incomplete)
 
 
+def check_app(app: Any, asynchronous: bool) -> None:
+    """A TypeError at once for the other framework's app (``FlaskSessions(quart_app)``, ``QuartSessions(flask_app)``),
+    which would otherwise fail on its first request with an AttributeError, or not at all (an un-awaited session)."""
+    quart = sys.modules.get("quart")
+    if asynchronous and isinstance(app, flask.Flask):
+        raise TypeError("QuartSessions serves a Quart app, and this is a Flask app: use FlaskSessions(app)")
+    if not asynchronous and quart is not None and isinstance(app, quart.Quart):
+        raise TypeError("FlaskSessions serves a Flask app, and this is a Quart app: use QuartSessions(app)")
+
+
 class Configurations:
     """The configuration of each app an interface serves, built (and checked) once per set of config values."""
 
@@ -250,14 +274,16 @@ class Configurations:
             config["SESSION_COOKIE_SAMESITE"], config.get("SESSION_COOKIE_PARTITIONED", False),
             config["PERMANENT_SESSION_LIFETIME"], config["SESSION_REFRESH_EACH_REQUEST"],
             tuple(section.items()) if isinstance(section, dict) else repr(section), config.get("SESSION_PERMANENT"),
+            app.name,  # its logger's
         )  # fmt: skip
         try:
             return self.built[key]
         except KeyError:
             pass
         except TypeError:  # an unhashable value: built afresh (and checked) on each request
-            return Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous)
-        found = Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous)
+            return Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous, app.logger)
+        check_app(app, self.asynchronous)  # app.session_interface = FlaskSessions() on a Quart app
+        found = Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous, app.logger)
         if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
             self.built.clear()
         self.built[key] = found
@@ -265,6 +291,8 @@ class Configurations:
 
     def save(self, app: Any, session: Any, response: Any, written: list[bytes] | None = None) -> None:
         """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``)."""
+        if session is None:  # opening it failed (a bad setting, already raised): nothing to save, no second error
+            return
         configuration = session.configuration or self.of(app)
         if configuration is None:
             return
@@ -293,6 +321,7 @@ class FlaskSessions(SessionInterface):
 
     def init_app(self, app: Flask) -> None:
         """Make this ``app``'s session interface, its configuration checked now."""
+        check_app(app, asynchronous=False)
         app.session_interface = self
         self.configurations.of(app)
 

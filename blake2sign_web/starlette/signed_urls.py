@@ -35,6 +35,7 @@ from .. import (
 from ..link_guard import LinkGuard
 from ..link_requests import FileAnswer, Refusal
 from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
+from ..session_cookies import cookies_in
 from ..stored_files import StoredFile
 from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
@@ -256,7 +257,9 @@ class _Guard(NamedTuple):
         method, path = request.scope.get("method", "GET"), link_targets.scope_path(request.scope)
         url = request_url(request, self.links.signer)
         # A grant cookie is for HTTP reads, never a WebSocket's handshake (link_cookies).
-        grant = self.links.grant(url, method, lambda: request.cookies) if request.scope["type"] == "http" else None
+        # Every Cookie header (request.cookies reads only the first before Starlette 0.48; HTTP/2 clients split them).
+        cookies = functools.partial(cookies_in, request.scope["headers"])
+        grant = self.links.grant(url, method, cookies) if request.scope["type"] == "http" else None
         outcome = self.links.check(url, bound, path, method, serves_file, grant)
         if type(outcome) is VerifiedLink:
             request.state.signed_link = outcome

@@ -44,6 +44,7 @@ BAD: dict[str, Any] = {
     "partitioned": "yes",
     "cookie_size_limit": 8192,
     "on_oversize": "truncate",
+    "max_age": "14d",
     "chunked": 1,
     "max_chunks": 10,
     "idle_timeout": 0,

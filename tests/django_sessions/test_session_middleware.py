@@ -126,3 +126,23 @@ def test_an_engine_doing_io_is_saved_outside_the_event_loop() -> None:
         assert json.loads(response.content)["results"] == [1]
 
     async_to_sync(scenario)()
+
+
+@override_settings(MIDDLEWARE=middleware_with(OUR_MIDDLEWARE))
+def test_every_cookie_header_of_an_asgi_request_is_read() -> None:
+    """HTTP/2 clients send a Cookie header per cookie; Django's ASGIRequest joins them with commas (ticket 36399),
+    so request.COOKIES loses all but the first: the session's, in the second, is read from the scope."""
+    token = signer().dumps({"a": 1})
+
+    async def scenario() -> None:
+        client = AsyncClient()
+        client.cookies["theme"] = "dark"  # the client's own Cookie header comes first
+        body = json.dumps({"ops": [["get", "a"]]})
+        split = {"cookie": f"{settings.SESSION_COOKIE_NAME}={token}"}
+        response = await client.post("/ops/", body, content_type="application/json", headers=split)
+        assert json.loads(response.content)["results"] == [1]
+        emptied = json.dumps({"ops": [["flush"]]})
+        response = await client.post("/ops/", emptied, content_type="application/json", headers=split)
+        assert cookie(response).value == ""  # the session sent in the second header is deleted, as any other
+
+    async_to_sync(scenario)()

@@ -175,7 +175,7 @@ def test_the_oversize_message_is_one_sentence_naming_cookie_size_limit_and_remed
     assert message.startswith("Session cookie 'sessionid' would take ")
     assert message.endswith(
         " bytes, over the limit of 4096 bytes: store less in the session (keep large data server-side, keyed by "
-        "the user)."
+        "the user), or set BLAKE2SIGN_WEB['SESSIONS']['CHUNKED'] = True to split it over several cookies."
     )
     size = int(message.split("would take ")[1].split(" bytes")[0])
     assert size > 4096

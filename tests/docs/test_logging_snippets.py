@@ -49,7 +49,9 @@ LOGGING = {
     },
 }
 """
-SNIPPETS = {"starlette": STARLETTE, "django": DJANGO}
+#: What a Flask or Quart application adds before it creates its app: Starlette's lines.
+FLASK = STARLETTE
+SNIPPETS = {"starlette": STARLETTE, "django": DJANGO, "flask": FLASK}
 
 #: The pages that promise log lines, and the frameworks whose lines each must show.
 PAGES = {
@@ -62,6 +64,7 @@ PAGES = {
     "docs/recipes/session-timeouts.md": {"django", "starlette"},
     "docs/recipes/django-s3-and-nginx.md": {"django"},
     "docs/migrating/from-starlette.md": {"starlette"},
+    "docs/migrating/from-flask.md": {"flask"},
     "docs/migrating/from-starsessions.md": {"starlette"},
     "docs/migrating/from-django-signed-cookies.md": {"django"},
     "docs/migrating/from-django-db-cache.md": {"django"},
@@ -265,3 +268,61 @@ def test_the_django_lines_print_each_line_once(debug: bool) -> None:
 def test_without_the_django_lines_nothing_is_printed_with_debug_off() -> None:
     output = django_output(False, "")
     assert [output.count(line) for line in DJANGO_LINES] == [0, 0], output
+
+
+FLASK_SCRIPT = textwrap.dedent(
+    """
+    import flask
+    from flask.sessions import SecureCookieSessionInterface
+
+    {lines}
+    from blake2sign_web.flask import FlaskSessions
+
+    SECRET = "logging-snippet-secret-0123456789abcdef"
+    old = flask.Flask("old")
+    old.config["SECRET_KEY"] = SECRET
+    theirs = SecureCookieSessionInterface().get_signing_serializer(old).dumps({{"user_id": 42}})
+    app = flask.Flask("shop")
+    app.config["SECRET_KEY"] = SECRET
+    FlaskSessions(app)
+
+
+    @app.get("/me")
+    def me():
+        return str(flask.session.get("user_id"))
+
+
+    client = app.test_client()
+    for cookie in ("forged", theirs, theirs):
+        client.set_cookie("session", cookie)
+        assert client.get("/me").text == "None"
+    """
+)
+#: The library's line for a forged cookie, and app.logger's for a cookie of Flask's own (said once).
+FLASK_LINES = (
+    "WARNING:blake2sign_web.flask:Rejected session cookie 'session': malformed token",
+    "set BLAKE2SIGN_WEB['ACCEPT_FLASK_COOKIES'] = True. Everyone who holds such a cookie is logged out.",
+)
+
+
+def flask_output(lines: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, "-c", FLASK_SCRIPT.format(lines=lines.strip())],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stderr
+
+
+def test_the_flask_lines_print_the_librarys_warnings_and_app_loggers_once() -> None:
+    output = flask_output(FLASK)
+    assert [output.count(line) for line in FLASK_LINES] == [1, 1], output
+
+
+def test_without_the_flask_lines_only_app_loggers_line_is_printed() -> None:
+    output = flask_output("")
+    assert [output.count(line) for line in FLASK_LINES] == [0, 1], output

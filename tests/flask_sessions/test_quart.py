@@ -104,3 +104,59 @@ def test_a_bad_configuration_fails_at_init_app() -> None:
     app.config.update(SECRET_KEY=SECRET, SESSION_COOKIE_SAMESITE="None")
     with pytest.raises(ValueError, match="SESSION_COOKIE_SECURE = True"):
         QuartSessions(app)
+
+
+def test_every_cookie_header_is_read() -> None:
+    """Quart's test client sends one Cookie header per cookie (as HTTP/2 clients do): the session's may be any."""
+
+    async def steps(client: Any) -> None:
+        token = cookie_value(set_cookies(await client.post("/write", json={"user_id": 7}))[0])
+        client.cookie_jar.clear()
+        from werkzeug.datastructures import Headers
+
+        for headers in (
+            [("Cookie", "theme=dark"), ("Cookie", f"session={token}")],
+            [("Cookie", f"session={token}"), ("Cookie", "theme=dark")],
+            [("Cookie", "theme=dark; lang=en"), ("Cookie", f"session={token}; other=1")],
+        ):
+            assert await (await client.get("/read", headers=Headers(headers))).get_json() == {"user_id": 7}
+        forged_last = Headers([("Cookie", f"session={token}"), ("Cookie", "session=forged")])
+        assert await (await client.get("/read", headers=forged_last)).get_json() == {}  # the last wins
+
+    run(steps)
+
+
+def test_a_session_kept_beside_other_cookies_and_session_transaction() -> None:
+    """Another cookie ahead of the session's in the jar: the session still reads, and is not replaced."""
+
+    async def steps(client: Any) -> None:
+        client.set_cookie("localhost", "aaa", "first")
+        await client.post("/write", json={"user_id": 7})
+        await client.post("/write", json={"cart": [1]})
+        assert await (await client.get("/read")).get_json() == {"user_id": 7, "cart": [1]}
+        async with client.session_transaction() as session:
+            assert session["user_id"] == 7
+            session["step"] = 2
+        assert await (await client.get("/read")).get_json() == {"user_id": 7, "cart": [1], "step": 2}
+
+    run(steps)
+
+
+def test_a_session_modified_in_a_websocket_is_an_error_on_app_logger(caplog: pytest.LogCaptureFixture) -> None:
+    """As Quart's own interface says it: on app.logger, which Quart prints by default."""
+    app = make_app()
+
+    @app.websocket("/ws")
+    async def ws() -> None:
+        quart.session["seen"] = True
+        await quart.websocket.send("hi")
+
+    async def main() -> None:
+        async with app.test_client().websocket("/ws") as socket:
+            assert await socket.receive() == "hi"
+
+    with caplog.at_level("ERROR", logger=app.logger.name):
+        asyncio.run(main())
+    assert [(r.name, r.getMessage()) for r in caplog.records if r.levelname == "ERROR"] == [
+        (app.logger.name, "Session modified during websocket handling: the changes are lost (no cookie to set)")
+    ]

@@ -163,3 +163,41 @@ def test_quart_refuses_the_blocking_store_and_flask_the_asyncio_one() -> None:
     words = r"is an asyncio store .*FlaskSessions needs a blocking one, blake2sign_web\.flask\.revocation\.RedisStore\("
     with pytest.raises(TypeError, match=words):
         FlaskSessions(flask_app)
+
+
+@pytest.mark.parametrize("helper", ["revoke_session", "log_out_everywhere"])
+def test_quarts_helper_in_a_flask_view_fails_loudly(helper: str) -> None:
+    """Called in a Flask view, Quart's helper used to return a coroutine nobody awaited: a 200, the user still in."""
+    app = flask.Flask(__name__)
+    app.config.update(SECRET_KEY=SECRET, TESTING=True)
+    FlaskSessions(app)
+    quarts = {"revoke_session": revoke_session, "log_out_everywhere": log_out_everywhere}[helper]
+
+    @app.post("/logout")
+    def logout() -> str:
+        quarts()
+        return "out"
+
+    with pytest.raises(RuntimeError, match=rf"in a Flask view, call blake2sign_web\.flask\.revocation\.{helper}\(\)"):
+        app.test_client().post("/logout")
+
+
+@pytest.mark.parametrize("helper", ["revoke_session", "log_out_everywhere"])
+def test_flasks_helper_in_a_quart_view_fails_naming_quarts(helper: str) -> None:
+    app = quart.Quart(__name__)
+    app.config.update(SECRET_KEY=SECRET, TESTING=True)
+    QuartSessions(app)
+    flasks = getattr(flask_revocation, helper)
+
+    @app.post("/logout")
+    async def logout() -> str:
+        flasks()
+        return "out"
+
+    async def main() -> tuple[int, str]:
+        response = await app.test_client().post("/logout")  # Quart's test client answers an error with its page
+        return response.status_code, (await response.get_data()).decode()
+
+    status, page = asyncio.run(main())
+    assert status == 500
+    assert f"in a Quart view, await blake2sign_web.flask.quart.{helper}()" in page  # a RuntimeError's page

@@ -171,3 +171,34 @@ def test_real_servers_serve_a_granted_folder_to_a_cookie_jar(server: str, served
         assert forced.get("/files/report.bin").status_code == 403
         assert forced.get("/files/subway/x.txt").status_code == 403
         assert forced.get("/files/sub/second.txt").content == b"second"
+
+
+@URLS
+def test_django_a_grant_cookie_in_a_second_cookie_header_under_asgi(client: Client, file_storage: Path) -> None:
+    """HTTP/2 clients send a Cookie header per cookie; Django's ASGIRequest joins them with commas (ticket 36399):
+    the grant is read from every header of the scope."""
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    files_under(file_storage)
+    value = client.get("/grant/sub/").cookies[NAME].value
+
+    async def scenario() -> None:
+        split = AsyncClient()
+        split.cookies["theme"] = "dark"  # the client's own Cookie header comes first
+        response = await split.get("/files/sub/second.txt", headers={"cookie": f"{NAME}={value}"})
+        assert response.status_code == 200
+        assert (await split.get("/files/report.bin", headers={"cookie": f"{NAME}={value}"})).status_code == 403
+
+    async_to_sync(scenario)()
+
+
+def test_starlette_a_grant_cookie_in_a_second_cookie_header(served_root: Path) -> None:
+    files_under(served_root)
+    signer = make_signer()
+    client = TestClient(build_starlette(served_root, signer))
+    value = client.get("/grant/sub/").cookies[NAME]
+    client.cookies.clear()
+    split = [("cookie", "theme=dark"), ("cookie", f"{NAME}={value}")]
+    assert client.get("/files/sub/second.txt", headers=split).content == b"second"
+    assert client.get("/files/report.bin", headers=split).status_code == 403

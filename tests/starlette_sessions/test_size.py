@@ -87,7 +87,8 @@ def test_the_oversize_message_is_one_sentence_naming_cookie_size_limit_and_remed
     message = str(raised.value)
     match = re.fullmatch(
         r"Session cookie 'sid' would take (\d+) bytes, over the browser limit of 4096 bytes: "
-        r"store less in request\.session \(keep an id and load the rest server-side\)\.",
+        r"store less in request\.session \(keep an id and load the rest server-side\), or pass chunked=True to split "
+        r"it over several cookies\.",
         message,
     )
     assert match is not None, message
