@@ -316,17 +316,24 @@ def consume_single_use(
     return None if refusal is None else refusal_response(refusal)
 
 
-def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
-    """The path and query to verify, as the view reads them (``link_targets``), after ``scheme://host`` with
-    ``BIND_HOST``."""
+def request_query(request: HttpRequest) -> str:
+    """The query as the view reads it (``request.GET``: under WSGI, raw bytes decoded as Django decodes them), in
+    URI form: what a link verifies, and what a playlist served by a folder link passes on."""
     query = request.META.get("QUERY_STRING", "")
     if isinstance(request, WSGIRequest):
         query = link_targets.wsgi_query(query, request.encoding or settings.DEFAULT_CHARSET)
+    return iri_to_uri(query)
+
+
+def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
+    """The path and query to verify, as the view reads them (``link_targets``), after ``scheme://host`` with
+    ``BIND_HOST``."""
+    query = request_query(request)
     # The path as reverse() writes the arguments the view receives: Django routes on the decoded path,
     # so a "%2F" that reverse() did not write does not verify; reverse() escapes a leading "//" as "/%2F".
     path = escape_leading_slashes(escape_uri_path(client_path(request)))
     origin = (request.scheme or "http", request.get_host()) if bind_host else None
-    return link_requests.request_target(path, iri_to_uri(query), origin)
+    return link_requests.request_target(path, query, origin)
 
 
 def client_path(request: HttpRequest) -> str:

@@ -29,6 +29,7 @@ from .signed_urls import (
     get_signer,
     privately,
     refusal_response,
+    request_query,
 )
 
 #: The headers a file request's answer reads, with the keys WSGI and ASGI requests have them under in META.
@@ -132,7 +133,7 @@ class SignedFileView(View):
             link,
             offloaded=self.offloaded,
             playlist_signer=signer,
-            query_string=meta.get("QUERY_STRING", ""),
+            query_string=request_query(request),  # as the link verified it
         )
         redirect = asked.range_redirect(lambda: storage.url(name), request.path, storage, self.range_fallback)
         if redirect is not None:
