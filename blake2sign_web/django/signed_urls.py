@@ -322,7 +322,8 @@ def request_query(request: HttpRequest) -> str:
     query = request.META.get("QUERY_STRING", "")
     if isinstance(request, WSGIRequest):
         query = link_targets.wsgi_query(query, request.encoding or settings.DEFAULT_CHARSET)
-    return iri_to_uri(query)
+    uri: str = iri_to_uri(query)
+    return uri
 
 
 def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
