@@ -70,6 +70,8 @@ PAGES = {
     "docs/migrating/from-django-db-cache.md": {"django"},
     "docs/reference/django.md": {"django"},
     "docs/reference/starlette.md": {"starlette"},
+    "docs/reference/core.md": {"django", "starlette"},
+    "docs/protecting-video.md": {"django", "starlette"},
 }
 
 #: Prose that promises a log line: "an error is logged", "a `WARNING` on", "the ... logger", "logs an error",

@@ -45,7 +45,7 @@ def test_the_extras_are_what_users_install_and_contributor_tools_are_dependency_
     groups = PYPROJECT["dependency-groups"]
     assert {"test", "lint", "docs", "bench", "fuzz", "example", "dev"} <= set(groups)
     included = {entry["include-group"] for entry in groups["dev"] if isinstance(entry, dict)}
-    assert included == {"test", "lint", "docs", "bench", "fuzz"}
+    assert included == {"build", "packaging", "test", "lint", "docs", "bench", "fuzz"}
 
 
 def test_no_package_is_asked_for_at_two_different_minimums() -> None:
