@@ -11,9 +11,8 @@ redirections (MOVED, ASK, TRYAGAIN) followed on one connection. ``bounded`` is t
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from .store_plans import Batch
@@ -38,27 +37,30 @@ def is_async_cluster(client: object) -> bool:
 async def bounded(timeout: float, action: str) -> AsyncIterator[None]:
     """At most ``timeout`` seconds; any failure of the store becomes StoreUnavailable.
 
-    asyncio's own deadline, not anyio's: redis-py's asyncio client runs on asyncio alone, and a Quart or Django
-    site has no anyio. Before Python 3.11, ``async_timeout`` (redis-py's own dependency there) is asyncio's; it
-    turns any CancelledError that arrives once its deadline fired into its TimeoutError, including the new one
-    redis-py can raise while the deadline cancels it (awaiting in an error handler).
+    anyio's deadline, not asyncio's: a cancel scope cancels again at every await until it exits, where
+    ``asyncio.timeout`` (``async_timeout`` before Python 3.11) cancels once; with it, a request on Python 3.10
+    once waited with no end during a cluster failover (tests/revocation/test_cluster_failover.py).
     """
+    import anyio  # the redis extra brings it; here: a Django site never calls this
     from redis.exceptions import RedisClusterException, RedisError
 
+    deadline: anyio.CancelScope | None = None
     try:
-        async with _deadline(timeout):
+        with anyio.fail_after(timeout) as deadline:
             yield
-    except (RedisError, RedisClusterException, OSError, asyncio.TimeoutError) as error:
+    except (RedisError, RedisClusterException, OSError) as error:  # OSError: TimeoutError from fail_after
         raise StoreUnavailable(f"Redis failed to {action}: {type(error).__name__}") from None
-
-
-def _deadline(timeout: float) -> AbstractAsyncContextManager[Any]:
-    if sys.version_info >= (3, 11):
-        return asyncio.timeout(timeout)
-    import async_timeout  # redis-py depends on it before Python 3.11.3 (pyproject.toml: mypy may not find it)
-
-    deadline: AbstractAsyncContextManager[Any] = async_timeout.timeout(timeout)
-    return deadline
+    except anyio.get_cancelled_exc_class():
+        # Python before 3.11: redis-py can raise a new CancelledError while the deadline cancels it (awaiting
+        # in an error handler), which fail_after does not recognise as its own. It is the deadline's when it
+        # fired and no enclosing scope is cancelled or past its own deadline (anyio re-delivers theirs).
+        if (
+            deadline is not None
+            and deadline.cancel_called
+            and anyio.current_effective_deadline() > anyio.current_time()
+        ):
+            raise StoreUnavailable(f"Redis failed to {action}: TimeoutError") from None
+        raise
 
 
 def mget(client: Any, is_cluster: bool, keys: list[str]) -> Awaitable[list[Any]]:

@@ -195,9 +195,12 @@ def test_flasks_helper_in_a_quart_view_fails_naming_quarts(helper: str) -> None:
         return "out"
 
     async def main() -> tuple[int, str]:
-        response = await app.test_client().post("/logout")  # Quart's test client answers an error with its page
+        try:
+            response = await app.test_client().post("/logout")
+        except RuntimeError as error:  # Quart 0.20 raises it to the test client under TESTING; later ones answer 500
+            return 500, str(error)
         return response.status_code, (await response.get_data()).decode()
 
     status, page = asyncio.run(main())
     assert status == 500
-    assert f"in a Quart view, await blake2sign_web.flask.quart.{helper}()" in page  # a RuntimeError's page
+    assert f"in a Quart view, await blake2sign_web.flask.quart.{helper}()" in page
