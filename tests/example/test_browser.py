@@ -20,34 +20,18 @@ from urllib.parse import urljoin
 import pytest
 
 from example_project.files import LARGE, README
+from tests.browser import chromium
 from tests.servers import ROOT, free_port, running_server
 
 pytestmark = pytest.mark.server
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 TIMING = re.compile(r"^b2sw-load;dur=([0-9.]+), b2sw-save;dur=([0-9.]+)$")
 BIN = Path(sys.executable).parent
 
 
-def missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} is needed in CI")
-    pytest.skip(f"{what} is not installed")
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        missing("Debian's chromium package (apt-get install chromium), /usr/bin/chromium,")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("the playwright Python package (pip install -e . --group test)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield browser
-        browser.close()
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")

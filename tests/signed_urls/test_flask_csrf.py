@@ -14,29 +14,18 @@ from typing import Any
 
 import pytest
 
+from tests.browser import chromium, missing
 from tests.redis_server import PATIENT_TIMEOUT, RedisServer, redis_server_fixture
 from tests.servers import ROOT, free_port, running_server
 
 from .confirm_apps import CONTENT, write_files
 from .flask_app import make_signer
 
-
-def missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI must run this test, which needs {what}", pytrace=False)
-    pytest.skip(f"needs {what}")
-
-
 try:
     import flask_wtf
 except ImportError:  # pragma: no cover: the test group installs it
     flask_wtf = None
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync",
-]  # fmt: skip
 #: The hidden input of Flask-WTF's token in the built-in page's form.
 TOKEN_FIELD = re.compile(rb'<form method="post"><input type="hidden" name="csrf_token" value="([^"]+)"><button')
 
@@ -104,16 +93,7 @@ def test_the_built_in_page_carries_flask_wtfs_token(
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        missing("Debian's chromium (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("the playwright Python package")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield launched
-        launched.close()
+    yield from chromium()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ where it fails."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,33 +12,17 @@ from typing import Any
 import pytest
 
 from blake2sign_web.link_cookies import grant_name
+from tests.browser import chromium
 
 pytestmark = pytest.mark.server
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 #: Fetches each path from the page's origin with the browser's cookies: [status, body] each.
 FETCH = """paths => Promise.all(paths.map(path => fetch(path).then(async r => [r.status, await r.text()])))"""
 
 
-def missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} is needed in CI")
-    pytest.skip(f"{what} is not installed")
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        missing("Debian's chromium package (apt-get install chromium), /usr/bin/chromium,")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("the playwright Python package (pip install -e . --group test)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield browser
-        browser.close()
+    yield from chromium()
 
 
 @pytest.mark.parametrize("server", ["gunicorn", "uvicorn"])
