@@ -12,6 +12,7 @@ import pytest
 
 from blake2sign_web import URLSigner, files
 from tests.django_links import use_served_storage
+from tests.redis_server import RedisServer, redis_server_fixture
 from tests.servers import free_port, running_server
 
 BIN = Path(sys.executable).parent
@@ -113,3 +114,22 @@ def django_signer() -> URLSigner:
     from blake2sign_web.django.signed_urls import get_signer
 
     return get_signer()
+
+
+@pytest.fixture(scope="module")
+def shared_redis() -> Iterator[RedisServer]:
+    """One real redis-server per test module that asks for one (single-use and grouped links)."""
+    yield from redis_server_fixture()
+
+
+@pytest.fixture
+def redis_server(shared_redis: RedisServer) -> RedisServer:
+    """The module's server, running and emptied: each test starts with no records."""
+    shared_redis.start()
+    shared_redis.flush()
+    return shared_redis
+
+
+def keys_in(server: RedisServer) -> int:
+    """How many keys ``server`` holds (``DBSIZE``)."""
+    return int(server.command("DBSIZE").strip()[1:])

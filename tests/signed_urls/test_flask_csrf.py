@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from tests.browser import chromium, missing
-from tests.redis_server import PATIENT_TIMEOUT, RedisServer, redis_server_fixture
+from tests.redis_server import PATIENT_TIMEOUT, RedisServer
 from tests.servers import ROOT, free_port, running_server
 
 from .confirm_apps import CONTENT, write_files
+from .conftest import keys_in
 from .flask_app import make_signer
 
 try:
@@ -34,22 +35,6 @@ TOKEN_FIELD = re.compile(rb'<form method="post"><input type="hidden" name="csrf_
 def needs_flask_wtf() -> None:
     if flask_wtf is None:
         missing("Flask-WTF (pip install -e . --group test)")
-
-
-@pytest.fixture(scope="module")
-def shared_redis() -> Iterator[RedisServer]:
-    yield from redis_server_fixture()
-
-
-@pytest.fixture
-def redis_server(shared_redis: RedisServer) -> RedisServer:
-    shared_redis.start()
-    shared_redis.flush()
-    return shared_redis
-
-
-def keys_in(server: RedisServer) -> int:
-    return int(server.command("DBSIZE").strip()[1:])
 
 
 @pytest.fixture

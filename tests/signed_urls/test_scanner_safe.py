@@ -25,31 +25,16 @@ from starlette.testclient import TestClient
 from blake2sign_web import URLSigner
 from blake2sign_web.django import sign_url
 from tests.django_links import use_served_storage, use_single_use_cache
-from tests.redis_server import RedisServer, patient_store, redis_server_fixture
+from tests.redis_server import RedisServer, patient_store
 from tests.servers import free_port, running_server
 
 from .confirm_apps import CONTENT, CUSTOM_PAGE, build_fastapi, build_starlette, make_signer, write_files
+from .conftest import keys_in
 
 BIN = Path(sys.executable).parent
 SCANNER_FETCHES = 20
 #: User-Agents of the link checkers that fetch links in mail before the person does (and a bare client).
 SCANNERS = ("Microsoft Office/16.0 (Safe Links)", "Mimecast-Link-Checker", "Proofpoint URL Defense", "python-httpx")
-
-
-@pytest.fixture(scope="module")
-def shared_redis() -> Iterator[RedisServer]:
-    yield from redis_server_fixture()
-
-
-@pytest.fixture
-def redis_server(shared_redis: RedisServer) -> RedisServer:
-    shared_redis.start()
-    shared_redis.flush()
-    return shared_redis
-
-
-def keys_in(server: RedisServer) -> int:
-    return int(server.command("DBSIZE").strip()[1:])
 
 
 def django_signer() -> URLSigner:
