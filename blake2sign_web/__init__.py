@@ -2,11 +2,11 @@
 
 import logging
 
-from .cache import CacheInfo, cached, clear_signer_cache, get_raw_signer, get_signer, signer_cache_info
 from .exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
-from .serializer import LoadedToken, SerializerSigner
-from .signer import Signer
-from .urls import URLSigner, VerifiedLink, get_url_signer
+from .links.signer import URLSigner, VerifiedLink, get_url_signer
+from .signing.cache import CacheInfo, cached, clear_signer_cache, get_raw_signer, get_signer, signer_cache_info
+from .signing.serializer import LoadedToken, SerializerSigner
+from .signing.signer import Signer
 
 __all__ = [
     "BadSignature",

@@ -50,7 +50,7 @@ class NotJSON(TypeError):
     """A value the token cannot hold; ``path`` leads to it from the top, as in ``['cart'][0]``.
 
     ``dumps`` raises it for what Python's json module refuses; typed signers (``typed=True``) for what
-    neither JSON nor their tags carry (``blake2sign_web.serializer.NotJSON`` is this class).
+    neither JSON nor their tags carry (``blake2sign_web.signing.serializer.NotJSON`` is this class).
     """
 
     #: What the message suggests storing instead.

@@ -1,10 +1,15 @@
-"""The package's layering, read from its source (no import runs): no import circle, no clock read in an adapter.
+"""The package's layering, read from its source (no import runs): packages in one direction, no import circle,
+no clock read in an adapter.
 
-Issue 28: rules live once in the framework-neutral core (``blake2sign_web/*.py``), adapters only translate.
-Two things keep that visible and are checked here, from the AST of every module:
+Rules live once in the framework-neutral core, adapters only translate (issue 28); the core is four packages
+(issue 39). Three things keep that visible and are checked here, from the AST of every module:
 
-- **No import circle** inside ``blake2sign_web``: the graph of every import, at module level, in functions and
-  under ``TYPE_CHECKING`` alike, has no cycle. A circle means two modules own one idea between them.
+- **One direction between packages** (``LAYERS``): the token layer (``signing``) imports nothing of ours but the
+  exceptions and the dictionaries; the stores use the token layer; sessions and links use both and never each
+  other; the adapters and the public modules at the root use any of them. Nothing imports upward.
+
+- **No import circle** inside ``blake2sign_web`` and ``example_project``: the graph of every import, at module
+  level, in functions and under ``TYPE_CHECKING`` alike, has no cycle. A circle means two modules own one idea between them.
 - **No clock read in the adapters** (``blake2sign_web/django``, ``blake2sign_web/starlette``): every rule about
   time (expiry, timeouts, idle refresh, record lifetimes, revocation clocks, the cookie's ``expires``) is the
   core's, which reads the clock. ``ALLOWED_CLOCKS`` lists the exceptions, each with its reason.
@@ -21,6 +26,20 @@ import pytest
 PACKAGE = "blake2sign_web"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 ADAPTERS = ("django", "starlette", "flask")
+EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
+
+#: Each part of the package and the parts it may import (besides itself). A module at the root that is not
+#: listed is one of the public paths the docs import from (``chunks``, ``cookies``, ``files``, ``playlists``).
+LAYERS: Mapping[str, frozenset[str]] = {
+    "exceptions": frozenset(),
+    "dictionaries": frozenset(),
+    "signing": frozenset({"exceptions", "dictionaries"}),
+    "stores": frozenset({"exceptions", "signing"}),
+    "sessions": frozenset({"exceptions", "dictionaries", "signing", "stores"}),
+    "links": frozenset({"exceptions", "signing", "stores"}),
+}
+#: The modules allowed directly under ``blake2sign_web/``: the package, its exceptions, and the public paths.
+ROOT_MODULES = frozenset({"__init__", "exceptions", "chunks", "cookies", "files", "playlists"})
 
 #: Functions that read a clock, by their full name.
 CLOCKS = frozenset(
@@ -112,6 +131,8 @@ def _dynamic_imports(module: str, tree: ast.Module, call: ast.Call) -> Iterator[
                 assert isinstance(value, ast.Constant), f"{module}: _LAZY's values must be module names"
                 yield f"{module}.{value.value}"
             return
+    if module.startswith(EXAMPLE.name + "."):
+        return  # the example loads the session engine a visitor picks: Django's and ours, none of its own modules
     raise AssertionError(f"{module}: import_module() of a name this test cannot follow; add it here")
 
 
@@ -200,12 +221,56 @@ def test_the_cycle_finder_finds_circles() -> None:
 def test_the_graph_holds_every_kind_of_import() -> None:
     """Module-level, relative, function-level, TYPE_CHECKING and lazy (``_LAZY``) imports are all edges."""
     graph = import_graph()
-    assert "blake2sign_web.signer" in graph["blake2sign_web.serializer"]  # from .signer import ...
-    assert "blake2sign_web.revocation" in graph["blake2sign_web.starlette.signed_urls"]  # from .. import revocation
+    assert "blake2sign_web.signing.signer" in graph["blake2sign_web.signing.serializer"]  # from .signer import ...
+    assert "blake2sign_web.links.files" in graph["blake2sign_web.starlette.signed_urls"]  # from ..links import files
     assert "blake2sign_web.starlette.revocation" in graph["blake2sign_web.starlette.sessions"]  # in a function
-    assert "blake2sign_web.files" in graph["blake2sign_web.revocation"]  # under TYPE_CHECKING
+    assert "blake2sign_web.signing.serializer" in graph["blake2sign_web.sessions.loading"]  # under TYPE_CHECKING
     assert "blake2sign_web.django.views" in graph["blake2sign_web.django"]  # _LAZY
     assert "blake2sign_web.django.checks" in graph["blake2sign_web.django.apps"]  # from . import (checks, ...)
+
+
+def part(module: str) -> str:
+    """The part of the package a module belongs to: ``blake2sign_web.sessions.token`` -> ``sessions``."""
+    return module.split(".")[1] if "." in module else ""
+
+
+def test_the_packages_import_in_one_direction() -> None:
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in import_graph().items()
+        if part(module) in LAYERS
+        for target in sorted(targets)
+        if part(target) != part(module) and part(target) not in LAYERS[part(module)]
+    ]
+    assert not wrong, "imports against the layers (move the shared part down):\n" + "\n".join(wrong)
+
+
+def test_the_direction_check_sees_a_sideways_import(tmp_path: Path) -> None:
+    package = tmp_path / PACKAGE
+    for name, source in {
+        "__init__.py": "",
+        "sessions/__init__.py": "",
+        "sessions/cookies.py": "from ..links.grants import grant\n",
+        "links/__init__.py": "",
+        "links/grants.py": "def grant(): ...\n",
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source)
+    graph = import_graph(package)
+    assert graph["blake2sign_web.sessions.cookies"] == {"blake2sign_web.links.grants"}
+    assert "links" not in LAYERS[part("blake2sign_web.sessions.cookies")]
+
+
+def test_the_root_holds_only_the_public_modules() -> None:
+    found = {path.stem for path in ROOT.glob("*.py")}
+    assert found <= ROOT_MODULES, f"modules at the root that belong in a package: {sorted(found - ROOT_MODULES)}"
+    every_part = {path.name for path in ROOT.iterdir() if path.is_dir() and (path / "__init__.py").exists()}
+    assert every_part - set(ADAPTERS) - {"templatetags"} == set(LAYERS) - {"exceptions"}
+
+
+def test_no_import_circle_in_the_example_project() -> None:
+    found = cycles(import_graph(EXAMPLE))
+    assert not found, f"import circles in example_project: {found}"
 
 
 def test_no_import_circle() -> None:

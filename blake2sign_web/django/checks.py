@@ -16,8 +16,8 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from .. import session_settings
-from ..options import Problem
+from ..sessions import settings as session_settings
+from ..sessions.options import Problem
 from . import conf
 
 JSON_SERIALIZERS: Final = session_settings.JSON_SERIALIZERS

@@ -19,13 +19,13 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
-from .. import options as schema
-from .. import session_settings
-from ..cache import clear_signer_cache
-from ..cookies import CookieSettings, prefix_fix
-from ..options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
-from ..options import Problem
-from ..session_settings import SessionConfig as SessionConfig  # its home was here: still importable
+from ..sessions import options as schema
+from ..sessions import settings as session_settings
+from ..sessions.cookie_attributes import CookieSettings, prefix_fix
+from ..sessions.options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
+from ..sessions.options import Problem
+from ..sessions.settings import SessionConfig as SessionConfig  # its home was here: still importable
+from ..signing.cache import clear_signer_cache
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 #: Top-level keys; each sub-dict belongs to one integration.

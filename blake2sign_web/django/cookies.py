@@ -13,7 +13,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from ..session_cookies import cookies_in
+from ..sessions.cookies import cookies_in
 
 
 def request_cookies(request: HttpRequest) -> Mapping[str, str]:

@@ -25,12 +25,14 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
 from django.utils.module_loading import import_string
 
-from .. import link_options, revocation, store_plans
-from ..records import new_session_id as new_session_id
-from ..redis_commands import send_sync
-from ..revocation import LinkAnswer, NotReplicated, StoreUnavailable
-from ..store_plans import Steps, T, unavailable_on_error
-from ..stores import logger as logger
+from ..links import options as link_options
+from ..stores import plans as store_plans
+from ..stores import revocation
+from ..stores.base import logger as logger
+from ..stores.commands import send_sync
+from ..stores.plans import Steps, T, unavailable_on_error
+from ..stores.records import new_session_id as new_session_id
+from ..stores.revocation import LinkAnswer, NotReplicated, StoreUnavailable
 from .current import current_session
 
 __all__ = [
@@ -243,7 +245,7 @@ def _log_out_on_password_change(
     log_out_everywhere(instance)
 
 
-post_save.connect(_log_out_on_password_change, dispatch_uid="blake2sign_web.revocation.password_change")
+post_save.connect(_log_out_on_password_change, dispatch_uid="blake2sign_web.stores.revocation.password_change")
 
 
 class RedisStoreCache(BaseCache):

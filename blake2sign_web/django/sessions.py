@@ -20,25 +20,26 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
-from .. import options, revocable_session
 from ..exceptions import BadSignature
-from ..expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
-from ..expiry import LAST_EXPIRY as LAST_EXPIRY
-from ..expiry import (
+from ..sessions import options
+from ..sessions import revocable as revocable_session
+from ..sessions.cookies import token_cookies
+from ..sessions.expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
+from ..sessions.expiry import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
+from ..sessions.expiry import LAST_EXPIRY as LAST_EXPIRY
+from ..sessions.expiry import (
     SessionEnd,
     data_written,
     expiry_date,
     now_datetime,
     stored_end,
 )
-from ..expiry import check_expiry as _check_expiry
-from ..revocation import StoreUnavailable
-from ..session_cookies import token_cookies
-from ..session_request import signed_token
-from ..session_revocation import SessionState
-from ..session_token import BAD, Presented, ReadToken, RefusalWords, refusal_reason
-from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
-from ..timeouts import SessionTimedOut as SessionTimedOut  # its home was here: still importable
+from ..sessions.expiry import SessionTimedOut as SessionTimedOut  # its home was here: still importable
+from ..sessions.expiry import check_expiry as _check_expiry
+from ..sessions.request import signed_token
+from ..sessions.revocation import SessionState
+from ..sessions.token import BAD, Presented, ReadToken, RefusalWords, refusal_reason
+from ..stores.revocation import StoreUnavailable
 from . import revocation
 from .conf import DJANGO_SIGNED_COOKIES_SALT as DJANGO_SIGNED_COOKIES_SALT  # their home was here: still importable
 from .conf import SETTING, SessionConfig, session_config
@@ -279,7 +280,7 @@ class SessionStore(SessionBase):
 
     def get_expiry_age(self, **kwargs: Any) -> int:
         """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age (the rules:
-        ``blake2sign_web.expiry``)."""
+        ``blake2sign_web.sessions.expiry``)."""
         return self._end(**kwargs).age or 0  # never None: SESSION_COOKIE_AGE is an int
 
     def get_expiry_date(self, **kwargs: Any) -> datetime:

@@ -24,10 +24,15 @@ from django.utils.encoding import escape_uri_path, iri_to_uri
 from django.utils.http import escape_leading_slashes
 from django.utils.module_loading import import_string
 
-from .. import confirmation, link_cookies, link_guard, link_options, link_requests, link_targets
-from ..link_guard import LinkGuard
-from ..link_requests import Refusal
-from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
+from ..links import confirmation
+from ..links import grants as link_cookies
+from ..links import guard as link_guard
+from ..links import options as link_options
+from ..links import requests as link_requests
+from ..links import targets as link_targets
+from ..links.guard import LinkGuard
+from ..links.requests import Refusal
+from ..links.signer import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 from . import revocation
 from .cookies import request_cookies
 

@@ -18,9 +18,13 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.views import View
 
-from .. import file_readers, files, link_guard, link_prefix, link_requests, stored_files
-from ..stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
-from ..stored_files import StoredFile
+from ..links import files, stored_files
+from ..links import files as file_readers
+from ..links import folders as link_prefix
+from ..links import guard as link_guard
+from ..links import requests as link_requests
+from ..links.stored_files import RangedObject as RangedObject  # re-exported: a ``ranged_reader`` override returns one
+from ..links.stored_files import StoredFile
 from .signed_urls import (
     BindFunction,
     ConfirmFunction,

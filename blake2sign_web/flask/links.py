@@ -22,10 +22,15 @@ from werkzeug.exceptions import abort
 from werkzeug.wrappers import Response
 from werkzeug.wsgi import wrap_file
 
-from .. import confirmation, file_readers, files, link_cookies, link_guard, link_requests, link_targets
-from ..link_text import PATH_SAFE
-from ..stored_files import open_local
-from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
+from ..links import confirmation, files
+from ..links import files as file_readers
+from ..links import grants as link_cookies
+from ..links import guard as link_guard
+from ..links import requests as link_requests
+from ..links import targets as link_targets
+from ..links.signer import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
+from ..links.stored_files import open_local
+from ..links.text import PATH_SAFE
 
 View = TypeVar("View", bound=Callable[..., Any])
 BindFunction = Callable[[flask.Request], Bound | None]

@@ -15,9 +15,9 @@ import quart
 from flask.sessions import SessionMixin
 from quart.sessions import SessionInterface
 
-from ..async_redis_store import AsyncRedisStore
-from ..session_state import ReadTrackingSession
-from ..store_plans import adrive
+from ..sessions.state import ReadTrackingSession
+from ..stores.plans import adrive
+from ..stores.redis_stores import AsyncRedisStore
 from .revocation import UserKey, ending_of, logging_out_of
 from .sessions import Configurations, SessionParts, check_app
 
@@ -70,7 +70,7 @@ class QuartSessions(SessionInterface):
 
 
 class RedisStore(UserKey, AsyncRedisStore):
-    """The core's ``AsyncRedisStore`` (``blake2sign_web.async_redis_store``), with ``user_key`` as Flask's."""
+    """The core's ``AsyncRedisStore`` (``blake2sign_web.stores.redis_stores``), with ``user_key`` as Flask's."""
 
 
 def _quart_session(helper: str) -> Any:

@@ -11,10 +11,10 @@ from typing import Any
 
 import flask
 
-from .. import redis_store
-from ..revocable_session import ending, logging_out
-from ..revocation import StoreUnavailable
-from ..store_plans import drive
+from ..sessions.revocable import ending, logging_out
+from ..stores import redis_stores as redis_store
+from ..stores.plans import drive
+from ..stores.revocation import StoreUnavailable
 
 __all__ = ["RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
 
@@ -28,7 +28,7 @@ class UserKey:
 
 
 class RedisStore(UserKey, redis_store.RedisStore):
-    """The core's blocking ``RedisStore`` (``blake2sign_web.redis_store``: a redis-py client or a store URL, and
+    """The core's blocking ``RedisStore`` (``blake2sign_web.stores.redis_stores``: a redis-py client or a store URL, and
     its options), with ``user_key``."""
 
 

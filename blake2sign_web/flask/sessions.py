@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING, Any, Final
 import flask
 from flask.sessions import SecureCookieSessionInterface, SessionInterface, SessionMixin
 
-from .. import options, stores
-from ..revocable_session import StorePart
-from ..session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
-from ..session_loading import SessionLoader
-from ..session_request import SessionSetup, SessionWriter, joined_token
-from ..session_state import ReadTrackingSession, Session
-from ..session_token import RefusalWords
-from ..store_plans import drive
-from ..tokens import seconds
+from ..sessions import options
+from ..sessions.cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
+from ..sessions.loading import SessionLoader
+from ..sessions.request import SessionSetup, SessionWriter, joined_token
+from ..sessions.revocable import StorePart
+from ..sessions.state import ReadTrackingSession, Session
+from ..sessions.token import RefusalWords
+from ..signing.times import seconds
+from ..stores import base as stores
+from ..stores.plans import drive
 
 if TYPE_CHECKING:
     from flask import Flask

@@ -17,14 +17,14 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Final
 
-from ..async_redis_store import AsyncRedisStore as RedisStore
-from ..records import new_session_id as new_session_id
-from ..revocable_session import aask, ending, logging_out
-from ..revocation import NotReplicated, StoreUnavailable
-from ..session_revocation import SessionState
-from ..store_plans import adrive
-from ..stores import client_from_url as client_from_url
-from ..stores import logger as logger
+from ..sessions.revocable import aask, ending, logging_out
+from ..sessions.revocation import SessionState
+from ..stores.base import client_from_url as client_from_url
+from ..stores.base import logger as logger
+from ..stores.plans import adrive
+from ..stores.records import new_session_id as new_session_id
+from ..stores.redis_stores import AsyncRedisStore as RedisStore
+from ..stores.revocation import NotReplicated, StoreUnavailable
 
 __all__ = ["NotReplicated", "RedisStore", "StoreUnavailable", "log_out_everywhere", "revoke_session"]
 

@@ -2,7 +2,7 @@
 
 Same arguments, same ``request.session``, same Set-Cookie attributes as Starlette's;
 the cookie holds a keyed-BLAKE token (compact JSON, compressed when that pays) instead
-of itsdangerous over base64 JSON. The rules are the core's (``blake2sign_web.session_request``
+of itsdangerous over base64 JSON. The rules are the core's (``blake2sign_web.sessions.request``
 and the modules it names): this module translates ASGI's scope, headers and messages into calls of
 it and back. Bad cookies of any kind give an empty session and a warning, never an exception;
 arguments that cannot work fail at construction (docs/options.md), revocation is docs/revocation.md.
@@ -20,16 +20,15 @@ import starlette
 from starlette.datastructures import Secret
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import dictionaries, stores
-from ..chunks import MAX_CHUNKS
-from ..options import STARLETTE, problems, raise_first, secret_problems
-from ..revocable_session import aask, checked, revocation_check, writing
-from ..revocation import StoreUnavailable
-from ..session_cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
-from ..session_cookies import OversizePolicy
-from ..session_loading import LazySession as LazySession  # importable from here, as before
-from ..session_loading import SessionLoader
-from ..session_request import (
+from .. import dictionaries
+from ..sessions.chunks import MAX_CHUNKS
+from ..sessions.cookies import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # importable from here, as before
+from ..sessions.cookies import OversizePolicy
+from ..sessions.expiry import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
+from ..sessions.loading import LazySession as LazySession  # importable from here, as before
+from ..sessions.loading import SessionLoader
+from ..sessions.options import STARLETTE, problems, raise_first, secret_problems
+from ..sessions.request import (
     VARY_COOKIE,
     SessionSetup,
     SessionWriter,
@@ -37,15 +36,17 @@ from ..session_request import (
     read_with_revocation,
     with_vary_cookie,
 )
-from ..session_state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
-from ..session_state import Session as Session
-from ..session_token import RefusalWords
-from ..store_plans import adrive
-from ..timeouts import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
+from ..sessions.revocable import aask, checked, revocation_check, writing
+from ..sessions.state import ReadTrackingSession as ReadTrackingSession  # importable from here, as before
+from ..sessions.state import Session as Session
+from ..sessions.token import RefusalWords
+from ..stores import base as stores
+from ..stores.plans import adrive
+from ..stores.revocation import StoreUnavailable
 from .session_migration import StarletteCookieReader, itsdangerous_shape
 
 if TYPE_CHECKING:
-    from ..serializer import SerializerSigner
+    from ..signing.serializer import SerializerSigner
     from .revocation import RedisStore, SessionToken
 
 logger = logging.getLogger("blake2sign_web.starlette")
@@ -130,7 +131,7 @@ class SessionMiddleware:
         #: request.session's class: SESSION_CLASS, knowing this middleware's lifetimes (get_expiry_age).
         self._session_class = setup.session_class(SESSION_CLASS, __module__=__name__, __reduce_ex__=_reduce_as_base)
         self.session_cookie, self.max_age, self.path, self.on_oversize = session_cookie, max_age, path, on_oversize
-        #: The cookie (and its chunks) in the request's headers and the response's (blake2sign_web.session_cookies).
+        #: The cookie (and its chunks) in the request's headers and the response's (blake2sign_web.sessions.cookies).
         self.cookie = setup.cookie(
             OversizePolicy(
                 session_cookie,
@@ -147,7 +148,7 @@ class SessionMiddleware:
         self._cookie_text = self.cookie.text
         self._writer, self._unbounded = setup.signers.writer, setup.signers.unbounded
         self._resign_unread, self._lifetime = setup.resign_unread, setup.lifetime
-        #: Writes a session into its cookie's token and attributes (blake2sign_web.session_request).
+        #: Writes a session into its cookie's token and attributes (blake2sign_web.sessions.request).
         self._session_writer = SessionWriter(
             setup,
             self.cookie,
@@ -161,13 +162,13 @@ class SessionMiddleware:
         reader = setup.signers.reader
         self.legacy = StarletteCookieReader(secret, fallbacks, reader.max_age) if migrate_starlette_cookies else None
         self.idle_timeout, self.absolute_timeout = idle_timeout, absolute_timeout
-        #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.chunks).
+        #: A session too large for one cookie is split into name, name.1, ... (blake2sign_web.sessions.chunks).
         self.chunked, self.max_chunks = chunked, max_chunks
         #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
         self._extras = setup.extras
-        #: Reads a cookie into what it holds, every outcome named (blake2sign_web.session_token).
+        #: Reads a cookie into what it holds, every outcome named (blake2sign_web.sessions.token).
         self._reader = setup.token_reader(None if self.legacy is None else self.legacy.read_dated, itsdangerous_shape)
-        #: The session of a cookie (blake2sign_web.session_loading): verified and decoded when request.session is
+        #: The session of a cookie (blake2sign_web.sessions.loading): verified and decoded when request.session is
         #: first used on Starlette 1.0 and later, whose request.session marks it accessed (before it, code that
         #: reads the session without marking it could serialize the still-empty dict). Refusals in this
         #: middleware's words (its arguments' names).

@@ -22,22 +22,20 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import (
-    confirmation,
-    file_readers,
-    files,
-    link_cookies,
-    link_guard,
-    link_requests,
-    link_targets,
-    stored_files,
+from ..links import confirmation, files, stored_files
+from ..links import files as file_readers
+from ..links import grants as link_cookies
+from ..links import guard as link_guard
+from ..links import requests as link_requests
+from ..links import targets as link_targets
+from ..links.guard import LinkGuard
+from ..links.requests import FileAnswer, Refusal
+from ..links.signer import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
+from ..links.stored_files import StoredFile
+from ..sessions.cookies import cookies_in
+from ..stores.revocation import (
+    StoreUnavailable as StoreUnavailable,  # re-exported: what a single_use store raises when down
 )
-from ..link_guard import LinkGuard
-from ..link_requests import FileAnswer, Refusal
-from ..revocation import StoreUnavailable as StoreUnavailable  # re-exported: what a single_use store raises when down
-from ..session_cookies import cookies_in
-from ..stored_files import StoredFile
-from ..urls import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 
 if TYPE_CHECKING:
     from .revocation import RedisStore

@@ -8,6 +8,5 @@ profiled with py-spy to show where the time goes; signed downloads up to 1 GiB; 
 and single-use links add to one request, and revocation at scale (one Redis and a Redis Cluster,
 started on loopback). Writes docs/benchmarks/results.json, docs/performance.md and the charts in
 docs/img/. These modules also run on their own: ``python -m example_project.bench.core``,
-``.request_cost``, ``.downloads``, ``.dictionary_sizes``, ``.gap``;
-``python -m example_project.bench.revocation_cost`` is the harness's ``revocation-cost`` part.
+``.request_cost``, ``.downloads``, ``.dictionary_sizes``, ``.gap``.
 """

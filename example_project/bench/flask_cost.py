@@ -278,9 +278,25 @@ def ratios(rows: dict[str, Any]) -> list[float]:
 # --- the page -----------------------------------------------------------------------------------------------
 
 
+def targets(part: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 30's: our ``FlaskSessions`` against Flask's ``SecureCookieSessionInterface``, on every repeat."""
+    from .targets import FLASK_TARGET, _range_entry
+
+    out = []
+    quick = bool(part.get("settings", {}).get("quick"))
+    for where, key in (("callgrind, in process", "in_process"), ("callgrind, server worker", "server")):
+        for workload in ("read", "write"):
+            rows = (part.get(key) or {}).get(workload) or {}
+            if all(n in rows for n in ENGINES):
+                values = ratios(rows)
+                ours, theirs = OURS, FLASKS
+                out.append(_range_entry(where, "flask", workload, ours, theirs, FLASK_TARGET, values, quick))
+    return out
+
+
 def section(part: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
     """The performance page's "Flask" section: what each session adds in process and on gunicorn, the ratios
-    and their verdicts (``targets``: results.json's, judged by ``targets.flask_targets``), the cookie sizes."""
+    and their verdicts (``targets``: results.json's, judged by ``targets``), the cookie sizes."""
     from .formatting import fmt, kilo, where_note
     from .targets import FLASK_COOKIE_TARGET, FLASK_TARGET, LABELS
 

@@ -52,7 +52,7 @@ def _grant_cookie(signer: Any, prefix: str) -> str | None:
     """The Cookie header a grant for ``prefix`` sets (on http: not Secure), or None with a library that has no grant
     cookies (the harness also counts earlier versions)."""
     try:
-        from blake2sign_web import link_cookies
+        from blake2sign_web.links import grants as link_cookies
     except ImportError:
         return None
     grant = link_cookies.grant(signer, prefix, secure=False, expires_in=3600)

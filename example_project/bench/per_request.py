@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from blake2sign_web import SerializerSigner, session_token
+from blake2sign_web import SerializerSigner
 from blake2sign_web.django import conf as django_conf
 from blake2sign_web.django.middleware import SessionMiddleware as OurDjangoMiddleware
+from blake2sign_web.sessions import token as session_token
 from blake2sign_web.starlette import sessions as starlette_sessions
 
 Call = tuple[Any, dict[str, Any]]

@@ -33,7 +33,7 @@ KINDS = request_cost.SERVER_KINDS
 
 #: Modules whose frames are the token's signing and serialization (ours and the incumbents').
 SIGNING = re.compile(
-    r"\((.*blake2sign_web/(signer|serializer|encoding|compression|keys|cache)\.py|.*django/core/signing\.py|"
+    r"\((.*blake2sign_web/signing/(signer|serializer|encoding|compression|keys|cache)\.py|.*django/core/signing\.py|"
     r".*itsdangerous/|.*/base64\.py|.*/json/|.*/hmac\.py|.*/hashlib\.py|.*django/utils/crypto\.py|.*zstandard)"
 )
 #: The outermost signing frame's function says which way: these write a token, the others read one.

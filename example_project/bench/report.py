@@ -62,14 +62,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import flask_cost, headline
+from . import flask_cost, headline, targets
 from .breakdown import breakdown_section, starlette_ablation_table
 from .charts import breakdown_chart, ratio_chart, scale_chart
 from .formatting import fmt, where_note
 from .interleaved import NOISE_LIMIT
 from .request_tables import callgrind_section, clock_tables, many_users_section
 from .revocation_tables import revocation_cost_section, revocation_scale_section
-from .targets import LABELS, TITLES, all_targets, api_targets, requests_part
+from .targets import LABELS, TITLES, api_targets, requests_part
 from .timing import machine
 
 #: What other modules and the tests take from here.
@@ -84,6 +84,13 @@ __all__ = [
     "write",
 ]
 HERE = Path(__file__).parent
+
+
+def all_targets(parts: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every target's verdict: the session engines' (``targets``) and Flask's (``flask_cost``)."""
+    from . import flask_cost
+
+    return targets.all_targets(parts) + flask_cost.targets(parts.get("flask", {}))
 
 
 def versions() -> dict[str, str]:

@@ -6,7 +6,6 @@ docs/benchmarks/results.json, the "Revocation: what one request adds" section of
     python -m example_project.bench revocation-cost [--cost-rounds 21] [--cost-block 0.05] [--redis URL] [--quick]
 
 Without ``--redis`` a redis-server is started on a free 127.0.0.1 port (as the tests do, tests/redis_server.py).
-``python -m example_project.bench.revocation_cost [options]`` is the same command.
 
 - **Sessions, read-only**, on a logged-in session: the stateless engine/middleware, then
   the same with revocation on (one ``get_many`` / ``MGET`` per request).
@@ -408,14 +407,3 @@ def run(
             loop.close()
         result["results"]["starlette"] = summarise(times)
     return result
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m example_project.bench revocation-cost`` (the harness's options)."""
-    from .__main__ import main as harness
-
-    return harness(["revocation-cost", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

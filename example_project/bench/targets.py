@@ -318,23 +318,6 @@ def all_targets(parts: dict[str, Any]) -> list[dict[str, Any]]:
                         _from_quartiles(entry, (q, len(values)), quick)
                     out.append(entry)
     out += api_targets(parts)
-    out += flask_targets(parts.get("flask", {}))
-    return out
-
-
-def flask_targets(part: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 30's: our ``FlaskSessions`` against Flask's ``SecureCookieSessionInterface``, on every repeat."""
-    from . import flask_cost
-
-    out = []
-    quick = bool(part.get("settings", {}).get("quick"))
-    for where, key in (("callgrind, in process", "in_process"), ("callgrind, server worker", "server")):
-        for workload in ("read", "write"):
-            rows = (part.get(key) or {}).get(workload) or {}
-            if all(n in rows for n in flask_cost.ENGINES):
-                values = flask_cost.ratios(rows)
-                ours, theirs = flask_cost.OURS, flask_cost.FLASKS
-                out.append(_range_entry(where, "flask", workload, ours, theirs, FLASK_TARGET, values, quick))
     return out
 
 

@@ -133,7 +133,7 @@ def test_callgrind_counts_instructions_per_request_and_sees_decoding() -> None:
                 "run (uvicorn/server.py:1)",
                 "SessionMiddleware.__call__ (blake2sign_web/starlette/sessions.py:290)",
                 "SessionMiddleware._load (blake2sign_web/starlette/sessions.py:360)",
-                "SerializerSigner.loads (blake2sign_web/serializer.py:400)",
+                "SerializerSigner.loads (blake2sign_web/signing/serializer.py:400)",
                 "digest (hmac.py:10)",
             ],
             "verifying and decoding the cookie",

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from blake2sign_web import SerializerSigner
-from blake2sign_web.expiry import EXPIRY_LIMIT, check_expiry
-from blake2sign_web.session_cookies import OversizePolicy, SessionCookie
-from blake2sign_web.session_token import (
+from blake2sign_web.sessions.cookies import OversizePolicy, SessionCookie
+from blake2sign_web.sessions.expiry import EXPIRY_LIMIT, absolute_reached, check_expiry
+from blake2sign_web.sessions.token import (
     BAD,
     INCUMBENT_SHAPE,
     MIGRATED,
@@ -22,7 +22,6 @@ from blake2sign_web.session_token import (
     SessionTokenReader,
     session_signers,
 )
-from blake2sign_web.timeouts import absolute_reached
 
 
 def test_the_absolute_timeout_is_reached_at_its_second_in_both_frameworks() -> None:

@@ -18,10 +18,10 @@ from typing import Any, Final, Literal
 import pytest
 
 from blake2sign_web import URLSigner
-from blake2sign_web.link_cookies import grant, grant_name
-from blake2sign_web.playlists import MAX_SERVED_SIZE
-from blake2sign_web.revocation import DEFAULT_CLOCK_SKEW
-from blake2sign_web.serializer import CLOCK_SKEW
+from blake2sign_web.links.grants import grant, grant_name
+from blake2sign_web.links.playlists import MAX_SERVED_SIZE
+from blake2sign_web.signing.serializer import CLOCK_SKEW
+from blake2sign_web.stores.revocation import DEFAULT_CLOCK_SKEW
 from tests.redis_server import RedisServer
 
 from .link_drivers import DRIVERS, PURPOSE, SECRET, LinkDriver, LinkResponse, signer

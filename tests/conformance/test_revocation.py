@@ -8,7 +8,7 @@ from typing import Any
 
 import redis
 
-from blake2sign_web import revocation
+from blake2sign_web.stores import revocation
 from tests.redis_server import RedisServer
 
 from .drivers import USER_KEY, Driver, Response

@@ -21,7 +21,7 @@ from blake2sign_web import (
     get_url_signer,
     signer_cache_info,
 )
-from blake2sign_web import cache as signer_cache
+from blake2sign_web.signing import cache as signer_cache
 
 SECRET = "a test secret, long enough: 0123456789"
 OTHER = "another test secret: 0123456789"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from blake2sign_web import BadSignature, SerializerSigner
-from blake2sign_web.chunks import (
+from blake2sign_web.sessions.chunks import (
     CHUNK_LIMIT,
     COOKIE_LIMIT,
     MAX_CHUNKS,

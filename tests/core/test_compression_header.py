@@ -13,7 +13,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web import compression
+from blake2sign_web.signing import compression
 
 #: Every 1-byte size, the 2-byte boundaries (256 and 65,791), and beyond (a 4-byte size: zstandard's way).
 SIZES = [*range(0, 300), 511, 4096, 65535, 65790, 65791, 65792, 65793, 200_000]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from blake2sign_web.cookies import PREFIXES, cookie_prefix, prefix_problem
+from blake2sign_web.sessions.cookie_attributes import PREFIXES, cookie_prefix, prefix_problem
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired, clear_signer_cache, get_signer
-from blake2sign_web import encryption as enc
-from blake2sign_web.serializer import ExtendedSerializerSigner
+from blake2sign_web.signing import encryption as enc
+from blake2sign_web.signing.serializer import ExtendedSerializerSigner
 
 SECRET = "a secret for the encryption tests 01234567"
 OLD_SECRET = "an older secret for the encryption tests 7654"

@@ -1,4 +1,4 @@
-"""blake2sign_web.expiry: the one rule behind both frameworks' expiry accessors and the cookie's Max-Age."""
+"""blake2sign_web.sessions.expiry: the one rule behind both frameworks' expiry accessors and the cookie's Max-Age."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import timedelta, timezone
 
 import pytest
 
-from blake2sign_web.expiry import (
+from blake2sign_web.sessions.expiry import (
     SessionEnd,
     WrittenEnd,
     date_after,

@@ -9,8 +9,8 @@ from urllib.parse import parse_qsl, quote
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blake2sign_web.files import content_disposition
-from blake2sign_web.link_text import QUERY_SAFE, encode, parse_query
+from blake2sign_web.links.files import content_disposition
+from blake2sign_web.links.text import QUERY_SAFE, encode, parse_query
 
 #: Pieces a query is made of, the tricky ones included: escapes valid, broken and not UTF-8, '+', ';', NUL.
 PIECES = ["a", "Z9", "=", "&", "+", "%2F", "%", "%zz", "%C3", "%A9", "%FF", "%0", ";", "~", " ", "%41", "%e9", "\x00"]

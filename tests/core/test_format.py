@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from blake2sign_web import SerializerSigner, Signer
-from blake2sign_web.serializer import LAYOUTS, NO_COMPRESSION
+from blake2sign_web.signing.serializer import LAYOUTS, NO_COMPRESSION
 
 FORMAT_DOC = Path(__file__).resolve().parents[2] / "docs" / "format.md"
 VECTORS: list[dict[str, Any]] = json.loads(

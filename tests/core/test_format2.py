@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from blake2sign_web import BadSignature, SerializerSigner, dictionaries
-from blake2sign_web.serializer import LAYOUTS, NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY
+from blake2sign_web.signing.serializer import LAYOUTS, NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY
 
 NOW = 1_800_000_000
 SECRET = "a test secret, long enough: 0123456789"

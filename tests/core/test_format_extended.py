@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from blake2sign_web import SerializerSigner
-from blake2sign_web import encryption as enc
-from blake2sign_web.formats import PLAINTEXT_LAYOUTS
-from blake2sign_web.keys import keyed_hash
-from blake2sign_web.serializer import ExtendedSerializerSigner
-from blake2sign_web.typed import decode
+from blake2sign_web.signing import encryption as enc
+from blake2sign_web.signing.formats import PLAINTEXT_LAYOUTS
+from blake2sign_web.signing.keys import keyed_hash
+from blake2sign_web.signing.serializer import ExtendedSerializerSigner
+from blake2sign_web.signing.typed import decode
 
 FORMAT_DOC = Path(__file__).resolve().parents[2] / "docs" / "format.md"
 BLOCKS = re.findall(r"```json\n(.*?)```", FORMAT_DOC.read_text(), re.DOTALL)

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web import link_cookies
 from blake2sign_web.exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
-from blake2sign_web.link_cookies import MAX_DEPTH, MAX_VALUE_LENGTH, grant, grant_for, verify
-from blake2sign_web.urls import URLSigner, VerifiedLink
+from blake2sign_web.links import grants as link_cookies
+from blake2sign_web.links.grants import MAX_DEPTH, MAX_VALUE_LENGTH, grant, grant_for, verify
+from blake2sign_web.links.signer import URLSigner, VerifiedLink
 from tests.longrun import examples
 
 NOW = 1_800_000_000

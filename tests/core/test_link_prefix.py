@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blake2sign_web import files, link_prefix
 from blake2sign_web.exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
-from blake2sign_web.link_text import canonical_path
-from blake2sign_web.urls import URLSigner, VerifiedLink
+from blake2sign_web.links import files
+from blake2sign_web.links import folders as link_prefix
+from blake2sign_web.links.signer import URLSigner, VerifiedLink
+from blake2sign_web.links.text import canonical_path
 
 NOW = 1_800_000_000
 SECRET = "a folder link secret, long enough to sign with"

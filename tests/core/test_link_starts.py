@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web import BadSignature, SignatureExpired, SignatureNotYetValid, URLSigner, VerifiedLink, link_requests
-from blake2sign_web.link_requests import Refusal
-from blake2sign_web.link_times import MAX_EXPIRES_AT
-from blake2sign_web.serializer import CLOCK_SKEW
+from blake2sign_web import BadSignature, SignatureExpired, SignatureNotYetValid, URLSigner, VerifiedLink
+from blake2sign_web.links import requests as link_requests
+from blake2sign_web.links.requests import Refusal
+from blake2sign_web.links.text import MAX_EXPIRES_AT
+from blake2sign_web.signing.serializer import CLOCK_SKEW
 
 NOW = 1_800_000_000
 SECRET = "a test secret for links that start later"

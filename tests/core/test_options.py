@@ -15,11 +15,11 @@ from django.http import HttpResponse
 from django.test import override_settings
 from starlette.applications import Starlette
 
-from blake2sign_web import options
-from blake2sign_web.cookies import prefix_fix
 from blake2sign_web.django import conf
-from blake2sign_web.options import BY_KEY, DJANGO, OPTIONS, STARLETTE, Option
-from blake2sign_web.session_cookies import morsel_overhead
+from blake2sign_web.sessions import options
+from blake2sign_web.sessions.cookie_attributes import prefix_fix
+from blake2sign_web.sessions.cookies import morsel_overhead
+from blake2sign_web.sessions.options import BY_KEY, DJANGO, OPTIONS, STARLETTE, Option
 from blake2sign_web.starlette import SessionMiddleware
 
 SECRET = "options-test-secret-0123456789abcdefghijklmnopqrstuvwxyz"

@@ -1,4 +1,4 @@
-"""HLS playlists signed with a folder link (``blake2sign_web.playlists``): which URIs get the query, which never do,
+"""HLS playlists signed with a folder link (``links.playlists``): which URIs get the query, which never do,
 and that every URI given it verifies where a player would fetch it."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web import URLSigner, link_prefix, playlists
-from blake2sign_web.playlists import (
+from blake2sign_web import URLSigner
+from blake2sign_web.links import folders as link_prefix
+from blake2sign_web.links import playlists
+from blake2sign_web.links.playlists import (
     MAX_LINE_LENGTH,
     MAX_PLAYLIST_SIZE,
     MAX_SERVED_SIZE,

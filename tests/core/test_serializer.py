@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired
-from blake2sign_web.serializer import CLOCK_SKEW, LAYOUTS, NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY, Layout
+from blake2sign_web.signing.serializer import CLOCK_SKEW, LAYOUTS, NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY, Layout
 
 NOW = 1_800_000_000.0
 SECRET = "a test secret, long enough: 0123456789"
@@ -373,7 +373,7 @@ def test_values_json_refuses_are_refused_naming_where_they_are() -> None:
     import enum
     import uuid
 
-    from blake2sign_web.serializer import NotJSON
+    from blake2sign_web.signing.serializer import NotJSON
 
     class Colour(enum.Enum):
         RED = 1

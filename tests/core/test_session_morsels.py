@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from http.cookies import Morsel, SimpleCookie
 
-from blake2sign_web.session_cookies import MorselCookie, SessionMorsels
+from blake2sign_web.sessions.cookies import MorselCookie, SessionMorsels
 
 
 def morsels(**options: object) -> SessionMorsels:

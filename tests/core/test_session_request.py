@@ -1,4 +1,4 @@
-"""The core's per-request session decisions (blake2sign_web.session_request), without any framework."""
+"""The core's per-request session decisions (blake2sign_web.sessions.request), without any framework."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from blake2sign_web import session_token
-from blake2sign_web.chunks import IncompleteChunks
 from blake2sign_web.exceptions import BadSignature, SignatureExpired
-from blake2sign_web.options import DEFAULTS
-from blake2sign_web.records import new_session_id
-from blake2sign_web.session_cookies import OversizePolicy
-from blake2sign_web.session_request import (
+from blake2sign_web.sessions import token as session_token
+from blake2sign_web.sessions.chunks import IncompleteChunks
+from blake2sign_web.sessions.cookies import OversizePolicy
+from blake2sign_web.sessions.expiry import SessionTimedOut
+from blake2sign_web.sessions.options import DEFAULTS
+from blake2sign_web.sessions.request import (
     DELETE,
     KEEP,
     WRITE,
@@ -27,9 +27,9 @@ from blake2sign_web.session_request import (
     settled,
     with_vary_cookie,
 )
-from blake2sign_web.session_revocation import SessionState
-from blake2sign_web.session_state import Session
-from blake2sign_web.session_token import (
+from blake2sign_web.sessions.revocation import SessionState
+from blake2sign_web.sessions.state import Session
+from blake2sign_web.sessions.token import (
     BAD,
     EXPIRED,
     INCUMBENT_SHAPE,
@@ -40,8 +40,8 @@ from blake2sign_web.session_token import (
     RefusalWords,
     refusal_reason,
 )
-from blake2sign_web.stores import StoreUnavailable
-from blake2sign_web.timeouts import SessionTimedOut
+from blake2sign_web.stores.base import StoreUnavailable
+from blake2sign_web.stores.records import new_session_id
 
 SECRET = "a secret of the core's session tests, long enough"
 logger = logging.getLogger("tests.session_request")

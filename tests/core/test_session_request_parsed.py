@@ -8,11 +8,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from blake2sign_web.cache import get_signer
-from blake2sign_web.chunks import IncompleteChunks
 from blake2sign_web.exceptions import NotJSON
-from blake2sign_web.session_cookies import OversizePolicy
-from blake2sign_web.session_request import joined_token, signed_token
+from blake2sign_web.sessions.chunks import IncompleteChunks
+from blake2sign_web.sessions.cookies import OversizePolicy
+from blake2sign_web.sessions.request import joined_token, signed_token
+from blake2sign_web.signing.cache import get_signer
 
 logger = logging.getLogger("tests.core.session_request_parsed")
 SECRET = "a-secret-long-enough-for-the-core-0123456789"

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from blake2sign_web.expiry import stored_expiry
-from blake2sign_web.session_revocation import SessionState, store_down_accepted
-from blake2sign_web.stores import StoreUnavailable
+from blake2sign_web.sessions.expiry import stored_expiry
+from blake2sign_web.sessions.revocation import SessionState, store_down_accepted
+from blake2sign_web.stores.base import StoreUnavailable
 
 SESSION = b"\x01" * 16
 GENERATION = "ab" * 16

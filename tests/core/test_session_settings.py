@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from blake2sign_web import session_settings
-from blake2sign_web.options import DEFAULTS
+from blake2sign_web.sessions import settings as session_settings
+from blake2sign_web.sessions.options import DEFAULTS
 
 SECRET = "session-settings-test-secret-0123456789"
 OURS, THEIRS = "ours.SessionMiddleware", "theirs.SessionMiddleware"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 
-from blake2sign_web.session_token import session_signers
+from blake2sign_web.sessions.token import session_signers
 
 SECRET = "a-test-secret-of-at-least-thirty-two-characters"
 

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from blake2sign_web.expiry import SessionEnd, data_written, stored_end
-from blake2sign_web.records import GENERATION_KEY
-from blake2sign_web.session_revocation import SessionState
-from blake2sign_web.stores import StoreUnavailable
+from blake2sign_web.sessions.expiry import SessionEnd, data_written, stored_end
+from blake2sign_web.sessions.revocation import SessionState
+from blake2sign_web.stores.base import StoreUnavailable
+from blake2sign_web.stores.records import GENERATION_KEY
 
 SESSION = b"\x01" * 16
 GENERATION = "ab" * 16

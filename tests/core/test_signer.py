@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from blake2sign_web import BadSignature, Signer
-from blake2sign_web.signer import MAC_LENGTH
+from blake2sign_web.signing.signer import MAC_LENGTH
 
 HASHERS = ["blake2b", "blake2s", "blake3"]
 SECRET = "a test secret, long enough: 0123456789"

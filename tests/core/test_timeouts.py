@@ -1,4 +1,4 @@
-"""blake2sign_web.timeouts: idle and absolute timeouts, decided in the core from its clock for both adapters."""
+"""blake2sign_web.sessions.expiry: idle and absolute timeouts, decided in the core from its clock for both adapters."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import pytest
 
 from blake2sign_web import SerializerSigner, SignatureExpired
-from blake2sign_web.timeouts import (
+from blake2sign_web.sessions.expiry import (
     REFRESH,
     TIMED_OUT,
     VALID,

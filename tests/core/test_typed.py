@@ -15,8 +15,8 @@ from markupsafe import Markup
 
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired, clear_signer_cache, get_signer
 from blake2sign_web.exceptions import NotJSON
-from blake2sign_web.serializer import ExtendedSerializerSigner
-from blake2sign_web.typed import TypedNotJSON, decode, encode
+from blake2sign_web.signing.serializer import ExtendedSerializerSigner
+from blake2sign_web.signing.typed import TypedNotJSON, decode, encode
 
 SECRET = "a secret for the typed tests 0123456789"
 OLD_SECRET = "an older secret for the typed tests 9876"

@@ -7,7 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 
 from blake2sign_web.django import conf
-from blake2sign_web.serializer import LAYOUTS, NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY
+from blake2sign_web.signing.serializer import LAYOUTS, NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY
 
 from .conftest import cookie, run, session_of, signer
 

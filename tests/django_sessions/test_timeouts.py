@@ -18,7 +18,7 @@ from django.core.checks import run_checks
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 
-import blake2sign_web.timeouts
+import blake2sign_web.sessions.expiry
 from blake2sign_web.django.sessions import IDLE_REFRESH_FRACTION, STARTED
 
 from .conftest import SUSPICIOUS, cookie, run, session_of, signer
@@ -73,7 +73,7 @@ def test_idle_timeout_ends_a_session_not_read_for_that_long(
 def test_a_read_re_issues_the_cookie_once_a_quarter_of_the_idle_timeout_has_passed(
     client: Client, session_middleware: str
 ) -> None:
-    assert IDLE_REFRESH_FRACTION is blake2sign_web.timeouts.IDLE_REFRESH_FRACTION  # the core's, as Starlette's
+    assert IDLE_REFRESH_FRACTION is blake2sign_web.sessions.expiry.IDLE_REFRESH_FRACTION  # the core's, as Starlette's
     quarter = IDLE * IDLE_REFRESH_FRACTION
     assert quarter == 225
     with timeouts(IDLE_TIMEOUT=IDLE):

@@ -1,6 +1,6 @@
 """docs/options.md's Flask column says what the Flask adapter reads: each cell is ``options.FLASK``'s spelling.
 
-The page is written by hand, the spelling lives once in the core (``blake2sign_web.options.FLASK``) and the keys the
+The page is written by hand, the spelling lives once in the core (``sessions.options.FLASK``) and the keys the
 adapter accepts in ``blake2sign_web.flask.sessions``; this test fails, naming the cell to write, when they part.
 """
 
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from blake2sign_web import options, redis_store
+from blake2sign_web.sessions import options
+from blake2sign_web.stores import redis_stores as redis_store
 
 pytest.importorskip("flask")
 

@@ -22,7 +22,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from blake2sign_web import BadSignature, cache, clear_signer_cache, get_signer, signer_cache_info
+from blake2sign_web import BadSignature, clear_signer_cache, get_signer, signer_cache_info
+from blake2sign_web.signing import cache
 from tests.longrun import examples, seconds
 from tests.servers import free_port, running_server
 

@@ -178,7 +178,7 @@ def encrypted_seeds() -> Iterator[tuple[str, bytes]]:
             "encrypted_plaintext",
             t.encrypted_plaintext_input(index, bytes([4]) + issued + b"123456789012345678901234"),
         )
-    from blake2sign_web import compression
+    from blake2sign_web.signing import compression
 
     frame = compression.compress(b'{"user_id":42,"cart":[]}', t.DICTIONARY)
     yield "encrypted_plaintext", t.encrypted_plaintext_input(2, bytes([16]) + issued + bytes([t.DICTIONARY]) + frame)

@@ -28,8 +28,11 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from blake2sign_web import BadSignature, SerializerSigner, Signer, URLSigner, compression
-from blake2sign_web.chunks import (
+from blake2sign_web import BadSignature, SerializerSigner, Signer, URLSigner
+from blake2sign_web.links.files import ByteRange, RangeNotSatisfiable, requested_range
+from blake2sign_web.links.signer import _parse_query as parse_query
+from blake2sign_web.links.signer import _split as split_url
+from blake2sign_web.sessions.chunks import (
     CHUNK_LIMIT,
     COOKIE_LIMIT,
     MIN_CHUNKS,
@@ -39,11 +42,9 @@ from blake2sign_web.chunks import (
     split_token,
     stale_chunks,
 )
-from blake2sign_web.encoding import b64decode
-from blake2sign_web.files import ByteRange, RangeNotSatisfiable, requested_range
-from blake2sign_web.serializer import LAYOUTS, SESSION_ID_SIZE
-from blake2sign_web.urls import _parse_query as parse_query
-from blake2sign_web.urls import _split as split_url
+from blake2sign_web.signing import compression
+from blake2sign_web.signing.encoding import b64decode
+from blake2sign_web.signing.serializer import LAYOUTS, SESSION_ID_SIZE
 
 Target = Callable[[bytes], None]
 
@@ -524,7 +525,7 @@ FUZZ_NONCE: Final = bytes(range(24))
 
 
 def build_encrypted_plaintext() -> Target:
-    from blake2sign_web.encryption import seal
+    from blake2sign_web.signing.encryption import seal
 
     signers = encrypted_signers()
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from base64 import urlsafe_b64encode
 
-from blake2sign_web.encryption import seal
-from blake2sign_web.serializer import LoadedToken
+from blake2sign_web.signing.encryption import seal
+from blake2sign_web.signing.serializer import LoadedToken
 
 from . import targets
 from .test_seeds import seed_paths

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from starlette.applications import Starlette
 
-from blake2sign_web import URLSigner, chunks
+from blake2sign_web import URLSigner
+from blake2sign_web.sessions import chunks
 from blake2sign_web.starlette import SessionMiddleware
 
 from . import targets

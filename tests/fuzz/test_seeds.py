@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from blake2sign_web.serializer import LoadedToken
+from blake2sign_web.signing.serializer import LoadedToken
 
 from . import targets
 from .libfuzzer import CORPUS

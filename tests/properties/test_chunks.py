@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web.chunks import (
+from blake2sign_web.sessions.chunks import (
     CHUNK_LIMIT,
     COOKIE_LIMIT,
     MIN_CHUNKS,

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired, Signer
 from blake2sign_web.django.conf import PURPOSE as DJANGO_PURPOSE
 from blake2sign_web.django.conf import session_config
-from blake2sign_web.serializer import CLOCK_SKEW
+from blake2sign_web.signing.serializer import CLOCK_SKEW
 from blake2sign_web.starlette import SessionMiddleware
 from tests.longrun import examples
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blake2sign_web import BadSignature, SerializerSigner, SignatureExpired
-from blake2sign_web.serializer import CLOCK_SKEW
+from blake2sign_web.signing.serializer import CLOCK_SKEW
 from tests.core.test_typed import same
 from tests.longrun import examples
 

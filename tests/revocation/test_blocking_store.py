@@ -1,4 +1,4 @@
-"""The core's blocking ``RedisStore`` (``blake2sign_web.redis_store``, Flask's), in a real redis-server and a
+"""The core's blocking ``RedisStore`` (``blake2sign_web.stores.redis_stores``, Flask's), in a real redis-server and a
 real Redis Cluster: single-use links and their continuations, link groups, the guard's calls, the store down.
 
 Its options are checked as Starlette's store checks them (the same ``StoreOptions``): tests/revocation's
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from blake2sign_web.link_guard import LinkGuard
-from blake2sign_web.redis_store import RedisStore
-from blake2sign_web.revocation import NotReplicated, StoreUnavailable
-from blake2sign_web.urls import VerifiedLink, get_url_signer
+from blake2sign_web.links.guard import LinkGuard
+from blake2sign_web.links.signer import VerifiedLink, get_url_signer
+from blake2sign_web.stores.redis_stores import RedisStore
+from blake2sign_web.stores.revocation import NotReplicated, StoreUnavailable
 from tests.redis_server import PATIENT_TIMEOUT, LoopbackCluster, RedisServer
 
 SECRET = "a-secret-of-at-least-32-characters-for-the-tests"

@@ -23,10 +23,11 @@ from django.urls import reverse
 from redis.crc import key_slot
 from starlette.testclient import TestClient
 
-from blake2sign_web import URLSigner, revocation
+from blake2sign_web import URLSigner
 from blake2sign_web.django import sign_url
 from blake2sign_web.django.revocation import RedisStoreCache, log_out_everywhere
 from blake2sign_web.starlette.revocation import RedisStore
+from blake2sign_web.stores import revocation
 from tests.django_links import use_served_storage
 from tests.redis_server import PATIENT_TIMEOUT, LoopbackCluster
 

@@ -29,10 +29,10 @@ from django.test import Client
 from django.urls import reverse
 from starlette.testclient import TestClient
 
-from blake2sign_web import revocation
 from blake2sign_web.django import sign_url
-from blake2sign_web.revocation import StoreUnavailable
 from blake2sign_web.starlette.revocation import RedisStore
+from blake2sign_web.stores import revocation
+from blake2sign_web.stores.revocation import StoreUnavailable
 from tests.longrun import seconds
 from tests.redis_server import LoopbackCluster, RedisServer
 

@@ -21,10 +21,10 @@ import anyio
 import pytest
 from redis.crc import key_slot
 
-from blake2sign_web import revocation
 from blake2sign_web.django import revocation as django_revocation
 from blake2sign_web.django.revocation import RedisStoreCache
 from blake2sign_web.starlette.revocation import RedisStore
+from blake2sign_web.stores import revocation
 from tests.longrun import is_long
 from tests.redis_server import LoopbackCluster, RedisServer
 

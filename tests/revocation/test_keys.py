@@ -19,11 +19,11 @@ from django.core.checks import run_checks
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
-from blake2sign_web import revocation
 from blake2sign_web.django import conf
 from blake2sign_web.django.revocation import log_out_everywhere
-from blake2sign_web.redis_store import RedisStore as BlockingStore
 from blake2sign_web.starlette.revocation import RedisStore
+from blake2sign_web.stores import revocation
+from blake2sign_web.stores.redis_stores import RedisStore as BlockingStore
 from tests.redis_server import PATIENT_OPTIONS, PATIENT_TIMEOUT, RedisServer, patient_store
 
 from .test_sessions_django import old_cookie, use_revocation, whoami

@@ -12,9 +12,10 @@ import anyio
 import httpx
 import pytest
 
-from blake2sign_web import URLSigner, revocation
+from blake2sign_web import URLSigner
 from blake2sign_web.django.revocation import revoke_link_group
 from blake2sign_web.starlette.revocation import RedisStore
+from blake2sign_web.stores import revocation
 from tests.redis_server import PATIENT_TIMEOUT
 
 from .single_use_apps import SECRET, make_signer

@@ -16,9 +16,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from blake2sign_web import URLSigner, revocation
+from blake2sign_web import URLSigner
 from blake2sign_web.starlette import SignedFiles, require_signature, signed_url_required
 from blake2sign_web.starlette.revocation import RedisStore
+from blake2sign_web.stores import revocation
 from tests.redis_server import FROZEN_TIMEOUT, LoopbackCluster, RedisServer, patient_store
 
 from .single_use_apps import CONTENT, SECRET, make_signer, write_files

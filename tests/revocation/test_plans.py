@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from blake2sign_web import revocation, store_plans, stores
-from blake2sign_web.session_revocation import SessionState
-from blake2sign_web.store_plans import Replicas, Step
+from blake2sign_web.sessions.revocation import SessionState
+from blake2sign_web.stores import base as stores
+from blake2sign_web.stores import plans as store_plans
+from blake2sign_web.stores import revocation
+from blake2sign_web.stores.plans import Replicas, Step
 
 SESSION = bytes(range(16))
 GENERATION = "ab" * 16

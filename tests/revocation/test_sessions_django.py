@@ -16,9 +16,9 @@ from django.core.cache import caches
 from django.core.checks import run_checks
 from django.test import Client
 
-from blake2sign_web import revocation
 from blake2sign_web.django import conf
 from blake2sign_web.django.revocation import StoreUnavailable, log_out_everywhere
+from blake2sign_web.stores import revocation
 from tests.django_sessions.conftest import OUR_MIDDLEWARE, middleware_with, signer
 from tests.redis_server import FROZEN_OPTIONS, PATIENT_OPTIONS, RedisServer
 

@@ -16,9 +16,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from blake2sign_web import SerializerSigner, revocation
+from blake2sign_web import SerializerSigner
 from blake2sign_web.starlette import SessionMiddleware
 from blake2sign_web.starlette.revocation import RedisStore, log_out_everywhere, revoke_session
+from blake2sign_web.stores import revocation
 from tests.redis_server import FROZEN_TIMEOUT, RedisServer, patient_store
 
 SECRET = "starlette-revocation-secret-0123456789"

@@ -18,8 +18,8 @@ from django.test import Client
 from django.urls import reverse
 from starlette.testclient import TestClient
 
-from blake2sign_web import revocation
 from blake2sign_web.django import sign_url
+from blake2sign_web.stores import revocation
 from tests.django_links import use_served_storage, use_single_use_cache
 from tests.redis_server import RedisServer, patient_store
 

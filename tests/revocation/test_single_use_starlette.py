@@ -10,8 +10,8 @@ import pytest
 import redis
 from starlette.testclient import TestClient
 
-from blake2sign_web import revocation
 from blake2sign_web.starlette.revocation import RedisStore
+from blake2sign_web.stores import revocation
 from tests.redis_server import FROZEN_TIMEOUT, RedisServer, patient_store
 
 from .single_use_apps import CONTENT, build_app, build_fastapi, make_signer, write_files

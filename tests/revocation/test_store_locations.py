@@ -16,11 +16,11 @@ from django.test import Client
 from django.urls import reverse
 from starlette.testclient import TestClient
 
-from blake2sign_web import revocation
 from blake2sign_web.django import revocation as django_revocation
 from blake2sign_web.django import sign_url
-from blake2sign_web.revocation import NotReplicated, StoreLocation, StoreUnavailable, parse_store_url
 from blake2sign_web.starlette.revocation import RedisStore
+from blake2sign_web.stores import revocation
+from blake2sign_web.stores.revocation import NotReplicated, StoreLocation, StoreUnavailable, parse_store_url
 from tests.redis_server import PATIENT_OPTIONS, PATIENT_TIMEOUT, RedisServer
 
 from .single_use_apps import build_app, make_signer, write_files

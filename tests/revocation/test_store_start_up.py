@@ -14,14 +14,14 @@ from django.core.checks import run_checks
 from django.core.exceptions import ImproperlyConfigured
 from starlette.applications import Starlette
 
-from blake2sign_web import redis_store
 from blake2sign_web.django import conf
 from blake2sign_web.flask import FlaskSessions, QuartSessions
 from blake2sign_web.flask import quart as quart_revocation
 from blake2sign_web.flask import revocation as flask_revocation
 from blake2sign_web.starlette import SessionMiddleware
 from blake2sign_web.starlette.revocation import RedisStore
-from blake2sign_web.stores import StoreLocation, parse_store_url, redacted
+from blake2sign_web.stores import redis_stores as redis_store
+from blake2sign_web.stores.base import StoreLocation, parse_store_url, redacted
 from tests.redis_server import PATIENT_OPTIONS
 
 SECRET = "a-secret-for-start-up-tests-only-0123456789"

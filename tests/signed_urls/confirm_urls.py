@@ -12,7 +12,7 @@ from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
 from blake2sign_web.django import SignedFileView, signed_url_required
-from blake2sign_web.urls import VerifiedLink
+from blake2sign_web.links.signer import VerifiedLink
 
 #: The application's own page: a Django template, whose form carries the CSRF token as any form of the site.
 CUSTOM_PAGE = (

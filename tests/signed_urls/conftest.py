@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from blake2sign_web import URLSigner, files
+from blake2sign_web import URLSigner
+from blake2sign_web.links import files
 from tests.django_links import use_served_storage
 from tests.redis_server import RedisServer, redis_server_fixture
 from tests.servers import free_port, running_server

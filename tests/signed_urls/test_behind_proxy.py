@@ -189,7 +189,7 @@ def test_links_signed_elsewhere_for_the_public_url_verify(site: Site, prefix: st
     if prefix == "/starlette":
         signer = make_signer()
     else:
-        from blake2sign_web.urls import URLSigner
+        from blake2sign_web.links.signer import URLSigner
         from tests.django_settings import SECRET_KEY
 
         signer = URLSigner(SECRET_KEY, purpose="blake2sign_web.signed_urls", bind_host=True)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from blake2sign_web import files
-from blake2sign_web.files import (
+from blake2sign_web.links import files
+from blake2sign_web.links.files import (
     ByteRange,
     RangeNotSatisfiable,
     UnsafePath,

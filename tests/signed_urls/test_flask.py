@@ -280,9 +280,9 @@ def test_nginx_sends_what_flask_allowed(served_root: Path, tmp_path: Path) -> No
 def test_a_store_of_the_other_kind_stops_start_up(served_root: Path) -> None:
     """An asyncio store's consume_link returns a coroutine, which a blocking view would take for a yes: refused
     when the view is made, naming the store to use; Starlette's views refuse a blocking store the same way."""
-    from blake2sign_web.async_redis_store import AsyncRedisStore
     from blake2sign_web.flask.revocation import RedisStore
     from blake2sign_web.starlette import SignedFiles as StarletteFiles
+    from blake2sign_web.stores.redis_stores import AsyncRedisStore
 
     asyncio_store, blocking_store = AsyncRedisStore("redis://127.0.0.1:1/0"), RedisStore("redis://127.0.0.1:1/0")
     fix = r"single_use is an asyncio store .*: a Flask signed-link view needs a blocking one, blake2sign_web\.flask\."

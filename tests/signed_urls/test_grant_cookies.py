@@ -13,7 +13,7 @@ from django.test import Client
 from starlette.testclient import TestClient
 
 from blake2sign_web import URLSigner
-from blake2sign_web.link_cookies import grant_name
+from blake2sign_web.links.grants import grant_name
 
 from .conftest import CONTENT, django_signer
 from .starlette_app import build_starlette, make_signer

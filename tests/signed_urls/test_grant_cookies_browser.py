@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from blake2sign_web.link_cookies import grant_name
+from blake2sign_web.links.grants import grant_name
 from tests.browser import chromium
 
 pytestmark = pytest.mark.server

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from blake2sign_web.link_cookies import grant_name
+from blake2sign_web.links.grants import grant_name
 
 pytestmark = pytest.mark.server
 NAME = grant_name("/files/sub/")

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from blake2sign_web import revocation
 from blake2sign_web.exceptions import BadSignature
-from blake2sign_web.link_requests import Consumption, StoreCall, before_store, consumed, needs_store
-from blake2sign_web.revocation import StoreUnavailable
-from blake2sign_web.urls import URLSigner
+from blake2sign_web.links.requests import Consumption, StoreCall, before_store, consumed, needs_store
+from blake2sign_web.links.signer import URLSigner
+from blake2sign_web.stores import revocation
+from blake2sign_web.stores.revocation import StoreUnavailable
 
 SECRET = "link-group-tests-secret-0123456789"
 

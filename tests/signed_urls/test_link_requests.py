@@ -6,10 +6,11 @@ import logging
 
 import pytest
 
-from blake2sign_web import files, link_requests
-from blake2sign_web.link_requests import Consumption, Refusal, StoreCall
-from blake2sign_web.revocation import StoreUnavailable
-from blake2sign_web.urls import URLSigner, VerifiedLink
+from blake2sign_web.links import files
+from blake2sign_web.links import requests as link_requests
+from blake2sign_web.links.requests import Consumption, Refusal, StoreCall
+from blake2sign_web.links.signer import URLSigner, VerifiedLink
+from blake2sign_web.stores.revocation import StoreUnavailable
 
 SIGNER = URLSigner("link-requests-secret-0123456789abcdef", purpose="tests")
 ORDINARY = VerifiedLink(False, 2_000_000_000, None)

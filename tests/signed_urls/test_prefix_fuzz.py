@@ -28,8 +28,9 @@ from django.urls import path as route
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from blake2sign_web import URLSigner, link_prefix
+from blake2sign_web import URLSigner
 from blake2sign_web.django import SignedFileView
+from blake2sign_web.links import folders as link_prefix
 from blake2sign_web.starlette import SignedFiles
 from tests.django_links import use_served_storage
 from tests.longrun import is_long

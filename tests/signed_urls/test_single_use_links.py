@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from blake2sign_web import BadSignature, SignatureExpired, URLSigner
-from blake2sign_web.urls import VerifiedLink
+from blake2sign_web.links.signer import VerifiedLink
 
 SECRET = "single-use-links-secret-0123456789"
 

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from blake2sign_web import confirmation, files, link_requests, stored_files
+from blake2sign_web.links import confirmation, files, stored_files
+from blake2sign_web.links import requests as link_requests
 
 
 class Plain:

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from blake2sign_web import BadSignature, SignatureExpired, URLSigner, get_url_signer, signer_cache_info
-from blake2sign_web.signer import MAC_LENGTH
-from blake2sign_web.urls import MAX_URL_LENGTH
+from blake2sign_web.links.signer import MAX_URL_LENGTH
+from blake2sign_web.signing.signer import MAC_LENGTH
 
 NOW = 1_800_000_000
 SECRET = "a test secret for URLs: 0123456789"

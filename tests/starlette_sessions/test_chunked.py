@@ -1,4 +1,4 @@
-"""chunked=True: a session over 4 KB in name, name.1, ... (blake2sign_web.chunks), read back, shrunk, deleted."""
+"""chunked=True: a session over 4 KB in name, name.1, ... (sessions.chunks), read back, shrunk, deleted."""
 
 from __future__ import annotations
 

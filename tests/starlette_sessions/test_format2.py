@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from blake2sign_web import SerializerSigner
-from blake2sign_web.serializer import LAYOUTS, NO_COMPRESSION, ZSTD_DICTIONARY
+from blake2sign_web.signing.serializer import LAYOUTS, NO_COMPRESSION, ZSTD_DICTIONARY
 
 from .conftest import SECRET, AppFactory, cookie_value, set_cookie_headers
 

@@ -17,7 +17,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from blake2sign_web import SerializerSigner, timeouts
+from blake2sign_web import SerializerSigner
+from blake2sign_web.sessions import expiry as timeouts
 from blake2sign_web.starlette import SessionMiddleware, sessions
 from blake2sign_web.starlette.sessions import IDLE_REFRESH_FRACTION, STARLETTE_MARKS_ACCESS
 
