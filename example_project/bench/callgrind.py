@@ -202,6 +202,82 @@ def dump() -> None:
     client_request(DUMP_STATS)
 
 
+# --- the shared driver: blocks of requests counted under valgrind, in child processes ---------------------
+
+
+def begin() -> None:
+    """Under valgrind, once everything is built: freeze what start-up made, then turn the instrumentation on."""
+    gc.collect()
+    gc.freeze()  # what start-up built is never collected again: each block's collection then costs little
+    start()
+
+
+def count(
+    label: dict[str, Any],
+    request: Callable[[], object],
+    requests: int,
+    warmup: int,
+    labels: list[dict[str, Any]],
+    before: Callable[[], object] | None = None,
+) -> None:
+    """Under valgrind: ``request`` warmed up, then counted in ``REPEATS`` blocks of ``requests`` (each zeroed, then
+    dumped), each block's ``label`` appended to ``labels`` in dump order. ``before``: run before each request."""
+    for _ in range(warmup):
+        request()
+    for repeat in range(REPEATS):
+        gc.collect()
+        gc.disable()
+        zero()
+        for _ in range(requests):
+            if before is not None:
+                before()
+            request()
+        dump()
+        gc.enable()
+        labels.append({**label, "repeat": repeat, "requests": requests})
+
+
+def run_children(
+    children: dict[str, tuple[list[str], dict[str, str]]], timeout: float, tick: Callable[[], object]
+) -> dict[str, tuple[list[cgparse.Dump], list[dict[str, Any]]] | dict[str, str]]:
+    """Each child (its ``python -m`` argv, with the labels file to write as its last argument, and extra environment)
+    under valgrind, side by side: its dumps and labels, or {"error": why}."""
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        runs: dict[str, tuple[subprocess.Popen[str], Path]] = {}
+        deadline = time.monotonic() + timeout
+        for key, (argv, extra) in children.items():
+            labels = directory / f"{len(runs)}.json"
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0", **extra}
+            process = subprocess.Popen(
+                [*command(directory), sys.executable, "-m", *argv, str(labels)],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            runs[key] = (process, labels)
+        for key, (process, labels) in runs.items():
+            try:
+                _, error_text = process.communicate(timeout=max(deadline - time.monotonic(), 1))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+                results[key] = {"error": f"valgrind run over {timeout:.0f} s: stopped"}
+                continue
+            finally:
+                tick()
+            if process.returncode != 0:
+                results[key] = {"error": error_text[-1500:]}
+                continue
+            names: dict[str, dict[str, str]] = {}
+            dumps = [cgparse.parse(path, names) for path in dumps_of(directory, process.pid)]
+            results[key] = (dumps, json.loads(labels.read_text()))
+    return results
+
+
 # --- in process -------------------------------------------------------------------------------------------
 
 
@@ -226,48 +302,22 @@ def child(framework: str, database: str, requests: int, warmup: int, labels_path
         request_cost.configure_django(Path(database), set(), migrate=False)
     builder = request_cost.django_configs if framework == "django" else request_cost.starlette_configs
     built = {workload: builder(workload, set(), engines) for workload in workloads}
-    gc.collect()
-    gc.freeze()  # what start-up built is never collected again: each block's collection then costs little
-    start()
+    begin()
     for workload, (configs, sizes) in built.items():
         for name, func in configs.items():
-            for _ in range(warmup):
-                func()
-            for repeat in range(REPEATS):
-                gc.collect()
-                gc.disable()
-                zero()
-                for _ in range(requests):
-                    func()
-                dump()
-                gc.enable()
-                labels.append(
-                    {"engine": name, "workload": workload, "repeat": repeat, "requests": requests, "size": sizes[name]}
-                )
+            label = {"engine": name, "workload": workload, "size": sizes[name]}
+            count(label, func, requests, warmup, labels)
             if workload == "api" or name not in COLD_ENGINES[framework]:
                 continue
             # Cold caches: each request follows a copy larger than the simulated last-level cache, as a
             # server's kernel and event loop run between two requests (the copy is in the baseline too).
-            cold_requests = max(requests // 5, 2)
-            for repeat in range(REPEATS):
-                gc.collect()
-                gc.disable()
-                zero()
-                for _ in range(cold_requests):
-                    _COLD_TARGET[:] = _COLD_SOURCE
-                    func()
-                dump()
-                gc.enable()
-                labels.append(
-                    {
-                        "engine": name,
-                        "workload": f"cold {workload}",
-                        "repeat": repeat,
-                        "requests": cold_requests,
-                        "size": sizes[name],
-                    }
-                )
+            cold = {**label, "workload": f"cold {workload}"}
+            count(cold, func, max(requests // 5, 2), 0, labels, before=_cold_caches)
     Path(labels_path).write_text(json.dumps(labels))
+
+
+def _cold_caches() -> None:
+    _COLD_TARGET[:] = _COLD_SOURCE
 
 
 def dumps_of(directory: Path, pid: int) -> list[Path]:
@@ -313,46 +363,22 @@ def in_process(
 
     ``engines``, ``workloads``: only these (the baseline always runs): a smoke test counts little.
     """
-    results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp)
-        runs = {}
-        deadline = time.monotonic() + timeout
-        for framework in frameworks:
-            labels = directory / f"{framework}.json"
-            argv = [sys.executable, "-m", "example_project.bench.callgrind", "--child", framework, str(database)]
-            argv += [str(requests), str(warmup), str(labels)]
-            env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
-            env["BENCH_CALLGRIND_QUICK"] = "1" if quick else "0"
-            env["BENCH_CALLGRIND_ENGINES"] = json.dumps(engines) if engines else ""
-            env["BENCH_CALLGRIND_WORKLOADS"] = json.dumps(workloads) if workloads else ""
-            process = subprocess.Popen(
-                [*command(directory), *argv],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            runs[framework] = (process, labels)
-        for framework, (process, labels) in runs.items():
-            try:
-                _, error_text = process.communicate(timeout=max(deadline - time.monotonic(), 1))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()
-                results[framework] = {"error": f"valgrind run over {timeout:.0f} s: stopped"}
-                tick()
-                continue
-            if process.returncode != 0:
-                results[framework] = {"error": error_text[-1500:]}
-                tick()
-                continue
-            names: dict[str, dict[str, str]] = {}
-            dumps = [cgparse.parse(p, names) for p in dumps_of(directory, process.pid)]
-            results[framework] = summarise(dumps, json.loads(labels.read_text()))
-            tick()
-    return results
+    extra = {
+        "BENCH_CALLGRIND_QUICK": "1" if quick else "0",
+        "BENCH_CALLGRIND_ENGINES": json.dumps(engines) if engines else "",
+        "BENCH_CALLGRIND_WORKLOADS": json.dumps(workloads) if workloads else "",
+    }
+    children = {
+        framework: (
+            ["example_project.bench.callgrind", "--child", framework, str(database), str(requests), str(warmup)],
+            extra,
+        )
+        for framework in frameworks
+    }
+    return {
+        framework: found if isinstance(found, dict) else summarise(*found)
+        for framework, found in run_children(children, timeout, tick).items()
+    }
 
 
 # --- on a real server -------------------------------------------------------------------------------------

@@ -13,18 +13,14 @@ link costs, and the ratio to a one-file link is the target's ("no more than veri
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import callgrind, cgparse
+from . import callgrind
 from .asgi_driver import Driver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,28 +173,16 @@ def _starlette_request(driver: Any, scope: dict[str, Any]) -> Callable[[], None]
     return run
 
 
-def child(framework: str, labels_path: str, requests: int, warmup: int) -> None:
-    """Runs under valgrind: builds the configurations, then counts each in ``callgrind.REPEATS`` blocks."""
+def child(framework: str, requests: int, warmup: int, labels_path: str) -> None:
+    """Runs under valgrind: builds the configurations, then counts each (``callgrind.count``)."""
     with tempfile.TemporaryDirectory(prefix="blake2sign-links-") as directory:
         root = Path(directory)
         _files(root)
         configs = django_requests(root) if framework == "django" else starlette_requests(root)
-        labels = []
-        gc.collect()
-        gc.freeze()
-        callgrind.start()
+        labels: list[dict[str, Any]] = []
+        callgrind.begin()
         for label, run in configs.items():
-            for _ in range(warmup):
-                run()
-            for repeat in range(callgrind.REPEATS):
-                gc.collect()
-                gc.disable()
-                callgrind.zero()
-                for _ in range(requests):
-                    run()
-                callgrind.dump()
-                gc.enable()
-                labels.append({"config": label, "repeat": repeat, "requests": requests})
+            callgrind.count({"config": label}, run, requests, warmup, labels)
         Path(labels_path).write_text(json.dumps(labels))
 
 
@@ -212,47 +196,21 @@ def run(
     why = callgrind.supported()
     if why is not None:
         return {"error": why}
+    argv = ["example_project.bench.link_cost", "--child"]
+    children: dict[str, tuple[list[str], dict[str, str]]] = {
+        framework: ([*argv, framework, str(requests), str(warmup)], {}) for framework in FRAMEWORKS
+    }
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp)
-        processes = {}
-        for framework in FRAMEWORKS:
-            labels = directory / f"{framework}.json"
-            argv = [sys.executable, "-m", "example_project.bench.link_cost", "--child", framework, str(labels)]
-            argv += [str(requests), str(warmup)]
-            env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
-            process = subprocess.Popen(
-                [*callgrind.command(directory), *argv],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            processes[framework] = (process, labels)
-        deadline = time.monotonic() + timeout
-        for framework, (process, labels) in processes.items():
-            try:
-                _, error_text = process.communicate(timeout=max(deadline - time.monotonic(), 1))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()
-                results[framework] = {"error": f"valgrind run over {timeout:.0f} s: stopped"}
-                continue
-            finally:
-                tick()
-            if process.returncode != 0:
-                results[framework] = {"error": error_text[-1500:]}
-                continue
-            names: dict[str, dict[str, str]] = {}
-            dumps = [cgparse.parse(p, names) for p in callgrind.dumps_of(directory, process.pid)]
-            rows: dict[str, Any] = {}
-            for dump, label in zip(dumps, json.loads(labels.read_text()), strict=True):
-                row = rows.setdefault(label["config"], {"Ir": []})
-                row["Ir"].append(dump.total("Ir") / label["requests"])
-            for row in rows.values():
-                row["Ir_median"] = sorted(row["Ir"])[len(row["Ir"]) // 2]
-            results[framework] = rows
+    for framework, found in callgrind.run_children(children, timeout, tick).items():
+        if isinstance(found, dict):
+            results[framework] = found
+            continue
+        rows: dict[str, Any] = {}
+        for dump, label in zip(*found, strict=True):
+            rows.setdefault(label["config"], {"Ir": []})["Ir"].append(dump.total("Ir") / label["requests"])
+        for row in rows.values():
+            row["Ir_median"] = sorted(row["Ir"])[len(row["Ir"]) // 2]
+        results[framework] = rows
     settings = {"requests": requests, "warmup": warmup, "repeats": callgrind.REPEATS, "file_bytes": SIZE}
     return {"settings": settings, "results": results}
 
@@ -286,6 +244,6 @@ def table(part: dict[str, Any]) -> list[str]:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
     else:
         print(json.dumps(run(), indent=1))
