@@ -42,6 +42,11 @@ SERVED_ROOT_ENV = "BLAKE2SIGN_BENCH_ROOT"
 
 def wsgi_app() -> Any:
     """gunicorn 'example_project.bench.downloads:wsgi_app()'."""
+    return django_files_app("example_project.bench.download_urls")
+
+
+def django_files_app(urlconf: str) -> Any:
+    """Django serving the ``bench`` storage (the served folder) by ``urlconf``'s signed file views, no middleware."""
     import django
     from django.conf import settings
 
@@ -49,7 +54,7 @@ def wsgi_app() -> Any:
         SECRET_KEY=SECRET,
         DEBUG=False,
         ALLOWED_HOSTS=["127.0.0.1"],
-        ROOT_URLCONF="example_project.bench.download_urls",
+        ROOT_URLCONF=urlconf,
         INSTALLED_APPS=["blake2sign_web.django"],
         MIDDLEWARE=[],
         STORAGES={

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from example_project.bench.downloads import SECRET, SERVED_ROOT_ENV, server
+from example_project.bench.downloads import SECRET, SERVED_ROOT_ENV, django_files_app, server
 from example_project.bench.timing import machine, progress
 
 SEGMENTS = 200
@@ -44,28 +44,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 def wsgi_app() -> Any:
     """gunicorn 'example_project.bench.hls:wsgi_app()'."""
-    import django
-    from django.conf import settings
-
-    settings.configure(
-        SECRET_KEY=SECRET,
-        DEBUG=False,
-        ALLOWED_HOSTS=["127.0.0.1"],
-        ROOT_URLCONF="example_project.bench.hls_urls",
-        INSTALLED_APPS=["blake2sign_web.django"],
-        MIDDLEWARE=[],
-        STORAGES={
-            "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-            "bench": {
-                "BACKEND": "django.core.files.storage.FileSystemStorage",
-                "OPTIONS": {"location": os.environ[SERVED_ROOT_ENV]},
-            },
-        },
-    )
-    django.setup()
-    from django.core.wsgi import get_wsgi_application
-
-    return get_wsgi_application()
+    return django_files_app("example_project.bench.hls_urls")
 
 
 def asgi_app() -> Any:
