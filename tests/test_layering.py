@@ -9,7 +9,8 @@ Rules live once in the framework-neutral core, adapters only translate (issue 28
   other; the adapters and the public modules at the root use any of them. Nothing imports upward.
 
 - **No import circle** inside ``blake2sign_web`` and ``example_project``: the graph of every import, at module
-  level, in functions and under ``TYPE_CHECKING`` alike, has no cycle. A circle means two modules own one idea between them.
+  level, in functions and under ``TYPE_CHECKING`` alike, has no cycle. A circle means two modules own one idea
+  between them.
 - **No clock read in the adapters** (``blake2sign_web/django``, ``blake2sign_web/starlette``): every rule about
   time (expiry, timeouts, idle refresh, record lifetimes, revocation clocks, the cookie's ``expires``) is the
   core's, which reads the clock. ``ALLOWED_CLOCKS`` lists the exceptions, each with its reason.

@@ -3,7 +3,8 @@
 An adapter hands its options, by the core's keys, to ``SessionSetup`` once (signers, cookie, session class,
 what needs a token, how long records live), then per request asks the core: the session a cookie's read
 gives (``session_from``, ``settled``), the Set-Cookie values of the response (``SessionWriter.set_cookies``,
-which follows ``response_plan``: write, delete or keep, and the stale cookies to delete), and with
+which follows ``response_plan``: write, delete or keep, and the stale cookies to delete; ``usual_headers``:
+the usual write, the same bytes in one call), and with
 revocation what happens to the client's session before it is written (``revocation_steps``,
 ``read_with_revocation``, ``generation_to_sign``). The adapter keeps its I/O (headers, the store's calls)
 and its words (log lines naming its settings).
@@ -221,6 +222,10 @@ class SessionWriter:
         self.writer: SerializerSigner = setup.signers.writer
         self.cookie = cookie
         self.timeouts = setup.timeouts
+        #: One cookie, undated, no timeouts: ``usual_headers`` may write a session in one call (decided here, once).
+        self.direct = not (cookie.max_chunks or cookie.dated or setup.timeouts)
+        #: What surrounds the token in that write's Set-Cookie, and the size past which the policy refuses it.
+        self._name_equals, self._suffix, self._limit = cookie.name + "=", cookie.suffix, cookie.oversize.limit
         #: The typed option in the user's framework's words, named by a NotJSON.
         self.typed_name = typed_name
         #: The warning for a session that has ended when written (its cookie is deleted), in the framework's words.
@@ -249,6 +254,41 @@ class SessionWriter:
             written.extend(map(self.cookie.delete_named, plan.stale))
         return written
 
+    def usual_headers(
+        self, session: Session, headers: Iterable[tuple[bytes, bytes]]
+    ) -> list[tuple[bytes, bytes]] | None:
+        """``response_headers`` of a request without revocation, chunks or Server-Timing (an adapter's short path).
+
+        The usual write (``direct``: a changed session with data, no expiry of its own, nothing stale to delete)
+        is signed and its Set-Cookie built here, in one call: the bytes ``set_cookies`` writes. Everything else,
+        and a write refused (a value JSON cannot hold, a cookie over the limit), is ``response_headers``'s.
+        """
+        if (
+            self.direct
+            and session.modified
+            and session._expiry is None
+            and not session.leftovers
+            and dict.__len__(session)
+        ):
+            try:
+                token = self.writer.dumps(session)
+            except (TypeError, ValueError):  # NotJSON, JSON over the reader's size: named or refused below
+                return self.response_headers(session, headers, None)
+            header = self._name_equals + token + self._suffix
+            if len(header) <= self._limit:
+                if not session.accessed:
+                    out = list(headers)
+                else:
+                    for name, _ in headers:
+                        if name == b"vary":
+                            out = with_vary_cookie(headers)
+                            break
+                    else:  # the usual case, without a call: no Vary yet (with_vary_cookie's first branch)
+                        out = [*headers, VARY_COOKIE]
+                out.append((b"set-cookie", header.encode("latin-1")))
+                return out
+        return self.response_headers(session, headers, None)
+
     def response_headers(
         self,
         session: Session,
@@ -262,7 +302,7 @@ class SessionWriter:
         values (``set_cookies``), and Server-Timing when ``load_ms`` is given; None when it adds nothing."""
         if not (session.accessed or session.modified or load_ms is not None or incomplete):
             return None
-        started = perf_counter()
+        started = 0.0 if load_ms is None else perf_counter()
         out = with_vary_cookie(headers) if session.accessed else list(headers)
         for cookie in self.set_cookies(session, session_id, sent_chunks, incomplete):
             out.append((b"set-cookie", cookie))  # a loop, not a comprehension: no frame of its own (Python 3.11)

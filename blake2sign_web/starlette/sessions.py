@@ -156,6 +156,8 @@ class SessionMiddleware:
             logger=logger,
             ended="Session cookie %r deleted: the session has ended (set_expiry() or absolute_timeout)",
         )
+        #: The short path's response (the usual write in one call, the rest as _finish's).
+        self._usual_headers = self._session_writer.usual_headers
         self.revocation, self.user_key = revocation, user_key
         #: Add ``Server-Timing: b2sw-load;dur=..., b2sw-save;dur=...`` (milliseconds) to every response.
         self.server_timing = server_timing
@@ -236,7 +238,12 @@ class SessionMiddleware:
             if message["type"] == "http.response.start":
                 session = scope["session"]
                 if session.modified or self._resign_unread:
-                    self._finish(session, message, None)
+                    if self._resign_unread and type(session) is LazySession:
+                        session.load()  # fallback secrets: a session verified by one is re-signed, even unused
+                    # The raw list, as MutableHeaders(scope=message) would make it, without its per-call cost.
+                    headers = self._usual_headers(session, message.get("headers", ()))
+                    if headers is not None:
+                        message["headers"] = headers
                 elif session.accessed:  # read, unchanged: only Vary (what _finish would add)
                     headers = message.get("headers", ())
                     for name, _ in headers:

@@ -53,7 +53,7 @@ CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     (
         "response headers (Set-Cookie, Vary)",
         re.compile(
-            r"^(?:\S*\.)?(set_cookie|_set_cookie|set_cookies|_cookie_header|response_headers|_?with_vary_cookie|patch_vary_headers|OutputString|"
+            r"^(?:\S*\.)?(set_cookie|_set_cookie|set_cookies|_cookie_header|response_headers|usual_headers|_?with_vary_cookie|patch_vary_headers|OutputString|"
             r"output|js_output|cookie_date|http_date|_cookie_attributes|server_timing_header) \("
         ),
     ),

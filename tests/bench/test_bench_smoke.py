@@ -169,6 +169,13 @@ def test_callgrind_counts_instructions_per_request_and_sees_decoding() -> None:
             "socket write (send syscall)",
         ),
         (
+            [
+                "SessionMiddleware.__call__ (blake2sign_web/starlette/sessions.py:290)",
+                "SessionWriter.usual_headers (blake2sign_web/session_request.py:1)",
+            ],
+            "response headers (Set-Cookie, Vary)",
+        ),
+        (
             ["WSGIRequest.COOKIES (django/core/handlers/wsgi.py:1)", "parse_cookie (django/http/cookie.py:1)"],
             "finding the cookie",
         ),

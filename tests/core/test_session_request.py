@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
-from blake2sign_web.exceptions import BadSignature, SignatureExpired
+from blake2sign_web.exceptions import BadSignature, NotJSON, SignatureExpired
 from blake2sign_web.sessions import token as session_token
 from blake2sign_web.sessions.chunks import IncompleteChunks
 from blake2sign_web.sessions.cookies import OversizePolicy
@@ -40,6 +42,7 @@ from blake2sign_web.sessions.token import (
     RefusalWords,
     refusal_reason,
 )
+from blake2sign_web.signing.serializer import SerializerSigner
 from blake2sign_web.stores.base import StoreUnavailable
 from blake2sign_web.stores.records import new_session_id
 
@@ -241,3 +244,131 @@ def test_a_response_that_read_the_session_varies_by_cookie_once() -> None:
     headers = [(b"vary", b"Accept"), (b"a", b"1"), (b"vary", b"Origin")]
     assert with_vary_cookie(headers) == [(b"vary", b"Accept, Origin, Cookie"), (b"a", b"1")]
     assert headers == [(b"vary", b"Accept"), (b"a", b"1"), (b"vary", b"Origin")]  # a copy
+
+
+# --- The usual write's short path (SessionWriter.usual_headers) ------------------------------------------------
+
+NOW = 1_800_000_000
+
+
+def frozen_writer(*, dated: bool = False, raise_error: bool = True, **values: Any) -> SessionWriter:
+    """A writer whose signer reads a fixed clock: two writes of a session give the same bytes."""
+    configured = setup(**values)
+    oversize = OversizePolicy("session", raise_error, ValueError, "", "store less.", "kept.", logger)
+    write = SessionWriter(
+        configured, configured.cookie(oversize, dated=dated), typed_name="typed", logger=logger, ended="%r ended"
+    )
+    signs = configured.signers.writer.max_token_length  # the configuration's: what it would refuse, it refuses
+    write.writer = SerializerSigner(SECRET, purpose="tests", clock=lambda: NOW, max_token_length=signs)
+    return write
+
+
+def changed(data: dict[str, Any], *, accessed: bool = True) -> Session:
+    session = Session(data)
+    session.modified, session.accessed = True, accessed
+    return session
+
+
+CONFIGURATIONS = [
+    {},
+    {"max_age": None},
+    {"max_age": 0},
+    {"same_site": "none", "secure": True, "partitioned": True, "domain": "example.com", "path": "/app"},
+    {"same_site": None, "http_only": False, "max_age": 3600},
+    {"same_site": "strict", "secure": True},
+]
+HEADERS = [[], [(b"content-type", b"text/plain")], [(b"vary", b"Accept"), (b"a", b"1"), (b"vary", b"Origin")]]
+
+
+@pytest.mark.parametrize("values", CONFIGURATIONS)
+@pytest.mark.parametrize("headers", HEADERS)
+@pytest.mark.parametrize("accessed", [True, False])
+def test_the_usual_write_gives_the_general_paths_headers(
+    values: dict[str, Any], headers: list[tuple[bytes, bytes]], accessed: bool
+) -> None:
+    write = frozen_writer(**values)
+    assert write.direct  # these configurations take the short path
+    session = changed({"user_id": 7, "name": "Ada"}, accessed=accessed)
+    original = list(headers)
+    usual = write.usual_headers(session, headers)
+    assert usual == write.response_headers(session, headers, None)
+    assert usual is not None
+    assert [name for name, _ in usual].count(b"set-cookie") == 1
+    assert (b"Cookie" in b", ".join(value for name, value in usual if name == b"vary")) is accessed
+    assert headers == original  # the response's own list is left as it was (a later request may send it again)
+
+
+@pytest.mark.parametrize(
+    ("values", "dated"), [({"idle_timeout": 600}, False), ({"chunked": True, "max_chunks": 3}, False), ({}, True)]
+)
+def test_timeouts_chunks_and_dated_cookies_take_the_general_path(values: dict[str, Any], dated: bool) -> None:
+    write = frozen_writer(dated=dated, **values)
+    assert not write.direct
+    session = changed({"user_id": 7})
+    assert write.usual_headers(session, []) == write.response_headers(session, [], None)
+
+
+def ended() -> Session:
+    session = changed({"user_id": 7})
+    session.set_expiry(-1)
+    return session
+
+
+def emptied() -> Session:
+    session = changed({})
+    session.loaded_empty = False
+    return session
+
+
+def with_leftovers() -> Session:
+    session = changed({"user_id": 7})
+    session.leftovers = ["session.1", "session.2"]
+    return session
+
+
+def expiring() -> Session:
+    session = changed({"user_id": 7})
+    session.set_expiry(60)
+    return session
+
+
+def only_read() -> Session:
+    session = Session({"user_id": 7})
+    session.accessed = True
+    return session
+
+
+@pytest.mark.parametrize("make", [ended, emptied, with_leftovers, expiring, only_read, Session])
+def test_every_other_response_is_the_general_paths(make: Any, caplog: pytest.LogCaptureFixture) -> None:
+    write = frozen_writer()
+    with caplog.at_level(logging.WARNING, logger.name):
+        usual = write.usual_headers(make(), [(b"a", b"1")])
+    assert usual == write.response_headers(make(), [(b"a", b"1")], None)
+    if make is with_leftovers:  # written, and the chunks of a set left from chunking deleted
+        assert usual is not None
+        assert [value.split(b"=")[0] for name, value in usual if name == b"set-cookie"] == [
+            b"session",
+            b"session.1",
+            b"session.2",
+        ]
+    if make is ended:
+        assert "'session' ended" in caplog.text
+
+
+def test_a_refused_write_is_refused_as_on_the_general_path(caplog: pytest.LogCaptureFixture) -> None:
+    big = changed({"blob": os.urandom(3000).hex()})  # incompressible: over the browser's limit
+    with pytest.raises(ValueError, match="would take") as raised:
+        frozen_writer().usual_headers(big, [])
+    with pytest.raises(ValueError, match="would take") as general:
+        frozen_writer().response_headers(big, [], None)
+    assert str(raised.value) == str(general.value)
+    logged = frozen_writer(raise_error=False)
+    with caplog.at_level(logging.ERROR, logger.name):
+        assert logged.usual_headers(big, []) == [(b"vary", b"Cookie")]  # no Set-Cookie: the client keeps its own
+    assert caplog.text.count("would take") == 1
+    small = frozen_writer()
+    small.writer = SerializerSigner(SECRET, purpose="tests", max_decompressed_size=64)
+    with pytest.raises(ValueError, match="holds over 64 bytes of JSON"):
+        small.usual_headers(changed({"name": "x" * 100}), [])
+    with pytest.raises(NotJSON, match=r"typed tokens: typed$"):  # the typed option in the adapter's words
+        frozen_writer().usual_headers(changed({"at": datetime.now(timezone.utc)}), [])
