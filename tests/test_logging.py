@@ -163,11 +163,11 @@ def test_flask_and_quart_users_see_a_switch_that_logs_everyone_out() -> None:
     lines = completed.stderr.splitlines()
     assert not any("forged" in line or "not a valid session cookie" in line for line in lines), lines
     [oversize] = [line for line in lines if "would take" in line]
-    assert "] ERROR in session_cookies: Session cookie 'session' would take" in oversize  # Flask's format
+    assert "] ERROR in cookies: Session cookie 'session' would take" in oversize  # Flask's format
     alerts = [line for line in lines if "ACCEPT_FLASK_COOKIES" in line]
     assert len(alerts) == 2, lines  # once for the Flask app, once for the Quart app
     for alert in alerts:
-        assert "] WARNING in session_loading: Rejected session cookie 'session': " in alert
+        assert "] WARNING in loading: Rejected session cookie 'session': " in alert
         assert "set BLAKE2SIGN_WEB['ACCEPT_FLASK_COOKIES'] = True" in alert
         assert "Everyone who holds such a cookie is logged out" in alert
     assert secrets_free(completed.stderr)
