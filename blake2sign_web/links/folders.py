@@ -154,13 +154,6 @@ def signable(path: str) -> str:
     return canonical
 
 
-def signed_prefix(value: str) -> str:
-    """A prefix read from a link's (signed) query: ValueError unless it is what ``signable`` writes."""
-    if not value.startswith("/") or signable(value) != value:
-        raise ValueError("malformed prefix")
-    return value
-
-
 def folder(name: str, link: FolderLink | None) -> str:
     """The folder of the served ``name`` (a file helper's path, "/"-separated) that the file must stay in: "" for
     the whole root (a single-file link, or a prefix that holds the route), else ``name`` less what the request
