@@ -1,12 +1,8 @@
-"""What both adapters need to serve a file safely: paths, ranges, validators, filenames.
+"""What every adapter needs to serve a file safely: paths, ranges, validators, filenames, and the bytes.
 
-A valid signature says the application meant to hand out *this URL*; it does not
-make the path in it safe (the application may sign user-chosen names), so every
-name is checked here again, whatever signed it.
-
-A file's bytes to send, read in bounded chunks: a synchronous iterator for WSGI responses, an asynchronous one
-(each read in a worker thread) for ASGI, and the ASGI body messages they make. Memory stays flat whatever the file's
-size.
+A valid signature says the application meant to hand out *this URL*, not that the path in it is safe (it may
+sign user-chosen names), so every name is checked here again. The bytes are read in bounded chunks, by a
+synchronous iterator (WSGI) or an asynchronous one, each read in a worker thread (ASGI): memory stays flat.
 """
 
 from __future__ import annotations

@@ -1,34 +1,11 @@
 """What a request by a signed link gets, decided once for every framework (no I/O here).
 
-An adapter describes its request in plain values (the method, the URL to verify, the few
-headers a decision needs), calls these functions in order, and translates what they return
-into its framework's response. The I/O stays in the adapter (the single-use store, sync in
-Django and async in Starlette; the file), between the decisions:
-
-1. ``check``: ``verify`` (the link's MAC, times and options, or a ``Refusal``: 403, or ``expired_status``)
-   then ``admission`` (what the method may do with it): the ``VerifiedLink`` to go on with, a
-   ``Confirmation`` (the page in front of a ``consume_on="post"`` link), or a ``Refusal`` (405 too);
-2. for a file: ``file_range`` (the range asked for, from the file's size and modified time);
-3. for a single-use or grouped link: ``consumption`` (for a file, what a continuation would fetch),
-   ``before_store`` (the store call to make, or why not), the call (``store_answer``; a grouped link's:
-   ``group_answer``, its group read with the single-use check in one round trip), then ``consumed``;
-4. for a file: ``answer_file``: ``conditional_answer`` (304, 412), else ``file_answer`` (200, 206 or 416),
-   with every header. What can be read of a storage's file (S3 ranges, a redirect) is ``stored_files``'.
-
-What the URL to verify is, from a request's values, is ``link_targets``' (raw path, query encoding), with
-the parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host). The options:
-``link_options``.
-
-A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
-as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answers, in every framework:
-403 for a missing, malformed or wrong signature (or a single-use link nothing can consume), and for a
-link before its start (``not_yet_valid``: the message says when it becomes valid; no Retry-After, which
-HTTP defines for 503, 429 and redirects, not 403, and Django's PermissionDenied could not carry); the
-expired status (410 Gone by default, so the page can say "ask for a new link"; or 403) for a link
-whose time has passed, for a single-use link already used and for a link whose group was revoked after it
-was issued (``WITHDRAWN``: like a used link, it worked once and never will again); 503 for a single-use
-or grouped link while its store is unreachable (unless it fails open); 405 for a method the link may not
-be used with; 304 and 412 for conditional requests of a file, 206 and 416 for its ranges.
+An adapter describes its request in plain values, calls these functions in order and turns what they return
+into its framework's response; the I/O (the store, the file) stays in the adapter, between the decisions:
+``check`` (``verify``, then ``admission``: the ``VerifiedLink``, a ``Confirmation`` or a ``Refusal``); for a file
+``file_range``; for a single-use or grouped link ``consumption``, ``before_store``, the store's call
+(``store_answer``, ``group_answer``) and ``consumed``; for a file ``answer_file``. A ``Refusal`` is a status, a
+plain-text message and its headers (the statuses: docs/signed-urls.md, "Status codes").
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""The text of a link: how it is split, the canonical form its MAC covers, and the names it may carry.
+"""The text of a link: how it is split, the canonical form its MAC covers, the names it may carry, and its times.
 
-``URLSigner`` (``urls.py``) signs and verifies; what is written here is the text it reads and writes,
-whoever asks: the canonical path, query and bound value (see ``urls.py`` for the form), the rules of
-a link's own parameter names, and those of a signed download name.
-
-The times of a signed link: when it expires and when it starts being valid, as ``sign`` writes them and
-``verify_link`` reads them (``URLSigner``, ``urls.py``).
-
-Both are Unix seconds in the link's query (``expires``, ``starts``), signed like its other parameters, at most
-10 digits. ``sign`` takes an expiry as a lifetime (``expires_in``) or a time (``expires_at``), a start as a time
-only (``starts``: Unix seconds or an aware datetime), and refuses a start at or after the expiry. A link is
-refused from its expiry on (``SignatureExpired``), and before its start (``SignatureNotYetValid``) with the
-margin tokens allow for another server's clock (``CLOCK_SKEW``): it is accepted from ``starts - CLOCK_SKEW``.
+``URLSigner`` signs and verifies; what is written here is the text it reads and writes: the canonical path,
+query and bound value, the rules of a link's own parameter names and of a signed download name, and the
+``expires`` and ``starts`` it carries (Unix seconds, at most 10 digits; a start must come before the expiry,
+and is honoured from ``starts - CLOCK_SKEW``). The form: docs/format.md, "Signed URLs".
 """
 
 from __future__ import annotations

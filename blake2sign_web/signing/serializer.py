@@ -1,29 +1,13 @@
 """SerializerSigner: JSON values in, timestamped and signed tokens out.
 
-Token format 2, the default (format 1, below, is still read, and written with ``format=1``)::
+Format 2 is the default; format 1 is still read, and written with ``format=1``. ``formats.py`` has every
+layout, docs/format.md the grammar and test vectors. ``dumps`` = serialize -> date -> maybe compress (``_body``,
+shared by both kinds of token) -> encode -> sign; ``loads`` = check length -> read the marker -> verify ->
+decode -> check times -> maybe decompress -> deserialize, in one pass of Python around the C calls (``_load``).
 
-    >>> signer = SerializerSigner("a long random secret", purpose="sessions", dictionary=1)
-    >>> signer.dumps({"user": 42})
-    'AaW...<22 characters of tag>'
-
-``marker body tag``: a one-letter marker whose base64url index is a bit field (the tag's size, an expiry,
-Python json, a session id, the compression), the unpadded base64url of the body, and a 16-byte tag::
-
-    issued_at (4 bytes, big-endian Unix seconds) [expires_at (4)] [session id (8)] [dictionary id (1)]
-    payload (JSON text, or a magic-less zstandard frame of it)
-
-Format 1's marker is ``"0"`` to ``"7"``, its tag 32 bytes under keys derived apart from format 2's.
-``formats.py`` has every layout, docs/format.md the grammar and test vectors.
-
-``dumps`` = serialize -> date -> maybe compress (``_body``, the one pass both kinds of token share) -> encode ->
-sign. ``loads`` = check length -> read the marker -> verify -> decode -> check times (``tokens.check_times``)
--> maybe decompress -> deserialize, in one pass of Python around the C calls (``_load``).
-
-``typed=True`` and ``encrypt=True`` are implemented by a subclass, ``ExtendedSerializerSigner`` (below),
-that ``SerializerSigner(...)`` returns when either is asked for, so that the plain signer's methods, the path
-of every plain signed token, carry no test for them. Both classes live here, because the one builds the
-other; ``typed.py`` and ``encryption.py`` are imported when an ``ExtendedSerializerSigner`` is built, never
-with the package. The rules of JSON values are in ``json_values.py``.
+``typed=True`` and ``encrypt=True`` are a subclass, ``ExtendedSerializerSigner``, that ``SerializerSigner(...)``
+returns when either is asked for, so that the plain signer's path carries no test for them; ``typed.py`` and
+``encryption.py`` are imported when one is built, never with the package.
 """
 
 from __future__ import annotations

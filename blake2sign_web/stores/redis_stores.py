@@ -1,17 +1,8 @@
-"""The records of ``blake2sign_web.revocation`` in Redis through a blocking redis-py client: ``RedisStore``, for
-a framework whose views block (Flask). Its contract is ``async_redis_store.AsyncRedisStore``'s, each call
-returning its answer instead of a coroutine; the plans are the core's (``store_plans``), sent here.
-
-Every call is bounded by ``timeout`` (the client's socket timeouts, for a URL): a Redis that is down, or hung,
-raises ``StoreUnavailable``, and the caller applies ``on_unavailable``.
-
-The records of ``blake2sign_web.revocation`` in Redis through ``redis.asyncio``: ``AsyncRedisStore``, for a
-framework on an event loop (Starlette and FastAPI, as ``blake2sign_web.starlette.revocation.RedisStore``; Quart).
-
-Every call is bounded by ``timeout`` (0.5 s by default): a Redis that is down, or hung, raises
-``StoreUnavailable`` within it, and the caller applies ``on_unavailable``: ``"closed"`` (the default: a single-use
-link gets 503, a session is read as empty) or ``"open"`` (accept, and log an error). The commands and what their
-replies mean are the core's plans (``store_plans``); this module sends them.
+"""The records of ``stores.revocation`` in Redis: ``RedisStore`` through a blocking redis-py client (Flask), and
+``AsyncRedisStore`` through ``redis.asyncio`` (Starlette and FastAPI, as ``starlette.revocation.RedisStore``;
+Quart), each call returning its answer or a coroutine of it. The plans are the core's (``store_plans``), sent
+here. Every call is bounded by ``timeout``: a Redis that is down or hung raises ``StoreUnavailable``, and the
+caller applies ``on_unavailable`` (docs/revocation.md, "When Redis is unreachable").
 """
 
 from __future__ import annotations

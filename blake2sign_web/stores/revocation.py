@@ -1,41 +1,11 @@
 """Server-side state for revocation and single-use links, without a framework: keys, lifetimes, decisions.
 
-Signed cookies and signed links need no store, which is their point; this module is the
-small, optional exception. Five kinds of record, each with a TTL so the store never grows:
-
-- ``once:<nonce>``: a single-use link was used. Written with SET NX (atomic: of any number
-  of concurrent first uses, on any number of machines, exactly one wins) and kept until
-  the link expires, plus a margin for clocks that run behind. Its value is a digest of
-  the client that used it.
-- ``once-budget:{<once record's name>}``: for a link to a file, the bytes the same client may
-  still fetch with Range requests after the first use (the file's size, once): an interrupted
-  download resumes, a download manager fetches in pieces, and a used link never yields the
-  file again whole nor more than once more in pieces (see ``links.requests.continuation_cost``). Kept as its
-  ``once``, and in its cluster slot (``budget_key``).
-- ``sid:<session id>``: a session was ended (logout, flush). Every token of a session keeps its
-  id, however often it is re-signed, and none is signed once the record exists; so the record is
-  kept for the longest any token of a session can live (``record_ttl``), from the moment it is
-  written, plus the clocks' margins: a copy re-signed just before the logout cannot outlive it.
-- ``user:<user id>``: the user's session generation, ``g:<random hex>``, written by "log out
-  everywhere". Each session of a logged-in user carries the generation its user had when it
-  logged in (read at login); a session whose generation is not the one recorded is refused. A
-  new login reads the new generation, so it works at once, and every session that existed before
-  is refused, however often re-signed: no clock is compared. Kept as long as a ``sid:`` record:
-  by then every session of an earlier generation has ended. (Records of earlier releases hold a
-  cut-off time, ``<seconds>:<kept session>``, and keep their rule until they expire.)
-- ``group:<group>``: a link group was revoked (``group_revocation``): its time, in microseconds; a link of the
-  group issued at or before it, plus the clock-skew allowance, is refused (``withdrawn``). Kept as long as the
-  group's longest-lived link.
-
-Session and user keys carry an application's prefix when it has one
-(``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or
-overwrite each other's records.
-
-Every decision is made here, without I/O: which records to read and write, with which values and
-TTLs (``session_check``, ``ended_session``, ``user_generation_record``, ``link_use``), what the
-replies mean, and what "log out everywhere" does to the session that asks (``current_session_fate``).
-The adapters (``django.revocation``, ``starlette.revocation``) only do the I/O in their framework's
-idiom. The records' names and values are in ``records``; store URLs, replicas and scripts in ``stores``.
+Signed cookies and links need no store, which is their point; this module is the small, optional exception.
+The records (``once``, ``once-budget``, ``sid``, ``user``, ``group``), their values and TTLs and why those are
+enough: docs/revocation.md, "What is stored". Every decision is made here, without I/O: which records to read
+and write (``session_check``, ``ended_session``, ``user_generation_record``, ``link_use``), what the replies
+mean, and what "log out everywhere" does to the session that asks (``current_session_fate``); the adapters do
+the I/O. The records' names and values are in ``records``; store URLs, replicas and scripts in ``stores``.
 """
 
 from __future__ import annotations
