@@ -20,7 +20,6 @@ from ..sessions import settings as session_settings
 from ..sessions.options import Problem
 from . import conf
 
-JSON_SERIALIZERS: Final = session_settings.JSON_SERIALIZERS
 #: The published docs (mkdocs.yml's site_url): every hint that points at the docs gives a page's address.
 DOCS: Final = "https://blake2sign-web.github.io/blake2sign_web/"
 HINT: Final = f"See {DOCS}django/#settings"

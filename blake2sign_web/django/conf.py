@@ -22,9 +22,8 @@ from django.utils.module_loading import import_string
 from ..sessions import options as schema
 from ..sessions import settings as session_settings
 from ..sessions.cookie_attributes import CookieSettings, prefix_fix
-from ..sessions.options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
 from ..sessions.options import Problem
-from ..sessions.settings import SessionConfig as SessionConfig  # its home was here: still importable
+from ..sessions.settings import SessionConfig
 from ..signing.cache import clear_signer_cache
 
 SETTING: Final = "BLAKE2SIGN_WEB"

@@ -31,7 +31,6 @@ from ..stores import revocation
 from ..stores.base import logger as logger
 from ..stores.commands import send_sync
 from ..stores.plans import Steps, T, unavailable_on_error
-from ..stores.records import new_session_id as new_session_id
 from ..stores.revocation import LinkAnswer, NotReplicated, StoreUnavailable
 from .current import current_session
 

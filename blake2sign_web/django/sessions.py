@@ -24,9 +24,7 @@ from ..exceptions import BadSignature
 from ..sessions import options
 from ..sessions import revocable as revocable_session
 from ..sessions.cookies import token_cookies
-from ..sessions.expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..sessions.expiry import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
-from ..sessions.expiry import LAST_EXPIRY as LAST_EXPIRY
 from ..sessions.expiry import (
     SessionEnd,
     data_written,
@@ -34,21 +32,20 @@ from ..sessions.expiry import (
     now_datetime,
     stored_end,
 )
-from ..sessions.expiry import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from ..sessions.expiry import check_expiry as _check_expiry
 from ..sessions.request import signed_token
 from ..sessions.revocation import SessionState
+from ..sessions.settings import SessionConfig
 from ..sessions.token import BAD, Presented, ReadToken, RefusalWords, refusal_reason
 from ..stores.revocation import StoreUnavailable
 from . import revocation
 from .conf import DJANGO_SIGNED_COOKIES_SALT as DJANGO_SIGNED_COOKIES_SALT  # their home was here: still importable
-from .conf import SETTING, SessionConfig, session_config
+from .conf import SETTING, session_config
 from .conf import STARTED as STARTED
 from .conf import SessionTooLarge as SessionTooLarge
 from .current import CURRENT_SESSION
-from .current import current_session as current_session  # importable from here, as before current.py
 
-__all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
+__all__ = ["SessionStore", "SessionTooLarge"]
 
 #: Django's logger for session cookies that fail verification (its convention, its name).
 suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession")

@@ -33,9 +33,6 @@ from ..links.requests import FileAnswer, Refusal
 from ..links.signer import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 from ..links.stored_files import StoredFile
 from ..sessions.cookies import cookies_in
-from ..stores.revocation import (
-    StoreUnavailable as StoreUnavailable,  # re-exported: what a single_use store raises when down
-)
 
 if TYPE_CHECKING:
     from .revocation import RedisStore
