@@ -176,16 +176,7 @@ def grant_cookie(
         http_only=httponly,
         domain=domain,
     )
-    response.set_cookie(
-        cookie.name,
-        cookie.value,
-        max_age=cookie.max_age,
-        path=cookie.path,
-        domain=cookie.domain,
-        secure=cookie.secure,
-        httponly=cookie.http_only,
-        samesite=cookie.same_site,
-    )
+    response.set_cookie(cookie.name, cookie.value, **cookie.set_cookie_arguments)
     return cookie
 
 

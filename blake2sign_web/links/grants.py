@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import lru_cache
 from hashlib import blake2b
-from typing import Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from ..exceptions import BadSignature
 from ..signing.serializer import Seconds
@@ -50,6 +50,19 @@ class GrantCookie(NamedTuple):
     same_site: SameSite
     domain: str | None
     signed: SignedPrefix
+
+    @property
+    def set_cookie_arguments(self) -> dict[str, Any]:
+        """The attributes as the keywords of Django's and Starlette's ``set_cookie`` (Starlette spells ``samesite``
+        in lower case)."""
+        return {
+            "max_age": self.max_age,
+            "path": self.path,
+            "domain": self.domain,
+            "secure": self.secure,
+            "httponly": self.http_only,
+            "samesite": self.same_site,
+        }
 
 
 @lru_cache(maxsize=1024)

@@ -13,7 +13,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -158,19 +158,9 @@ def grant_cookie(
         domain=domain,
     )
     response.set_cookie(
-        cookie.name,
-        cookie.value,
-        max_age=cookie.max_age,
-        path=cookie.path,
-        domain=cookie.domain,
-        secure=cookie.secure,
-        httponly=cookie.http_only,
-        samesite=_SAME_SITE[cookie.same_site],
+        cookie.name, cookie.value, **cookie.set_cookie_arguments | {"samesite": cookie.same_site.lower()}
     )
     return cookie
-
-
-_SAME_SITE: Final[dict[str, Literal["lax", "strict", "none"]]] = {"Lax": "lax", "Strict": "strict", "None": "none"}
 
 
 def _url_path_for(request: Request, name: str, path_params: dict[str, Any]) -> URLPath:
