@@ -15,7 +15,6 @@ from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import BaseCache, caches
@@ -23,9 +22,7 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisSerializer
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
-from django.utils.module_loading import import_string
 
-from ..links import options as link_options
 from ..stores import plans as store_plans
 from ..stores import revocation
 from ..stores.base import logger as logger
@@ -63,11 +60,20 @@ def consume_link(
 ) -> bool:
     """Use up a single-use link: True for its first use, and for the same client's continuations of a file
     (``RedisStoreCache``: a file link's use in one script; any other cache: ``store_plans.consume_in_cache``)."""
-    use = revocation.link_use(
-        nonce, expires_at, client, file_size=file_size, continuation=continuation, skew=skew, stored_name=cache.make_key
+    return _consume(cache, _link_use(cache, nonce, expires_at, client, file_size, continuation, skew))
+
+
+def _link_use(
+    cache: BaseCache, nonce: str, expires_at: int, client: str, size: int | None, continuation: int | None, skew: float
+) -> revocation.LinkUse:
+    return revocation.link_use(
+        nonce, expires_at, client, file_size=size, continuation=continuation, skew=skew, stored_name=cache.make_key
     )
+
+
+def _consume(cache: BaseCache, use: revocation.LinkUse) -> bool:
     with unavailable_on_error("consume a single-use link"):
-        if isinstance(cache, RedisStoreCache) and file_size is not None:
+        if isinstance(cache, RedisStoreCache) and use.file_size is not None:
             outcome = cache.use_file_link(use)
             if outcome is not None:
                 return outcome
@@ -91,17 +97,7 @@ def check_link(
     (how far the servers' clocks may differ: ``revocation.withdrawn``), else for a single-use link (``nonce``)
     "ok" or "used" as ``consume_link``. ``RedisStoreCache``: one round trip; any other cache: the group's record
     read, then the link used up."""
-    use = None
-    if nonce is not None:
-        use = revocation.link_use(
-            nonce,
-            expires_at,
-            client,
-            file_size=file_size,
-            continuation=continuation,
-            skew=skew,
-            stored_name=cache.make_key,
-        )
+    use = None if nonce is None else _link_use(cache, nonce, expires_at, client, file_size, continuation, skew)
     with unavailable_on_error("check a link group"):
         if isinstance(cache, RedisStoreCache):
             outcome = cache.check_link(revocation.group_key(group), issued_us, use, clock_skew)
@@ -110,23 +106,16 @@ def check_link(
         record = cache.get(revocation.group_key(group))
     if revocation.withdrawn(issued_us, record, clock_skew):
         return "withdrawn"
-    if nonce is None:
-        return "ok"
-    consumed = consume_link(cache, nonce, expires_at, client, file_size=file_size, continuation=continuation, skew=skew)
-    return "ok" if consumed else "used"
+    return "ok" if use is None or _consume(cache, use) else "used"
 
 
 def revoke_link_group(group: str, lifetime: int) -> None:
     """Withdraw every link of ``group`` issued until now, on every server, in SIGNED_URLS' SINGLE_USE_CACHE (links
     signed after it work); ``lifetime``: the seconds the longest-lived link of the group still out has left (the
     record lasts that long). ValueError for a bad group or lifetime; StoreUnavailable if the cache fails."""
-    raw = getattr(settings, "BLAKE2SIGN_WEB", {})
-    try:
-        alias = link_options.from_settings(raw, getattr(settings, "CACHES", {}), import_string, None)[
-            "SINGLE_USE_CACHE"
-        ]
-    except (TypeError, ValueError) as error:
-        raise ImproperlyConfigured(f"{error}.") from None
+    from .signed_urls import options
+
+    alias = options()["SINGLE_USE_CACHE"]
     if alias is None:
         raise ImproperlyConfigured(
             "revoke_link_group() needs BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']: the alias of a cache shared "
