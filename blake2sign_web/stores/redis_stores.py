@@ -8,7 +8,6 @@ caller applies ``on_unavailable`` (docs/revocation.md, "When Redis is unreachabl
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ from .base import client_from_url, client_problem, parse_store_url, redis_client
 from .commands import bounded, is_async_cluster, mget, send_async, send_sync
 from .options import StoreOptions
 from .plans import Plan, T, adrive, drive, unavailable_on_error
-from .revocation import CLOCK, DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, LinkAnswer, Policy, session_check
+from .revocation import LinkAnswer, session_check
 
 
 class RedisStore(StoreOptions):
@@ -24,27 +23,7 @@ class RedisStore(StoreOptions):
     or a store URL (``stores.parse_store_url``; its client gets ``timeout`` on its sockets). The other arguments:
     ``StoreOptions``."""
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        on_unavailable: Policy = "closed",
-        clock_skew: float = DEFAULT_CLOCK_SKEW,
-        key_prefix: str = "",
-        wait_replicas: int = 0,
-        earlier_names_until: object = None,
-        clock: Callable[[], float] = CLOCK,
-    ) -> None:
-        super().__init__(
-            timeout=timeout,
-            on_unavailable=on_unavailable,
-            clock_skew=clock_skew,
-            key_prefix=key_prefix,
-            wait_replicas=wait_replicas,
-            earlier_names_until=earlier_names_until,
-            clock=clock,
-        )
+    def _connected(self, client: Any) -> tuple[Any, bool]:
         if isinstance(client, str):
             sockets = {"socket_timeout": self.timeout, "socket_connect_timeout": self.timeout}
             client = redis_client(parse_store_url(client), sockets, asynchronous=False)
@@ -52,7 +31,7 @@ class RedisStore(StoreOptions):
             raise TypeError(problem)
         from redis.cluster import RedisCluster
 
-        self.client, self.is_cluster = client, isinstance(client, RedisCluster)
+        return client, isinstance(client, RedisCluster)
 
     def consume_link(
         self, nonce: str, expires_at: int, client: str, *, file_size: int | None = None, continuation: int | None = None
@@ -114,10 +93,7 @@ class RedisStore(StoreOptions):
 
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from contextlib import AbstractAsyncContextManager
-
-    from redis.asyncio import Redis, RedisCluster
 
 
 class AsyncRedisStore(StoreOptions):
@@ -127,31 +103,11 @@ class AsyncRedisStore(StoreOptions):
     docs/revocation.md, "Deployment", says more of each.
     """
 
-    def __init__(
-        self,
-        client: Redis | RedisCluster | str,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        on_unavailable: Policy = "closed",
-        clock_skew: float = DEFAULT_CLOCK_SKEW,
-        key_prefix: str = "",
-        wait_replicas: int = 0,
-        earlier_names_until: object = None,
-        clock: Callable[[], float] = CLOCK,
-    ) -> None:
-        super().__init__(
-            timeout=timeout,
-            on_unavailable=on_unavailable,
-            clock_skew=clock_skew,
-            key_prefix=key_prefix,
-            wait_replicas=wait_replicas,
-            earlier_names_until=earlier_names_until,
-            clock=clock,
-        )
-        self.client = client_from_url(client, self.timeout) if isinstance(client, str) else client
-        if (problem := client_problem(self.client)) is not None:
+    def _connected(self, client: Any) -> tuple[Any, bool]:
+        client = client_from_url(client, self.timeout) if isinstance(client, str) else client
+        if (problem := client_problem(client)) is not None:
             raise TypeError(problem)
-        self.is_cluster = is_async_cluster(self.client)
+        return client, is_async_cluster(client)
 
     async def consume_link(
         self, nonce: str, expires_at: int, client: str, *, file_size: int | None = None, continuation: int | None = None
