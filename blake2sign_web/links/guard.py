@@ -1,14 +1,11 @@
 """What an endpoint checks its signed links with, in any framework: its options, checked once, and each
 request's decisions in the order ``link_requests`` gives them.
 
-An adapter builds one ``LinkGuard`` at start-up (Starlette: per ``require_signature`` or ``SignedFiles``;
-Django: per ``SIGNED_URLS`` settings) and, per request, hands it plain values: ``check`` (the link, its
-confirmation page, or its refusal), then for a single-use or grouped link (``needs_store``) ``use`` (a blocking
-store's ``consume_link``, and ``check_link`` for a grouped link) or ``ause`` (the guard's asyncio store): the
-refusal, or None to go on. A file's request is a
-``FileRequest``: the range asked for, a range redirect, the store's check (``use``), then the answer or the
-rewritten playlist, never before that check. The adapter only reads the request, does the store and file I/O
-and writes the response.
+An adapter builds one ``LinkGuard`` at start-up and, per request, hands it plain values: ``check`` (the link,
+its confirmation page, or its refusal), then for a single-use or grouped link ``use`` (a blocking store) or
+``ause`` (an asyncio one). A file's request is a ``FileRequest``: the range asked for, a range redirect, the
+store's check, then the answer or the rewritten playlist, never before that check. The adapter only reads the
+request, does the store and file I/O and writes the response.
 """
 
 from __future__ import annotations
