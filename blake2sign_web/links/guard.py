@@ -27,7 +27,6 @@ from .requests import (
     Refusal,
     StoreCall,
     Wanted,
-    agroup_answer,
     astore_answer,
     before_store,
     check,
@@ -35,7 +34,6 @@ from .requests import (
     consumption,
     download_disposition,
     file_range,
-    group_answer,
     link_kind,
     logged,
     logger,
@@ -151,13 +149,10 @@ class LinkGuard(NamedTuple):
         call = self.call(link, path, consume, headers, terms)
         if type(call) is not StoreCall or consume is None:
             return call  # type: ignore[return-value]
-        if call.group is None:
-            answer: bool | LinkAnswer | StoreUnavailable = store_answer(consume, call, self.client(request))
-        elif check is None:
+        ask: Callable[..., bool | LinkAnswer] | None = consume if call.group is None else check
+        if ask is None:
             return self._no_check(path)
-        else:
-            answer = group_answer(check, call, self.client(request))
-        return self._consumed(answer, path, call)
+        return self._consumed(store_answer(ask, call, self.client(request)), path, call)
 
     def _consumed(self, answer: bool | LinkAnswer | StoreUnavailable, path: str, call: StoreCall) -> Refusal | None:
         return consumed(
@@ -183,13 +178,10 @@ class LinkGuard(NamedTuple):
         call = self.call(link, path, consume, headers, terms)
         if type(call) is not StoreCall or consume is None:
             return call  # type: ignore[return-value]
-        if call.group is None:
-            answer: bool | LinkAnswer | StoreUnavailable = await astore_answer(consume, call, self.client(request))
-        elif (check := getattr(self.store, "check_link", None)) is None:
+        ask = consume if call.group is None else getattr(self.store, "check_link", None)
+        if ask is None:
             return self._no_check(path)
-        else:
-            answer = await agroup_answer(check, call, self.client(request))
-        return self._consumed(answer, path, call)
+        return self._consumed(await astore_answer(ask, call, self.client(request)), path, call)
 
     def _no_check(self, path: str) -> Refusal:
         """A grouped link on a store that cannot check groups (a store of one's own with ``consume_link`` only)."""

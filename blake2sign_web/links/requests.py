@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 from types import MappingProxyType
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 from ..exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
@@ -28,6 +28,7 @@ from .options import check_link_options as check_link_options
 from .signer import Bound, URLSigner, VerifiedLink
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
+T = TypeVar("T")
 
 #: At most this many characters of a refused path are logged (escaped with repr).
 LOGGED_PATH_LENGTH: Final = 200
@@ -255,51 +256,32 @@ def link_kind(nonce: str | None) -> str:
     return "grouped URL" if nonce is None else "single-use URL"
 
 
-def store_answer(consume: Callable[..., bool], call: StoreCall, client: str) -> bool | StoreUnavailable:
-    """The store's answer to ``call`` (``consume``: its ``consume_link``), or its failure, for ``consumed``."""
+def store_arguments(call: StoreCall, client: str) -> tuple[tuple[object, ...], dict[str, object]]:
+    """The arguments of the store's ``consume_link`` (a single-use link's ``call``) or ``check_link`` (a grouped
+    link's)."""
+    terms: dict[str, object] = {"file_size": call.file_size, "continuation": call.continuation}
+    if call.group is not None:
+        terms |= {"group": call.group, "issued_us": call.issued_us}
+    return (call.nonce, call.expires_at, client), terms
+
+
+def store_answer(ask: Callable[..., T], call: StoreCall, client: str) -> T | StoreUnavailable:
+    """The store's answer to ``call`` (``ask``: its ``consume_link`` or ``check_link``), or its failure, for
+    ``consumed``."""
+    arguments, terms = store_arguments(call, client)
     try:
-        return consume(call.nonce, call.expires_at, client, file_size=call.file_size, continuation=call.continuation)
+        return ask(*arguments, **terms)
     except StoreUnavailable as error:
         return error
 
 
-async def astore_answer(
-    consume: Callable[..., Awaitable[bool]], call: StoreCall, client: str
-) -> bool | StoreUnavailable:
+async def astore_answer(ask: Callable[..., Awaitable[T]], call: StoreCall, client: str) -> T | StoreUnavailable:
     """``store_answer`` of an asynchronous store."""
+    arguments, terms = store_arguments(call, client)
     try:
-        return await consume(
-            call.nonce, call.expires_at, client, file_size=call.file_size, continuation=call.continuation
-        )
+        return await ask(*arguments, **terms)
     except StoreUnavailable as error:
         return error
-
-
-def group_answer(check: Callable[..., LinkAnswer], call: StoreCall, client: str) -> LinkAnswer | StoreUnavailable:
-    """The store's answer to a grouped link's ``call`` (``check``: its ``check_link``), or its failure."""
-    try:
-        return check(*call[:2], client, **_terms(call))
-    except StoreUnavailable as error:
-        return error
-
-
-async def agroup_answer(
-    check: Callable[..., Awaitable[LinkAnswer]], call: StoreCall, client: str
-) -> LinkAnswer | StoreUnavailable:
-    """``group_answer`` of an asynchronous store."""
-    try:
-        return await check(*call[:2], client, **_terms(call))
-    except StoreUnavailable as error:
-        return error
-
-
-def _terms(call: StoreCall) -> dict[str, object]:
-    return {
-        "file_size": call.file_size,
-        "continuation": call.continuation,
-        "group": call.group,
-        "issued_us": call.issued_us,
-    }
 
 
 def consumed(
