@@ -24,8 +24,6 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 
 from ..sessions.chunks import IncompleteChunks
-from ..sessions.cookie_attributes import expires_for as expires_for  # its home was here: still importable
-from ..sessions.cookies import PartitionedMorsel as PartitionedMorsel  # its home was here: still importable
 from ..sessions.request import joined_token, server_timing_value
 from ..sessions.settings import MIDDLEWARE_KEYS, ResponseSettings
 from .conf import ENGINE, cookie_problems, cookie_settings, prefix_problems, session_options, session_problems
