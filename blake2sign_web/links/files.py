@@ -371,13 +371,6 @@ def conditional_status(
     return None
 
 
-def not_modified(if_none_match: str | None, if_modified_since: str | None, etag: str | None, mtime: float) -> bool:
-    """Whether a GET or HEAD may be answered 304 (``conditional_status`` of those two headers)."""
-    headers = {"if-none-match": if_none_match, "if-modified-since": if_modified_since}
-    present = {name: value for name, value in headers.items() if value is not None}
-    return conditional_status("GET", present, etag, int(mtime)) == 304
-
-
 def _matches(header: str, etag: str, *, weak: bool) -> bool:
     tags = {tag.strip() for tag in header.split(",")}
     if "*" in tags:

@@ -242,11 +242,6 @@ def expiry_date(end: SessionEnd, now: datetime, value: Any) -> datetime:
     return now + timedelta(seconds=(end.at or 0) - now.timestamp())
 
 
-def ends_at(value: timedelta | float) -> float:
-    """The Unix time a ``set_expiry()`` of seconds (or a timedelta) given now ends."""
-    return time.time() + (value.total_seconds() if isinstance(value, timedelta) else value)
-
-
 def date_after(delta: timedelta) -> datetime:
     """The aware (UTC) datetime ``delta`` from now: a ``set_expiry()`` timedelta as the fixed end it stands for."""
     return datetime.now(timezone.utc) + delta
