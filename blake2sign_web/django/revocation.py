@@ -60,7 +60,7 @@ def consume_link(
 ) -> bool:
     """Use up a single-use link: True for its first use, and for the same client's continuations of a file
     (``RedisStoreCache``: a file link's use in one script; any other cache: ``store_plans.consume_in_cache``)."""
-    return _consume(cache, _link_use(cache, nonce, expires_at, client, file_size, continuation, skew))
+    return store_plans.use_in_cache(cache, _link_use(cache, nonce, expires_at, client, file_size, continuation, skew))
 
 
 def _link_use(
@@ -69,15 +69,6 @@ def _link_use(
     return revocation.link_use(
         nonce, expires_at, client, file_size=size, continuation=continuation, skew=skew, stored_name=cache.make_key
     )
-
-
-def _consume(cache: BaseCache, use: revocation.LinkUse) -> bool:
-    with unavailable_on_error("consume a single-use link"):
-        if isinstance(cache, RedisStoreCache) and use.file_size is not None:
-            outcome = cache.use_file_link(use)
-            if outcome is not None:
-                return outcome
-        return store_plans.consume_in_cache(cache, use)
 
 
 def check_link(
@@ -98,15 +89,7 @@ def check_link(
     "ok" or "used" as ``consume_link``. ``RedisStoreCache``: one round trip; any other cache: the group's record
     read, then the link used up."""
     use = None if nonce is None else _link_use(cache, nonce, expires_at, client, file_size, continuation, skew)
-    with unavailable_on_error("check a link group"):
-        if isinstance(cache, RedisStoreCache):
-            outcome = cache.check_link(revocation.group_key(group), issued_us, use, clock_skew)
-            if outcome is not None:
-                return outcome
-        record = cache.get(revocation.group_key(group))
-    if revocation.withdrawn(issued_us, record, clock_skew):
-        return "withdrawn"
-    return "ok" if use is None or _consume(cache, use) else "used"
+    return store_plans.check_in_cache(cache, revocation.group_key(group), issued_us, use, clock_skew)
 
 
 def revoke_link_group(group: str, lifetime: int) -> None:
