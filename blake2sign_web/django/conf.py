@@ -90,10 +90,8 @@ def secret_problems() -> list[tuple[str, str]]:
 
 
 def _settings(kind: str = "SESSION") -> dict[str, Any]:
-    """The ``{kind}_COOKIE_*`` settings (and SESSION_COOKIE_AGE) by the core's keys; ``kind`` ``SESSION`` or ``CSRF``.
-
-    SESSION_COOKIE_PARTITIONED is not (yet) one of Django's settings: the core's default when it is not set.
-    """
+    """The ``{kind}_COOKIE_*`` settings (and SESSION_COOKIE_AGE) by the core's keys (``kind``: SESSION or CSRF);
+    the core's default for one Django lacks (SESSION_COOKIE_PARTITIONED)."""
     return {key: getattr(settings, _named(name, kind), schema.DEFAULTS[key]) for name, key in SETTING_KEYS.items()}
 
 

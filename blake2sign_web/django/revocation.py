@@ -59,7 +59,7 @@ def consume_link(
     skew: float = revocation.RECORD_MARGIN,
 ) -> bool:
     """Use up a single-use link: True for its first use, and for the same client's continuations of a file
-    (``RedisStoreCache``: a file link's use in one script; any other cache: ``store_plans.consume_in_cache``)."""
+    (``store_plans.use_in_cache``)."""
     return store_plans.use_in_cache(cache, _link_use(cache, nonce, expires_at, client, file_size, continuation, skew))
 
 
@@ -84,10 +84,8 @@ def check_link(
     skew: float = revocation.RECORD_MARGIN,
     clock_skew: float = revocation.DEFAULT_CLOCK_SKEW,
 ) -> LinkAnswer:
-    """A grouped link's check: "withdrawn" if ``group`` was revoked at or after ``issued_us`` less ``clock_skew``
-    (how far the servers' clocks may differ: ``revocation.withdrawn``), else for a single-use link (``nonce``)
-    "ok" or "used" as ``consume_link``. ``RedisStoreCache``: one round trip; any other cache: the group's record
-    read, then the link used up."""
+    """A grouped link's check (``store_plans.check_in_cache``): "withdrawn" if ``group`` was revoked at or after
+    ``issued_us`` less ``clock_skew``, else for a single-use link (``nonce``) "ok" or "used" as ``consume_link``."""
     use = None if nonce is None else _link_use(cache, nonce, expires_at, client, file_size, continuation, skew)
     return store_plans.check_in_cache(cache, revocation.group_key(group), issued_us, use, clock_skew)
 
@@ -170,8 +168,7 @@ def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
     """End every session of ``user`` that exists now, on every server (REVOCATION_CACHE must be set): the user
     gets a new session generation, which only later logins read. The session of the request being served:
     ``revocation.current_session_fate`` (docs/revocation.md, "What log out everywhere guarantees"). Raises
-    StoreUnavailable if the cache cannot be reached: a logout that did not happen is never reported as done.
-    """
+    StoreUnavailable if the cache cannot be reached: a logout that did not happen is never reported as done."""
     from .conf import SETTING, session_config
 
     config = session_config()
@@ -220,13 +217,9 @@ post_save.connect(_log_out_on_password_change, dispatch_uid="blake2sign_web.stor
 
 
 class RedisStoreCache(BaseCache):
-    """A cache backend for ``REVOCATION_CACHE`` and ``SINGLE_USE_CACHE`` on one Redis, a cluster, or Sentinel.
-
-    ``LOCATION``: one store URL (``revocation.parse_store_url``). ``OPTIONS``: ``socket_timeout`` and
-    ``socket_connect_timeout`` (0.5 s), ``wait_replicas`` (0), the rest for the redis-py client. Keys and
-    values are RedisCache's, so an alias can switch between the two on the same Redis. It has what the
-    records need, not a general cache's operations. docs/revocation.md, "Deployment", says more.
-    """
+    """A cache backend for ``REVOCATION_CACHE`` and ``SINGLE_USE_CACHE`` on one Redis, a cluster, or Sentinel:
+    ``LOCATION`` a store URL, ``OPTIONS`` as docs/revocation.md, "Deployment", says. Keys and values are
+    RedisCache's, so an alias can switch between the two on the same Redis; it has what the records need only."""
 
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(params)
@@ -308,9 +301,8 @@ class RedisStoreCache(BaseCache):
     def check_link(
         self, group_key: str, issued_us: int, use: revocation.LinkUse | None, skew: float
     ) -> LinkAnswer | None:
-        """``check_link`` in one round trip (``skew``: the clocks' allowance); None when a file link's two records
-        (with this cache's KEY_PREFIX) cannot share a cluster slot (braces in KEY_PREFIX): then the cache's
-        separate operations."""
+        """``check_link`` in one round trip (``skew``: the clocks' allowance); None, as ``use_file_link``, when a
+        file link's two records cannot share a cluster slot."""
         group = self.make_and_validate_key(group_key)
         if use is None:
             return self._drive(store_plans.group_steps(group, issued_us, None, self.replicas, skew=skew))

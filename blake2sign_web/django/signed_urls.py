@@ -119,9 +119,8 @@ def sign_url(
     group: str | None = None,
 ) -> str:
     """Sign a path (``reverse(...)``) or absolute URL (the options: ``URLSigner.sign``); with ``request``, a path
-    becomes absolute first, on ``request.get_host()`` (which Django checks against ``ALLOWED_HOSTS``): with
-    ``BIND_HOST`` a path needs it. ``single_use=True`` and ``group=`` need ``SINGLE_USE_CACHE``.
-    """
+    becomes absolute first, on ``request.get_host()`` (checked against ``ALLOWED_HOSTS``): with ``BIND_HOST`` a
+    path needs it. ``single_use=True`` and ``group=`` need ``SINGLE_USE_CACHE``."""
     signer = get_signer()
     _check_store("sign_url", single_use, group)
     if request is not None and url_or_path.startswith("/"):
@@ -156,9 +155,8 @@ def grant_cookie(
     domain: str | None = None,
 ) -> link_cookies.GrantCookie:
     """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` (a path
-    ending with "/") without a signature in its URL, as ``sign_prefix`` would sign it (an expiry is required).
-    ``secure``: default ``request.is_secure()``. The cookie's name, value and attributes: ``link_cookies.grant``.
-    """
+    ending with "/") without a signature in its URL, as ``sign_prefix`` would sign it (an expiry is required);
+    ``secure``: default ``request.is_secure()``."""
     _check_store("grant_cookie", False, group)
     guard = _link_guard()
     origin = f"{request.scheme}://{request.get_host()}" if guard.signer.bind_host else ""
@@ -257,11 +255,9 @@ def confirmation_response(
 
 
 def csrf_refusal(request: HttpRequest) -> HttpResponse | None:
-    """Django's CSRF check of a confirmation's POST, even in a ``csrf_exempt`` view: None, or the 403 to send.
-
-    The link's MAC says the link is genuine, not who posts it (docs/signed-urls.md, "Why the confirmation's
-    POST is CSRF-checked"). The installed CsrfViewMiddleware's own check, so CSRF_TRUSTED_ORIGINS apply.
-    """
+    """The installed CsrfViewMiddleware's check of a confirmation's POST (CSRF_TRUSTED_ORIGINS apply), even in a
+    ``csrf_exempt`` view: None, or the 403 to send (docs/signed-urls.md, "Why the confirmation's POST is
+    CSRF-checked")."""
     middleware = _csrf_middleware(_middleware())
     if middleware is None:
         return None
@@ -354,12 +350,10 @@ def signed_url_required(
 def signed_url_required(
     view: V | None = None, /, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
 ) -> V | Callable[[V], V]:
-    """Let through only requests whose URL carries a valid, unexpired signature.
-
-    ``@signed_url_required`` or ``@signed_url_required(bind=lambda r: r.user.pk)`` on function views (sync or
-    async), ``method_decorator(..., name="dispatch")`` on class-based views. ``confirm``: (request, link) ->
-    the page of a ``consume_on="post"`` link, which POSTs to the same URL (``csrf_refusal``).
-    """
+    """Let through only requests whose URL carries a valid, unexpired signature: ``@signed_url_required`` or
+    ``@signed_url_required(bind=lambda r: r.user.pk)`` on function views (sync or async),
+    ``method_decorator(..., name="dispatch")`` on class-based views. ``confirm``: (request, link) -> the page of a
+    ``consume_on="post"`` link, which POSTs to the same URL (``csrf_refusal``)."""
 
     def decorate(view: V) -> V:
         async def checked_async(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:

@@ -47,10 +47,8 @@ ConfirmFunction = Callable[[Request, VerifiedLink], Response]
 
 
 class ConfirmationRequired(Exception):
-    """GET or HEAD of a ``consume_on="post"`` link: ``response`` is the confirmation page to answer with.
-
-    A FastAPI dependency can only stop a request by raising; ``confirmation_handler`` answers it.
-    """
+    """GET or HEAD of a ``consume_on="post"`` link: ``response`` is the confirmation page, raised because a FastAPI
+    dependency can only stop a request so; ``confirmation_handler`` answers it."""
 
     def __init__(self, response: Response) -> None:
         super().__init__(
@@ -93,11 +91,9 @@ def sign_url_for(
     group: str | None = None,
     **path_params: Any,
 ) -> str:
-    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url`` (your public URL,
-    for links that leave the request; ``request.base_url``, the ``Host`` the client sent, only when asked).
-
-    ``download_as`` is the signed ``filename`` (so a route's own ``filename`` still reaches ``url_for``).
-    """
+    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url`` (your public URL, for
+    links that leave the request; ``request.base_url``, the ``Host`` the client sent, only when asked).
+    ``download_as`` is the signed ``filename`` (so a route's own ``filename`` still reaches ``url_for``)."""
     base = link_targets.public_base(
         str(base_url) if isinstance(base_url, URL) else base_url, bind_host=signer.bind_host
     )
@@ -139,9 +135,7 @@ def grant_cookie(
 ) -> link_cookies.GrantCookie:
     """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` (a path
     ending with "/", as ``url_path_for`` writes it) without a signature in its URL, as ``signer.sign_prefix``
-    would sign it (an expiry is required). ``secure``: default, whether the request came over https. The
-    cookie's name, value and attributes: ``link_cookies.grant``.
-    """
+    would sign it (an expiry is required); ``secure``: default, whether the request came over https."""
     url = request.url
     cookie = link_cookies.grant(
         signer,
@@ -212,10 +206,8 @@ def require_signature(
     confirm: ConfirmFunction | None = None,
 ) -> Callable[[Request], Awaitable[None]]:
     """A dependency for FastAPI: ``@app.get("/x", dependencies=[Depends(require_signature(signer))])``.
-
-    ``single_use``: the store that consumes single-use links (without one they are refused); ``client``:
-    who is asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link.
-    """
+    ``single_use``: the store that consumes single-use links (without one they are refused); ``client``: who is
+    asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link."""
     guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client, "starlette"), bind, confirm)
 
     async def signature_required(request: Request) -> None:
