@@ -43,14 +43,9 @@ NOT_YET_VALID: Final = "This link is not valid yet; it becomes valid at {:%Y-%m-
 
 
 def continuation_cost(method: str, requested: files.ByteRange | None, size: int) -> int | None:
-    """What a request for an already used single-use file link would fetch, or None if it cannot continue it.
-
-    Only a file response continues a first use, and only with what resumes or splits a
-    download: HEAD (no bytes), or GET of one satisfiable byte range shorter than the file,
-    as ``files.requested_range`` reads it (so an unparseable Range, or an If-Range that does
-    not match, asks for the whole file, which a used link never gives again). What a
-    continuation fetches is deducted from the link's byte budget (the file's size).
-    """
+    """What a request for an already used single-use file link would fetch, or None if it cannot continue it:
+    HEAD (no bytes), or GET of one satisfiable range shorter than the file (``files.requested_range``), deducted
+    from the link's byte budget (docs/signed-urls.md, "Single-use links")."""
     if method == "HEAD":
         return 0
     if method != "GET" or requested is None or requested.length >= size:
@@ -79,11 +74,8 @@ def logged(path: str) -> str:
 
 
 def with_prefix(path: str, prefix: str) -> str:
-    """``path`` under ``prefix``: the path prefix a proxy took off (which the link has), put back unless there.
-
-    The link was signed with the prefix (``reverse()``, ``url_for`` write it); servers differ on whether
-    the path they pass on still holds it.
-    """
+    """``path`` under ``prefix``: the path prefix a proxy took off (the link was signed with it), put back unless
+    the server passed it on."""
     if not prefix:  # the usual case, first: every request by a link asks
         return path
     prefix = prefix.rstrip("/")
@@ -145,12 +137,8 @@ def not_yet_valid(valid_from: int) -> Refusal:
 
 
 def admission(link: VerifiedLink, method: str, serves_file: bool = False) -> Admission | Refusal:
-    """What ``method`` may do with a verified link: go on, get the confirmation page, or 405.
-
-    A ``consume_on="post"`` link is never used up by GET or HEAD (mail scanners fetch links): they get
-    the confirmation page, whose POST goes on. A view accepts any other method of an ordinary link
-    (it decides); a file is only read (GET, HEAD), or POSTed from its confirmation page.
-    """
+    """What ``method`` may do with a verified link: go on, get the confirmation page (GET or HEAD of a
+    ``consume_on="post"`` link), or 405 (a file is only read, or POSTed from its confirmation page)."""
     posted = link.consume_on == "post"
     if posted and method in ("GET", "HEAD"):
         return CONFIRM
@@ -232,12 +220,8 @@ def needs_store(link: VerifiedLink) -> bool:
 def before_store(
     link: VerifiedLink, *, path: str, missing_store: str | None, cross_site: bool = False, terms: Consumption
 ) -> StoreCall | Refusal | None:
-    """What to ask the store for a single-use or grouped link, or why not to (None: it is neither).
-
-    ``missing_store``: why nothing can consume it (the option to set), refused with 403; ``cross_site``: a
-    confirmation's POST that a browser says came from another site's page (for frameworks without a CSRF
-    check of their own), refused with 403 (its form must not use the link up with this browser's cookies).
-    """
+    """What to ask the store for a single-use or grouped link, or why not to (None: it is neither): 403 when nothing
+    can consume it (``missing_store``: the option to set) or for a ``cross_site`` confirmation's POST."""
     if link.expires_at is None or not needs_store(link):
         return None
     if cross_site:
@@ -293,12 +277,9 @@ def consumed(
     option: str,
     kind: str = "single-use URL",
 ) -> Refusal | None:
-    """The store's answer (True or "ok": this request may have the link; False or "used": used up; "withdrawn":
-    its group was revoked after it was issued), or its failure, as None or a refusal.
-
-    A store that cannot be reached refuses with 503 (``fails_open=False``), or lets the request
-    through, logged; ``option``: how the framework spells that choice, for the log; ``kind``: the link's.
-    """
+    """The store's answer (True or "ok": this request may have the link; False or "used"; "withdrawn") or its
+    failure as None or a refusal: 503 (or, ``fails_open``, through, logged; ``option``: that choice's name for
+    the log; ``kind``: the link's)."""
     if isinstance(answer, StoreUnavailable):
         if fails_open:
             logger.error("accepted %s for %r unchecked (%s='open'): %s", kind, logged(path), option, answer)
@@ -325,11 +306,8 @@ def download_disposition(name: str, as_attachment: bool, link: VerifiedLink | No
 def file_headers(
     name: str, disposition: str, etag: str | None, last_modified: str | None, *, posted: bool
 ) -> dict[str, str]:
-    """The headers of a file sent by a link, before its length and range (``file_answer`` adds them).
-
-    The type follows the stored name, never the link's filename: a link cannot make a file HTML. The
-    confirmation's POST is answered once, and never cached.
-    """
+    """The headers of a file sent by a link, before its length and range: the type follows the stored name, never
+    the link's filename (a link cannot make a file HTML); a confirmation's POST is answered once, never cached."""
     headers = {
         "Content-Type": files.content_type_for(name),
         "Content-Disposition": disposition,
@@ -345,10 +323,8 @@ def file_headers(
 def wanted_range(
     headers: Mapping[str, str], size: int, etag: str | None, last_modified: str | None, *, posted: bool
 ) -> Wanted:
-    """The byte range a request asks for and may get (``Range`` gated by ``If-Range``), or why not (416).
-
-    None: the whole file, as for a confirmation's POST, which is answered with the whole file once.
-    """
+    """The byte range a request asks for and may get (``Range`` gated by ``If-Range``), None for the whole file (a
+    confirmation's POST too), or why not (416)."""
     if posted:
         return None
     try:
@@ -375,12 +351,8 @@ def file_answer(
     posted: bool,
     seekable: bool | None = True,
 ) -> FileAnswer:
-    """What a file request gets once its link and its preconditions passed (``files.conditional_status``).
-
-    ``seekable``: whether a range can be read (False: ``Accept-Ranges: none``, the whole file); None when
-    not known (HEAD on a storage that would have to read the file to tell): the whole file, no
-    ``Accept-Ranges``.
-    """
+    """What a file request gets once its link and preconditions passed: ``seekable`` False sends the whole file with
+    ``Accept-Ranges: none``, None (not known: HEAD) the whole file without ``Accept-Ranges``."""
     if not seekable:
         wanted = None
     if isinstance(wanted, files.RangeNotSatisfiable):
@@ -436,10 +408,8 @@ def file_range(headers: Mapping[str, str], size: int, mtime_ns: int | None, *, p
 def conditional_answer(
     method: str, headers: Mapping[str, str], size: int, mtime_ns: int | None, *, posted: bool
 ) -> FileAnswer | None:
-    """The 304 (with the validators the client is to keep using) or 412 a file request gets, or None: go on.
-
-    A confirmation's POST is answered with the file: never a 304 or a 412.
-    """
+    """The 304 (with the validators to keep using) or 412 a file request gets, or None: go on (always for a
+    confirmation's POST, answered with the file)."""
     if posted:
         return None
     etag, last_modified = validators(size, mtime_ns)
@@ -453,10 +423,8 @@ def conditional_answer(
 
 
 def public_base_problem(base_url: str) -> str | None:
-    """Why ``base_url`` cannot be the site's public URL that mailed links start with (None: it can).
-
-    http or https, a host, no user info, query or fragment: a forged ``Host`` never gets into a link.
-    """
+    """Why ``base_url`` cannot be the public URL mailed links start with (None: it can): http or https, a host, no
+    user info, query or fragment."""
     try:
         parts = urlsplit(base_url)
         host = parts.hostname

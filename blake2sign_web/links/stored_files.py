@@ -39,12 +39,8 @@ RANGE_FALLBACKS: Final = ("redirect", "seek")
 
 
 class RangedObject:
-    """An S3 object (boto3's ``s3.Object``, loaded by django-storages' ``S3File``) read one byte range at a time.
-
-    ``open(start, length)`` makes one ``GetObject`` with ``Range`` (and ``IfMatch`` the ETag the
-    object's HEAD gave, so that the bytes are those of the size and validators sent) and returns
-    its body, a stream that ``RangeReader`` reads chunk by chunk.
-    """
+    """An S3 object (boto3's ``s3.Object``, loaded by django-storages' ``S3File``) read one range at a time:
+    ``open(start, length)`` is one ``GetObject`` with ``Range`` and ``IfMatch`` the ETag its HEAD gave."""
 
     __slots__ = ("etag", "modified", "obj", "params", "size")
 
@@ -68,12 +64,8 @@ class RangedObject:
 
 
 def s3_object(storage: Any, handle: IO[bytes]) -> RangedObject | None:
-    """The ranged reader of a django-storages S3 file, or None for any other storage's file.
-
-    The file's ``obj`` is a boto3 ``s3.Object`` (``get``, ``bucket_name``, ``key``, ``content_length``),
-    and the storage gives the object's download parameters (SSE-C keys, VersionId...) by
-    ``get_object_parameters``, as ``S3File`` itself reads them.
-    """
+    """The ranged reader of a django-storages S3 file (its ``obj``, with the storage's ``get_object_parameters``:
+    SSE-C keys, VersionId), or None for any other storage's file."""
     obj = getattr(handle, "obj", None)
     if obj is None or not callable(getattr(obj, "get", None)):
         return None
@@ -147,11 +139,8 @@ class StoredFile:
         return wanted
 
     def body(self, byte_range: files.ByteRange | None) -> tuple[IO[bytes], int, int]:
-        """What to stream for ``byte_range`` (None: the whole file): the handle, where to start, how many bytes.
-
-        An S3 object gives exactly those bytes by one ranged ``GetObject``: never the whole object in memory
-        or on disk.
-        """
+        """What to stream for ``byte_range`` (None: the whole file): the handle, where to start, how many bytes (an S3
+        object's by one ranged ``GetObject``, never whole in memory or on disk)."""
         start, length = (0, self.size) if byte_range is None else (byte_range.start, byte_range.length)
         if self.ranged is None:
             return self.handle, start, length
@@ -253,11 +242,8 @@ def check_range_fallback(value: object) -> str:
 
 
 def redirects_range(stored: StoredFile, method: str, wanted: Wanted, *, single_use: bool, offloaded: bool) -> bool:
-    """Whether to send a Range request to the storage's own URL rather than download the whole object to seek.
-
-    Never for a single-use link (the storage's URL could be used again and again until it expires), nor
-    when the front server sends the bytes (``offloaded``).
-    """
+    """Whether to send a Range request to the storage's own URL rather than download the whole object: never for a
+    single-use link (its storage URL could be used again until it expires), nor when the front server sends it."""
     return (
         isinstance(wanted, files.ByteRange)
         and method == "GET"

@@ -264,14 +264,10 @@ def longest_expiry(default_age: int | None, revocation: bool) -> int | None:
 
 
 def check_expiry(value: Any, *, longest: int | None = None, longest_name: str = "", default: str = "") -> None:
-    """ValueError for a ``set_expiry()`` value no session token can hold: both adapters' one rule.
-
-    Seconds or a ``timedelta`` from now, or a ``datetime`` (a naive one is local time, as with Django's
-    ``USE_TZ = False``), must end before ``EXPIRY_LIMIT`` (tokens carry 32-bit Unix times). With revocation
-    on, ``longest`` (the longest a session lives, ``longest_name`` in the user's framework) bounds it: an
-    ended session's record is kept that long, and a token that lived longer would come back after it.
-    ``default``: the user's way back to the default expiry, for the message. Anything else passes.
-    """
+    """ValueError for a ``set_expiry()`` value no session token can hold, both adapters' one rule: it must end before
+    ``EXPIRY_LIMIT`` (tokens carry 32-bit times; a naive ``datetime`` is local time), and with revocation on within
+    ``longest`` (named ``longest_name``), which an ended session's record lasts. ``default``: the user's way back
+    to the default expiry, for the message."""
     now = time.time()
     if isinstance(value, datetime):
         ends = value.timestamp()
@@ -313,13 +309,9 @@ def check_timeouts(
     idle_name: str,
     absolute_name: str,
 ) -> bool:
-    """SessionTimedOut past ``idle`` or ``absolute`` (Django's engine); else whether a read should re-issue the cookie.
-
-    ``issued_at``: when the cookie was signed; ``started``: when the session began (None: unknown, not checked).
-    Past the idle timeout means
-    more than it (an age, as the signer's max_age); the absolute one is reached at its moment
-    (``absolute_reached``). ``idle_name`` and ``absolute_name`` name the settings in the message.
-    """
+    """SessionTimedOut past ``idle`` (an age, as the signer's max_age) or at ``absolute`` (``absolute_reached``),
+    Django's engine; else whether a read should re-issue the cookie. ``issued_at``: when the cookie was signed;
+    ``started``: when the session began (None: not checked); ``idle_name``, ``absolute_name``: for the message."""
     now = time.time()
     if idle is not None and issued_at is not None and now - issued_at > idle:
         raise SessionTimedOut(
@@ -351,12 +343,8 @@ def read_timeouts(issued_at: int | None, started: int | None, absolute: int | No
 
 
 def absolute_reached(now: float, started: int, absolute: int | None) -> bool:
-    """Whether a session begun at ``started`` has reached its absolute timeout: both adapters' one rule.
-
-    The absolute timeout is a moment, ``started + absolute``, and the session has ended at it, as a token
-    has at its own expiry (the signer's ``now >= expires_at``) and as a write at that moment finds it ended
-    (``expiry.written_end``): Starlette's rule, which Django's engine (``> absolute``) now follows too.
-    """
+    """Whether a session begun at ``started`` has reached its absolute timeout, both adapters' one rule: at the
+    moment ``started + absolute``, as a token at its own expiry and as ``written_end`` finds it."""
     return absolute is not None and now - started >= absolute
 
 

@@ -26,11 +26,8 @@ _PARAMS = zstandard.ZstdCompressionParameters.from_level(
 def check_options(
     compression: str | None, dictionary: int | None, threshold: int, max_size: int, against_dictionary: bool
 ) -> None:
-    """A signer's compression options, checked at its construction (ValueError naming the option).
-
-    ``against_dictionary``: the signer compresses against ``dictionary`` (format 2), which is read and prepared
-    now: the first ``dumps`` may run on an event loop, where reading a package file would block it.
-    """
+    """A signer's compression options, checked at its construction (ValueError naming the option); with
+    ``against_dictionary`` the dictionary is read now, not by a first ``dumps`` that may run on an event loop."""
     if compression not in ("zstd", None):
         raise ValueError(f"compression must be 'zstd' or None; got {compression!r}")
     if dictionary is not None:
@@ -65,10 +62,8 @@ def compress(data: bytes, dictionary_id: int | None = None) -> bytes:
 
 
 def decompress(data: bytes, max_size: int, dictionary_id: int | None = None) -> bytes:
-    """Decompress one frame whose declared size is at most max_size; ValueError otherwise.
-
-    An unknown ``dictionary_id`` is a ValueError too (``dictionaries`` raises it).
-    """
+    """Decompress one frame whose declared size is at most max_size; ValueError otherwise, and for an unknown
+    ``dictionary_id``."""
     try:
         decompressor = _contexts.decompressors[dictionary_id]
     except KeyError:

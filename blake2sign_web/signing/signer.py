@@ -131,10 +131,7 @@ class Signer:
         raise BadSignature(f"token must be str or bytes, not {type(token).__name__}")
 
     def _verify(self, raw: bytes, keys: MacKeys) -> tuple[bytes, bool]:
-        """Return the text before the tag if a key of ``keys`` made the tag, and whether a fallback did.
-
-        Nothing is decoded here.
-        """
+        """The text before the tag if a key of ``keys`` made the tag, and whether a fallback did; nothing is decoded."""
         current, fallbacks, tag_size, tag_chars = keys
         if len(raw) <= tag_chars:  # a marker and a tag at the least
             raise BadSignature("malformed token")
