@@ -9,7 +9,7 @@ settings onto them by the names in ``options.DJANGO`` and the problems back. The
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Final
 
@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
+from ..links import options as link_options
 from ..sessions import options as schema
 from ..sessions import settings as session_settings
 from ..sessions.cookie_attributes import CookieSettings, prefix_fix
@@ -55,6 +56,16 @@ class SessionTooLarge(ValueError):
     """The session's cookie would exceed the browser limit, so the browser would drop it."""
 
     __module__ = "blake2sign_web.django.sessions"  # its public home, where it is imported from
+
+
+def link_settings(default_client: Callable[[Any], str] | None = None) -> dict[str, Any]:
+    """The SIGNED_URLS options with defaults filled in (``link_options.from_settings``); ImproperlyConfigured names
+    any bad key."""
+    raw, caches = getattr(settings, SETTING, {}), getattr(settings, "CACHES", {})
+    try:
+        return link_options.from_settings(raw, caches, import_string, default_client)
+    except (TypeError, ValueError) as error:
+        raise ImproperlyConfigured(f"{error}.") from None
 
 
 def session_options() -> dict[str, Any]:

@@ -94,9 +94,9 @@ def revoke_link_group(group: str, lifetime: int) -> None:
     """Withdraw every link of ``group`` issued until now, on every server, in SIGNED_URLS' SINGLE_USE_CACHE (links
     signed after it work); ``lifetime``: the seconds the longest-lived link of the group still out has left (the
     record lasts that long). ValueError for a bad group or lifetime; StoreUnavailable if the cache fails."""
-    from .signed_urls import options
+    from .conf import link_settings
 
-    alias = options()["SINGLE_USE_CACHE"]
+    alias = link_settings()["SINGLE_USE_CACHE"]
     if alias is None:
         raise ImproperlyConfigured(
             "revoke_link_group() needs BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']: the alias of a cache shared "

@@ -34,6 +34,7 @@ from ..links.guard import LinkGuard
 from ..links.requests import Refusal
 from ..links.signer import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 from . import revocation
+from .conf import link_settings
 from .cookies import request_cookies
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -58,12 +59,8 @@ _guard: LinkGuard | None = None
 
 
 def options() -> dict[str, Any]:
-    """The SIGNED_URLS options with defaults filled in; ImproperlyConfigured names any bad key."""
-    raw, caches = getattr(settings, SETTING, {}), getattr(settings, "CACHES", {})
-    try:
-        return link_options.from_settings(raw, caches, import_string, default_client)
-    except (TypeError, ValueError) as error:
-        raise ImproperlyConfigured(f"{error}.") from None
+    """The SIGNED_URLS options with defaults filled in (``conf.link_settings``)."""
+    return link_settings(default_client)
 
 
 def get_signer() -> URLSigner:
