@@ -69,10 +69,8 @@ def check_session_middleware() -> Iterable[Problem]:
 @system_check()
 def check_signed_url_settings() -> Iterable[Problem]:
     """Validate BLAKE2SIGN_WEB['SIGNED_URLS'] at start-up rather than on the first signed link."""
-    from .signed_urls import options
-
     try:
-        options()
+        conf.link_settings()
     except ImproperlyConfigured as error:
         yield Problem("SIGNED_URLS", str(error), "blake2sign_web.E008", hint=f"See {DOCS}signed-urls/#settings")
 
@@ -80,14 +78,12 @@ def check_signed_url_settings() -> Iterable[Problem]:
 @system_check()
 def check_shared_caches() -> Iterable[Problem]:
     """The caches that keep revocation and single-use records must be shared and must not hang requests."""
-    from .signed_urls import options as signed_url_options
-
     aliases = {}
     revocation_cache = conf.session_options().get("REVOCATION_CACHE")
     if isinstance(revocation_cache, str):
         aliases[revocation_cache] = "BLAKE2SIGN_WEB['SESSIONS']['REVOCATION_CACHE']"
     try:
-        single_use_cache = signed_url_options()["SINGLE_USE_CACHE"]
+        single_use_cache = conf.link_settings()["SINGLE_USE_CACHE"]
     except ImproperlyConfigured:  # reported by check_signed_url_settings
         single_use_cache = None
     if single_use_cache is not None:

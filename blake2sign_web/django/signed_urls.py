@@ -58,11 +58,6 @@ def default_client(request: HttpRequest) -> str:
 _guard: LinkGuard | None = None
 
 
-def options() -> dict[str, Any]:
-    """The SIGNED_URLS options with defaults filled in (``conf.link_settings``)."""
-    return link_settings(default_client)
-
-
 def get_signer() -> URLSigner:
     """The URLSigner for the current settings, built once (and again after a settings change)."""
     return _link_guard().signer
@@ -73,7 +68,7 @@ def _link_guard() -> LinkGuard:
     global _guard
     guard = _guard
     if guard is None:
-        config = options()
+        config = link_settings(default_client)
         fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
         try:
             _guard = guard = LinkGuard.from_settings(config, settings.SECRET_KEY, fallbacks)
