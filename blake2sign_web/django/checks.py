@@ -1,9 +1,6 @@
-"""System checks (``manage.py check``) for the session engine and its settings.
-
-The rules and messages are the core's (``options``, ``session_settings``, the prefixes' ``cookies``), found through
-``conf``; a check gives them Django's form: an ``Error`` or a ``Warning`` under its id, with a hint. Django's alone:
-W001 to W003, which add to Django's own checks where those cannot see, never repeat them. Every id, and when it is
-reported: docs/django.md, *System checks*.
+"""System checks (``manage.py check``): the core's problems with the settings, found through ``conf``, as
+Django's ``Error`` or ``Warning`` under their ids, with a hint (every id: docs/django.md, *System checks*).
+W001 to W003 add to Django's own checks where those cannot see, never repeat them.
 """
 
 from __future__ import annotations

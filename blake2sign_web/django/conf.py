@@ -1,9 +1,8 @@
 """The ``BLAKE2SIGN_WEB`` setting and Django's ``SESSION_*`` settings: read once, reset when settings change.
 
-Every key of the session engine lives in ``BLAKE2SIGN_WEB["SESSIONS"]`` (``"SIGNED_URLS"`` is the links'). The
-options and their rules are the core's (``options``, ``session_settings``; docs/options.md): this module maps the
-settings onto them by the names in ``options.DJANGO`` and the problems back. The system checks report them, and
-``session_config()`` refuses to run with any: the engine builds it when imported, so a bad one stops start-up.
+The options and their rules are the core's (docs/options.md): this module maps the settings onto them by the
+names in ``options.DJANGO``, and the problems back, which the system checks report and ``session_config()``
+refuses to start with.
 """
 
 from __future__ import annotations

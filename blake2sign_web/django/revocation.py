@@ -1,10 +1,7 @@
-"""The records of ``blake2sign_web.revocation`` in a Django cache (RedisCache is the documented one): single-use
-links and link groups (in SIGNED_URLS' SINGLE_USE_CACHE), ended sessions and "log out everywhere".
-
-Any cache whose ``add`` is atomic across the processes that share it works (RedisCache, Memcached; not
-LocMemCache or DummyCache). A cache that raises is "unavailable": the configured policy applies (bound its
-wait in its OPTIONS, ``socket_timeout``). A Redis Cluster, Sentinel, or writes that wait for replicas need
-``RedisStoreCache`` (docs/revocation.md, "Deployment"). The decisions are the core's (``store_plans``).
+"""The records of ``stores.revocation`` in a Django cache: single-use links and link groups (SIGNED_URLS'
+SINGLE_USE_CACHE), ended sessions and "log out everywhere" (REVOCATION_CACHE). Any cache whose ``add`` is atomic
+across the processes that share it works (RedisCache, Memcached); a Redis Cluster, Sentinel or replica waits need
+``RedisStoreCache``. The decisions are the core's; which caches, and bounding their wait: docs/revocation.md.
 """
 
 from __future__ import annotations

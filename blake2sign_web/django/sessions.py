@@ -1,9 +1,8 @@
 """Signed-cookie sessions on keyed BLAKE: ``SESSION_ENGINE = "blake2sign_web.django.sessions"``.
 
-As Django's ``signed_cookies`` backend, the session key *is* the data: a signed, dated token of its JSON.
-This module translates Django's ``SessionBase`` contract into calls of the core, which owns the rules
-(docs/architecture.md says which module owns which; docs/django.md describes each feature). Importing it
-builds the configuration: a bad one raises ImproperlyConfigured at start-up.
+As with Django's ``signed_cookies`` backend, the session key *is* the data; this module translates Django's
+``SessionBase`` contract into calls of the core (docs/django.md). Importing it builds the configuration, so a
+bad one raises ImproperlyConfigured at start-up.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""A ready view that serves a file from a Django Storage by a signed link.
-
-    path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
-
-It opens the file and streams it, or hands it to the front server; every answer (HEAD, Range, conditional
-requests, offloading) is decided in ``link_requests`` and ``stored_files``. Guide: docs/signed-urls.md.
+"""A ready view that serves a file from a Django Storage by a signed link, ``SignedFileView``: it opens the file
+and streams it, or hands it to the front server; every answer (HEAD, Range, conditional requests, offloading)
+is decided in ``link_requests`` and ``stored_files``. Guide: docs/signed-urls.md, "SignedFileView".
 """
 
 from __future__ import annotations

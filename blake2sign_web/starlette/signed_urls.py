@@ -1,10 +1,8 @@
 """Signed links in Starlette and FastAPI: ASGI requests and responses around the core's decisions
-(``link_requests``, ``link_targets``: every status and header, the same in Django).
-
-``sign_url_for``; ``grant_cookie`` (a folder for a browser: ``link_cookies``); ``require_signature`` (a FastAPI
-dependency) and ``signed_url_required`` (a decorator);
-``SignedFiles`` and ``signed_file_response``: a file opened once and streamed from that descriptor. The
-guide (single-use links, the confirmation page and its ``confirmation_handler``): docs/signed-urls.md.
+(``link_requests``, ``link_targets``: every status and header, the same in Django): ``sign_url_for``,
+``grant_cookie``, ``require_signature`` (a FastAPI dependency), ``signed_url_required`` (a decorator),
+``SignedFiles`` and ``signed_file_response`` (a file opened once and streamed from that descriptor).
+Guide: docs/signed-urls.md.
 """
 
 from __future__ import annotations
