@@ -88,9 +88,8 @@ def check_link(
 
 
 def revoke_link_group(group: str, lifetime: int) -> None:
-    """Withdraw every link of ``group`` issued until now, on every server, in SIGNED_URLS' SINGLE_USE_CACHE (links
-    signed after it work); ``lifetime``: the seconds the longest-lived link of the group still out has left (the
-    record lasts that long). ValueError for a bad group or lifetime; StoreUnavailable if the cache fails."""
+    """Withdraw every link of ``group`` issued until now, on every server, in SINGLE_USE_CACHE (links signed after
+    it work; ``lifetime``: what the longest-lived of them has left). ValueError, or StoreUnavailable."""
     from .conf import link_settings
 
     alias = link_settings()["SINGLE_USE_CACHE"]

@@ -156,8 +156,7 @@ class SessionStore(SessionBase):
         return read.data
 
     def _read(self, config: SessionConfig, token: str) -> ReadToken:
-        """What the client's cookie holds (``session_token``, with ``ACCEPT_DJANGO_SIGNED_COOKIES`` Django's engine's
-        cookies too): data only when it is a valid session."""
+        """The client's cookie read (with ACCEPT_DJANGO_SIGNED_COOKIES, Django's engine's cookies too)."""
         own_age = type(self).get_session_cookie_age is SessionStore.get_session_cookie_age  # Django's hook kept
         return config.reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
 
@@ -167,7 +166,7 @@ class SessionStore(SessionBase):
         return self.load()
 
     def _revocation(self) -> SessionState:
-        """The session as revocation sees it: as load() read it, else from the client's cookie (verified only)."""
+        """The session as revocation sees it: as load() read it, else from the client's verified cookie."""
         state = self._state
         if state is None:
             token = self._session_key
@@ -275,8 +274,7 @@ class SessionStore(SessionBase):
         self.save(must_create=must_create)
 
     def get_expiry_age(self, **kwargs: Any) -> int:
-        """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age (the rules:
-        ``blake2sign_web.sessions.expiry``)."""
+        """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age."""
         return self._end(**kwargs).age or 0  # never None: SESSION_COOKIE_AGE is an int
 
     def get_expiry_date(self, **kwargs: Any) -> datetime:

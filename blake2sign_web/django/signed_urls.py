@@ -198,9 +198,8 @@ def admit(
     confirm: ConfirmFunction | None = None,
     serves_file: bool = False,
 ) -> VerifiedLink | HttpResponse:
-    """The verified link (also set as ``request.signed_link``; ``request.signed_by_cookie`` is True when a grant
-    cookie gave it), or the response that stands in for the view (``link_requests.check``; PermissionDenied for a
-    bad link). Nothing is used up here (no I/O)."""
+    """The verified link (as ``request.signed_link``; ``request.signed_by_cookie``: a grant cookie gave it), or the
+    response that stands in for the view (PermissionDenied for a bad link); nothing is used up here."""
     guard, bound = _link_guard(), None if bind is None else bind(request)
     url = request_url(request, bind_host=guard.signer.bind_host)
     method = request.method or "GET"
@@ -322,9 +321,9 @@ def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
 
 
 def client_path(request: HttpRequest) -> str:
-    """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links: under
-    ASGI put back if a proxy took it off (``link_targets.script_path``). The prefix is the handler's, from
-    FORCE_SCRIPT_NAME or root_path (Django 4.2's META["SCRIPT_NAME"] is root_path alone)."""
+    """The decoded path with the script prefix ``reverse()`` writes into links, put back under ASGI if a proxy took
+    it off (``link_targets.script_path``): the handler's, from FORCE_SCRIPT_NAME or root_path (not Django 4.2's
+    META["SCRIPT_NAME"], root_path alone)."""
     asgi = isinstance(request, ASGIRequest)
     return link_targets.script_path(request.path, request.path_info, get_script_prefix(), asgi=asgi)
 

@@ -217,8 +217,7 @@ def require_signature(
 
 
 class _Guard(NamedTuple):
-    """What an endpoint checks its links with (the options of ``require_signature`` and ``SignedFiles``): the
-    core's ``LinkGuard``, checked at start-up, and what reads a request for it."""
+    """An endpoint's ``LinkGuard`` (``require_signature``, ``SignedFiles``), checked at start-up, and its request readers."""
 
     links: LinkGuard
     bind: BindFunction | None
