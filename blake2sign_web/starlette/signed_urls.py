@@ -217,7 +217,7 @@ def require_signature(
 
 
 class _Guard(NamedTuple):
-    """An endpoint's ``LinkGuard`` (``require_signature``, ``SignedFiles``), checked at start-up, and its request readers."""
+    """An endpoint's ``LinkGuard`` (``require_signature``, ``SignedFiles``), checked at start-up, and its readers."""
 
     links: LinkGuard
     bind: BindFunction | None
