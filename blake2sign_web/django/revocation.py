@@ -55,8 +55,7 @@ def consume_link(
     continuation: int | None = None,
     skew: float = revocation.RECORD_MARGIN,
 ) -> bool:
-    """Use up a single-use link: True for its first use, and for the same client's continuations of a file
-    (``store_plans.use_in_cache``)."""
+    """Use up a single-use link (``store_plans.use_in_cache``): True on first use and for its client's continuations."""
     return store_plans.use_in_cache(cache, _link_use(cache, nonce, expires_at, client, file_size, continuation, skew))
 
 
