@@ -100,15 +100,12 @@ def verify(
     grant: str | None = None,
 ) -> VerifiedLink | Refusal:
     """The verified link, or the refusal of a bad (403), expired (``expired_status``) or not yet valid (403:
-    ``not_yet_valid``) one, logged.
+    ``not_yet_valid``) one, logged (the reason, never the URL, whose query holds the signature).
 
-    ``url``: the path and query the client sent (absolute when the signer binds the host), None when
-    the path is not text (a lone surrogate, which only a scope no server made can hold) or the query is not
-    what the view can read (Flask's, not UTF-8: ``link_targets.werkzeug_query``); ``path``: the
-    decoded path, for the log. The reason is logged, never the URL: its query holds the signature.
-    ``grant``: the value of the grant cookie to verify the request by instead (``link_cookies.grant_for``).
-    (Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both.)
-    """
+    ``url``: the path and query the client sent (absolute when the signer binds the host), None when the path
+    is not text or the query is not what the view can read (``link_targets.werkzeug_query``); ``path``: the
+    decoded path, for the log; ``grant``: a grant cookie's value to verify instead (``link_cookies.grant_for``).
+    Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both."""
     if url is None:
         logger.warning("rejected signed URL for %r: path or query is not UTF-8", logged(path))
         return Refusal(403, INVALID)

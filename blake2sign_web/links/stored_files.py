@@ -188,13 +188,9 @@ def opened(
     size: Callable[[], int],
     modified: Callable[[], datetime | None],
 ) -> StoredFile:
-    """A file opened through its storage's API, with what the response needs to know of it.
-
-    An S3 object's size and time are those of the HEAD that opening it made (no further request). Another
-    storage is asked (``size``, ``modified``; NotImplementedError: it cannot tell, and the file object says
-    its size), and whether its file can seek is asked only when bytes are sent: it may have to read the
-    file to answer, which a HEAD or a 304 must not cost.
-    """
+    """A file opened through its storage's API, with what the response needs to know of it: an S3 object's size and
+    time from the HEAD that opening it made; another storage asked (``size``, ``modified``; else the file object's
+    size), and whether it can seek asked only when bytes are sent (a HEAD or a 304 must not read the file)."""
     if ranged is not None:
         return StoredFile(handle, ranged.size, _nanoseconds(ranged.modified), None, seekable=True, ranged=ranged)
     try:
@@ -254,12 +250,9 @@ def redirects_range(stored: StoredFile, method: str, wanted: Wanted, *, single_u
 
 
 def range_redirect(url_of: Callable[[], object], path: str, name: str, storage: object) -> dict[str, str] | None:
-    """The headers of the 302 to the storage's URL (``url_of()``) for a file's range, or None: it has no http(s)
-    URL for the file (seek it as before).
-
-    Logged: the storage's URL is a bearer link of its own, which knows nothing of this link's expiry or
-    binding (and kept by no cache, leaked by no Referer: ``REDIRECT_HEADERS``).
-    """
+    """The headers of the 302 to the storage's URL (``url_of()``) for a file's range, or None: no http(s) URL for
+    the file (seek it as before). Logged: that URL is a bearer link of its own, which knows nothing of this link's
+    expiry or binding (kept by no cache, leaked by no Referer: ``REDIRECT_HEADERS``)."""
     kind = type(storage)
     try:
         url = url_of()
@@ -289,11 +282,8 @@ def answer(
     offload: tuple[str | None, bool] = (None, False),
 ) -> FileAnswer:
     """What a request for a stored file gets once its link passed: 304 or 412, or 200 or 206 (416) with every
-    header. ``offload``: nginx's ``accel_redirect`` prefix and ``sendfile``; with either, a 200 without a body,
-    whose headers hand the file to the front server (it handles Range): ``offload_headers``.
-
-    HEAD does not make another storage read its file to learn whether it seeks: it answers for it whole.
-    """
+    header; with ``offload`` (nginx's ``accel_redirect`` prefix, ``sendfile``) a 200 whose headers hand the file to
+    the front server (``offload_headers``). HEAD never makes a storage read its file to learn whether it seeks."""
     found = conditional_answer(method, headers, stored.size, stored.mtime_ns, posted=posted)
     if found is not None:
         return found

@@ -97,12 +97,9 @@ def refuse_reserved(url: str, pairs: list[tuple[str, str]], names: Mapping[str, 
 def check_link_parameters(
     names: Mapping[str, str], ignore: Iterable[str], spell: Callable[[str], str] = lambda option: option
 ) -> tuple[str, ...]:
-    """The rules for a link's own query parameter names and the ignored ones: the ignore patterns, as a tuple.
-
-    ``names``: ``URLSigner``'s keyword (``signature_param``, ...) and the name it gives; ``spell``: an
-    option's name in the caller's framework (a keyword, or ``ignore``), for the messages, so that an
-    adapter can check its settings at start-up with the same rules. ValueError or TypeError.
-    """
+    """The rules for a link's own query parameter names and the ignored ones: the ignore patterns, as a tuple
+    (ValueError or TypeError). ``names``: ``URLSigner``'s keyword and the name it gives; ``spell``: an option's
+    name in the caller's framework, so that an adapter checks its settings at start-up by the same rules."""
     for option, value in names.items():
         if not isinstance(value, str) or not value or quote(value, safe=QUERY_SAFE) != value:
             raise ValueError(
@@ -148,10 +145,8 @@ def filename_problem(filename: object) -> str | None:
 def read_link_options(
     pairs: list[tuple[str, str]], consume_param: str, disposition_param: str, filename_param: str, has_nonce: bool
 ) -> tuple[ConsumeOn, Disposition | None, str | None]:
-    """``consume_on``, ``disposition`` and ``filename`` of a link's (signed) pairs; BadSignature if malformed.
-
-    Called after the MAC was checked (and by ``sign``, on what it is about to sign).
-    """
+    """``consume_on``, ``disposition`` and ``filename`` of a link's (signed) pairs, after the MAC was checked (and
+    by ``sign``, on what it is about to sign); BadSignature if malformed."""
     consumes: tuple[str, ...] = ()
     dispositions: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()
