@@ -1,8 +1,5 @@
-"""The Django app: registers the system checks.
-
-The engine and middleware work without it (they validate their settings when they
-load and reset cached configuration on ``setting_changed`` themselves); install it to
-have ``manage.py check`` report problems before anything runs.
+"""The Django app: registers the system checks, so that ``manage.py check`` reports problems before anything runs
+(the engine and middleware work without it: they check their settings when they load).
 """
 
 from __future__ import annotations

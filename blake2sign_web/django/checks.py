@@ -1,9 +1,6 @@
-"""System checks (``manage.py check``) for the session engine and its settings.
-
-The rules and messages are the core's (``options``, ``session_settings``, the prefixes' ``cookies``), found through
-``conf``; a check gives them Django's form: an ``Error`` or a ``Warning`` under its id, with a hint. Django's alone:
-W001 to W003, which add to Django's own checks where those cannot see, never repeat them. Every id, and when it is
-reported: docs/django.md, *System checks*.
+"""System checks (``manage.py check``): the core's problems with the settings, found through ``conf``, as
+Django's ``Error`` or ``Warning`` under their ids, with a hint (every id: docs/django.md, *System checks*).
+W001 to W003 add to Django's own checks where those cannot see, never repeat them.
 """
 
 from __future__ import annotations
@@ -20,8 +17,6 @@ from ..sessions import settings as session_settings
 from ..sessions.options import Problem
 from . import conf
 
-JSON_SERIALIZERS: Final = session_settings.JSON_SERIALIZERS
-JSON_SERIALIZER: Final = JSON_SERIALIZERS[0]
 #: The published docs (mkdocs.yml's site_url): every hint that points at the docs gives a page's address.
 DOCS: Final = "https://blake2sign-web.github.io/blake2sign_web/"
 HINT: Final = f"See {DOCS}django/#settings"
@@ -71,10 +66,8 @@ def check_session_middleware() -> Iterable[Problem]:
 @system_check()
 def check_signed_url_settings() -> Iterable[Problem]:
     """Validate BLAKE2SIGN_WEB['SIGNED_URLS'] at start-up rather than on the first signed link."""
-    from .signed_urls import options
-
     try:
-        options()
+        conf.link_settings()
     except ImproperlyConfigured as error:
         yield Problem("SIGNED_URLS", str(error), "blake2sign_web.E008", hint=f"See {DOCS}signed-urls/#settings")
 
@@ -82,14 +75,12 @@ def check_signed_url_settings() -> Iterable[Problem]:
 @system_check()
 def check_shared_caches() -> Iterable[Problem]:
     """The caches that keep revocation and single-use records must be shared and must not hang requests."""
-    from .signed_urls import options as signed_url_options
-
     aliases = {}
     revocation_cache = conf.session_options().get("REVOCATION_CACHE")
     if isinstance(revocation_cache, str):
         aliases[revocation_cache] = "BLAKE2SIGN_WEB['SESSIONS']['REVOCATION_CACHE']"
     try:
-        single_use_cache = signed_url_options()["SINGLE_USE_CACHE"]
+        single_use_cache = conf.link_settings()["SINGLE_USE_CACHE"]
     except ImproperlyConfigured:  # reported by check_signed_url_settings
         single_use_cache = None
     if single_use_cache is not None:

@@ -1,15 +1,14 @@
 """The ``BLAKE2SIGN_WEB`` setting and Django's ``SESSION_*`` settings: read once, reset when settings change.
 
-Every key of the session engine lives in ``BLAKE2SIGN_WEB["SESSIONS"]`` (``"SIGNED_URLS"`` is the links'). The
-options and their rules are the core's (``options``, ``session_settings``; docs/options.md): this module maps the
-settings onto them by the names in ``options.DJANGO`` and the problems back. The system checks report them, and
-``session_config()`` refuses to run with any: the engine builds it when imported, so a bad one stops start-up.
+The options and their rules are the core's (docs/options.md): this module maps the settings onto them by the
+names in ``options.DJANGO``, and the problems back, which the system checks report and ``session_config()``
+refuses to start with.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Final
 
@@ -19,12 +18,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
+from ..links import options as link_options
 from ..sessions import options as schema
 from ..sessions import settings as session_settings
 from ..sessions.cookie_attributes import CookieSettings, prefix_fix
-from ..sessions.options import BROWSER_COOKIE_LIMIT as BROWSER_COOKIE_LIMIT  # its home was here: still importable
 from ..sessions.options import Problem
-from ..sessions.settings import SessionConfig as SessionConfig  # its home was here: still importable
+from ..sessions.settings import SessionConfig
 from ..signing.cache import clear_signer_cache
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -56,6 +55,16 @@ class SessionTooLarge(ValueError):
     """The session's cookie would exceed the browser limit, so the browser would drop it."""
 
     __module__ = "blake2sign_web.django.sessions"  # its public home, where it is imported from
+
+
+def link_settings(default_client: Callable[[Any], str] | None = None) -> dict[str, Any]:
+    """The SIGNED_URLS options with defaults filled in (``link_options.from_settings``); ImproperlyConfigured names
+    any bad key."""
+    raw, caches = getattr(settings, SETTING, {}), getattr(settings, "CACHES", {})
+    try:
+        return link_options.from_settings(raw, caches, import_string, default_client)
+    except (TypeError, ValueError) as error:
+        raise ImproperlyConfigured(f"{error}.") from None
 
 
 def session_options() -> dict[str, Any]:
@@ -91,10 +100,8 @@ def secret_problems() -> list[tuple[str, str]]:
 
 
 def _settings(kind: str = "SESSION") -> dict[str, Any]:
-    """The ``{kind}_COOKIE_*`` settings (and SESSION_COOKIE_AGE) by the core's keys; ``kind`` ``SESSION`` or ``CSRF``.
-
-    SESSION_COOKIE_PARTITIONED is not (yet) one of Django's settings: the core's default when it is not set.
-    """
+    """The ``{kind}_COOKIE_*`` settings (and SESSION_COOKIE_AGE) by the core's keys (``kind``: SESSION or CSRF);
+    the core's default for one Django lacks (SESSION_COOKIE_PARTITIONED)."""
     return {key: getattr(settings, _named(name, kind), schema.DEFAULTS[key]) for name, key in SETTING_KEYS.items()}
 
 

@@ -1,9 +1,5 @@
-"""A Django request's cookies, from every ``Cookie`` header it came with.
-
-Under ASGI, HTTP/2 clients send one ``Cookie`` header per cookie, and Django before ticket 36399's fix joins them
-with commas into ``HTTP_COOKIE``, which ``request.COOKIES`` splits on ";" only: every cookie after the first is
-lost into the first one's value. This reads them from the ASGI scope instead; WSGI requests, and ASGI ones with
-one header, are ``request.COOKIES``.
+"""A Django request's cookies, from every ``Cookie`` header it came with: under ASGI, Django before ticket 36399's
+fix joins an HTTP/2 client's several headers with commas, which ``request.COOKIES`` does not split.
 """
 
 from __future__ import annotations

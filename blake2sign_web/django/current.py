@@ -1,13 +1,8 @@
 """The session of the request being served, for ``log_out_everywhere()`` to keep it.
 
-``SessionStore`` (``sessions.py``) registers itself here when revocation is on; ``revocation.py`` asks for
-it. Both import this module, which imports neither: the session engine and the revocation records stay
-in one direction (``sessions`` uses ``revocation``).
-
-A WSGI worker serves its requests in one context, so what a request sets must be cleared when it ends
-(``request_finished``). Without revocation nothing is ever set, and every request would still pay for a
-receiver with nothing to clear: it is connected the first time a session is set, so it costs nothing
-until then.
+``SessionStore`` registers itself here when revocation is on and ``revocation.py`` asks for it: both import
+this module, which imports neither. A WSGI worker serves its requests in one context, so what a request sets
+is cleared when it ends (``request_finished``), by a receiver connected only when a session is first set.
 """
 
 from __future__ import annotations

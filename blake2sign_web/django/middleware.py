@@ -1,10 +1,7 @@
-"""A drop-in for ``django.contrib.sessions.middleware.SessionMiddleware`` that does less per request.
-
-Every behaviour of Django's (docs/django.md, "The middleware"), plus this project's ``SERVER_TIMING`` and
-``CHUNKED`` (a session over one cookie written as ``name``, ``name.1``...). Less work: settings read once (again
-after ``setting_changed``), the cookie's attributes formatted once and its Set-Cookie line put on the response
-already formatted; under ``"OVERSIZE": "log"`` a session too large for its cookie sends none. A subclass of
-Django's, so that the admin (admin.E410) and third-party apps find it; it overrides every per-request method.
+"""A drop-in for ``django.contrib.sessions.middleware.SessionMiddleware`` that does less per request: every
+behaviour of Django's, plus ``SERVER_TIMING`` and ``CHUNKED``, with the settings read once and the cookie's
+Set-Cookie line formatted once (docs/django.md). A subclass of Django's, so that the admin (admin.E410) and
+third-party apps find it; it overrides every per-request method.
 """
 
 from __future__ import annotations
@@ -24,8 +21,6 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 
 from ..sessions.chunks import IncompleteChunks
-from ..sessions.cookie_attributes import expires_for as expires_for  # its home was here: still importable
-from ..sessions.cookies import PartitionedMorsel as PartitionedMorsel  # its home was here: still importable
 from ..sessions.request import joined_token, server_timing_value
 from ..sessions.settings import MIDDLEWARE_KEYS, ResponseSettings
 from .conf import ENGINE, cookie_problems, cookie_settings, prefix_problems, session_options, session_problems

@@ -1,10 +1,7 @@
-"""The records of ``blake2sign_web.revocation`` in a Django cache (RedisCache is the documented one): single-use
-links and link groups (in SIGNED_URLS' SINGLE_USE_CACHE), ended sessions and "log out everywhere".
-
-Any cache whose ``add`` is atomic across the processes that share it works (RedisCache, Memcached; not
-LocMemCache or DummyCache). A cache that raises is "unavailable": the configured policy applies (bound its
-wait in its OPTIONS, ``socket_timeout``). A Redis Cluster, Sentinel, or writes that wait for replicas need
-``RedisStoreCache`` (docs/revocation.md, "Deployment"). The decisions are the core's (``store_plans``).
+"""The records of ``stores.revocation`` in a Django cache: single-use links and link groups (SIGNED_URLS'
+SINGLE_USE_CACHE), ended sessions and "log out everywhere" (REVOCATION_CACHE). Any cache whose ``add`` is atomic
+across the processes that share it works (RedisCache, Memcached); a Redis Cluster, Sentinel or replica waits need
+``RedisStoreCache``. The decisions are the core's; which caches, and bounding their wait: docs/revocation.md.
 """
 
 from __future__ import annotations
@@ -15,7 +12,6 @@ from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import BaseCache, caches
@@ -23,15 +19,12 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisSerializer
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_save
-from django.utils.module_loading import import_string
 
-from ..links import options as link_options
 from ..stores import plans as store_plans
 from ..stores import revocation
 from ..stores.base import logger as logger
 from ..stores.commands import send_sync
 from ..stores.plans import Steps, T, unavailable_on_error
-from ..stores.records import new_session_id as new_session_id
 from ..stores.revocation import LinkAnswer, NotReplicated, StoreUnavailable
 from .current import current_session
 
@@ -62,17 +55,16 @@ def consume_link(
     continuation: int | None = None,
     skew: float = revocation.RECORD_MARGIN,
 ) -> bool:
-    """Use up a single-use link: True for its first use, and for the same client's continuations of a file
-    (``RedisStoreCache``: a file link's use in one script; any other cache: ``store_plans.consume_in_cache``)."""
-    use = revocation.link_use(
-        nonce, expires_at, client, file_size=file_size, continuation=continuation, skew=skew, stored_name=cache.make_key
+    """Use up a single-use link (``store_plans.use_in_cache``): True on first use and for its client's continuations."""
+    return store_plans.use_in_cache(cache, _link_use(cache, nonce, expires_at, client, file_size, continuation, skew))
+
+
+def _link_use(
+    cache: BaseCache, nonce: str, expires_at: int, client: str, size: int | None, continuation: int | None, skew: float
+) -> revocation.LinkUse:
+    return revocation.link_use(
+        nonce, expires_at, client, file_size=size, continuation=continuation, skew=skew, stored_name=cache.make_key
     )
-    with unavailable_on_error("consume a single-use link"):
-        if isinstance(cache, RedisStoreCache) and file_size is not None:
-            outcome = cache.use_file_link(use)
-            if outcome is not None:
-                return outcome
-        return store_plans.consume_in_cache(cache, use)
 
 
 def check_link(
@@ -88,46 +80,18 @@ def check_link(
     skew: float = revocation.RECORD_MARGIN,
     clock_skew: float = revocation.DEFAULT_CLOCK_SKEW,
 ) -> LinkAnswer:
-    """A grouped link's check: "withdrawn" if ``group`` was revoked at or after ``issued_us`` less ``clock_skew``
-    (how far the servers' clocks may differ: ``revocation.withdrawn``), else for a single-use link (``nonce``)
-    "ok" or "used" as ``consume_link``. ``RedisStoreCache``: one round trip; any other cache: the group's record
-    read, then the link used up."""
-    use = None
-    if nonce is not None:
-        use = revocation.link_use(
-            nonce,
-            expires_at,
-            client,
-            file_size=file_size,
-            continuation=continuation,
-            skew=skew,
-            stored_name=cache.make_key,
-        )
-    with unavailable_on_error("check a link group"):
-        if isinstance(cache, RedisStoreCache):
-            outcome = cache.check_link(revocation.group_key(group), issued_us, use, clock_skew)
-            if outcome is not None:
-                return outcome
-        record = cache.get(revocation.group_key(group))
-    if revocation.withdrawn(issued_us, record, clock_skew):
-        return "withdrawn"
-    if nonce is None:
-        return "ok"
-    consumed = consume_link(cache, nonce, expires_at, client, file_size=file_size, continuation=continuation, skew=skew)
-    return "ok" if consumed else "used"
+    """A grouped link's check (``store_plans.check_in_cache``): "withdrawn" if ``group`` was revoked at or after
+    ``issued_us`` less ``clock_skew``, else for a single-use link (``nonce``) "ok" or "used" as ``consume_link``."""
+    use = None if nonce is None else _link_use(cache, nonce, expires_at, client, file_size, continuation, skew)
+    return store_plans.check_in_cache(cache, revocation.group_key(group), issued_us, use, clock_skew)
 
 
 def revoke_link_group(group: str, lifetime: int) -> None:
-    """Withdraw every link of ``group`` issued until now, on every server, in SIGNED_URLS' SINGLE_USE_CACHE (links
-    signed after it work); ``lifetime``: the seconds the longest-lived link of the group still out has left (the
-    record lasts that long). ValueError for a bad group or lifetime; StoreUnavailable if the cache fails."""
-    raw = getattr(settings, "BLAKE2SIGN_WEB", {})
-    try:
-        alias = link_options.from_settings(raw, getattr(settings, "CACHES", {}), import_string, None)[
-            "SINGLE_USE_CACHE"
-        ]
-    except (TypeError, ValueError) as error:
-        raise ImproperlyConfigured(f"{error}.") from None
+    """Withdraw every link of ``group`` issued until now, on every server, in SINGLE_USE_CACHE (links signed after
+    it work; ``lifetime``: what the longest-lived of them has left). ValueError, or StoreUnavailable."""
+    from .conf import link_settings
+
+    alias = link_settings()["SINGLE_USE_CACHE"]
     if alias is None:
         raise ImproperlyConfigured(
             "revoke_link_group() needs BLAKE2SIGN_WEB['SIGNED_URLS']['SINGLE_USE_CACHE']: the alias of a cache shared "
@@ -199,8 +163,7 @@ def log_out_everywhere(user: Any, *, keep_current: bool = True) -> None:
     """End every session of ``user`` that exists now, on every server (REVOCATION_CACHE must be set): the user
     gets a new session generation, which only later logins read. The session of the request being served:
     ``revocation.current_session_fate`` (docs/revocation.md, "What log out everywhere guarantees"). Raises
-    StoreUnavailable if the cache cannot be reached: a logout that did not happen is never reported as done.
-    """
+    StoreUnavailable if the cache cannot be reached: a logout that did not happen is never reported as done."""
     from .conf import SETTING, session_config
 
     config = session_config()
@@ -249,13 +212,9 @@ post_save.connect(_log_out_on_password_change, dispatch_uid="blake2sign_web.stor
 
 
 class RedisStoreCache(BaseCache):
-    """A cache backend for ``REVOCATION_CACHE`` and ``SINGLE_USE_CACHE`` on one Redis, a cluster, or Sentinel.
-
-    ``LOCATION``: one store URL (``revocation.parse_store_url``). ``OPTIONS``: ``socket_timeout`` and
-    ``socket_connect_timeout`` (0.5 s), ``wait_replicas`` (0), the rest for the redis-py client. Keys and
-    values are RedisCache's, so an alias can switch between the two on the same Redis. It has what the
-    records need, not a general cache's operations. docs/revocation.md, "Deployment", says more.
-    """
+    """A cache backend for ``REVOCATION_CACHE`` and ``SINGLE_USE_CACHE`` on one Redis, a cluster, or Sentinel:
+    ``LOCATION`` a store URL, ``OPTIONS`` as docs/revocation.md, "Deployment", says. Keys and values are
+    RedisCache's, so an alias can switch between the two on the same Redis; it has what the records need only."""
 
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(params)
@@ -337,9 +296,8 @@ class RedisStoreCache(BaseCache):
     def check_link(
         self, group_key: str, issued_us: int, use: revocation.LinkUse | None, skew: float
     ) -> LinkAnswer | None:
-        """``check_link`` in one round trip (``skew``: the clocks' allowance); None when a file link's two records
-        (with this cache's KEY_PREFIX) cannot share a cluster slot (braces in KEY_PREFIX): then the cache's
-        separate operations."""
+        """``check_link`` in one round trip (``skew``: the clocks' allowance); None, as ``use_file_link``, when a
+        file link's two records cannot share a cluster slot."""
         group = self.make_and_validate_key(group_key)
         if use is None:
             return self._drive(store_plans.group_steps(group, issued_us, None, self.replicas, skew=skew))

@@ -1,9 +1,8 @@
 """Signed-cookie sessions on keyed BLAKE: ``SESSION_ENGINE = "blake2sign_web.django.sessions"``.
 
-As Django's ``signed_cookies`` backend, the session key *is* the data: a signed, dated token of its JSON.
-This module translates Django's ``SessionBase`` contract into calls of the core, which owns the rules
-(docs/architecture.md says which module owns which; docs/django.md describes each feature). Importing it
-builds the configuration: a bad one raises ImproperlyConfigured at start-up.
+As with Django's ``signed_cookies`` backend, the session key *is* the data; this module translates Django's
+``SessionBase`` contract into calls of the core (docs/django.md). Importing it builds the configuration, so a
+bad one raises ImproperlyConfigured at start-up.
 """
 
 from __future__ import annotations
@@ -24,9 +23,7 @@ from ..exceptions import BadSignature
 from ..sessions import options
 from ..sessions import revocable as revocable_session
 from ..sessions.cookies import token_cookies
-from ..sessions.expiry import EXPIRY_LIMIT as EXPIRY_LIMIT  # its home was here: still importable
 from ..sessions.expiry import IDLE_REFRESH_FRACTION as IDLE_REFRESH_FRACTION  # re-exported: importable from here
-from ..sessions.expiry import LAST_EXPIRY as LAST_EXPIRY
 from ..sessions.expiry import (
     SessionEnd,
     data_written,
@@ -34,21 +31,20 @@ from ..sessions.expiry import (
     now_datetime,
     stored_end,
 )
-from ..sessions.expiry import SessionTimedOut as SessionTimedOut  # its home was here: still importable
 from ..sessions.expiry import check_expiry as _check_expiry
 from ..sessions.request import signed_token
 from ..sessions.revocation import SessionState
+from ..sessions.settings import SessionConfig
 from ..sessions.token import BAD, Presented, ReadToken, RefusalWords, refusal_reason
 from ..stores.revocation import StoreUnavailable
 from . import revocation
 from .conf import DJANGO_SIGNED_COOKIES_SALT as DJANGO_SIGNED_COOKIES_SALT  # their home was here: still importable
-from .conf import SETTING, SessionConfig, session_config
+from .conf import SETTING, session_config
 from .conf import STARTED as STARTED
 from .conf import SessionTooLarge as SessionTooLarge
 from .current import CURRENT_SESSION
-from .current import current_session as current_session  # importable from here, as before current.py
 
-__all__ = ["SessionStore", "SessionTimedOut", "SessionTooLarge"]
+__all__ = ["SessionStore", "SessionTooLarge"]
 
 #: Django's logger for session cookies that fail verification (its convention, its name).
 suspicious_logger: Final = logging.getLogger("django.security.SuspiciousSession")
@@ -160,8 +156,7 @@ class SessionStore(SessionBase):
         return read.data
 
     def _read(self, config: SessionConfig, token: str) -> ReadToken:
-        """What the client's cookie holds (``session_token``, with ``ACCEPT_DJANGO_SIGNED_COOKIES`` Django's engine's
-        cookies too): data only when it is a valid session."""
+        """The client's cookie read (with ACCEPT_DJANGO_SIGNED_COOKIES, Django's engine's cookies too)."""
         own_age = type(self).get_session_cookie_age is SessionStore.get_session_cookie_age  # Django's hook kept
         return config.reader.read(token, default_age=config.cookie_age if own_age else self.get_session_cookie_age())
 
@@ -171,7 +166,7 @@ class SessionStore(SessionBase):
         return self.load()
 
     def _revocation(self) -> SessionState:
-        """The session as revocation sees it: as load() read it, else from the client's cookie (verified only)."""
+        """The session as revocation sees it: as load() read it, else from the client's verified cookie."""
         state = self._state
         if state is None:
             token = self._session_key
@@ -279,8 +274,7 @@ class SessionStore(SessionBase):
         self.save(must_create=must_create)
 
     def get_expiry_age(self, **kwargs: Any) -> int:
-        """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age (the rules:
-        ``blake2sign_web.sessions.expiry``)."""
+        """Django's, capped by IDLE_TIMEOUT and what is left of ABSOLUTE_TIMEOUT: the cookie's Max-Age."""
         return self._end(**kwargs).age or 0  # never None: SESSION_COOKIE_AGE is an int
 
     def get_expiry_date(self, **kwargs: Any) -> datetime:

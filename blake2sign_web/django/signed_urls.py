@@ -34,6 +34,7 @@ from ..links.guard import LinkGuard
 from ..links.requests import Refusal
 from ..links.signer import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 from . import revocation
+from .conf import link_settings
 from .cookies import request_cookies
 
 SETTING: Final = "BLAKE2SIGN_WEB"
@@ -57,15 +58,6 @@ def default_client(request: HttpRequest) -> str:
 _guard: LinkGuard | None = None
 
 
-def options() -> dict[str, Any]:
-    """The SIGNED_URLS options with defaults filled in; ImproperlyConfigured names any bad key."""
-    raw, caches = getattr(settings, SETTING, {}), getattr(settings, "CACHES", {})
-    try:
-        return link_options.from_settings(raw, caches, import_string, default_client)
-    except (TypeError, ValueError) as error:
-        raise ImproperlyConfigured(f"{error}.") from None
-
-
 def get_signer() -> URLSigner:
     """The URLSigner for the current settings, built once (and again after a settings change)."""
     return _link_guard().signer
@@ -76,7 +68,7 @@ def _link_guard() -> LinkGuard:
     global _guard
     guard = _guard
     if guard is None:
-        config = options()
+        config = link_settings(default_client)
         fallbacks = getattr(settings, "SECRET_KEY_FALLBACKS", ())
         try:
             _guard = guard = LinkGuard.from_settings(config, settings.SECRET_KEY, fallbacks)
@@ -119,9 +111,8 @@ def sign_url(
     group: str | None = None,
 ) -> str:
     """Sign a path (``reverse(...)``) or absolute URL (the options: ``URLSigner.sign``); with ``request``, a path
-    becomes absolute first, on ``request.get_host()`` (which Django checks against ``ALLOWED_HOSTS``): with
-    ``BIND_HOST`` a path needs it. ``single_use=True`` and ``group=`` need ``SINGLE_USE_CACHE``.
-    """
+    becomes absolute first, on ``request.get_host()`` (checked against ``ALLOWED_HOSTS``): with ``BIND_HOST`` a
+    path needs it. ``single_use=True`` and ``group=`` need ``SINGLE_USE_CACHE``."""
     signer = get_signer()
     _check_store("sign_url", single_use, group)
     if request is not None and url_or_path.startswith("/"):
@@ -156,9 +147,8 @@ def grant_cookie(
     domain: str | None = None,
 ) -> link_cookies.GrantCookie:
     """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` (a path
-    ending with "/") without a signature in its URL, as ``sign_prefix`` would sign it (an expiry is required).
-    ``secure``: default ``request.is_secure()``. The cookie's name, value and attributes: ``link_cookies.grant``.
-    """
+    ending with "/") without a signature in its URL, as ``sign_prefix`` would sign it (an expiry is required);
+    ``secure``: default ``request.is_secure()``."""
     _check_store("grant_cookie", False, group)
     guard = _link_guard()
     origin = f"{request.scheme}://{request.get_host()}" if guard.signer.bind_host else ""
@@ -176,16 +166,7 @@ def grant_cookie(
         http_only=httponly,
         domain=domain,
     )
-    response.set_cookie(
-        cookie.name,
-        cookie.value,
-        max_age=cookie.max_age,
-        path=cookie.path,
-        domain=cookie.domain,
-        secure=cookie.secure,
-        httponly=cookie.http_only,
-        samesite=cookie.same_site,
-    )
+    response.set_cookie(cookie.name, cookie.value, **cookie.set_cookie_arguments)
     return cookie
 
 
@@ -217,9 +198,8 @@ def admit(
     confirm: ConfirmFunction | None = None,
     serves_file: bool = False,
 ) -> VerifiedLink | HttpResponse:
-    """The verified link (also set as ``request.signed_link``; ``request.signed_by_cookie`` is True when a grant
-    cookie gave it), or the response that stands in for the view (``link_requests.check``; PermissionDenied for a
-    bad link). Nothing is used up here (no I/O)."""
+    """The verified link (as ``request.signed_link``; ``request.signed_by_cookie``: a grant cookie gave it), or the
+    response that stands in for the view (PermissionDenied for a bad link); nothing is used up here."""
     guard, bound = _link_guard(), None if bind is None else bind(request)
     url = request_url(request, bind_host=guard.signer.bind_host)
     method = request.method or "GET"
@@ -266,11 +246,9 @@ def confirmation_response(
 
 
 def csrf_refusal(request: HttpRequest) -> HttpResponse | None:
-    """Django's CSRF check of a confirmation's POST, even in a ``csrf_exempt`` view: None, or the 403 to send.
-
-    The link's MAC says the link is genuine, not who posts it (docs/signed-urls.md, "Why the confirmation's
-    POST is CSRF-checked"). The installed CsrfViewMiddleware's own check, so CSRF_TRUSTED_ORIGINS apply.
-    """
+    """The installed CsrfViewMiddleware's check of a confirmation's POST (CSRF_TRUSTED_ORIGINS apply), even in a
+    ``csrf_exempt`` view: None, or the 403 to send (docs/signed-urls.md, "Why the confirmation's POST is
+    CSRF-checked")."""
     middleware = _csrf_middleware(_middleware())
     if middleware is None:
         return None
@@ -343,9 +321,9 @@ def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
 
 
 def client_path(request: HttpRequest) -> str:
-    """The decoded path the client asked for, with the script prefix that ``reverse()`` writes into links: under
-    ASGI put back if a proxy took it off (``link_targets.script_path``). The prefix is the handler's, from
-    FORCE_SCRIPT_NAME or root_path (Django 4.2's META["SCRIPT_NAME"] is root_path alone)."""
+    """The decoded path with the script prefix ``reverse()`` writes into links, put back under ASGI if a proxy took
+    it off (``link_targets.script_path``): the handler's, from FORCE_SCRIPT_NAME or root_path (not Django 4.2's
+    META["SCRIPT_NAME"], root_path alone)."""
     asgi = isinstance(request, ASGIRequest)
     return link_targets.script_path(request.path, request.path_info, get_script_prefix(), asgi=asgi)
 
@@ -363,12 +341,10 @@ def signed_url_required(
 def signed_url_required(
     view: V | None = None, /, *, bind: BindFunction | None = None, confirm: ConfirmFunction | None = None
 ) -> V | Callable[[V], V]:
-    """Let through only requests whose URL carries a valid, unexpired signature.
-
-    ``@signed_url_required`` or ``@signed_url_required(bind=lambda r: r.user.pk)`` on function views (sync or
-    async), ``method_decorator(..., name="dispatch")`` on class-based views. ``confirm``: (request, link) ->
-    the page of a ``consume_on="post"`` link, which POSTs to the same URL (``csrf_refusal``).
-    """
+    """Let through only requests whose URL carries a valid, unexpired signature: ``@signed_url_required`` or
+    ``@signed_url_required(bind=lambda r: r.user.pk)`` on function views (sync or async),
+    ``method_decorator(..., name="dispatch")`` on class-based views. ``confirm``: (request, link) -> the page of a
+    ``consume_on="post"`` link, which POSTs to the same URL (``csrf_refusal``)."""
 
     def decorate(view: V) -> V:
         async def checked_async(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:

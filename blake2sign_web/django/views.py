@@ -1,9 +1,6 @@
-"""A ready view that serves a file from a Django Storage by a signed link.
-
-    path("files/<path:name>", SignedFileView.as_view(storage="private"), name="download")
-
-It opens the file and streams it, or hands it to the front server; every answer (HEAD, Range, conditional
-requests, offloading) is decided in ``link_requests`` and ``stored_files``. Guide: docs/signed-urls.md.
+"""A ready view that serves a file from a Django Storage by a signed link, ``SignedFileView``: it opens the file
+and streams it, or hands it to the front server; every answer (HEAD, Range, conditional requests, offloading)
+is decided in ``link_requests`` and ``stored_files``. Guide: docs/signed-urls.md, "SignedFileView".
 """
 
 from __future__ import annotations
@@ -59,10 +56,9 @@ class SignedFileView(View):
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Callable[..., HttpResponseBase]:
-        """The view, exempt from CsrfViewMiddleware's check, as ``csrf_exempt`` makes it (a flag on the view, not a
-        wrapper to rebuild on every request as ``method_decorator`` does): POST is answered only for a link signed
-        with consume_on="post" (any other is 405), CSRF-checked before it uses the link up
-        (``signed_urls.csrf_refusal``)."""
+        """The view, exempt from CsrfViewMiddleware's check as ``csrf_exempt`` makes it (a flag, not a wrapper rebuilt
+        per request): only a consume_on="post" link's POST is answered (any other is 405), CSRF-checked before it uses
+        the link up (``signed_urls.csrf_refusal``)."""
         view = super().as_view(**initkwargs)
         view.csrf_exempt = True  # type: ignore[attr-defined]
         return view
@@ -115,9 +111,8 @@ class SignedFileView(View):
             raise Http404("No such file.") from None
 
     def local_root(self, storage: Storage, name: str) -> str | None:
-        """The directory to serve ``name`` from on this disk, or None to read it through ``storage.open()``:
-        only a FileSystemStorage (or subclass) whose ``path()`` works keeps its files here (``Storage.path``
-        exists on every storage, raising NotImplementedError; InMemoryStorage's ``location`` is not its files')."""
+        """The directory to serve ``name`` from on this disk (a FileSystemStorage whose ``path()`` works), or None to
+        read it through ``storage.open()`` (``stored_files.local_root``)."""
         return stored_files.local_root(storage, name, file_system=isinstance(storage, FileSystemStorage))
 
     def open_from_storage(self, storage: Storage, name: str) -> StoredFile:
@@ -180,9 +175,8 @@ class SignedFileView(View):
         return streamed
 
     def playlist(self, request: HttpRequest, asked: link_guard.FileRequest) -> HttpResponseBase:
-        """The playlist with the link's query after its URIs (``playlists``), whole, sent by this view even when it
-        offloads other files; HEAD without rewriting it, so without Content-Length (a streaming response: Django's
-        CommonMiddleware would write 0)."""
+        """The playlist with the link's query after its URIs, whole, sent by this view even when it offloads other
+        files; HEAD without rewriting it, as a streaming response (Django's CommonMiddleware would write length 0)."""
         outcome = asked.rewritten(f"{request.scheme}://{request.get_host()}", self.as_attachment)
         if isinstance(outcome, link_requests.Refusal):
             return refusal_response(outcome)

@@ -1,21 +1,10 @@
 """The page that stands in front of a single-use link signed with ``consume_on="post"``.
 
-Mail scanners (Outlook Safe Links, Mimecast, Proofpoint...) fetch every link of a message
-with GET, often several times, before the person clicks it. A link that a GET uses up is then
-dead on arrival. A ``consume=post`` link is never used up by GET or HEAD: both adapters answer
-them with this page (or the application's own), whose button POSTs to the very URL the browser
-shows, and only that POST uses the link up.
-
-The link's MAC is the credential, and the POST carries it in its URL. Where the framework checks
-cross-site requests (Django's CSRF), the POST must still pass that check: a link someone got for
-himself, posted from another person's browser by a page of his, would act with that person's
-cookies (log her into his account). So the page posts with the referrer policy ``strict-origin``
-(browsers send the real ``Origin``, where ``no-referrer`` makes them send ``Origin: null``, which
-origin checks refuse, and ``Referer`` is the origin alone: never the path or query, where the
-signature is), and its form can carry the framework's token (``page(fields)``). It must not be
-framed (a page that frames it could trick the person into pressing the button):
-``X-Frame-Options: DENY`` and ``Content-Security-Policy: frame-ancestors 'none'``. It is never
-cached (``no-store``: it may hold a per-client token) and never indexed.
+Mail scanners fetch every link of a message with GET before the person clicks it: a ``consume=post`` link is
+never used up by GET or HEAD, which get this page (or the application's own), whose button POSTs to the URL
+the browser shows. The page posts with ``Referrer-Policy: strict-origin`` (a real ``Origin`` for the CSRF check,
+never the signature in a ``Referer``), cannot be framed, and is never cached or indexed: docs/signed-urls.md,
+"Links in e-mails" and "Why the confirmation's POST is CSRF-checked".
 """
 
 from __future__ import annotations

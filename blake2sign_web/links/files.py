@@ -1,12 +1,8 @@
-"""What both adapters need to serve a file safely: paths, ranges, validators, filenames.
+"""What every adapter needs to serve a file safely: paths, ranges, validators, filenames, and the bytes.
 
-A valid signature says the application meant to hand out *this URL*; it does not
-make the path in it safe (the application may sign user-chosen names), so every
-name is checked here again, whatever signed it.
-
-A file's bytes to send, read in bounded chunks: a synchronous iterator for WSGI responses, an asynchronous one
-(each read in a worker thread) for ASGI, and the ASGI body messages they make. Memory stays flat whatever the file's
-size.
+A valid signature says the application meant to hand out *this URL*, not that the path in it is safe (it may
+sign user-chosen names), so every name is checked here again. The bytes are read in bounded chunks, by a
+synchronous iterator (WSGI) or an asynchronous one, each read in a worker thread (ASGI): memory stays flat.
 """
 
 from __future__ import annotations
@@ -373,13 +369,6 @@ def conditional_status(
     if method in ("GET", "HEAD") and mtime is not None and modified_since is not None and mtime <= modified_since:
         return 304
     return None
-
-
-def not_modified(if_none_match: str | None, if_modified_since: str | None, etag: str | None, mtime: float) -> bool:
-    """Whether a GET or HEAD may be answered 304 (``conditional_status`` of those two headers)."""
-    headers = {"if-none-match": if_none_match, "if-modified-since": if_modified_since}
-    present = {name: value for name, value in headers.items() if value is not None}
-    return conditional_status("GET", present, etag, int(mtime)) == 304
 
 
 def _matches(header: str, etag: str, *, weak: bool) -> bool:

@@ -1,20 +1,10 @@
 """Folder (prefix) links: one signature for every path under a signed path prefix, and what "under" means.
 
-``URLSigner.sign_prefix("/videos/123/", expires_in=3600)`` returns a ``SignedPrefix``: its ``query`` (``prefix=``,
-the times, ``signature=``) verifies appended to any path inside the prefix, and ``link(path)`` writes such a link.
-The prefix is a signed parameter of the link, and its MAC covers another canonical form than a single-file
-link's (``url1p`` instead of ``url1``: ``form``), so neither ever verifies as the other.
-
-A request path is inside a prefix (``below``) only on whole segments of the path the file helpers will serve:
-the path is read as the server decodes it (once, as UTF-8: invalid or overlong sequences are refused) and
-refused outright when it, or what any further decoding of it makes (``%252e``), has a ``.`` or ``..``
-segment, an empty segment (``//``) other than a last one, an encoded slash (``%2F``, ``%5C``), a backslash, a
-control character (NUL, CR, LF, DEL, C1) or a raw non-ASCII character; what is left is compared with the
-signed prefix in the canonical form (``link_text.canonical_path``), exactly: no case folding and no Unicode
-normalisation. A prefix must end with "/", so ``/videos/12/`` never covers ``/videos/123/``.
-
-The file helpers then keep the file inside the prefix's folder on disk (``folder``: the served name less the
-part below the prefix), symbolic links resolved, as they keep every file inside their root.
+``URLSigner.sign_prefix`` returns a ``SignedPrefix`` whose query verifies after any path inside the prefix,
+under a canonical form of its own (``url1p``: ``form``), so a folder link never verifies as a link to one file,
+nor the reverse. ``below`` is the one rule of "inside" (whole segments of the path as served, exactly, and no
+dot, empty or encoded-slash segment, control or non-UTF-8 at any decoding depth: docs/signed-urls.md, "What
+inside means"); ``folder`` is the folder on disk a served file must stay in.
 """
 
 from __future__ import annotations
@@ -152,13 +142,6 @@ def signable(path: str) -> str:
     if problem is not None:
         raise ValueError(f"cannot sign prefix {path[:40]!r}: {problem}")
     return canonical
-
-
-def signed_prefix(value: str) -> str:
-    """A prefix read from a link's (signed) query: ValueError unless it is what ``signable`` writes."""
-    if not value.startswith("/") or signable(value) != value:
-        raise ValueError("malformed prefix")
-    return value
 
 
 def folder(name: str, link: FolderLink | None) -> str:

@@ -1,22 +1,10 @@
 """Grant cookies: a folder link's signed query kept in a cookie scoped to the folder, so that a browser or a
 player fetching many relative URLs under it needs no signature in each (what CloudFront calls signed cookies).
 
-``grant`` signs a prefix (``URLSigner.sign_prefix``) and says the cookie to set: its ``name`` (``b2s_grant_``
-and 8 hex digits of a hash of the prefix, so several folders can be granted at once and no session cookie is
-hit; ``__Secure-`` in front when the cookie is Secure), its ``value`` (the signed query, its ``=`` written ``:``
-so that no framework's cookie writer quotes it: a signed query has no raw ``:``) and its attributes (Path the
-prefix, Max-Age until the grant's expiry, HttpOnly, SameSite=Lax, no Domain). ``__Host-`` requires Path=/, so
-it names only a grant of "/" (Secure, no Domain). A grant must expire: the browser keeps it, a bearer
-credential, and a cookie without Max-Age is restored with the browser's session.
-
-A request is verified by a cookie (``grant_for``, then ``verify``) only when its URL carries no signature
-(then the URL decides, as before) and its method is GET or HEAD (a grant lets a browser read; what changes
-something needs a signed URL): the cookie's query is appended to the request's path and query and verified by
-the signer's own ``verify_link``, so the MAC, the ``below`` rule of the prefix, the times, ``bind=`` and
-``bind_host`` apply unchanged, and a cookie grants nothing a folder link with the same query would not (the
-request's own query parameters must be ones the signer ignores, as for that link). Only a folder link's query
-(``prefix=``) is accepted from a cookie. The cookie's name only finds it: the value's MAC decides. A response to a
-request by cookie is made ``private`` (``private``): its URL is no secret, so no shared cache may keep it.
+``grant`` signs a prefix (``URLSigner.sign_prefix``) and says the cookie to set; ``grant_for`` finds the cookie
+that a GET or HEAD without a signature in its URL is verified by: its query after the request's path and query,
+through the signer's own ``verify_link``, so a cookie grants nothing the folder link would not. A response to
+such a request is made ``private``. The cookie and what it grants: docs/signed-urls.md, "Grant cookies".
 """
 
 from __future__ import annotations
@@ -26,7 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import lru_cache
 from hashlib import blake2b
-from typing import Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from ..exceptions import BadSignature
 from ..signing.serializer import Seconds
@@ -62,6 +50,19 @@ class GrantCookie(NamedTuple):
     same_site: SameSite
     domain: str | None
     signed: SignedPrefix
+
+    @property
+    def set_cookie_arguments(self) -> dict[str, Any]:
+        """The attributes as the keywords of Django's and Starlette's ``set_cookie`` (Starlette spells ``samesite``
+        in lower case)."""
+        return {
+            "max_age": self.max_age,
+            "path": self.path,
+            "domain": self.domain,
+            "secure": self.secure,
+            "httponly": self.http_only,
+            "samesite": self.same_site,
+        }
 
 
 @lru_cache(maxsize=1024)

@@ -1,16 +1,9 @@
 """Link groups: an opaque id (``course-42``) signed into links, so that one revocation refuses every link of it.
 
-``sign(..., group="course-42")`` and ``sign_prefix(..., group=...)`` add two signed parameters: ``group`` and
-``issued``, the signing time in Unix microseconds. Revoking the group (the adapters' ``revoke_link_group``)
-writes a record holding the revocation time (``revocation.group_revocation``); a link of the group issued at
-or before it plus the store's clock-skew allowance is refused (``revocation.withdrawn``: the issue time is the
-signing server's clock, the record the revoking server's), one issued after that works, so links re-issued
-within the allowance are refused too. Microseconds, not seconds: the revocation's time is read before its write,
-a link signed after the write's reply carries a later time (with no allowance, links re-issued at once work).
-
-A grouped link must expire: the record is kept only as long as the longest-lived link of the group still out
-(given at revocation), and a link without an end would come back after it. The rules here are the text's:
-what a group may be (``check_group``), what ``sign`` writes (``signed_pairs``), what ``verify_link`` reads
+A grouped link carries ``group`` and ``issued`` (its signing time, in microseconds, so that a link signed after
+the revocation's reply carries a later time) and must expire: the revocation's record lasts only as long as
+the group's longest-lived link (docs/signed-urls.md, "Link groups"). The rules here are the text's: what a
+group may be (``check_group``), what ``sign`` writes (``signed_pairs``), what ``verify_link`` reads
 (``verified``). The record and the decision are ``revocation``'s; the store calls, ``store_plans``'.
 """
 

@@ -1,14 +1,11 @@
 """What an endpoint checks its signed links with, in any framework: its options, checked once, and each
 request's decisions in the order ``link_requests`` gives them.
 
-An adapter builds one ``LinkGuard`` at start-up (Starlette: per ``require_signature`` or ``SignedFiles``;
-Django: per ``SIGNED_URLS`` settings) and, per request, hands it plain values: ``check`` (the link, its
-confirmation page, or its refusal), then for a single-use or grouped link (``needs_store``) ``use`` (a blocking
-store's ``consume_link``, and ``check_link`` for a grouped link) or ``ause`` (the guard's asyncio store): the
-refusal, or None to go on. A file's request is a
-``FileRequest``: the range asked for, a range redirect, the store's check (``use``), then the answer or the
-rewritten playlist, never before that check. The adapter only reads the request, does the store and file I/O
-and writes the response.
+An adapter builds one ``LinkGuard`` at start-up and, per request, hands it plain values: ``check`` (the link,
+its confirmation page, or its refusal), then for a single-use or grouped link ``use`` (a blocking store) or
+``ause`` (an asyncio one). A file's request is a ``FileRequest``: the range asked for, a range redirect, the
+store's check, then the answer or the rewritten playlist, never before that check. The adapter only reads the
+request, does the store and file I/O and writes the response.
 """
 
 from __future__ import annotations
@@ -30,7 +27,6 @@ from .requests import (
     Refusal,
     StoreCall,
     Wanted,
-    agroup_answer,
     astore_answer,
     before_store,
     check,
@@ -38,7 +34,6 @@ from .requests import (
     consumption,
     download_disposition,
     file_range,
-    group_answer,
     link_kind,
     logged,
     logger,
@@ -154,13 +149,10 @@ class LinkGuard(NamedTuple):
         call = self.call(link, path, consume, headers, terms)
         if type(call) is not StoreCall or consume is None:
             return call  # type: ignore[return-value]
-        if call.group is None:
-            answer: bool | LinkAnswer | StoreUnavailable = store_answer(consume, call, self.client(request))
-        elif check is None:
+        ask: Callable[..., bool | LinkAnswer] | None = consume if call.group is None else check
+        if ask is None:
             return self._no_check(path)
-        else:
-            answer = group_answer(check, call, self.client(request))
-        return self._consumed(answer, path, call)
+        return self._consumed(store_answer(ask, call, self.client(request)), path, call)
 
     def _consumed(self, answer: bool | LinkAnswer | StoreUnavailable, path: str, call: StoreCall) -> Refusal | None:
         return consumed(
@@ -186,13 +178,10 @@ class LinkGuard(NamedTuple):
         call = self.call(link, path, consume, headers, terms)
         if type(call) is not StoreCall or consume is None:
             return call  # type: ignore[return-value]
-        if call.group is None:
-            answer: bool | LinkAnswer | StoreUnavailable = await astore_answer(consume, call, self.client(request))
-        elif (check := getattr(self.store, "check_link", None)) is None:
+        ask = consume if call.group is None else getattr(self.store, "check_link", None)
+        if ask is None:
             return self._no_check(path)
-        else:
-            answer = await agroup_answer(check, call, self.client(request))
-        return self._consumed(answer, path, call)
+        return self._consumed(await astore_answer(ask, call, self.client(request)), path, call)
 
     def _no_check(self, path: str) -> Refusal:
         """A grouped link on a store that cannot check groups (a store of one's own with ``consume_link`` only)."""

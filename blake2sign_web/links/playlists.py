@@ -1,19 +1,10 @@
 """HLS playlists whose URIs carry a folder link's query, for players and CDNs that send no cookie.
 
-A folder link (``URLSigner.sign_prefix``) verifies after any path inside its prefix, so a playlist's segment
-``seg-1.ts`` becomes ``seg-1.ts?prefix=...&signature=...``: ``sign_playlist`` writes that with the signer's
-``SignedPrefix``; ``with_query`` with a query already verified (the file views rewrite a playlist they serve
-by a folder link with that request's own query: ``passed_query``, ``rewritten``), no secret needed.
-
-Only URIs that resolve inside the prefix (``link_prefix.below``, from the playlist's own path) get the query:
-the URI lines and the ``URI="..."`` attributes of the tags in ``URI_TAGS``. Relative URIs stay relative. An
-absolute URL gets it only on the playlist's own origin (another host, a CDN, would learn the signature); a
-``data:`` URI, another scheme, a URI outside the prefix, and a URI that has a query of its own are left as
-they are: the MAC covers every parameter of a folder link, so a query added to another would never verify
-(sign each such URI with ``URLSigner.sign``). Line endings (LF, CRLF, CR) and a BOM are kept; a playlist
-over ``MAX_PLAYLIST_SIZE`` or a line over ``MAX_LINE_LENGTH`` is refused (``PlaylistTooLarge``). The rewrite is
-one pass over the lines; a file view rewrites at most ``MAX_SERVED_SIZE`` bytes per request, after the link's
-every check (``link_guard.FileRequest``), and never for HEAD (``served``).
+``sign_playlist`` writes a folder link's query (its ``SignedPrefix``) after each URI of a playlist; ``with_query``
+writes a query already verified (the file views rewrite a playlist they serve by a folder link with that
+request's own: ``passed_query``, ``rewritten``), no secret needed. Only URIs inside the prefix, on the
+playlist's own origin and without a query of their own get it; the rest, line endings and a BOM are kept as
+they are, and the sizes are bounded: docs/protecting-video.md.
 """
 
 from __future__ import annotations

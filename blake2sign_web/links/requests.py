@@ -1,34 +1,11 @@
 """What a request by a signed link gets, decided once for every framework (no I/O here).
 
-An adapter describes its request in plain values (the method, the URL to verify, the few
-headers a decision needs), calls these functions in order, and translates what they return
-into its framework's response. The I/O stays in the adapter (the single-use store, sync in
-Django and async in Starlette; the file), between the decisions:
-
-1. ``check``: ``verify`` (the link's MAC, times and options, or a ``Refusal``: 403, or ``expired_status``)
-   then ``admission`` (what the method may do with it): the ``VerifiedLink`` to go on with, a
-   ``Confirmation`` (the page in front of a ``consume_on="post"`` link), or a ``Refusal`` (405 too);
-2. for a file: ``file_range`` (the range asked for, from the file's size and modified time);
-3. for a single-use or grouped link: ``consumption`` (for a file, what a continuation would fetch),
-   ``before_store`` (the store call to make, or why not), the call (``store_answer``; a grouped link's:
-   ``group_answer``, its group read with the single-use check in one round trip), then ``consumed``;
-4. for a file: ``answer_file``: ``conditional_answer`` (304, 412), else ``file_answer`` (200, 206 or 416),
-   with every header. What can be read of a storage's file (S3 ranges, a redirect) is ``stored_files``'.
-
-What the URL to verify is, from a request's values, is ``link_targets``' (raw path, query encoding), with
-the parts here: ``with_prefix`` (a proxy's path prefix) and ``request_target`` (a bound host). The options:
-``link_options``.
-
-A ``Refusal`` is a status, a short plain-text message and its headers; Django raises its 403
-as ``PermissionDenied`` (the site's 403 page), as its contract has it. The answers, in every framework:
-403 for a missing, malformed or wrong signature (or a single-use link nothing can consume), and for a
-link before its start (``not_yet_valid``: the message says when it becomes valid; no Retry-After, which
-HTTP defines for 503, 429 and redirects, not 403, and Django's PermissionDenied could not carry); the
-expired status (410 Gone by default, so the page can say "ask for a new link"; or 403) for a link
-whose time has passed, for a single-use link already used and for a link whose group was revoked after it
-was issued (``WITHDRAWN``: like a used link, it worked once and never will again); 503 for a single-use
-or grouped link while its store is unreachable (unless it fails open); 405 for a method the link may not
-be used with; 304 and 412 for conditional requests of a file, 206 and 416 for its ranges.
+An adapter describes its request in plain values, calls these functions in order and turns what they return
+into its framework's response; the I/O (the store, the file) stays in the adapter, between the decisions:
+``check`` (``verify``, then ``admission``: the ``VerifiedLink``, a ``Confirmation`` or a ``Refusal``); for a file
+``file_range``; for a single-use or grouped link ``consumption``, ``before_store``, the store's call
+(``store_answer``, ``group_answer``) and ``consumed``; for a file ``answer_file``. A ``Refusal`` is a status, a
+plain-text message and its headers (the statuses: docs/signed-urls.md, "Status codes").
 """
 
 from __future__ import annotations
@@ -38,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 from types import MappingProxyType
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 from ..exceptions import BadSignature, SignatureExpired, SignatureNotYetValid
@@ -51,6 +28,7 @@ from .options import check_link_options as check_link_options
 from .signer import Bound, URLSigner, VerifiedLink
 
 logger = logging.getLogger("blake2sign_web.signed_urls")
+T = TypeVar("T")
 
 #: At most this many characters of a refused path are logged (escaped with repr).
 LOGGED_PATH_LENGTH: Final = 200
@@ -65,14 +43,9 @@ NOT_YET_VALID: Final = "This link is not valid yet; it becomes valid at {:%Y-%m-
 
 
 def continuation_cost(method: str, requested: files.ByteRange | None, size: int) -> int | None:
-    """What a request for an already used single-use file link would fetch, or None if it cannot continue it.
-
-    Only a file response continues a first use, and only with what resumes or splits a
-    download: HEAD (no bytes), or GET of one satisfiable byte range shorter than the file,
-    as ``files.requested_range`` reads it (so an unparseable Range, or an If-Range that does
-    not match, asks for the whole file, which a used link never gives again). What a
-    continuation fetches is deducted from the link's byte budget (the file's size).
-    """
+    """What a request for an already used single-use file link would fetch, or None if it cannot continue it:
+    HEAD (no bytes), or GET of one satisfiable range shorter than the file (``files.requested_range``), deducted
+    from the link's byte budget (docs/signed-urls.md, "Single-use links")."""
     if method == "HEAD":
         return 0
     if method != "GET" or requested is None or requested.length >= size:
@@ -101,11 +74,8 @@ def logged(path: str) -> str:
 
 
 def with_prefix(path: str, prefix: str) -> str:
-    """``path`` under ``prefix``: the path prefix a proxy took off (which the link has), put back unless there.
-
-    The link was signed with the prefix (``reverse()``, ``url_for`` write it); servers differ on whether
-    the path they pass on still holds it.
-    """
+    """``path`` under ``prefix``: the path prefix a proxy took off (the link was signed with it), put back unless
+    the server passed it on."""
     if not prefix:  # the usual case, first: every request by a link asks
         return path
     prefix = prefix.rstrip("/")
@@ -130,15 +100,12 @@ def verify(
     grant: str | None = None,
 ) -> VerifiedLink | Refusal:
     """The verified link, or the refusal of a bad (403), expired (``expired_status``) or not yet valid (403:
-    ``not_yet_valid``) one, logged.
+    ``not_yet_valid``) one, logged (the reason, never the URL, whose query holds the signature).
 
-    ``url``: the path and query the client sent (absolute when the signer binds the host), None when
-    the path is not text (a lone surrogate, which only a scope no server made can hold) or the query is not
-    what the view can read (Flask's, not UTF-8: ``link_targets.werkzeug_query``); ``path``: the
-    decoded path, for the log. The reason is logged, never the URL: its query holds the signature.
-    ``grant``: the value of the grant cookie to verify the request by instead (``link_cookies.grant_for``).
-    (Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both.)
-    """
+    ``url``: the path and query the client sent (absolute when the signer binds the host), None when the path
+    is not text or the query is not what the view can read (``link_targets.werkzeug_query``); ``path``: the
+    decoded path, for the log; ``grant``: a grant cookie's value to verify instead (``link_cookies.grant_for``).
+    Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both."""
     if url is None:
         logger.warning("rejected signed URL for %r: path or query is not UTF-8", logged(path))
         return Refusal(403, INVALID)
@@ -167,12 +134,8 @@ def not_yet_valid(valid_from: int) -> Refusal:
 
 
 def admission(link: VerifiedLink, method: str, serves_file: bool = False) -> Admission | Refusal:
-    """What ``method`` may do with a verified link: go on, get the confirmation page, or 405.
-
-    A ``consume_on="post"`` link is never used up by GET or HEAD (mail scanners fetch links): they get
-    the confirmation page, whose POST goes on. A view accepts any other method of an ordinary link
-    (it decides); a file is only read (GET, HEAD), or POSTed from its confirmation page.
-    """
+    """What ``method`` may do with a verified link: go on, get the confirmation page (GET or HEAD of a
+    ``consume_on="post"`` link), or 405 (a file is only read, or POSTed from its confirmation page)."""
     posted = link.consume_on == "post"
     if posted and method in ("GET", "HEAD"):
         return CONFIRM
@@ -254,12 +217,8 @@ def needs_store(link: VerifiedLink) -> bool:
 def before_store(
     link: VerifiedLink, *, path: str, missing_store: str | None, cross_site: bool = False, terms: Consumption
 ) -> StoreCall | Refusal | None:
-    """What to ask the store for a single-use or grouped link, or why not to (None: it is neither).
-
-    ``missing_store``: why nothing can consume it (the option to set), refused with 403; ``cross_site``: a
-    confirmation's POST that a browser says came from another site's page (for frameworks without a CSRF
-    check of their own), refused with 403 (its form must not use the link up with this browser's cookies).
-    """
+    """What to ask the store for a single-use or grouped link, or why not to (None: it is neither): 403 when nothing
+    can consume it (``missing_store``: the option to set) or for a ``cross_site`` confirmation's POST."""
     if link.expires_at is None or not needs_store(link):
         return None
     if cross_site:
@@ -278,51 +237,32 @@ def link_kind(nonce: str | None) -> str:
     return "grouped URL" if nonce is None else "single-use URL"
 
 
-def store_answer(consume: Callable[..., bool], call: StoreCall, client: str) -> bool | StoreUnavailable:
-    """The store's answer to ``call`` (``consume``: its ``consume_link``), or its failure, for ``consumed``."""
+def store_arguments(call: StoreCall, client: str) -> tuple[tuple[object, ...], dict[str, object]]:
+    """The arguments of the store's ``consume_link`` (a single-use link's ``call``) or ``check_link`` (a grouped
+    link's)."""
+    terms: dict[str, object] = {"file_size": call.file_size, "continuation": call.continuation}
+    if call.group is not None:
+        terms |= {"group": call.group, "issued_us": call.issued_us}
+    return (call.nonce, call.expires_at, client), terms
+
+
+def store_answer(ask: Callable[..., T], call: StoreCall, client: str) -> T | StoreUnavailable:
+    """The store's answer to ``call`` (``ask``: its ``consume_link`` or ``check_link``), or its failure, for
+    ``consumed``."""
+    arguments, terms = store_arguments(call, client)
     try:
-        return consume(call.nonce, call.expires_at, client, file_size=call.file_size, continuation=call.continuation)
+        return ask(*arguments, **terms)
     except StoreUnavailable as error:
         return error
 
 
-async def astore_answer(
-    consume: Callable[..., Awaitable[bool]], call: StoreCall, client: str
-) -> bool | StoreUnavailable:
+async def astore_answer(ask: Callable[..., Awaitable[T]], call: StoreCall, client: str) -> T | StoreUnavailable:
     """``store_answer`` of an asynchronous store."""
+    arguments, terms = store_arguments(call, client)
     try:
-        return await consume(
-            call.nonce, call.expires_at, client, file_size=call.file_size, continuation=call.continuation
-        )
+        return await ask(*arguments, **terms)
     except StoreUnavailable as error:
         return error
-
-
-def group_answer(check: Callable[..., LinkAnswer], call: StoreCall, client: str) -> LinkAnswer | StoreUnavailable:
-    """The store's answer to a grouped link's ``call`` (``check``: its ``check_link``), or its failure."""
-    try:
-        return check(*call[:2], client, **_terms(call))
-    except StoreUnavailable as error:
-        return error
-
-
-async def agroup_answer(
-    check: Callable[..., Awaitable[LinkAnswer]], call: StoreCall, client: str
-) -> LinkAnswer | StoreUnavailable:
-    """``group_answer`` of an asynchronous store."""
-    try:
-        return await check(*call[:2], client, **_terms(call))
-    except StoreUnavailable as error:
-        return error
-
-
-def _terms(call: StoreCall) -> dict[str, object]:
-    return {
-        "file_size": call.file_size,
-        "continuation": call.continuation,
-        "group": call.group,
-        "issued_us": call.issued_us,
-    }
 
 
 def consumed(
@@ -334,12 +274,9 @@ def consumed(
     option: str,
     kind: str = "single-use URL",
 ) -> Refusal | None:
-    """The store's answer (True or "ok": this request may have the link; False or "used": used up; "withdrawn":
-    its group was revoked after it was issued), or its failure, as None or a refusal.
-
-    A store that cannot be reached refuses with 503 (``fails_open=False``), or lets the request
-    through, logged; ``option``: how the framework spells that choice, for the log; ``kind``: the link's.
-    """
+    """The store's answer (True or "ok": this request may have the link; False or "used"; "withdrawn") or its
+    failure as None or a refusal: 503 (or, ``fails_open``, through, logged; ``option``: that choice's name for
+    the log; ``kind``: the link's)."""
     if isinstance(answer, StoreUnavailable):
         if fails_open:
             logger.error("accepted %s for %r unchecked (%s='open'): %s", kind, logged(path), option, answer)
@@ -366,11 +303,8 @@ def download_disposition(name: str, as_attachment: bool, link: VerifiedLink | No
 def file_headers(
     name: str, disposition: str, etag: str | None, last_modified: str | None, *, posted: bool
 ) -> dict[str, str]:
-    """The headers of a file sent by a link, before its length and range (``file_answer`` adds them).
-
-    The type follows the stored name, never the link's filename: a link cannot make a file HTML. The
-    confirmation's POST is answered once, and never cached.
-    """
+    """The headers of a file sent by a link, before its length and range: the type follows the stored name, never
+    the link's filename (a link cannot make a file HTML); a confirmation's POST is answered once, never cached."""
     headers = {
         "Content-Type": files.content_type_for(name),
         "Content-Disposition": disposition,
@@ -386,10 +320,8 @@ def file_headers(
 def wanted_range(
     headers: Mapping[str, str], size: int, etag: str | None, last_modified: str | None, *, posted: bool
 ) -> Wanted:
-    """The byte range a request asks for and may get (``Range`` gated by ``If-Range``), or why not (416).
-
-    None: the whole file, as for a confirmation's POST, which is answered with the whole file once.
-    """
+    """The byte range a request asks for and may get (``Range`` gated by ``If-Range``), None for the whole file (a
+    confirmation's POST too), or why not (416)."""
     if posted:
         return None
     try:
@@ -416,12 +348,8 @@ def file_answer(
     posted: bool,
     seekable: bool | None = True,
 ) -> FileAnswer:
-    """What a file request gets once its link and its preconditions passed (``files.conditional_status``).
-
-    ``seekable``: whether a range can be read (False: ``Accept-Ranges: none``, the whole file); None when
-    not known (HEAD on a storage that would have to read the file to tell): the whole file, no
-    ``Accept-Ranges``.
-    """
+    """What a file request gets once its link and preconditions passed: ``seekable`` False sends the whole file with
+    ``Accept-Ranges: none``, None (not known: HEAD) the whole file without ``Accept-Ranges``."""
     if not seekable:
         wanted = None
     if isinstance(wanted, files.RangeNotSatisfiable):
@@ -477,10 +405,8 @@ def file_range(headers: Mapping[str, str], size: int, mtime_ns: int | None, *, p
 def conditional_answer(
     method: str, headers: Mapping[str, str], size: int, mtime_ns: int | None, *, posted: bool
 ) -> FileAnswer | None:
-    """The 304 (with the validators the client is to keep using) or 412 a file request gets, or None: go on.
-
-    A confirmation's POST is answered with the file: never a 304 or a 412.
-    """
+    """The 304 (with the validators to keep using) or 412 a file request gets, or None: go on (always for a
+    confirmation's POST, answered with the file)."""
     if posted:
         return None
     etag, last_modified = validators(size, mtime_ns)
@@ -494,10 +420,8 @@ def conditional_answer(
 
 
 def public_base_problem(base_url: str) -> str | None:
-    """Why ``base_url`` cannot be the site's public URL that mailed links start with (None: it can).
-
-    http or https, a host, no user info, query or fragment: a forged ``Host`` never gets into a link.
-    """
+    """Why ``base_url`` cannot be the public URL mailed links start with (None: it can): http or https, a host, no
+    user info, query or fragment."""
     try:
         parts = urlsplit(base_url)
         host = parts.hostname

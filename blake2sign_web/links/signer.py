@@ -1,64 +1,12 @@
 """URLSigner: signed, optionally expiring links that nobody can alter to reach something else.
 
-A signed URL carries two extra query parameters, ``expires`` (Unix seconds, when
-asked for) and ``signature`` (the 43-character base64url MAC), a third, ``once``
-(22 random base64url characters), when it is single-use, and ``starts`` (Unix seconds)
-when it becomes valid only at a time (``link_times`` has the rules of both times):
-
-    >>> signer = URLSigner("a long random secret", purpose="downloads")
-    >>> signer.sign("/files/report.pdf?download=1", expires_in=3600)
-    '/files/report.pdf?download=1&expires=1790000000&signature=...'
-
-The MAC covers a canonical form, not the spelling, so that proxies, browsers and
-frameworks that re-encode a URL do not break it:
-
-    url1 LF host LF path LF query LF bound
-
-- ``host``: empty unless ``bind_host=True`` (links are relative by default, so TLS
-  termination and proxies that change scheme or host do not break them);
-- ``path``: each segment percent-decoded once, then re-encoded with one fixed safe
-  set (RFC 3986 pchar), except what decoding would change the meaning of: ``%2F``
-  stays ``%2F`` (an encoded slash is not a segment boundary), ``?``, ``#`` and ``%``
-  are always encoded, and a ``.`` or ``..`` segment, however spelled, is written
-  ``%2E`` / ``%2E%2E`` so that no client removes it. ``sign`` writes this path into
-  the link, so the link keeps the encoding the path was given with (Django's
-  ``reverse()`` writes a leading ``//`` as ``/%2F``, and it stays so);
-- ``query``: every parameter except the signature and the ignored ones, decoded
-  (``+`` is a space) and re-encoded, stably sorted by name (values of a repeated
-  name keep their order, which may matter to the application);
-- ``bound``: empty, or ``=`` and the encoded value the link is bound to (a user id,
-  a session key): mixed into the MAC, never written into the URL.
-
-A URL is absolute only when it starts with ``scheme://``; anything else is a path,
-split by hand at the first ``?`` and ``#``, so a request path such as
-``//other/path`` is never read as a host. ``sign`` never returns a link that
-points somewhere its input did not: it refuses a path that starts with ``//``
-(a browser reads it as a host: encode the second slash), an absolute URL
-without a host, and a relative path whose first segment has a ``:`` (read as a
-scheme, such as ``javascript:``).
-
-A single-use link (``sign(..., single_use=True)``) is an ordinary signed link whose
-``once`` parameter (the nonce) the MAC covers like any other; ``verify_link`` returns it with the
-expiry, and the adapters consume it in a shared store (see ``blake2sign_web.revocation``).
-It must expire: its record is kept in the store until then, and no longer.
-``consume_on="post"`` adds ``consume=post``: the adapters then answer GET and HEAD with a
-confirmation page and consume the link only on a POST (mail scanners fetch links with GET).
-
-``sign(..., filename=..., disposition="attachment"|"inline")`` adds ``disposition`` (and
-``filename``): how the download helpers name the file in ``Content-Disposition``. Like the
-nonce they are ordinary signed parameters; ``verify_link`` checks and returns them. A
-``filename`` without ``disposition`` is an application's own parameter, as before this
-option existed, and is neither checked nor used.
-
-Those parameters are the signer's own: ``sign`` writes them only from its keywords and refuses
-(ValueError) a URL that already has one, where it would have dropped, replaced or signed it into a
-link that never verifies (``expires_at=`` gives an expiry as a time rather than a lifetime; ``starts=`` the
-time the link becomes valid). ``sign_prefix`` signs a folder, one ``prefix=`` link for every path inside it
-(``link_prefix``). The text of a link (splitting, the canonical form, parameter names and download names) is
-``link_text``'s; what a request by a link gets, in any framework, is ``link_requests``'.
-
-The MAC itself is ``Signer``'s: same key derivation (with its own ``domain``),
-fallback secrets for rotation, constant-time comparison, length checked first.
+A link carries ``signature``, ``Signer``'s MAC (under a domain of its own) over a canonical form of the URL,
+``url1``, so that proxies and frameworks that re-encode a URL do not break it; and the signer's own parameters
+(``expires``, ``starts``, ``once``, ``consume``, ``disposition``, ``filename``), which ``sign`` writes only from
+its keywords: it refuses (ValueError) a URL that already has one, and one whose link would point elsewhere than
+its input (a path starting with ``//``, an absolute URL without a host, a first segment with a ``:``). The form
+and the parameters: docs/format.md, "Signed URLs"; what each option does: docs/signed-urls.md. A link's text is
+``link_text``'s, folders ``link_prefix``'s, and what a request by a link gets ``link_requests``'.
 """
 
 from __future__ import annotations

@@ -39,12 +39,8 @@ RANGE_FALLBACKS: Final = ("redirect", "seek")
 
 
 class RangedObject:
-    """An S3 object (boto3's ``s3.Object``, loaded by django-storages' ``S3File``) read one byte range at a time.
-
-    ``open(start, length)`` makes one ``GetObject`` with ``Range`` (and ``IfMatch`` the ETag the
-    object's HEAD gave, so that the bytes are those of the size and validators sent) and returns
-    its body, a stream that ``RangeReader`` reads chunk by chunk.
-    """
+    """An S3 object (boto3's ``s3.Object``, loaded by django-storages' ``S3File``) read one range at a time:
+    ``open(start, length)`` is one ``GetObject`` with ``Range`` and ``IfMatch`` the ETag its HEAD gave."""
 
     __slots__ = ("etag", "modified", "obj", "params", "size")
 
@@ -68,12 +64,8 @@ class RangedObject:
 
 
 def s3_object(storage: Any, handle: IO[bytes]) -> RangedObject | None:
-    """The ranged reader of a django-storages S3 file, or None for any other storage's file.
-
-    The file's ``obj`` is a boto3 ``s3.Object`` (``get``, ``bucket_name``, ``key``, ``content_length``),
-    and the storage gives the object's download parameters (SSE-C keys, VersionId...) by
-    ``get_object_parameters``, as ``S3File`` itself reads them.
-    """
+    """The ranged reader of a django-storages S3 file (its ``obj``, with the storage's ``get_object_parameters``:
+    SSE-C keys, VersionId), or None for any other storage's file."""
     obj = getattr(handle, "obj", None)
     if obj is None or not callable(getattr(obj, "get", None)):
         return None
@@ -147,11 +139,8 @@ class StoredFile:
         return wanted
 
     def body(self, byte_range: files.ByteRange | None) -> tuple[IO[bytes], int, int]:
-        """What to stream for ``byte_range`` (None: the whole file): the handle, where to start, how many bytes.
-
-        An S3 object gives exactly those bytes by one ranged ``GetObject``: never the whole object in memory
-        or on disk.
-        """
+        """What to stream for ``byte_range`` (None: the whole file): the handle, where to start, how many bytes (an S3
+        object's by one ranged ``GetObject``, never whole in memory or on disk)."""
         start, length = (0, self.size) if byte_range is None else (byte_range.start, byte_range.length)
         if self.ranged is None:
             return self.handle, start, length
@@ -199,13 +188,9 @@ def opened(
     size: Callable[[], int],
     modified: Callable[[], datetime | None],
 ) -> StoredFile:
-    """A file opened through its storage's API, with what the response needs to know of it.
-
-    An S3 object's size and time are those of the HEAD that opening it made (no further request). Another
-    storage is asked (``size``, ``modified``; NotImplementedError: it cannot tell, and the file object says
-    its size), and whether its file can seek is asked only when bytes are sent: it may have to read the
-    file to answer, which a HEAD or a 304 must not cost.
-    """
+    """A file opened through its storage's API, with what the response needs to know of it: an S3 object's size and
+    time from the HEAD that opening it made; another storage asked (``size``, ``modified``; else the file object's
+    size), and whether it can seek asked only when bytes are sent (a HEAD or a 304 must not read the file)."""
     if ranged is not None:
         return StoredFile(handle, ranged.size, _nanoseconds(ranged.modified), None, seekable=True, ranged=ranged)
     try:
@@ -253,11 +238,8 @@ def check_range_fallback(value: object) -> str:
 
 
 def redirects_range(stored: StoredFile, method: str, wanted: Wanted, *, single_use: bool, offloaded: bool) -> bool:
-    """Whether to send a Range request to the storage's own URL rather than download the whole object to seek.
-
-    Never for a single-use link (the storage's URL could be used again and again until it expires), nor
-    when the front server sends the bytes (``offloaded``).
-    """
+    """Whether to send a Range request to the storage's own URL rather than download the whole object: never for a
+    single-use link (its storage URL could be used again until it expires), nor when the front server sends it."""
     return (
         isinstance(wanted, files.ByteRange)
         and method == "GET"
@@ -268,12 +250,9 @@ def redirects_range(stored: StoredFile, method: str, wanted: Wanted, *, single_u
 
 
 def range_redirect(url_of: Callable[[], object], path: str, name: str, storage: object) -> dict[str, str] | None:
-    """The headers of the 302 to the storage's URL (``url_of()``) for a file's range, or None: it has no http(s)
-    URL for the file (seek it as before).
-
-    Logged: the storage's URL is a bearer link of its own, which knows nothing of this link's expiry or
-    binding (and kept by no cache, leaked by no Referer: ``REDIRECT_HEADERS``).
-    """
+    """The headers of the 302 to the storage's URL (``url_of()``) for a file's range, or None: no http(s) URL for
+    the file (seek it as before). Logged: that URL is a bearer link of its own, which knows nothing of this link's
+    expiry or binding (kept by no cache, leaked by no Referer: ``REDIRECT_HEADERS``)."""
     kind = type(storage)
     try:
         url = url_of()
@@ -303,11 +282,8 @@ def answer(
     offload: tuple[str | None, bool] = (None, False),
 ) -> FileAnswer:
     """What a request for a stored file gets once its link passed: 304 or 412, or 200 or 206 (416) with every
-    header. ``offload``: nginx's ``accel_redirect`` prefix and ``sendfile``; with either, a 200 without a body,
-    whose headers hand the file to the front server (it handles Range): ``offload_headers``.
-
-    HEAD does not make another storage read its file to learn whether it seeks: it answers for it whole.
-    """
+    header; with ``offload`` (nginx's ``accel_redirect`` prefix, ``sendfile``) a 200 whose headers hand the file to
+    the front server (``offload_headers``). HEAD never makes a storage read its file to learn whether it seeks."""
     found = conditional_answer(method, headers, stored.size, stored.mtime_ns, posted=posted)
     if found is not None:
         return found

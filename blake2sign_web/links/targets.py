@@ -23,13 +23,9 @@ def scope_path(scope: Mapping[str, Any]) -> str:
 
 
 def scope_target(scope: Mapping[str, Any], origin: tuple[str, str] | None = None) -> str | None:
-    """The URL an ASGI request is verified as: the raw path, so a decoded '%25' cannot be decoded twice.
-
-    Without ``raw_path`` (Mangum and other adapters set it to None), the decoded path is re-encoded,
-    '%' included, so the signer decodes it exactly once too. The query is the raw ``query_string``
-    read as latin-1, as Starlette's ``query_params`` reads it. None for a path that is not text (a
-    lone surrogate, which only a scope no server made can hold).
-    """
+    """The URL an ASGI request is verified as: the raw path, so a decoded '%25' cannot be decoded twice (without
+    ``raw_path``, as Mangum sends, the decoded path re-encoded, '%' included), and the raw ``query_string`` read
+    as latin-1, as Starlette's ``query_params`` reads it. None for a path that is not text (a lone surrogate)."""
     raw_path: bytes | None = scope.get("raw_path")
     root_path: str = scope.get("root_path", "")
     if raw_path:
@@ -64,12 +60,9 @@ def wsgi_query(query: str, charset: str) -> str:
 
 
 def werkzeug_query(query: str) -> str | None:
-    """The query as Werkzeug's ``request.args`` (Flask's) reads it, not as WSGI spells it.
-
-    As ``wsgi_query``: QUERY_STRING holds the raw bytes read as latin-1, and ``request.args`` decodes them as
-    UTF-8. None when they are not UTF-8: ``request.args`` cannot read them (UnicodeDecodeError), so no link
-    is verified on them.
-    """
+    """The query as Werkzeug's ``request.args`` (Flask's) reads it: the raw bytes (QUERY_STRING, read as latin-1)
+    decoded as UTF-8, as ``wsgi_query`` does for Django; None when they are not UTF-8, which ``request.args``
+    cannot read, so no link is verified on them."""
     if query.isascii():
         return query
     try:
@@ -79,13 +72,9 @@ def werkzeug_query(query: str) -> str | None:
 
 
 def script_path(path: str, path_info: str, prefix: str, *, asgi: bool = True) -> str:
-    """The decoded path with the script prefix that ``reverse()`` writes into links.
-
-    Under ASGI, Django takes its path from the scope's as it is: behind a proxy that took the prefix
-    off (``FORCE_SCRIPT_NAME = "/app"``, nginx ``proxy_pass http://app/;``) it lacks the prefix that
-    the link has, so the prefix is put back before the path the view routes on (``path_info``). Under
-    WSGI (``asgi=False``), the path has it (SCRIPT_NAME).
-    """
+    """The decoded path with the script prefix that ``reverse()`` writes into links: under ASGI, behind a proxy
+    that took the prefix off (``FORCE_SCRIPT_NAME = "/app"``, nginx ``proxy_pass http://app/;``), put back before
+    the path the view routes on (``path_info``); under WSGI (``asgi=False``) the path has it (SCRIPT_NAME)."""
     if not asgi:
         return path
     return path if with_prefix(path, prefix) == path else with_prefix(path_info, prefix)

@@ -1,17 +1,9 @@
-"""The text of a link: how it is split, the canonical form its MAC covers, and the names it may carry.
+"""The text of a link: how it is split, the canonical form its MAC covers, the names it may carry, and its times.
 
-``URLSigner`` (``urls.py``) signs and verifies; what is written here is the text it reads and writes,
-whoever asks: the canonical path, query and bound value (see ``urls.py`` for the form), the rules of
-a link's own parameter names, and those of a signed download name.
-
-The times of a signed link: when it expires and when it starts being valid, as ``sign`` writes them and
-``verify_link`` reads them (``URLSigner``, ``urls.py``).
-
-Both are Unix seconds in the link's query (``expires``, ``starts``), signed like its other parameters, at most
-10 digits. ``sign`` takes an expiry as a lifetime (``expires_in``) or a time (``expires_at``), a start as a time
-only (``starts``: Unix seconds or an aware datetime), and refuses a start at or after the expiry. A link is
-refused from its expiry on (``SignatureExpired``), and before its start (``SignatureNotYetValid``) with the
-margin tokens allow for another server's clock (``CLOCK_SKEW``): it is accepted from ``starts - CLOCK_SKEW``.
+``URLSigner`` signs and verifies; what is written here is the text it reads and writes: the canonical path,
+query and bound value, the rules of a link's own parameter names and of a signed download name, and the
+``expires`` and ``starts`` it carries (Unix seconds, at most 10 digits; a start must come before the expiry,
+and is honoured from ``starts - CLOCK_SKEW``). The form: docs/format.md, "Signed URLs".
 """
 
 from __future__ import annotations
@@ -105,12 +97,9 @@ def refuse_reserved(url: str, pairs: list[tuple[str, str]], names: Mapping[str, 
 def check_link_parameters(
     names: Mapping[str, str], ignore: Iterable[str], spell: Callable[[str], str] = lambda option: option
 ) -> tuple[str, ...]:
-    """The rules for a link's own query parameter names and the ignored ones: the ignore patterns, as a tuple.
-
-    ``names``: ``URLSigner``'s keyword (``signature_param``, ...) and the name it gives; ``spell``: an
-    option's name in the caller's framework (a keyword, or ``ignore``), for the messages, so that an
-    adapter can check its settings at start-up with the same rules. ValueError or TypeError.
-    """
+    """The rules for a link's own query parameter names and the ignored ones: the ignore patterns, as a tuple
+    (ValueError or TypeError). ``names``: ``URLSigner``'s keyword and the name it gives; ``spell``: an option's
+    name in the caller's framework, so that an adapter checks its settings at start-up by the same rules."""
     for option, value in names.items():
         if not isinstance(value, str) or not value or quote(value, safe=QUERY_SAFE) != value:
             raise ValueError(
@@ -156,10 +145,8 @@ def filename_problem(filename: object) -> str | None:
 def read_link_options(
     pairs: list[tuple[str, str]], consume_param: str, disposition_param: str, filename_param: str, has_nonce: bool
 ) -> tuple[ConsumeOn, Disposition | None, str | None]:
-    """``consume_on``, ``disposition`` and ``filename`` of a link's (signed) pairs; BadSignature if malformed.
-
-    Called after the MAC was checked (and by ``sign``, on what it is about to sign).
-    """
+    """``consume_on``, ``disposition`` and ``filename`` of a link's (signed) pairs, after the MAC was checked (and
+    by ``sign``, on what it is about to sign); BadSignature if malformed."""
     consumes: tuple[str, ...] = ()
     dispositions: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()

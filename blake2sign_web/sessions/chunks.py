@@ -1,47 +1,11 @@
 """Tokens longer than one cookie: split into ``name``, ``name.1``, ``name.2``... and joined back. Pure functions.
 
-A browser keeps a cookie of at most 4096 bytes, and drops a longer one silently (RFC 6265bis counts the
-name and the value; some browsers counted the attributes too, so the limit here counts all three: the
-adapter passes the length of the attribute string it writes). A token that does not fit is cut into
-pieces; each piece is the value of one cookie::
-
-    name   = "." count "." piece_0        count: one digit, 2 to 9, of cookies in all
-    name.1 = piece_1
-    ...
-    name.{count-1} = piece_{count-1}
-
-and the token is ``piece_0 + piece_1 + ...``. A token that fits is the value of ``name`` as it is: no
-token starts with ``.`` (their first character is a marker, ``0``-``7``, ``A``-``v`` or ``x``), so the two
-cannot be confused, and a cookie written before chunking existed reads as it always did.
-
-The token is one MAC (or one AES-GCM tag): its pieces carry no MAC of their own, and need none. The count
-in the first cookie makes the reassembly unambiguous: the pieces are read in order, exactly ``count`` of
-them. Then:
-
-- a missing piece is ``IncompleteChunks`` (a ``BadSignature``) here, before anything is verified;
-- a piece from another token (a stale ``name.1`` the browser kept from an older session, pieces swapped or
-  altered) makes a text no key signed: the signer's ``BadSignature``, never another session;
-- cookies past the count (``name.3`` of an older, longer session when the count is 3) are never read, so
-  they cannot change the session; ``stale_chunks`` names them for the response to delete;
-- a whole set whose token is then refused (a bad signature, expired, not a session) is deleted in full once
-  the session is read (``refused_set``), as an incomplete one is: the client would otherwise send up to
-  ``max_chunks`` cookies of nothing on every request.
-
-A stale ``name.N`` would only be a risk if the pieces were read until one is missing; they are not.
-
-A set of chunks the client sent only in part (a piece missing, the first cookie missing while its chunks
-came, or more pieces than ``max_chunks``) is ``IncompleteChunks``: one rule for every adapter, an empty
-session, a warning, and every cookie of the set deleted (``IncompleteChunks.cookies``). Clients drop cookies
-silently: curl 7.88 stops adding cookies once its request head nears 8 KB, and sends the longest names
-first, so it is the first cookie, ``name``, that goes missing (and is deleted too: the client still has it).
-
-Servers and clients bound the request's Cookie header, not only browsers each cookie: nginx reads a header
-line into one ``large_client_header_buffers`` buffer (8 KB by default: "400 Request Header Or Cookie Too
-Large" past it), gunicorn's ``limit_request_field_size`` is 8190 bytes, curl caps its request head near
-8 KB. Two chunks of at most 4096 bytes each fit nginx and gunicorn, and curl unless the request line and
-other headers take more than about 100 bytes; three fit none of them. So ``MAX_CHUNKS`` (2) is the default
-cap, and more needs every bound on the way raised (docs/deploy.md, "Cookie header limits"). Past the cap,
-``split_token`` raises ``TooManyChunks``.
+The first cookie is ``.``, the count of cookies, ``.`` and the first piece (no token starts with ``.``, so a
+cookie written before chunking reads as it always did); the pieces are read in order, exactly ``count`` of them
+(a stale ``name.3`` is never read), and the token's one MAC or GCM tag covers them all. A set the client sent
+only in part is ``IncompleteChunks``, and a refused or incomplete set is deleted in full. ``MAX_CHUNKS`` (2) is
+what nginx, gunicorn and curl let through by default. The rules: docs/core.md, "Tokens over 4 KB"; the servers'
+and clients' limits: docs/deploy.md, "Cookie header limits".
 """
 
 from __future__ import annotations

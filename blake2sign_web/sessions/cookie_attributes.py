@@ -1,30 +1,10 @@
 """Cookie attributes: what a browser demands of a prefixed cookie name, and the ``expires`` date beside Max-Age.
 
-``expires_for`` writes the ``expires`` attribute a session cookie carries beside ``Max-Age`` (for clients that
-know only ``expires``), from the core's clock, so that no adapter reads it.
-
-Cookie name prefixes: what a browser demands of a cookie whose name starts with ``__Host-`` or ``__Secure-``.
-
-A browser that knows a prefix silently drops a ``Set-Cookie`` that breaks its rule: no error, no log,
-the session is just never kept (a login that "does not stick"). ``prefix_problem`` tells at start-up
-instead, with the fix, so that the adapters can refuse the configuration (or a system check can say so).
-
-The rules (draft-ietf-httpbis-rfc6265bis, "Cookie Name Prefixes"):
-
-- ``__Secure-``: the cookie must be ``Secure`` (and be set from a secure origin).
-- ``__Host-``: ``Secure``, ``Path=/``, and no ``Domain`` attribute: the cookie belongs to this exact host,
-  and no sibling subdomain or narrower path can set or shadow it.
-- ``__Http-`` and ``__Host-Http-`` (newer, shipped by Chrome in 2025; httpwg/http-extensions#3110, #3511):
-  ``Secure`` and ``HttpOnly`` (so no script set it), and for ``__Host-Http-`` the ``__Host-`` rules too.
-  Checked when the caller says whether the cookie is ``HttpOnly``.
-
-Prefixes are matched **without regard to case**. RFC 6265bis first said "case-sensitive", then changed to
-a case-insensitive match (httpwg/http-extensions#2231, 2022): servers that read cookie names without
-regard to case let an attacker set ``__secure-sid`` without ``Secure`` and have it read as
-``__Secure-sid``. Chrome and Firefox match without regard to case (observed in 2024:
-uBlockOrigin/uBlock-issues#3178); WebKit's CFNetwork path still compared the exact spelling in 2026
-(WebKit/WebKit#72339). A name such as ``__host-session`` is therefore checked by the rules of ``__Host-``,
-and ``prefix_problem`` asks for the canonical spelling, which every browser recognises.
+``expires_for`` writes the ``expires`` a session cookie carries beside ``Max-Age`` (for clients that know only
+``expires``), from the core's clock. A browser silently drops a ``Set-Cookie`` that breaks the rule of its
+name's prefix (``__Secure-``, ``__Host-``, ``__Http-``, ``__Host-Http-``; draft-ietf-httpbis-rfc6265bis), and the
+session is never kept: ``prefix_problem`` says so at start-up instead, with the fix. Prefixes are matched
+without regard to case (docs/core.md, "Cookie name prefixes", has the rules and why).
 """
 
 from __future__ import annotations

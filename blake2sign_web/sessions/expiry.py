@@ -1,45 +1,13 @@
-"""When a session written now ends, and what its cookie says about it: one rule for both session adapters.
+"""When a session written now ends, what its cookie says about it, and when a read re-issues it: one rule for
+both session adapters, which pass their own settings and the names their users know them by (no framework
+here; the clock is read here, ``now=None``, never in an adapter).
 
-Django's ``SessionStore`` and Starlette's ``request.session`` answer ``get_expiry_age()``,
-``get_expiry_date()`` and ``get_expire_at_browser_close()``, and their middlewares write the cookie's
-``Max-Age``; all of it comes from ``session_end`` so that the accessors say what the cookie says, in both
-frameworks. No framework here: each adapter passes its own settings.
-
-A session written now ends at the earliest of:
-
-- its own expiry (``set_expiry``): seconds after this write, or a fixed moment; else the default age
-  (Django's ``SESSION_COOKIE_AGE``, Starlette's ``max_age``; ``None``: no limit). ``set_expiry(0)`` keeps
-  the default age, for the token;
-- the idle timeout after this write;
-- the absolute timeout after the session began.
-
-The cookie's ``Max-Age`` is the seconds until then (rounded up, as the token's own expiry is), except for a
-browser-session cookie (``set_expiry(0)``, or without an expiry of its own when the configuration asks
-for one: ``SESSION_EXPIRE_AT_BROWSER_CLOSE = True``, ``max_age=None``), which has no ``Max-Age``; the
-server still refuses its token at that end. ``get_expiry_age()`` is that end in seconds either way
-(Django's meaning: for a browser-session cookie it is the server's limit, not the browser's).
-
-The core reads the clock here, not the adapters: a function given ``now=None`` takes the wall clock's.
-
-Idle timeouts, as both session adapters keep them: when a read re-issues the cookie. No framework here.
-
-A signed cookie carries the time it was issued; with an idle timeout (Django's ``"IDLE_TIMEOUT"``, Starlette's
-``idle_timeout=``) a session whose cookie was issued longer ago than that is refused. A request that uses the
-session restarts the time only by re-issuing the cookie, and re-issuing on every read would make every read
-a write (a Set-Cookie and a signature on each response). So a read re-issues the cookie only once more than
-``IDLE_REFRESH_FRACTION`` of the idle timeout has passed since it was issued.
-
-With fraction ``f`` and idle timeout ``idle``, a user's last request before they stop came at most
-``f * idle`` after the cookie's last issue (a later one would have re-issued it), and the session ends
-``idle`` after that issue: an active user is logged out after between ``(1 - f) * idle`` and ``idle`` of
-inactivity. ``f = 0.25`` keeps that within 75-100% of the configured timeout (11.25 to 15 minutes of a
-15-minute one), for at most one re-issue per ``idle / 4`` per active user: four Set-Cookie headers per idle
-timeout at most, against one per request. A larger fraction writes less but logs users out early (``0.5``:
-after as little as half the timeout, 7.5 minutes of 15); a smaller one is closer to the timeout but writes
-more.
-
-The checks below read the clock here, in the core, so that no adapter does; each adapter passes its
-options and the names its users know them by.
+A session ends at the earliest of its own expiry (``set_expiry``; else the default age), the idle timeout
+after this write and the absolute timeout after it began. The cookie's ``Max-Age`` (rounded up) says so, except
+for a browser-session cookie, which has none: the server still refuses its token at that end, and
+``get_expiry_age()`` is that end either way (Django's meaning). A read re-issues the cookie only once
+``IDLE_REFRESH_FRACTION`` of the idle timeout has passed since its issue (why 0.25: docs/architecture.md,
+"Idle timeouts").
 """
 
 from __future__ import annotations
@@ -274,11 +242,6 @@ def expiry_date(end: SessionEnd, now: datetime, value: Any) -> datetime:
     return now + timedelta(seconds=(end.at or 0) - now.timestamp())
 
 
-def ends_at(value: timedelta | float) -> float:
-    """The Unix time a ``set_expiry()`` of seconds (or a timedelta) given now ends."""
-    return time.time() + (value.total_seconds() if isinstance(value, timedelta) else value)
-
-
 def date_after(delta: timedelta) -> datetime:
     """The aware (UTC) datetime ``delta`` from now: a ``set_expiry()`` timedelta as the fixed end it stands for."""
     return datetime.now(timezone.utc) + delta
@@ -301,14 +264,10 @@ def longest_expiry(default_age: int | None, revocation: bool) -> int | None:
 
 
 def check_expiry(value: Any, *, longest: int | None = None, longest_name: str = "", default: str = "") -> None:
-    """ValueError for a ``set_expiry()`` value no session token can hold: both adapters' one rule.
-
-    Seconds or a ``timedelta`` from now, or a ``datetime`` (a naive one is local time, as with Django's
-    ``USE_TZ = False``), must end before ``EXPIRY_LIMIT`` (tokens carry 32-bit Unix times). With revocation
-    on, ``longest`` (the longest a session lives, ``longest_name`` in the user's framework) bounds it: an
-    ended session's record is kept that long, and a token that lived longer would come back after it.
-    ``default``: the user's way back to the default expiry, for the message. Anything else passes.
-    """
+    """ValueError for a ``set_expiry()`` value no session token can hold, both adapters' one rule: it must end before
+    ``EXPIRY_LIMIT`` (tokens carry 32-bit times; a naive ``datetime`` is local time), and with revocation on within
+    ``longest`` (named ``longest_name``), which an ended session's record lasts. ``default``: the user's way back
+    to the default expiry, for the message."""
     now = time.time()
     if isinstance(value, datetime):
         ends = value.timestamp()
@@ -350,13 +309,9 @@ def check_timeouts(
     idle_name: str,
     absolute_name: str,
 ) -> bool:
-    """SessionTimedOut past ``idle`` or ``absolute`` (Django's engine); else whether a read should re-issue the cookie.
-
-    ``issued_at``: when the cookie was signed; ``started``: when the session began (None: unknown, not checked).
-    Past the idle timeout means
-    more than it (an age, as the signer's max_age); the absolute one is reached at its moment
-    (``absolute_reached``). ``idle_name`` and ``absolute_name`` name the settings in the message.
-    """
+    """SessionTimedOut past ``idle`` (an age, as the signer's max_age) or at ``absolute`` (``absolute_reached``),
+    Django's engine; else whether a read should re-issue the cookie. ``issued_at``: when the cookie was signed;
+    ``started``: when the session began (None: not checked); ``idle_name``, ``absolute_name``: for the message."""
     now = time.time()
     if idle is not None and issued_at is not None and now - issued_at > idle:
         raise SessionTimedOut(
@@ -388,12 +343,8 @@ def read_timeouts(issued_at: int | None, started: int | None, absolute: int | No
 
 
 def absolute_reached(now: float, started: int, absolute: int | None) -> bool:
-    """Whether a session begun at ``started`` has reached its absolute timeout: both adapters' one rule.
-
-    The absolute timeout is a moment, ``started + absolute``, and the session has ended at it, as a token
-    has at its own expiry (the signer's ``now >= expires_at``) and as a write at that moment finds it ended
-    (``expiry.written_end``): Starlette's rule, which Django's engine (``> absolute``) now follows too.
-    """
+    """Whether a session begun at ``started`` has reached its absolute timeout, both adapters' one rule: at the
+    moment ``started + absolute``, as a token at its own expiry and as ``written_end`` finds it."""
     return absolute is not None and now - started >= absolute
 
 

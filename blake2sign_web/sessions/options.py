@@ -353,10 +353,8 @@ def secret_problems(secret: object, fallbacks: object, spelling: Spelling) -> li
 
 
 def section_problems(section: object, name: str, known: Iterable[str]) -> list[Problem]:
-    """A settings dict (Django's ``BLAKE2SIGN_WEB``) must be a dict of known keys: a misspelt key would be ignored.
-
-    A problem that is not a dict is a ``TypeError`` (nothing in it can be read), an unknown key a ``ValueError``.
-    """
+    """A settings dict (Django's ``BLAKE2SIGN_WEB``) must be a dict of known keys, a misspelt key being ignored
+    otherwise: a TypeError problem for what is not a dict, a ValueError one for an unknown key."""
     if not isinstance(section, Mapping):
         return [Problem(name, f"{name} must be a dict, not {type(section).__name__}", "blake2sign_web.E001", TypeError)]
     names = ", ".join(known)
@@ -441,10 +439,7 @@ PREFIX_KEYS: Final = frozenset({"cookie_name", "secure", "path", "domain", "http
 
 def prefix_problems(values: Values, settings: CookieSettings) -> list[Problem]:
     """A browser silently drops a ``__Host-``/``__Secure-`` cookie whose attributes break its prefix's rules.
-
-    ``values``: the cookie's PREFIX_KEYS (any cookie's: Django checks its CSRF cookie too), ``settings``: their
-    names in the user's framework.
-    """
+    ``values``: the cookie's PREFIX_KEYS (Django's CSRF cookie too), ``settings``: their names in the framework."""
     if not isinstance(values["cookie_name"], str):
         return []  # the name's own rule (Django's, for its CSRF cookie)
     problem = prefix_problem(

@@ -20,12 +20,9 @@ from ..stores.records import GENERATION_KEY, new_session_id
 
 
 def store_down_accepted(error: StoreUnavailable, *, fails_open: bool, setting: str) -> bool:
-    """Whether a verified session whose revocation the store could not check is accepted: the policy
-    ``setting`` (Django's ``REVOCATION_UNAVAILABLE``, Starlette's ``on_unavailable``) set to "open".
-
-    Refused ("closed"), the session reads as empty and its cookie stays as it is (``SessionState.unchecked``):
-    the session comes back with the store. Either way the store's failure is logged as an error.
-    """
+    """Whether a verified session whose revocation the store could not check is accepted: the policy ``setting``
+    set to "open" (else it reads as empty, its cookie kept: ``SessionState.unchecked``); the failure is logged
+    either way (docs/revocation.md, "When Redis is unreachable")."""
     if fails_open:
         revocation_logger.error("Session accepted unchecked (%s='open'): %s.", setting, error)
         return True

@@ -26,12 +26,8 @@ class Written(NamedTuple):
 
 
 class Session(dict[str, Any]):
-    """``request.session``: a dict that records whether it was read and whether it changed.
-
-    The same contract as Starlette 1.x's own Session: ``request.session`` calls
-    ``mark_accessed`` (which makes the response ``Vary: Cookie``), every change marks it
-    modified (which re-issues the cookie).
-    """
+    """``request.session``: a dict that records whether it was read (``mark_accessed``: the response varies on
+    Cookie) and whether it changed (the response re-issues the cookie), as Starlette 1.x's own Session."""
 
     accessed: bool = False
     modified: bool = False

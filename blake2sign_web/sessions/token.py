@@ -46,10 +46,6 @@ def longest_written_token(max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) ->
     return (max_decompressed_size + 64) * 4 // 3 + MAC_LENGTH + 8
 
 
-#: The longest token of a session with the core's default largest JSON.
-LONGEST_TOKEN: Final = longest_written_token()
-
-
 class SessionSigners(NamedTuple):
     """The cached signers of one session configuration (``session_signers``)."""
 

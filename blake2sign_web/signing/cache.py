@@ -1,16 +1,9 @@
 """One signer per configuration per process.
 
-Building a signer derives keys and checks options; a web process that did it per
-request would spend more time there than signing. ``get_signer`` and its siblings
-return the same instance for the same arguments, build each one once even under
-concurrent first calls, and can be cleared when settings change (tests, Django's
-``setting_changed``).
-
-The cache holds at most ``MAX_SIGNERS`` configurations (a module setting: raise it
-with ``blake2sign_web.signing.cache.MAX_SIGNERS = 1000`` if an application really has more).
-A process needs a handful; reaching the bound means options vary per call, for
-example a purpose per user, which builds a signer per call. The oldest configuration
-is then evicted and a ``RuntimeWarning`` says so, once until the cache is cleared.
+Building a signer derives keys and checks options; a web process that did it per request would spend more
+time there than signing. ``get_signer`` and its siblings return the same instance for the same arguments,
+build each one once even under concurrent first calls, and can be cleared when settings change. At most
+``MAX_SIGNERS`` configurations are kept (docs/core.md, "The cache: build each signer once per process").
 """
 
 from __future__ import annotations

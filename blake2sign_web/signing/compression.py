@@ -1,18 +1,10 @@
 """Bounded zstandard compression with per-thread contexts, with or without a shipped dictionary.
 
-zstandard's compressor and decompressor objects must not be shared between
-threads, and building one costs more than compressing a cookie, so each thread
-keeps one of each per dictionary (``None`` for none), built on first use. Frames
-are written without the 4-byte magic number, checksum or dictionary id (the MAC
-already guards integrity and the token names the dictionary) but always with
-their content size, which is checked against the caller's limit before anything
-is allocated.
-
-One level for everything: 3, zstd's default. With a dictionary, levels 1 to 3 cost
-the same (about 1 us for a session) and 3 is a byte or two smaller; higher levels
-cost 3 to 70 times more for a few bytes. Format 1 once compressed payloads under
-256 bytes at level 15 (~10 us) to save 3-5 bytes; format 2's dictionary saves half
-the payload for a tenth of that, and format-1 frames decompress the same either way.
+zstandard's contexts must not be shared between threads and cost more to build than compressing a cookie, so
+each thread keeps one of each per dictionary. Frames carry no magic number, checksum or dictionary id (the MAC
+guards integrity, the token names the dictionary) but always their content size, checked against the caller's
+limit before anything is allocated. One level, 3, zstd's default: higher levels cost 3 to 70 times more for a
+byte or two (docs/format.md, "When the writer compresses").
 """
 
 from __future__ import annotations
@@ -34,11 +26,8 @@ _PARAMS = zstandard.ZstdCompressionParameters.from_level(
 def check_options(
     compression: str | None, dictionary: int | None, threshold: int, max_size: int, against_dictionary: bool
 ) -> None:
-    """A signer's compression options, checked at its construction (ValueError naming the option).
-
-    ``against_dictionary``: the signer compresses against ``dictionary`` (format 2), which is read and prepared
-    now: the first ``dumps`` may run on an event loop, where reading a package file would block it.
-    """
+    """A signer's compression options, checked at its construction (ValueError naming the option); with
+    ``against_dictionary`` the dictionary is read now, not by a first ``dumps`` that may run on an event loop."""
     if compression not in ("zstd", None):
         raise ValueError(f"compression must be 'zstd' or None; got {compression!r}")
     if dictionary is not None:
@@ -73,10 +62,8 @@ def compress(data: bytes, dictionary_id: int | None = None) -> bytes:
 
 
 def decompress(data: bytes, max_size: int, dictionary_id: int | None = None) -> bytes:
-    """Decompress one frame whose declared size is at most max_size; ValueError otherwise.
-
-    An unknown ``dictionary_id`` is a ValueError too (``dictionaries`` raises it).
-    """
+    """Decompress one frame whose declared size is at most max_size; ValueError otherwise, and for an unknown
+    ``dictionary_id``."""
     try:
         decompressor = _contexts.decompressors[dictionary_id]
     except KeyError:

@@ -1,41 +1,11 @@
 """Authenticated encryption for ``SerializerSigner(encrypt=True)``: AES-256-GCM under a key of its own per token.
 
-Sealing ``plaintext``::
-
-    nonce    = 24 random bytes (192 bits, os.urandom)
-    subkey   = the signer's keyed hash, keyed for (secret, "serializer.encrypted.x1", purpose), of the nonce:
-               32 bytes (BLAKE2b or BLAKE2s with digest_size 32; BLAKE3's keyed_hash)
-    sealed   = nonce || AES-256-GCM(subkey).encrypt(nonce=12 zero bytes, plaintext, associated_data=AAD)
-    AAD      = b"blake2sign_web x1\\x00" || purpose (UTF-8)
-
-Why this construction (the numbers are for one secret and purpose, such as a site's session cookies):
-
-- **Plain AES-GCM with random 96-bit nonces** is out: two tokens under one key and one nonce reveal the
-  XOR of their plaintexts and the GHASH key, with which anyone can forge tokens. With ``q`` tokens the
-  chance of a repeated nonce is about ``q**2 / 2**97``; NIST SP 800-38D stops at 2**32 messages per key
-  (a chance of 2**-33). A session cookie is encrypted again at every save: a site saving 1,000 sessions a
-  second writes 2**32 of them in 50 days, and a secret lives for years.
-- **A key per token** removes the limit: the 192-bit nonce picks the key, and each key encrypts one
-  plaintext, so nothing can repeat unless two nonces do: about ``q**2 / 2**193``, 2**-97 after 2**48
-  tokens. This is XChaCha20's idea (HChaCha20 derives a key from the first 128 bits of a 192-bit nonce)
-  and C2SP's XAES-256-GCM's (a key per 192-bit nonce by AES-CMAC), with the signer's own keyed BLAKE hash
-  as the key derivation function: a PRF, under a key derived apart from the MAC keys.
-- **AES-256-GCM rather than ChaCha20-Poly1305** under that key: measured on the reference machine with the
-  ``cryptography`` package, a round trip of a 340-byte session costs about 5.7 us with AES-256-GCM and
-  17 us with ChaCha20-Poly1305 (its per-call set-up dominates at cookie sizes). XChaCha20-Poly1305 itself
-  is not in ``cryptography``. Every x86-64 server CPU since about 2010 and every ARMv8 core has AES
-  instructions; elsewhere OpenSSL's AES is slower but still constant-time.
-- **Not AES-GCM-SIV**: its random-nonce bounds are good too, but it costs about 10 us a round trip here and
-  needs an OpenSSL that has it (3.2 or later), which distributions' builds of ``cryptography`` may lack.
-
-The GCM tag (16 bytes) is the token's only authenticator: decrypting checks it before returning a byte,
-so a token is verified before anything in it is read, and any change to it (the nonce, the ciphertext,
-the tag, the purpose) fails as ``BadSignature``. Fallback secrets decrypt too (each has its own subkeys).
-AES-GCM is not key-committing (one ciphertext can be made to decrypt under two keys known to its maker);
-here every key is the server's own, so that needs no defence.
-
-``cryptography`` is imported when a signer that encrypts or decrypts is built, never otherwise: without
-it, that signer's construction raises ``ImportError`` naming the ``encrypted`` extra.
+A token's 24 random bytes of nonce pick its subkey (the signer's keyed hash of them, keyed for the secret, the
+domain ``serializer.encrypted.x1`` and the purpose); AES-256-GCM under it takes a fixed 12-byte nonce and the
+purpose as associated data. The GCM tag is the token's only authenticator, checked before a byte is read.
+The bytes, and why this construction rather than plain AES-GCM, ChaCha20-Poly1305 or AES-GCM-SIV:
+docs/format.md, "Encrypted tokens". ``cryptography`` is imported when a signer that encrypts or decrypts is
+built, never otherwise (without it, ImportError names the ``encrypted`` extra).
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """What a token's first byte says about the rest of it: the layouts of signed and encrypted value tokens.
 
-Kept apart from the signers that read them (``serializer.py``) so that every module that needs a layout,
-a flag or a field's size imports it from here, below the signers (docs/format.md describes the bytes).
-
-A **signed** token's marker is one character. Format 1's is ``"0"`` to ``"7"`` (bit 1 compressed without
-a dictionary, bit 2 expiry, bit 4 Python json); format 2's is the base64url letter of its flags (``A`` to
-``v``): bit 1 a 32-byte tag (else 16), 2 an expiry, 4 Python json, 8 a session id, 16 zstandard against the
-dictionary the body names, 32 zstandard without one. The body is::
-
-    issued_at (4 bytes, big-endian Unix seconds)
-    [expires_at (4 bytes)] [session id (8 bytes), format 2] [dictionary id (1 byte), format 2]
-    payload (JSON text, or a magic-less zstandard frame of it)
-
-An **encrypted** token's plaintext is a flags byte and format 2's body; its flags are format 2's, except
-that bit 1 means typed (the cipher, not the flags, sets the tag's size); 16 and 32 are never together,
-64 and 128 never set.
+Kept apart from the signers that read them (``serializer.py``) so that every module that needs a layout, a
+flag or a field's size imports it from here, below the signers. The markers, flags and bodies: docs/format.md.
 """
 
 from __future__ import annotations

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import Final, Literal, Protocol
+from typing import Final, Protocol
 
 import blake3
 
-Hasher = Literal["blake2b", "blake2s", "blake3"]
 HASHERS: Final = ("blake2b", "blake2s", "blake3")
 
 #: Format 1's MAC length in bytes for every hasher: 256 bits, as HMAC-SHA256 gives Django's tokens.

@@ -1,29 +1,13 @@
 """SerializerSigner: JSON values in, timestamped and signed tokens out.
 
-Token format 2, the default (format 1, below, is still read, and written with ``format=1``)::
+Format 2 is the default; format 1 is still read, and written with ``format=1``. ``formats.py`` has every
+layout, docs/format.md the grammar and test vectors. ``dumps`` = serialize -> date -> maybe compress (``_body``,
+shared by both kinds of token) -> encode -> sign; ``loads`` = check length -> read the marker -> verify ->
+decode -> check times -> maybe decompress -> deserialize, in one pass of Python around the C calls (``_load``).
 
-    >>> signer = SerializerSigner("a long random secret", purpose="sessions", dictionary=1)
-    >>> signer.dumps({"user": 42})
-    'AaW...<22 characters of tag>'
-
-``marker body tag``: a one-letter marker whose base64url index is a bit field (the tag's size, an expiry,
-Python json, a session id, the compression), the unpadded base64url of the body, and a 16-byte tag::
-
-    issued_at (4 bytes, big-endian Unix seconds) [expires_at (4)] [session id (8)] [dictionary id (1)]
-    payload (JSON text, or a magic-less zstandard frame of it)
-
-Format 1's marker is ``"0"`` to ``"7"``, its tag 32 bytes under keys derived apart from format 2's.
-``formats.py`` has every layout, docs/format.md the grammar and test vectors.
-
-``dumps`` = serialize -> date -> maybe compress (``_body``, the one pass both kinds of token share) -> encode ->
-sign. ``loads`` = check length -> read the marker -> verify -> decode -> check times (``tokens.check_times``)
--> maybe decompress -> deserialize, in one pass of Python around the C calls (``_load``).
-
-``typed=True`` and ``encrypt=True`` are implemented by a subclass, ``ExtendedSerializerSigner`` (below),
-that ``SerializerSigner(...)`` returns when either is asked for, so that the plain signer's methods, the path
-of every plain signed token, carry no test for them. Both classes live here, because the one builds the
-other; ``typed.py`` and ``encryption.py`` are imported when an ``ExtendedSerializerSigner`` is built, never
-with the package. The rules of JSON values are in ``json_values.py``.
+``typed=True`` and ``encrypt=True`` are a subclass, ``ExtendedSerializerSigner``, that ``SerializerSigner(...)``
+returns when either is asked for, so that the plain signer's path carries no test for them; ``typed.py`` and
+``encryption.py`` are imported when one is built, never with the package.
 """
 
 from __future__ import annotations
@@ -224,11 +208,9 @@ class SerializerSigner(Signer):
     def _body(
         self, obj: Any, flags: int, expires_in: Seconds | None, session_id: bytes | None, compress: bool
     ) -> tuple[int, bytes]:
-        """A token's body before it is signed or sealed, in one pass, and its flags (``formats.py``).
-
-        What orjson refuses but Python's json accepts (integers beyond 64 bits, lone surrogates, non-str keys,
-        nesting deeper than 254) is written by json and marked so: orjson would read a big integer as a float.
-        """
+        """A token's body before it is signed or sealed, in one pass, and its flags (``formats.py``); what orjson
+        refuses but Python's json accepts (big integers, lone surrogates, non-str keys, deep nesting) is written by
+        json and marked so."""
         try:
             payload = orjson.dumps(obj)
         except orjson.JSONEncodeError:
@@ -359,19 +341,11 @@ class _TypedSigner(SerializerSigner):
 class ExtendedSerializerSigner(SerializerSigner):
     """A ``SerializerSigner`` with ``typed``, ``encrypt`` or ``decrypt``: built by ``SerializerSigner(...)``.
 
-    **Typed** signed tokens (``typed.py`` says how values are tagged) have format 2's layout exactly, under keys
-    of another domain (``serializer.typed.format2.tag16``): a signer without ``typed=True`` refuses them
-    (``BadSignature``), so no reader ever takes a tag for a user's dict, and a typed reader knows a token it
-    must decode by the key that verified it. A typed reader also reads plain tokens (format 1 or 2, made before
-    ``typed=True`` was turned on) as plain JSON, untouched.
-
-    **Encrypted** tokens are ``x`` and the unpadded base64url of ``encryption.seal(plaintext)``; the plaintext
-    is a flags byte and format 2's body (``formats.PLAINTEXT_LAYOUTS``). A signer with ``encrypt=True`` writes
-    them and reads them, and reads signed tokens too (made before it encrypted: ``LoadedToken.outdated`` says
-    to write them again, encrypted). ``decrypt=True`` reads encrypted tokens and writes signed ones: the first
-    step of turning encryption on in a fleet, or the way back. Encrypted payloads are not compressed unless
-    ``compress_encrypted=True``: a compressed length tells what the plaintext holds (see docs/core.md).
-    """
+    Typed tokens are format 2 under keys of another domain, so a plain signer refuses them (no reader takes a tag
+    for a user's dict) and a typed one reads plain tokens as plain JSON. Encrypted tokens are ``x`` and
+    ``encryption.seal`` of a flags byte and format 2's body (``formats.PLAINTEXT_LAYOUTS``), uncompressed unless
+    ``compress_encrypted=True``; ``decrypt=True`` reads them and writes signed ones. Why each: docs/core.md,
+    "Typed values" and "Encrypted tokens"."""
 
     _encryption: EncryptionKeys
 

@@ -1,20 +1,9 @@
 """Signer: sign and verify bytes, the base every token kind in blake2sign_web is built on.
 
-Token format 1, for raw data (``Signer``)::
-
-    >>> Signer("a long random secret", purpose="greeting").sign(b"hello")
-    '0aGVsbG8<43 characters of MAC>'
-
-``marker body mac``: a one-character marker (format and flags), the unpadded
-base64url body, and the unpadded base64url of a 32-byte keyed BLAKE tag over the
-ASCII text before it. The MAC is always the last 43 characters, so no separator is
-spent on it. It covers the text as sent, so changing any character, including a
-non-canonical re-encoding, fails verification. See docs/format.md for the full
-grammar and test vectors.
-
-Raw tokens stay format 1 (as ``URLSigner``'s signatures do); ``SerializerSigner``
-also writes format 2, whose tag is 16 bytes by default, under keys of its own
-(``MacKeys``): ``_seal`` and ``_verify`` take the keys of the format they work for.
+Format 1 (``marker body mac``): the MAC, a 32-byte keyed BLAKE tag over the text before it, is always the last 43
+characters and covers the text as sent, so any change fails. Raw tokens stay format 1 (as ``URLSigner``'s
+signatures do); ``SerializerSigner`` also writes format 2 under keys of its own (``MacKeys``): ``_seal`` and
+``_verify`` take the keys of the format they work for. The grammar and test vectors: docs/format.md.
 """
 
 from __future__ import annotations
@@ -142,10 +131,7 @@ class Signer:
         raise BadSignature(f"token must be str or bytes, not {type(token).__name__}")
 
     def _verify(self, raw: bytes, keys: MacKeys) -> tuple[bytes, bool]:
-        """Return the text before the tag if a key of ``keys`` made the tag, and whether a fallback did.
-
-        Nothing is decoded here.
-        """
+        """The text before the tag if a key of ``keys`` made the tag, and whether a fallback did; nothing is decoded."""
         current, fallbacks, tag_size, tag_chars = keys
         if len(raw) <= tag_chars:  # a marker and a tag at the least
             raise BadSignature("malformed token")

@@ -1,42 +1,10 @@
-"""Typed values in JSON: what ``SerializerSigner(typed=True)`` writes and reads back as the same type.
+"""Typed values in JSON: what ``SerializerSigner(typed=True)`` writes and reads back as the same type, and which
+Python values a token's JSON carries, with JSON text for the values orjson refuses.
 
-``encode`` turns a value into plain JSON values, ``decode`` turns them back. A type JSON lacks is written
-as a *tag*: a dict of exactly one key, the tag's name, which always starts with a space::
-
-    (1, 2)                          {" t": [1, 2]}
-    {1, 2} / frozenset({1, 2})      {" s": [1, 2]} / {" f": [1, 2]}
-    b"\x00\xff"                     {" b": "AP8="}                    standard base64, padded
-    UUID("12345678-...")            {" u": "12345678123456781234567812345678"}   32 hex digits
-    Decimal("1.10")                 {" n": "1.10"}                    str(): exponent and sign kept
-    datetime(2026, 1, 1, 12, 0, 0, 5)  {" dt": "2026-01-01T12:00:00.000005"}     isoformat()
-    date(2026, 1, 1)                {" d": "2026-01-01"}
-    time(12, 30)                    {" tm": "12:30:00"}
-    timedelta(days=1, seconds=2)    {" td": [1, 2, 0]}                days, seconds, microseconds
-    Markup("<b>hi</b>")             {" m": "<b>hi</b>"}               anything with __html__ (Flask's flash)
-    {" t": "mine"}                  {" e": {" t": "mine"}}            a user's dict that looks like a tag
-
-A datetime stays naive or aware as it was: a naive one is written without an offset and read back naive
-(not turned into UTC, as Flask's tagged serializer did: pallets/flask#4466), an aware one with its UTC
-offset (``+01:00``) and read back with a fixed-offset timezone of that offset: the same instant, equal to
-the original. Microseconds are always kept. A datetime or time with ``fold=1`` is written as
-``[isoformat, 1]``. A time's offset is kept the same way.
-
-A user's dict is never mistaken for a tag: a dict of exactly one key starting with a space is written
-inside an ``" e"`` (escape) tag, and read back as it was. A dict of any other shape cannot be a tag. A
-reader refuses a one-key dict whose key starts with a space and is not a known tag (``ValueError``, which
-the serializer turns into ``BadSignature``): a tag added by a later release is never read as a dict.
-
-What is neither JSON nor one of these types raises ``TypedNotJSON`` (a ``NotJSON``, a ``TypeError``)
-naming where it is: ``value at ['cart'][0] is Foo, ...``. Subclasses are written as their base type, as
-the untyped serializer does (an ``IntEnum`` as its int, a namedtuple as a tuple, an ``OrderedDict`` as a
-dict). Dict keys are left as they are: ``str``, or what Python's json turns into strings (int, float, bool,
-None), as in untyped tokens. Float NaN and infinities are written as null, as in untyped tokens (a Decimal
-keeps them).
-
-Which Python values a token's JSON carries, and JSON text for the values orjson refuses.
-
-Both signers (``serializer.py``: signed and encrypted tokens) refuse what Python's json module refuses, as
-Django's and Starlette's session serializers do, and write with Python's json what orjson cannot.
+``encode`` writes a type JSON lacks as a tag (a dict of one key that starts with a space: docs/format.md,
+"Typed values", has the table and the reader's rules; docs/core.md, "Typed values", what comes back);
+``decode`` reads it back. Both signers refuse what Python's json module refuses, as Django's and Starlette's
+session serializers do, and write with Python's json what orjson cannot.
 """
 
 from __future__ import annotations

@@ -4,19 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "ConfirmationRequired",
-    "SessionCookieTooLarge",
-    "SessionMiddleware",
-    "SignedFiles",
-    "confirmation_handler",
-    "grant_cookie",
-    "require_signature",
-    "sign_url_for",
-    "signed_file_response",
-    "signed_url_required",
-]
-
+# Imported lazily, as the Django package's, so that importing this package loads nothing else.
 _LAZY = {
     "ConfirmationRequired": "signed_urls",
     "SessionCookieTooLarge": "sessions",
@@ -29,6 +17,7 @@ _LAZY = {
     "signed_file_response": "signed_urls",
     "signed_url_required": "signed_urls",
 }
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,12 +4,8 @@
     app.add_middleware(SessionMiddleware, secret_key=..., revocation=store, user_key="user_id")
     Route("/files/{name:path}", SignedFiles(signer, root, single_use=store))
 
-``RedisStore`` is the core's ``async_redis_store.AsyncRedisStore`` (Quart's too).
-
-Every call is bounded by ``timeout`` (0.5 s by default): a Redis that is down, or hung, raises
-``StoreUnavailable`` within it, and ``on_unavailable`` applies: ``"closed"`` (the default: a single-use
-link gets 503, a session is read as empty) or ``"open"`` (accept, and log an error). The commands and
-what their replies mean are the core's plans (``store_plans``); this module sends them.
+``RedisStore`` is the core's ``stores.redis_stores.AsyncRedisStore`` (Quart's too): its timeout and
+``on_unavailable``, docs/revocation.md, "When Redis is unreachable".
 """
 
 from __future__ import annotations
@@ -19,8 +15,6 @@ from typing import Any, Final
 
 from ..sessions.revocable import aask, ending, logging_out
 from ..sessions.revocation import SessionState
-from ..stores.base import client_from_url as client_from_url
-from ..stores.base import logger as logger
 from ..stores.plans import adrive
 from ..stores.records import new_session_id as new_session_id
 from ..stores.redis_stores import AsyncRedisStore as RedisStore

@@ -1,9 +1,6 @@
-"""Read session cookies written by Starlette's own SessionMiddleware (and starsessions' CookieStore).
-
-Both write ``itsdangerous.TimestampSigner(str(secret_key)).sign(b64encode(json.dumps(session)))``.
-This reader undoes exactly that, so that switching middleware logs nobody out; the
-middleware then re-issues the session in this project's format. itsdangerous is only
-needed while migration is switched on, so it is imported here, at construction.
+"""Read session cookies written by Starlette's own SessionMiddleware (and starsessions' CookieStore):
+``itsdangerous.TimestampSigner(str(secret_key)).sign(b64encode(json.dumps(session)))``, undone exactly, so that
+switching middleware logs nobody out. itsdangerous is imported here, at construction, only with migration on.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Signed links in Starlette and FastAPI: ASGI requests and responses around the core's decisions
-(``link_requests``, ``link_targets``: every status and header, the same in Django).
-
-``sign_url_for``; ``grant_cookie`` (a folder for a browser: ``link_cookies``); ``require_signature`` (a FastAPI
-dependency) and ``signed_url_required`` (a decorator);
-``SignedFiles`` and ``signed_file_response``: a file opened once and streamed from that descriptor. The
-guide (single-use links, the confirmation page and its ``confirmation_handler``): docs/signed-urls.md.
+(``link_requests``, ``link_targets``: every status and header, the same in Django): ``sign_url_for``,
+``grant_cookie``, ``require_signature`` (a FastAPI dependency), ``signed_url_required`` (a decorator),
+``SignedFiles`` and ``signed_file_response`` (a file opened once and streamed from that descriptor).
+Guide: docs/signed-urls.md.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import anyio.to_thread
 from starlette.datastructures import URL, URLPath
@@ -33,9 +31,6 @@ from ..links.requests import FileAnswer, Refusal
 from ..links.signer import Bound, ConsumeOn, Disposition, URLSigner, VerifiedLink
 from ..links.stored_files import StoredFile
 from ..sessions.cookies import cookies_in
-from ..stores.revocation import (
-    StoreUnavailable as StoreUnavailable,  # re-exported: what a single_use store raises when down
-)
 
 if TYPE_CHECKING:
     from .revocation import RedisStore
@@ -50,10 +45,8 @@ ConfirmFunction = Callable[[Request, VerifiedLink], Response]
 
 
 class ConfirmationRequired(Exception):
-    """GET or HEAD of a ``consume_on="post"`` link: ``response`` is the confirmation page to answer with.
-
-    A FastAPI dependency can only stop a request by raising; ``confirmation_handler`` answers it.
-    """
+    """GET or HEAD of a ``consume_on="post"`` link: ``response`` is the confirmation page, raised because a FastAPI
+    dependency can only stop a request so; ``confirmation_handler`` answers it."""
 
     def __init__(self, response: Response) -> None:
         super().__init__(
@@ -96,11 +89,9 @@ def sign_url_for(
     group: str | None = None,
     **path_params: Any,
 ) -> str:
-    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url`` (your public URL,
-    for links that leave the request; ``request.base_url``, the ``Host`` the client sent, only when asked).
-
-    ``download_as`` is the signed ``filename`` (so a route's own ``filename`` still reaches ``url_for``).
-    """
+    """Sign a link to the route ``name``: relative by default, or absolute on ``base_url`` (your public URL, for
+    links that leave the request; ``request.base_url``, the ``Host`` the client sent, only when asked).
+    ``download_as`` is the signed ``filename`` (so a route's own ``filename`` still reaches ``url_for``)."""
     base = link_targets.public_base(
         str(base_url) if isinstance(base_url, URL) else base_url, bind_host=signer.bind_host
     )
@@ -142,9 +133,7 @@ def grant_cookie(
 ) -> link_cookies.GrantCookie:
     """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` (a path
     ending with "/", as ``url_path_for`` writes it) without a signature in its URL, as ``signer.sign_prefix``
-    would sign it (an expiry is required). ``secure``: default, whether the request came over https. The
-    cookie's name, value and attributes: ``link_cookies.grant``.
-    """
+    would sign it (an expiry is required); ``secure``: default, whether the request came over https."""
     url = request.url
     cookie = link_cookies.grant(
         signer,
@@ -161,19 +150,9 @@ def grant_cookie(
         domain=domain,
     )
     response.set_cookie(
-        cookie.name,
-        cookie.value,
-        max_age=cookie.max_age,
-        path=cookie.path,
-        domain=cookie.domain,
-        secure=cookie.secure,
-        httponly=cookie.http_only,
-        samesite=_SAME_SITE[cookie.same_site],
+        cookie.name, cookie.value, **cookie.set_cookie_arguments | {"samesite": cookie.same_site.lower()}
     )
     return cookie
-
-
-_SAME_SITE: Final[dict[str, Literal["lax", "strict", "none"]]] = {"Lax": "lax", "Strict": "strict", "None": "none"}
 
 
 def _url_path_for(request: Request, name: str, path_params: dict[str, Any]) -> URLPath:
@@ -225,10 +204,8 @@ def require_signature(
     confirm: ConfirmFunction | None = None,
 ) -> Callable[[Request], Awaitable[None]]:
     """A dependency for FastAPI: ``@app.get("/x", dependencies=[Depends(require_signature(signer))])``.
-
-    ``single_use``: the store that consumes single-use links (without one they are refused); ``client``:
-    who is asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link.
-    """
+    ``single_use``: the store that consumes single-use links (without one they are refused); ``client``: who is
+    asking, to let a download continue; ``confirm``: the page of a ``consume_on="post"`` link."""
     guard = _Guard(LinkGuard.for_store(signer, expired_status, single_use, client, "starlette"), bind, confirm)
 
     async def signature_required(request: Request) -> None:
@@ -240,8 +217,7 @@ def require_signature(
 
 
 class _Guard(NamedTuple):
-    """What an endpoint checks its links with (the options of ``require_signature`` and ``SignedFiles``): the
-    core's ``LinkGuard``, checked at start-up, and what reads a request for it."""
+    """An endpoint's ``LinkGuard`` (``require_signature``, ``SignedFiles``), checked at start-up, and its readers."""
 
     links: LinkGuard
     bind: BindFunction | None

@@ -55,12 +55,8 @@ class StoreUnavailable(Exception):
 
 
 class NotReplicated(StoreUnavailable):
-    """A write was made on the primary but fewer replicas than ``wait_replicas`` acknowledged it in time.
-
-    A revocation stays written on the primary (it is lost only if that primary dies before
-    replicating it); a single-use link's first use is undone first, so that the link is not
-    used up by a request that was refused.
-    """
+    """A write was made on the primary but fewer replicas than ``wait_replicas`` acknowledged it in time (a
+    single-use link's first use is undone first: docs/revocation.md, "Durability: wait_replicas")."""
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,8 @@ def is_async_cluster(client: object) -> bool:
 
 @asynccontextmanager
 async def bounded(timeout: float, action: str) -> AsyncIterator[None]:
-    """At most ``timeout`` seconds; any failure of the store becomes StoreUnavailable.
-
-    anyio's deadline, not asyncio's: a cancel scope cancels again at every await until it exits, where
-    ``asyncio.timeout`` (``async_timeout`` before Python 3.11) cancels once; with it, a request on Python 3.10
-    once waited with no end during a cluster failover (tests/revocation/test_cluster_failover.py).
-    """
+    """At most ``timeout`` seconds, by anyio's deadline (docs/revocation.md says why not asyncio's); any failure of
+    the store becomes StoreUnavailable."""
     import anyio  # the redis extra brings it; here: a Django site never calls this
     from redis.exceptions import RedisClusterException, RedisError
 
@@ -209,20 +205,9 @@ async def cluster_mget(cluster: RedisCluster, keys: list[str]) -> list[Any]:
 async def cluster_execute(
     cluster: RedisCluster, batches: list[tuple[str, tuple[tuple[Any, ...], ...]]]
 ) -> list[list[Any]]:
-    """Run each batch (the commands of one slot, named by one of its keys) on the primary serving that slot.
-
-    All batches go out at once, one request per node, each batch's commands in order on one
-    connection: a write and its WAIT share it, and so do ASKING and the command it allows.
-    Redirections are followed here, not by redis-py: its asyncio cluster client sends ASKING
-    and the redirected command on two connections of its pool once it has several, and the
-    command then bounces between the two nodes until the client gives up (``TTL exhausted``),
-    which made every check of a session in a slot being migrated fail. MOVED (a slot moved, a
-    replica promoted): the slot table is read again. ASK (a key of a slot being migrated is on
-    the target): ASKING, then the batch, on the target. TRYAGAIN (a script whose keys are not
-    all on one of the two nodes, as a file link's first use while its slot moves): again
-    shortly, until the slot has moved. A node down, or CLUSTERDOWN during an election: the
-    layout is learnt again. Everything is retried until the caller's deadline (``RedisStore``'s timeout).
-    """
+    """Run each batch (the commands of one slot, named by one of its keys) on the primary serving that slot, all at
+    once, each batch on one connection, following MOVED, ASK and TRYAGAIN here rather than in redis-py until the
+    caller's deadline (why and how: docs/revocation.md, "Redis Cluster: redirections followed by the store")."""
     import anyio  # here: a Django site, which never calls this, may not have it
     from redis.asyncio.cluster import PipelineCommand
     from redis.exceptions import (

@@ -1,11 +1,12 @@
-"""A Redis store's options, checked once for every framework (``StoreOptions``): the base of the blocking
-``redis_store.RedisStore`` (Flask) and of ``async_redis_store.AsyncRedisStore`` (Starlette, FastAPI, Quart).
+"""A Redis store's options and client, checked once for every framework (``StoreOptions``): the base of the
+blocking ``redis_stores.RedisStore`` (Flask) and of ``redis_stores.AsyncRedisStore`` (Starlette, FastAPI, Quart).
 Django's ``RedisStoreCache`` shares the replica check (``store_plans.Replicas.checked``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .plans import Replicas, StorePlans
 from .revocation import (
@@ -31,6 +32,7 @@ class StoreOptions:
 
     def __init__(
         self,
+        client: Any,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         on_unavailable: Policy = "closed",
@@ -50,6 +52,12 @@ class StoreOptions:
         self.earlier_until = check_earlier_names_until(earlier_names_until, "RedisStore earlier_names_until")
         self.clock = clock
         self._plans = StorePlans(self.key_prefix, self.clock_skew, self._replicas, clock)
+        self.client, self.is_cluster = self._connected(client)
+
+    def _connected(self, client: Any) -> tuple[Any, bool]:
+        """The store's client (made from a store URL, or the one given) and whether it is a cluster's; TypeError for
+        what is not a client of the store's kind."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return (

@@ -322,6 +322,30 @@ def consume_in_cache(cache: CacheLike, use: LinkUse) -> bool:
     return True
 
 
+def use_in_cache(cache: CacheLike, use: LinkUse) -> bool:
+    """A single-use link's use in a cache: a file link's in one script where the cache has one (``use_file_link``,
+    Django's ``RedisStoreCache``; None: its two records cannot share a cluster slot), else ``consume_in_cache``."""
+    script = getattr(cache, "use_file_link", None)
+    with unavailable_on_error("consume a single-use link"):
+        if script is not None and use.file_size is not None and (outcome := script(use)) is not None:
+            return bool(outcome)
+        return consume_in_cache(cache, use)
+
+
+def check_in_cache(cache: CacheLike, group: str, issued_us: int, use: LinkUse | None, skew: float) -> LinkAnswer:
+    """A grouped link's check in a cache (``group``: its record's key): in one round trip where the cache can
+    (``check_link``, ``RedisStoreCache``), else its record read (``withdrawn``), then the link used up."""
+    one_trip = getattr(cache, "check_link", None)
+    with unavailable_on_error("check a link group"):
+        if one_trip is not None and (outcome := one_trip(group, issued_us, use, skew)) is not None:
+            answer: LinkAnswer = outcome
+            return answer
+        record = cache.get(group)
+    if withdrawn(issued_us, record, skew):
+        return "withdrawn"
+    return "ok" if use is None or use_in_cache(cache, use) else "used"
+
+
 @contextmanager
 def unavailable_on_error(action: str, store: str = "the cache", *, keep: bool = False) -> Iterator[None]:
     """Whatever ``store`` raises (each backend has its own errors) becomes StoreUnavailable; ``keep``: a

@@ -59,16 +59,9 @@ def single_use_key(nonce: str) -> str:
 
 
 def budget_key(nonce: str, once_key: str | None = None) -> str:
-    """The byte budget of a file link: ``once-budget:{<its once record's name>}``, in that record's cluster slot.
-
-    Redis Cluster hashes only what is between the first ``{`` and the next ``}`` of a key
-    that has them (a hash tag), and the whole key otherwise. The ``once`` record's name has
-    no braces (nonces are base64url), so it is hashed whole; the budget carries that name as
-    its tag, and so lands in the same slot: the one script that reads and writes both runs
-    on a cluster. The ``once`` name is unchanged from earlier releases (a link used before
-    an upgrade stays used after it). ``once_key``: that name as the store sees it, when it
-    is not ``single_use_key(nonce)`` (a Django cache adds its ``KEY_PREFIX`` and version).
-    """
+    """The byte budget of a file link: ``once-budget:{<its once record's name>}``, in that record's cluster slot
+    (docs/revocation.md, "A file link's budget"); ``once_key``: that name as the store sees it, when it is not
+    ``single_use_key(nonce)`` (a Django cache adds its ``KEY_PREFIX`` and version)."""
     return f"{KEY_PREFIX}once-budget:{{{single_use_key(nonce) if once_key is None else once_key}}}"
 
 
@@ -83,12 +76,8 @@ def check_key_prefix(value: object, name: str) -> str:
 
 
 def missing_key_prefix(prefix: str, setting: str) -> str | None:
-    """Why session revocation cannot run without a key prefix (None when it has one); ``setting``: its name.
-
-    A user id of one site is a user id of another: without a prefix, sites sharing a Redis
-    overwrite each other's records, and a session one of them ended comes back when the other's
-    shorter record expires. A derived default would change with every secret rotation.
-    """
+    """Why session revocation cannot run without a key prefix (None when it has one); ``setting``: its name
+    (docs/revocation.md, "Names, and the names of earlier releases")."""
     if prefix:
         return None
     return (
@@ -109,11 +98,8 @@ def session_key(session_id: bytes, prefix: str = "") -> str:
 
 
 def user_key(user_id: object, prefix: str = "") -> str:
-    """The not-before key of a user; ids that are not plain (spaces, long, non-ASCII) are hashed.
-
-    A plain id stands for itself; a hashed one is ``~`` and 32 hex digits, which no plain id
-    can spell (``~`` is not in the plain alphabet), so two users never share a key.
-    """
+    """The not-before key of a user; ids that are not plain (spaces, long, non-ASCII) are hashed: ``~`` and 32 hex
+    digits, which no plain id can spell."""
     text = str(user_id)
     if not _PLAIN_ID.fullmatch(text):
         text = "~" + _id_digest(text)
@@ -126,13 +112,8 @@ def group_key(group: str, prefix: str = "") -> str:
 
 
 def session_keys(session_id: bytes, prefix: str = "", earlier: bool = False) -> list[str]:
-    """The names a session's record is read under: its own, then (``earlier``, with a prefix) the one without it.
-
-    Releases before key prefixes wrote records without one; during a migration window (``earlier``:
-    ``revocation.earlier_names_read``) an application that now has a prefix reads those too, so that an
-    upgrade brings no ended session back. Outside it, only its own name: another application on the
-    same Redis, or anything that can write the earlier name, cannot end this application's sessions.
-    """
+    """The names a session's record is read under: its own, then (``earlier``, with a prefix) the one without it,
+    which releases before key prefixes wrote (docs/revocation.md, "Names, and the names of earlier releases")."""
     keys = [session_key(session_id, prefix)]
     if prefix and earlier:
         keys.append(session_key(session_id))
@@ -140,15 +121,9 @@ def session_keys(session_id: bytes, prefix: str = "", earlier: bool = False) -> 
 
 
 def user_keys(user_id: object, prefix: str = "", earlier: bool = False) -> list[str]:
-    """The names a user's record is read under: its own, then (``earlier``) the earlier names that differ from it.
-
-    With a prefix, second: the name without it, which releases with an optional prefix wrote
-    (cut-off records, ``<seconds>:<kept id>``). Last: the name of releases before key prefixes,
-    where hashed ids were ``h`` and 32 hex digits, which a plain id could also be; a record there
-    counts only in that code's format (Unix seconds alone), so a plain user named ``h...`` cannot
-    end another user's sessions (``is_revoked``, ``prefixed``). The earlier names are read only
-    during a migration window (``session_keys``).
-    """
+    """The names a user's record is read under: its own, then (``earlier``) the earlier names that differ from it: the
+    name without the prefix, then that of releases before key prefixes (docs/revocation.md, "Names, and the
+    names of earlier releases")."""
     keys = [user_key(user_id, prefix)]
     if not earlier:
         return keys
@@ -171,14 +146,8 @@ def new_session_id() -> bytes:
 
 
 def derived_session_id(token: str) -> bytes:
-    """The session id of a verified cookie that carries none: the same cookie always gets the same id.
-
-    Cookies of another engine being migrated (Django's ``signed_cookies``, Starlette's own
-    middleware) and this project's tokens signed before revocation was turned on have no
-    session id. Deriving one from the cookie itself (it is verified, so nobody chose it)
-    lets such a cookie be ended like any other: the session it is re-issued as keeps this
-    id, so logging that session out also refuses every copy of the original cookie.
-    """
+    """The session id of a verified cookie that carries none: the same cookie always gets the same id, so that
+    ending its session refuses every copy of it (docs/revocation.md, "Which sessions a record refuses")."""
     return hashlib.blake2b(
         token.encode("utf-8", "surrogatepass"), digest_size=SESSION_ID_SIZE, person=b"b2sw-derived-sid"
     ).digest()
@@ -204,20 +173,14 @@ def new_generation() -> str:
 
 
 def generation_record(generation: str, *, clock: Callable[[], float] = CLOCK) -> str:
-    """The ``user:`` record of a generation written now (by ``clock``): ``g:<hex>:<Unix seconds>``.
-
-    The time is for cookies that cannot carry a generation: another engine's, accepted during a
-    migration (and written by servers still running it), are refused if signed by then (plus the
-    clocks' allowance), as before generations.
-    """
+    """The ``user:`` record of a generation written now (by ``clock``): ``g:<hex>:<Unix seconds>``; the time is
+    for migrated cookies, which cannot carry a generation."""
     return f"{GENERATION_PREFIX}{generation}:{int(clock())}"
 
 
 def recorded_generation(record: str | bytes | int | None) -> str:
-    """The generation a login stamps on its session, from its user's record as read: "" if there is none.
-
-    A record of an earlier release (a cut-off time) also gives "": that record keeps its own rule.
-    """
+    """The generation a login stamps on its session, from its user's record as read: "" if there is none, or if it
+    is an earlier release's cut-off time, which keeps its own rule."""
     if record is None or isinstance(record, int):
         return ""
     text = record.decode("ascii", "replace") if isinstance(record, bytes) else str(record)
@@ -249,11 +212,8 @@ def earlier_session_record(value: object | None) -> bool:
 
 
 def earlier_not_before(value: str | bytes | int, *, previous: bool) -> bool:
-    """Whether a ``user:`` record under an earlier name is in a format the code that used that name wrote.
-
-    Unix seconds alone, before key prefixes; ``previous``: the name without a prefix, where the
-    releases whose prefix was optional also wrote ``<seconds>:<kept session id or nothing>``.
-    """
+    """Whether a ``user:`` record under an earlier name is in the format the code that used that name wrote (Unix
+    seconds; ``previous``, the name without a prefix: also ``<seconds>:<kept session id or nothing>``)."""
     if isinstance(value, int):
         return True
     text = value.decode("ascii", "replace") if isinstance(value, bytes) else value

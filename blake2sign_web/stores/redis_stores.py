@@ -1,23 +1,13 @@
-"""The records of ``blake2sign_web.revocation`` in Redis through a blocking redis-py client: ``RedisStore``, for
-a framework whose views block (Flask). Its contract is ``async_redis_store.AsyncRedisStore``'s, each call
-returning its answer instead of a coroutine; the plans are the core's (``store_plans``), sent here.
-
-Every call is bounded by ``timeout`` (the client's socket timeouts, for a URL): a Redis that is down, or hung,
-raises ``StoreUnavailable``, and the caller applies ``on_unavailable``.
-
-The records of ``blake2sign_web.revocation`` in Redis through ``redis.asyncio``: ``AsyncRedisStore``, for a
-framework on an event loop (Starlette and FastAPI, as ``blake2sign_web.starlette.revocation.RedisStore``; Quart).
-
-Every call is bounded by ``timeout`` (0.5 s by default): a Redis that is down, or hung, raises
-``StoreUnavailable`` within it, and the caller applies ``on_unavailable``: ``"closed"`` (the default: a single-use
-link gets 503, a session is read as empty) or ``"open"`` (accept, and log an error). The commands and what their
-replies mean are the core's plans (``store_plans``); this module sends them.
+"""The records of ``stores.revocation`` in Redis: ``RedisStore`` through a blocking redis-py client (Flask), and
+``AsyncRedisStore`` through ``redis.asyncio`` (Starlette and FastAPI, as ``starlette.revocation.RedisStore``;
+Quart), each call returning its answer or a coroutine of it. The plans are the core's (``store_plans``), sent
+here. Every call is bounded by ``timeout``: a Redis that is down or hung raises ``StoreUnavailable``, and the
+caller applies ``on_unavailable`` (docs/revocation.md, "When Redis is unreachable").
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +15,7 @@ from .base import client_from_url, client_problem, parse_store_url, redis_client
 from .commands import bounded, is_async_cluster, mget, send_async, send_sync
 from .options import StoreOptions
 from .plans import Plan, T, adrive, drive, unavailable_on_error
-from .revocation import CLOCK, DEFAULT_CLOCK_SKEW, DEFAULT_TIMEOUT, LinkAnswer, Policy, session_check
+from .revocation import LinkAnswer, session_check
 
 
 class RedisStore(StoreOptions):
@@ -33,27 +23,7 @@ class RedisStore(StoreOptions):
     or a store URL (``stores.parse_store_url``; its client gets ``timeout`` on its sockets). The other arguments:
     ``StoreOptions``."""
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        on_unavailable: Policy = "closed",
-        clock_skew: float = DEFAULT_CLOCK_SKEW,
-        key_prefix: str = "",
-        wait_replicas: int = 0,
-        earlier_names_until: object = None,
-        clock: Callable[[], float] = CLOCK,
-    ) -> None:
-        super().__init__(
-            timeout=timeout,
-            on_unavailable=on_unavailable,
-            clock_skew=clock_skew,
-            key_prefix=key_prefix,
-            wait_replicas=wait_replicas,
-            earlier_names_until=earlier_names_until,
-            clock=clock,
-        )
+    def _connected(self, client: Any) -> tuple[Any, bool]:
         if isinstance(client, str):
             sockets = {"socket_timeout": self.timeout, "socket_connect_timeout": self.timeout}
             client = redis_client(parse_store_url(client), sockets, asynchronous=False)
@@ -61,7 +31,7 @@ class RedisStore(StoreOptions):
             raise TypeError(problem)
         from redis.cluster import RedisCluster
 
-        self.client, self.is_cluster = client, isinstance(client, RedisCluster)
+        return client, isinstance(client, RedisCluster)
 
     def consume_link(
         self, nonce: str, expires_at: int, client: str, *, file_size: int | None = None, continuation: int | None = None
@@ -123,10 +93,7 @@ class RedisStore(StoreOptions):
 
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from contextlib import AbstractAsyncContextManager
-
-    from redis.asyncio import Redis, RedisCluster
 
 
 class AsyncRedisStore(StoreOptions):
@@ -136,31 +103,11 @@ class AsyncRedisStore(StoreOptions):
     docs/revocation.md, "Deployment", says more of each.
     """
 
-    def __init__(
-        self,
-        client: Redis | RedisCluster | str,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        on_unavailable: Policy = "closed",
-        clock_skew: float = DEFAULT_CLOCK_SKEW,
-        key_prefix: str = "",
-        wait_replicas: int = 0,
-        earlier_names_until: object = None,
-        clock: Callable[[], float] = CLOCK,
-    ) -> None:
-        super().__init__(
-            timeout=timeout,
-            on_unavailable=on_unavailable,
-            clock_skew=clock_skew,
-            key_prefix=key_prefix,
-            wait_replicas=wait_replicas,
-            earlier_names_until=earlier_names_until,
-            clock=clock,
-        )
-        self.client = client_from_url(client, self.timeout) if isinstance(client, str) else client
-        if (problem := client_problem(self.client)) is not None:
+    def _connected(self, client: Any) -> tuple[Any, bool]:
+        client = client_from_url(client, self.timeout) if isinstance(client, str) else client
+        if (problem := client_problem(client)) is not None:
             raise TypeError(problem)
-        self.is_cluster = is_async_cluster(self.client)
+        return client, is_async_cluster(client)
 
     async def consume_link(
         self, nonce: str, expires_at: int, client: str, *, file_size: int | None = None, continuation: int | None = None

@@ -1,41 +1,11 @@
 """Server-side state for revocation and single-use links, without a framework: keys, lifetimes, decisions.
 
-Signed cookies and signed links need no store, which is their point; this module is the
-small, optional exception. Five kinds of record, each with a TTL so the store never grows:
-
-- ``once:<nonce>``: a single-use link was used. Written with SET NX (atomic: of any number
-  of concurrent first uses, on any number of machines, exactly one wins) and kept until
-  the link expires, plus a margin for clocks that run behind. Its value is a digest of
-  the client that used it.
-- ``once-budget:{<once record's name>}``: for a link to a file, the bytes the same client may
-  still fetch with Range requests after the first use (the file's size, once): an interrupted
-  download resumes, a download manager fetches in pieces, and a used link never yields the
-  file again whole nor more than once more in pieces (see ``links.requests.continuation_cost``). Kept as its
-  ``once``, and in its cluster slot (``budget_key``).
-- ``sid:<session id>``: a session was ended (logout, flush). Every token of a session keeps its
-  id, however often it is re-signed, and none is signed once the record exists; so the record is
-  kept for the longest any token of a session can live (``record_ttl``), from the moment it is
-  written, plus the clocks' margins: a copy re-signed just before the logout cannot outlive it.
-- ``user:<user id>``: the user's session generation, ``g:<random hex>``, written by "log out
-  everywhere". Each session of a logged-in user carries the generation its user had when it
-  logged in (read at login); a session whose generation is not the one recorded is refused. A
-  new login reads the new generation, so it works at once, and every session that existed before
-  is refused, however often re-signed: no clock is compared. Kept as long as a ``sid:`` record:
-  by then every session of an earlier generation has ended. (Records of earlier releases hold a
-  cut-off time, ``<seconds>:<kept session>``, and keep their rule until they expire.)
-- ``group:<group>``: a link group was revoked (``group_revocation``): its time, in microseconds; a link of the
-  group issued at or before it, plus the clock-skew allowance, is refused (``withdrawn``). Kept as long as the
-  group's longest-lived link.
-
-Session and user keys carry an application's prefix when it has one
-(``blake2sign_web:<prefix>:sid:...``), so that applications sharing one Redis never read or
-overwrite each other's records.
-
-Every decision is made here, without I/O: which records to read and write, with which values and
-TTLs (``session_check``, ``ended_session``, ``user_generation_record``, ``link_use``), what the
-replies mean, and what "log out everywhere" does to the session that asks (``current_session_fate``).
-The adapters (``django.revocation``, ``starlette.revocation``) only do the I/O in their framework's
-idiom. The records' names and values are in ``records``; store URLs, replicas and scripts in ``stores``.
+Signed cookies and links need no store, which is their point; this module is the small, optional exception.
+The records (``once``, ``once-budget``, ``sid``, ``user``, ``group``), their values and TTLs and why those are
+enough: docs/revocation.md, "What is stored". Every decision is made here, without I/O: which records to read
+and write (``session_check``, ``ended_session``, ``user_generation_record``, ``link_use``), what the replies
+mean, and what "log out everywhere" does to the session that asks (``current_session_fate``); the adapters do
+the I/O. The records' names and values are in ``records``; store URLs, replicas and scripts in ``stores``.
 """
 
 from __future__ import annotations
@@ -181,36 +151,20 @@ def ttl_until(expires_at: float, now: float) -> int:
 
 
 def single_use_ttl(expires_at: float, skew: float = RECORD_MARGIN, *, clock: Callable[[], float] = CLOCK) -> int:
-    """Seconds to keep a single-use record: until the link expires, by any clock up to ``skew`` behind ours.
-
-    A server whose clock is slow still takes the link as valid after it expired by ours;
-    the record that refuses a second use must outlive that. ``skew`` never goes below
-    ``RECORD_MARGIN``: a longer record costs nothing, a shorter one lets a link be used twice. ``clock``: the
-    store's (``CLOCK`` unless a test gives it another).
-    """
+    """Seconds to keep a single-use record: until the link expires, by any clock up to ``skew`` behind ours
+    (never less than ``RECORD_MARGIN``); ``clock``: the store's. Why: docs/revocation.md, "Lifetimes"."""
     return ttl_until(expires_at, clock()) + math.ceil(max(skew, RECORD_MARGIN))
 
 
 def record_ttl(lifetime: int, skew: float = RECORD_MARGIN) -> int:
-    """Seconds to keep a ``sid:`` or ``user:`` record, from when it is written: until every token it refuses has ended.
-
-    Once the record exists, every check refuses those tokens, so none is re-signed: the last was
-    signed at most now, by a clock up to ``skew`` ahead of ours (dated that much later), and lives
-    at most ``lifetime`` seconds (with revocation on, the adapters refuse a ``set_expiry()`` longer
-    than their lifetime, see ``check_expiry_within``); a server whose clock is up to ``skew`` (never
-    less than ``RECORD_MARGIN``) behind ours accepts it that much longer. The presented cookie's
-    own end is no bound: a copy of it may have been re-signed since, with a later one.
-    """
+    """Seconds to keep a ``sid:`` or ``user:`` record, from when it is written: until every token it refuses has ended
+    (``lifetime`` and ``skew``, never less than ``RECORD_MARGIN``, after now; docs/revocation.md, "Lifetimes")."""
     return max(1, lifetime) + math.ceil(skew) + math.ceil(max(skew, RECORD_MARGIN))
 
 
 def check_expiry_within(seconds: float, lifetime: int, setting: str) -> None:
-    """ValueError for a ``set_expiry()`` that would outlive ``lifetime``, the longest a record is kept.
-
-    ``seconds``: how long the expiry asked for lasts from now. With revocation on, an ended
-    session's record lives ``lifetime`` (``record_ttl``): a token that lived longer would come
-    back after it. ``setting``: the lifetime's name in the user's framework.
-    """
+    """ValueError for a ``set_expiry()`` (``seconds`` from now) that would outlive ``lifetime``, the longest a record
+    is kept (``record_ttl``); ``setting``: the lifetime's name in the user's framework."""
     if seconds > lifetime:
         raise ValueError(
             f"set_expiry() of {in_seconds(math.ceil(seconds))} is longer than {setting} ({in_seconds(lifetime)}), the "
@@ -230,23 +184,11 @@ def is_revoked(
     prefixed: bool = False,
     clock: Callable[[], float] = CLOCK,
 ) -> bool:
-    """Whether a verified session must be refused, given its records as read (``session_keys``, ``user_keys``).
-
-    A session is refused if it was ended by its id, or if its user has a generation record
-    (``g:<hex>:<seconds>``, "log out everywhere") and the session carries another generation
-    (``generation``: what it was stamped with at login, "" for none). ``generation=None``: a
-    cookie of another engine being migrated, which cannot carry one, is refused if it was signed
-    by the record's time plus ``skew`` (a server still running that engine can log the user in
-    after it: its clock decides, as before generations). The first record
-    of each list is under the current name; the others, under earlier names (``session_keys``,
-    ``user_keys``, read with a key prefix when ``prefixed``), count only in the formats earlier
-    releases wrote there. A cut-off record of an earlier release keeps its rule until it expires:
-    sessions issued at or before the cut-off plus ``skew`` are refused, but the one it kept.
-
-    A time in a record later than now (by ``clock``) plus ``skew`` is ignored, and logged: no server
-    whose clock is within ``skew`` of ours wrote it, and honoured, it would refuse the user's every
-    login until someone deletes the record (a cut-off of ``9999999999`` without a TTL).
-    """
+    """Whether a verified session must be refused, given its records as read (``session_keys``, ``user_keys``: the
+    first of each under the current name): ended by its id, or its user's generation is not the one it carries
+    (``generation``; None: a migrated cookie, refused if signed by the record's time plus ``skew``). A record time
+    later than now (``clock``) plus ``skew`` is ignored, and logged. The rules: docs/revocation.md, "Which sessions
+    a record refuses"."""
     return _refused(issued_at, session_id, generation, session_records, user_records, skew, prefixed, clock)
 
 
@@ -325,13 +267,8 @@ def check_earlier_names_until(value: object, name: str) -> float | None:
 
 
 def earlier_names_read(until: float | None, clock: Callable[[], float] = CLOCK) -> bool:
-    """Whether records under earlier names are read now: before ``until`` (``check_earlier_names_until``).
-
-    Those names are outside this application's key prefix: anything that can write them (another
-    application on the same Redis, one on an earlier release) could end this application's sessions.
-    They are read only while an upgrade needs them: the records an earlier release wrote expire within
-    a session lifetime of its last write.
-    """
+    """Whether records under earlier names are read now: before ``until`` (``check_earlier_names_until``), while an
+    upgrade needs them (docs/revocation.md, "Names, and the names of earlier releases")."""
     return until is not None and clock() < until
 
 
@@ -366,11 +303,8 @@ class Record:
 
 
 def ended_session(session_id: bytes, lifetime: int, prefix: str = "", skew: float = RECORD_MARGIN) -> Record:
-    """The ``sid:`` record that ends one session everywhere; ``lifetime``: the longest any token of it lives.
-
-    Kept that long from now, plus the clocks' margins (``record_ttl``): every copy of the session's
-    cookie, however often re-signed before, has ended by then.
-    """
+    """The ``sid:`` record that ends one session everywhere; ``lifetime``: the longest any token of it lives (kept
+    that long from now, plus the clocks' margins: ``record_ttl``)."""
     return Record(session_key(session_id, prefix), SESSION_ENDED, record_ttl(lifetime, skew))
 
 
@@ -383,10 +317,8 @@ def user_generation_record(
     *,
     clock: Callable[[], float] = CLOCK,
 ) -> Record:
-    """The ``user:`` record of "log out everywhere": ``generation`` (``new_generation()``), dated by ``clock``.
-
-    Kept as long as a ``sid:`` record: every session of an earlier generation has ended by then.
-    """
+    """The ``user:`` record of "log out everywhere": ``generation`` (``new_generation()``), dated by ``clock``, kept
+    as long as a ``sid:`` record."""
     value = generation_record(generation, clock=clock)
     return Record(user_key(user_id, prefix), value, record_ttl(lifetime, skew))
 
@@ -457,11 +389,8 @@ def session_check(
     clock: Callable[[], float] = CLOCK,
 ) -> SessionCheck | None:
     """What to read to know whether a verified session was ended (``is_revoked``); None: nothing to read.
-
-    ``generation``: the one the session carries (``GENERATION_KEY``), "" for none, None for a migrated
-    cookie of another engine, which cannot carry one. ``earlier_until``: the end of the window in which
-    the names of earlier releases are read too (``earlier_names_read``); ``clock``: the store's.
-    """
+    ``generation``: the session's (``GENERATION_KEY``), "" for none, None for a migrated cookie; ``earlier_until``:
+    the end of the window in which earlier names are read too (``earlier_names_read``); ``clock``: the store's."""
     earlier = earlier_until is not None and earlier_names_read(earlier_until, clock)
     own = [] if session_id is None else session_keys(session_id, prefix, earlier)
     users = [] if user_id is None else user_keys(user_id, prefix, earlier)
@@ -485,11 +414,8 @@ class LinkUse:
     continuation: int | None
 
     def command(self, key: str | None = None, budget: str | None = None, value: Any = None) -> tuple[Any, ...]:
-        """The command that uses the link: ``SET NX``, or for a file link the script (first use or continuation).
-
-        ``key``, ``budget``, ``value``: the names and the value as the store holds them, when it
-        changes them (a Django cache adds its prefix and serializes).
-        """
+        """The command that uses the link: ``SET NX``, or for a file link the script (first use or continuation);
+        ``key``, ``budget``, ``value``: as the store holds them, when it changes them (a Django cache)."""
         key, budget = key or self.key, budget or self.budget
         value = self.digest if value is None else value
         if self.file_size is None:
@@ -528,11 +454,8 @@ def link_use(
     stored_name: Callable[[str], str] | None = None,
 ) -> LinkUse:
     """A use of a single-use link: its records, kept until the link expires plus ``skew`` (``single_use_ttl``).
-
-    ``file_size``: the link serves a file, whose size becomes the budget of its continuations.
-    ``stored_name``: how the store names a key, when it is not as given (a Django cache's
-    ``make_key``): the budget carries the ``once`` record's stored name as its cluster hash tag.
-    """
+    ``file_size``: the file's, the budget of its continuations; ``stored_name``: how the store names a key, when
+    not as given (a Django cache's ``make_key``), for the budget's hash tag (``budget_key``)."""
     key = single_use_key(nonce)
     budget = budget_key(nonce, None if stored_name is None else stored_name(key))
     ttl = single_use_ttl(expires_at, skew, clock=clock)
@@ -540,14 +463,9 @@ def link_use(
 
 
 def current_session_fate(owner: object | None, user_id: object, keep_current: bool) -> Literal["keep", "end", "leave"]:
-    """What "log out everywhere" of ``user_id`` does to the session of the request that asks; ``owner``: its user.
-
-    That user's own session is one of the sessions ended: it ends at once, its cookie deleted on
-    that response as a logout deletes it ("end"), unless ``keep_current`` keeps it ("keep": re-signed
-    with the new generation and a new session id). An anonymous session is kept with ``keep_current``
-    too (a password reset whose view then logs the user in: the login gets the new generation).
-    Another user's session (an administrator logging someone out) is left as it is ("leave").
-    """
+    """What "log out everywhere" of ``user_id`` does to the session of the request that asks (``owner``: its user):
+    "end", "keep" (``keep_current``: re-signed with the new generation and a new id) or "leave" (another user's).
+    The cases: docs/revocation.md, "Which sessions a record refuses"."""
     if owner is not None and str(owner) == str(user_id):
         return "keep" if keep_current else "end"
     return "keep" if owner is None and keep_current else "leave"

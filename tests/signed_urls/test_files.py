@@ -17,11 +17,11 @@ from blake2sign_web.links.files import (
     UnsafePath,
     caused_by_name,
     clean_name,
+    conditional_status,
     content_disposition,
     content_type_for,
     etag_for,
     http_date,
-    not_modified,
     open_under,
     parse_range,
     range_applies,
@@ -169,14 +169,19 @@ def test_etag_changes_with_size_and_time() -> None:
 
 def test_not_modified() -> None:
     etag = etag_for(1, 2)
-    assert not_modified(etag, None, etag, 0)
-    assert not_modified(f'"x", W/{etag}', None, etag, 0)
-    assert not_modified("*", None, etag, 0)
-    assert not not_modified('"x"', http_date(100), etag, 0)
-    assert not_modified(None, http_date(100), etag, 100.5)
-    assert not not_modified(None, http_date(100), etag, 101)
-    assert not not_modified(None, "not a date", etag, 0)
-    assert not not_modified(None, None, etag, 0)
+
+    def status(if_none_match: str | None, if_modified_since: str | None, mtime: int) -> int | None:
+        headers = {"if-none-match": if_none_match, "if-modified-since": if_modified_since}
+        return conditional_status("GET", {k: v for k, v in headers.items() if v is not None}, etag, mtime)
+
+    assert status(etag, None, 0) == 304
+    assert status(f'"x", W/{etag}', None, 0) == 304
+    assert status("*", None, 0) == 304
+    assert status('"x"', http_date(100), 0) is None
+    assert status(None, http_date(100), 100) == 304
+    assert status(None, http_date(100), 101) is None
+    assert status(None, "not a date", 0) is None
+    assert status(None, None, 0) is None
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,5 @@
-"""``{% load blake2sign %}``: ``{% signed_url "route-name" arg1 key=value expires_in=3600 %}``.
-
-Takes what ``{% url %}`` takes, plus ``expires_in`` (seconds), ``absolute=True``
-(a full URL built from the request, for e-mails), ``single_use=True`` (the link works
-once; needs ``expires_in`` and ``SINGLE_USE_CACHE``), ``consume_on="post"`` (with
-``single_use``: GET only shows a confirmation page, its POST uses the link up: for links
-in e-mails, which mail scanners fetch), ``download_as="Invoice.pdf"`` and
-``disposition="attachment"`` or ``"inline"`` (how ``SignedFileView`` names the download;
-``download_as``, not ``filename``, so that a route's own ``filename`` argument still
-reaches ``reverse()``), ``starts=event.opens_at`` (an aware datetime or Unix seconds:
-the link works from then on); ``as name`` stores the result.
+"""``{% load blake2sign %}``: ``{% signed_url "route-name" arg1 key=value expires_in=3600 %}``, what ``{% url %}``
+takes and ``sign_url``'s options (docs/signed-urls.md, "Django", lists them).
 """
 
 from __future__ import annotations
