@@ -206,10 +206,10 @@ def targets_section(data: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---:|---:|---:|---|",
     ]
     for t in data["targets"]:
-        spread = "" if t["low"] is None else f"{fmt(t['low'])}-{fmt(t['high'])} ({t['spread']})"
+        spread = "" if t["low"] is None else f"{fmt(t['low'], 3)}-{fmt(t['high'], 3)} ({t['spread']})"
         lines.append(
             f"| {t['where']} | {TITLES[t['framework']]} | {LABELS[t['workload']]} | {t['ours']} / {t['theirs']} | "
-            f"{fmt(t['median'])} | {spread} | {t['target']:.2f} | {t['verdict']} |"
+            f"{fmt(t['median'], 3)} | {spread} | {t['target']:g} | {t['verdict']} |"
         )
     counts: dict[str, int] = {}
     for t in data["targets"]:

@@ -43,11 +43,15 @@ HTTP_TARGETS = [
     ("django", DJANGO_OURS_DJANGO, DJANGO_THEIRS, 0.70),
 ]
 #: Issue 28's tighter targets for a read, in process, counted as the servers drive the frameworks.
-READ_TARGETS = [
-    ("starlette", STARLETTE_OURS, STARLETTE_THEIRS, 0.36),
-    ("django", DJANGO_OURS, DJANGO_THEIRS, 0.38),
-]
 READ_WHERE = "callgrind, in process (issue 28, read)"
+#: Issue 39's: Starlette's write back to what it cost before the request's plan grew (0.441 at bed7493).
+WRITE_WHERE = "callgrind, in process (issue 39, read+write)"
+#: (where, framework, workload, ours, theirs, target): the tighter targets, in process, counted as servers drive.
+TIGHT_TARGETS = [
+    (READ_WHERE, "starlette", "read", STARLETTE_OURS, STARLETTE_THEIRS, 0.36),
+    (READ_WHERE, "django", "read", DJANGO_OURS, DJANGO_THEIRS, 0.38),
+    (WRITE_WHERE, "starlette", "write", STARLETTE_OURS, STARLETTE_THEIRS, 0.441),
+]
 #: The clock in process is held to the deterministic targets, and to these older ones.
 EXTRA_IN_PROCESS_TARGETS = [
     ("starlette", "blake2sign_web, compression=None", STARLETTE_THEIRS, 0.35),
@@ -252,13 +256,13 @@ def all_targets(parts: dict[str, Any]) -> list[dict[str, Any]]:
                 out.append(_range_entry(where, framework, workload, ours, theirs, target, values, quick))
     in_process = callgrind.get("in_process") or {}
     quick = bool(callgrind.get("settings", {}).get("quick"))
-    for framework, ours, theirs, target in READ_TARGETS:
-        rows = in_process.get(framework, {}).get("read", {}) if isinstance(in_process.get(framework), dict) else {}
+    for where, framework, workload, ours, theirs, target in TIGHT_TARGETS:
+        rows = in_process.get(framework, {}).get(workload, {}) if isinstance(in_process.get(framework), dict) else {}
         base = baseline_name(framework)
         if all(n in rows for n in (ours, theirs, base)):
             mine, other = added_ir(rows, ours, base), added_ir(rows, theirs, base)
             values = [m / o for m, o in zip(mine, other, strict=False) if o > 0]
-            out.append(_range_entry(READ_WHERE, framework, "read", ours, theirs, target, values, quick))
+            out.append(_range_entry(where, framework, workload, ours, theirs, target, values, quick))
     cold = in_process
     for framework, ours, theirs, target in HTTP_TARGETS:
         for workload in ("read", "write"):
