@@ -53,6 +53,9 @@ class SessionLoader:
         #: A logger the user sees without configuring logging (Flask's ``app.logger``), told once when a cookie of
         #: the framework's own sessions is refused: a switch without migration on logs every user out.
         self.alert = alert
+        #: The write loading asks for (a re-sign, a timed-out cookie's deletion) is left ``pending`` rather than
+        #: marked ``modified``: for Flask, whose ``session.modified`` is the application's (its adapter does it).
+        self.pending_writes = False
 
     def for_cookie(self, cookie: str | None) -> Session:
         """The session for the session cookie: empty without one, else loaded when first used (read now when the
@@ -134,24 +137,30 @@ class LazySession(Session):
                 if value:
                     dict.update(self, value)
                     self.loaded_empty = False
-                if rewrite:
-                    self.modified = True  # re-sign it under the current secret, in the current form
+                if rewrite:  # re-sign it under the current secret, in the current form
+                    if loader.pending_writes:
+                        self.pending = True
+                    else:
+                        self.modified = True
                 return
             if value is not None:  # [session, meta] (set_expiry), or no session at all
-                LazySession._take(self, settled(loader.session(loader.reader.of_value(value, None, rewrite), None)))
+                read = settled(loader.session(loader.reader.of_value(value, None, rewrite), None))
+                LazySession._take(self, read, loader)
                 return
         started = perf_counter()
         text = cookie if isinstance(cookie, str) else cookie.decode("latin-1").strip()
-        LazySession._take(self, loader.read(text))
+        LazySession._take(self, loader.read(text), loader)
         self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
 
     def load(self) -> None:
         """Read the cookie into this session, not marking it accessed."""
         LazySession.mark_accessed(self, False)
 
-    def _take(self, loaded: Session) -> None:
+    def _take(self, loaded: Session, loader: SessionLoader) -> None:
         dict.update(self, loaded)
         vars(self).update(vars(loaded))  # modified, loaded_empty, and the expiry the token carried
+        if loader.pending_writes and self.modified:
+            self.modified, self.pending = False, True
 
 
 def _loading(name: str) -> Callable[..., Any]:
@@ -170,3 +179,12 @@ for _name in (
     "set_expiry", "get_expiry_age", "get_expiry_date", "get_expire_at_browser_close",
 ):  # fmt: skip
     setattr(LazySession, _name, _loading(_name))
+
+
+def lazy_class(session_class: type[Session], **namespace: Any) -> type[LazySession]:
+    """A ``LazySession`` that is also ``session_class`` (its class attributes, ``isinstance``) until it is loaded
+    (then it becomes ``session_class``): for an adapter whose framework looks at the session before the
+    application uses it (Flask's ``save_session``). Built once per configuration; ``namespace``: what else
+    loads it (a property of the adapter's that reads the dict directly)."""
+    namespace.setdefault("__module__", session_class.__module__)
+    return type(f"Lazy{session_class.__name__}", (LazySession, session_class), namespace)

@@ -48,13 +48,21 @@ class QuartSessions(SessionInterface):
         if configuration is None:
             return None
         # Every Cookie header: Quart's test client sends one per cookie, as HTTP/2 clients do (request.cookies too).
-        headers = request.headers.getlist("Cookie")
-        header = headers[0] if len(headers) == 1 else "; ".join(headers) or None
+        # The ASGI scope's raw ones, not request.headers (text, title-cased: a copy per request).
+        raw: bytes | None = None
+        for name, value in request.scope["headers"]:
+            if name == b"cookie":
+                raw = value if raw is None else raw + b"; " + value
+        if configuration.lazy:  # verified and decoded when first used
+            return configuration.lazy_session(raw)  # type: ignore[return-value]
+        header = None if raw is None else raw.decode("latin-1")
         token, *chunks = configuration.token(header, lambda: request.cookies)
+        if configuration.store is None:  # nothing to await: no plan driven
+            return configuration.opened(configuration.loader.for_cookie(token), *chunks)  # type: ignore[return-value]
         return configuration.opened(await adrive(configuration.loading(token), configuration.ask), *chunks)  # type: ignore[return-value]
 
     async def save_session(self, app: Quart, session: SessionMixin | None, response: Any) -> None:
-        if session is None:  # opening it failed (a bad setting, already raised): no second error
+        if session is None or session.unused:  # type: ignore[attr-defined]  # failed to open (raised), or not used
             return
         if response is None:  # a websocket: no cookie can be set (Quart's own interface says the same)
             if session.modified:  # on app.logger, as Quart's own interface says it

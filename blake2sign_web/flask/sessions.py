@@ -21,7 +21,7 @@ from flask.sessions import SecureCookieSessionInterface, SessionInterface, Sessi
 from .. import options, stores
 from ..revocable_session import StorePart
 from ..session_cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
-from ..session_loading import SessionLoader
+from ..session_loading import LazySession, SessionLoader, lazy_class
 from ..session_request import SessionSetup, SessionWriter, joined_token
 from ..session_state import ReadTrackingSession, Session
 from ..session_token import RefusalWords
@@ -60,6 +60,8 @@ class SessionParts:
     configuration: Any = None
     revocation: Any = None
     pending: bool = False
+    #: Not used yet, its cookie not read (the configuration's ``lazy_class``): saving it writes nothing.
+    unused: bool = False
 
 
 class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, SessionParts, SessionMixin):  # type: ignore[misc]
@@ -182,6 +184,7 @@ class Configuration:
         self.loader = SessionLoader(
             setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals, alert=app_logger
         )
+        self.loader.pending_writes = True  # Flask's session.modified is the application's (``opened``)
         self.name, self.max_chunks = name, setup.max_chunks
         #: Revocation (a RedisStore: flask.revocation's, or for Quart flask.quart's), how long its records last (the
         #: lifetime), and the store's part of a request (``StorePart``): ``loading``, ``writing``, ``ask``.
@@ -190,6 +193,28 @@ class Configuration:
         self.loading, self.writing, self.ask = part
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
         self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
+        #: The session of a request is verified and decoded when it is first used (``lazy_session``), unless
+        #: the cookie may be chunks, a store checks it, or it may be one of Flask's own (migration re-issues it).
+        self.lazy = not (self.max_chunks or self.store is not None or values["migrate"])
+        self.lazy_class = lazy_class(
+            self.session_class,
+            # Flask 3.1.3's request context marks the session accessed before the application sees it: the use.
+            accessed=property(lambda session: False, _lazy_accessed),
+            # Read straight from the dict by the session class: loaded first.
+            permanent=property(_lazy_permanent, setter),
+            unused=True,
+        )
+
+    def lazy_session(self, header: bytes | None) -> Session:
+        """The session of a request whose Cookie ``header`` (its bytes, None without one) is read on first use:
+        a request that never uses the session neither verifies nor decodes it (nor logs a bad cookie)."""
+        if header is None:
+            session = self.session_class()
+        else:
+            session = self.lazy_class()
+            session.source = (header, self.loader)
+        session.configuration = self  # type: ignore[attr-defined]
+        return session
 
     def token(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> tuple[Any, ...]:
         """The session token of a request's Cookie ``header`` (its text, None without one): the core's cookie finds
@@ -242,6 +267,35 @@ class Configuration:
         return self.writers[permanent].set_cookies(session, session_id, session.sent_chunks, session.incomplete)
 
 
+def _lazy_accessed(session: Any, accessed: bool) -> None:
+    """Setting ``accessed`` on a session not yet loaded: loaded (and marked) if it is the application's use."""
+    if accessed:
+        LazySession.mark_accessed(session)
+
+
+def _lazy_permanent(session: Any) -> bool:
+    """``permanent`` of a session not yet loaded: loaded, then read."""
+    LazySession.load(session)
+    return bool(session.permanent)
+
+
+#: The config keys a configuration is made of (``Configurations.of`` compares their values), and where the two
+#: that are containers are.
+CONFIG_KEYS: Final = (
+    "SECRET_KEY", "SECRET_KEY_FALLBACKS", "SESSION_COOKIE_PATH", "APPLICATION_ROOT", "SESSION_COOKIE_NAME",
+    "SESSION_COOKIE_DOMAIN", "SESSION_COOKIE_HTTPONLY", "SESSION_COOKIE_SECURE", "SESSION_COOKIE_SAMESITE",
+    "SESSION_COOKIE_PARTITIONED", "PERMANENT_SESSION_LIFETIME", "SESSION_REFRESH_EACH_REQUEST", SETTING,
+    "SESSION_PERMANENT",
+)  # fmt: skip
+SECTION_AT: Final = CONFIG_KEYS.index(SETTING)
+FALLBACKS_AT: Final = CONFIG_KEYS.index("SECRET_KEY_FALLBACKS")
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a dict or a list (what a test may change in place), compared with the value on later requests."""
+    return dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
+
+
 def check_app(app: Any, asynchronous: bool) -> None:
     """A TypeError at once for the other framework's app (``FlaskSessions(quart_app)``, ``QuartSessions(flask_app)``),
     which would otherwise fail on its first request with an AttributeError, or not at all (an un-awaited session)."""
@@ -258,9 +312,31 @@ class Configurations:
     def __init__(self, session_base: type[Session], *, asynchronous: bool = False) -> None:
         self.session_base, self.asynchronous = session_base, asynchronous
         self.built: dict[Any, Configuration] = {}
+        #: The last configuration used: ``CONFIG_KEYS``' values, the app, copies of the two values a test may
+        #: change in place (the ``BLAKE2SIGN_WEB`` dict, the fallbacks' list), and the configuration.
+        self.last: tuple[tuple[Any, ...], Any, Any, Any, Configuration] | None = None
 
     def of(self, app: Any) -> Configuration | None:
-        """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session)."""
+        """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session).
+
+        On every request: the config's values are compared (each by identity first) with the last ones used, and
+        the ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies; only a change builds a key (``configured``).
+        """
+        values = tuple(map(app.config.get, CONFIG_KEYS))
+        last = self.last
+        if (
+            last is not None
+            and values == last[0]
+            and app is last[1]
+            and values[SECTION_AT] == last[2]
+            and values[FALLBACKS_AT] == last[3]
+        ):
+            return last[4]
+        return self.configured(app, values)
+
+    def configured(self, app: Any, values: tuple[Any, ...]) -> Configuration | None:
+        """``of``, when the config changed (or on first use): built and checked once per set of values (``values``:
+        ``CONFIG_KEYS``', kept as the last ones unless one is unhashable, which is built afresh on each request)."""
         secret = app.secret_key
         if not secret:
             return None
@@ -277,22 +353,26 @@ class Configurations:
             app.name,  # its logger's
         )  # fmt: skip
         try:
-            return self.built[key]
+            found = self.built[key]
         except KeyError:
             pass
         except TypeError:  # an unhashable value: built afresh (and checked) on each request
             return Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous, app.logger)
+        else:
+            self.last = (values, app, _copy(values[SECTION_AT]), _copy(values[FALLBACKS_AT]), found)
+            return found
         check_app(app, self.asynchronous)  # app.session_interface = FlaskSessions() on a Quart app
         found = Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous, app.logger)
         if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
             self.built.clear()
         self.built[key] = found
+        self.last = (values, app, _copy(values[SECTION_AT]), _copy(values[FALLBACKS_AT]), found)
         return found
 
     def save(self, app: Any, session: Any, response: Any, written: list[bytes] | None = None) -> None:
         """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``)."""
-        if session is None:  # opening it failed (a bad setting, already raised): nothing to save, no second error
-            return
+        if session is None or session.unused:  # opening it failed (a bad setting, already raised): no second error;
+            return  # or not used: nothing read, nothing to write (a permanent session's cookie is refreshed on use)
         configuration = session.configuration or self.of(app)
         if configuration is None:
             return
@@ -301,8 +381,11 @@ class Configurations:
         for value in written:
             headers.add("Set-Cookie", value.decode("latin-1"))
         if session.accessed or written:  # read, or its cookie written: a cache must not share the response
-            if "Vary" in headers:
-                response.vary.add("Cookie")  # joined to what is there, once
+            # A loop, not ``"Vary" in headers``: Werkzeug's raises and catches a BadRequestKeyError when it is not.
+            for name, _ in headers:
+                if name.lower() == "vary":
+                    response.vary.add("Cookie")  # joined to what is there, once
+                    break
             else:
                 headers.add("Vary", "Cookie")
 
@@ -329,7 +412,11 @@ class FlaskSessions(SessionInterface):
         configuration = self.configurations.of(app)
         if configuration is None:
             return None
-        return configuration.open(request.environ.get("HTTP_COOKIE"), lambda: request.cookies)  # type: ignore[return-value]
+        header = request.environ.get("HTTP_COOKIE")
+        if configuration.lazy:
+            return configuration.lazy_session(header.encode("latin-1", "replace") if header else None)  # type: ignore[return-value]
+        return configuration.open(header, lambda: request.cookies)  # type: ignore[return-value]
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
-        self.configurations.save(app, session, response)
+        if session is not None and not session.unused:  # type: ignore[attr-defined]  # an unused one writes nothing
+            self.configurations.save(app, session, response)
