@@ -181,6 +181,22 @@ for _name in (
     setattr(LazySession, _name, _loading(_name))
 
 
+def _get(self: LazySession, key: str, default: Any = None) -> Any:
+    """``get``, the usual first use, without ``_loading``'s packed arguments and lookup by name."""
+    LazySession.mark_accessed(self, False)
+    return self.get(key, default)
+
+
+def _getitem(self: LazySession, key: str) -> Any:
+    """``session[key]``, as ``_get``."""
+    LazySession.mark_accessed(self, False)
+    return self[key]
+
+
+LazySession.get = _get  # type: ignore[method-assign,assignment]
+LazySession.__getitem__ = _getitem  # type: ignore[method-assign]
+
+
 def lazy_class(session_class: type[Session], **namespace: Any) -> type[LazySession]:
     """A ``LazySession`` that is also ``session_class`` (its class attributes, ``isinstance``) until it is loaded
     (then it becomes ``session_class``): for an adapter whose framework looks at the session before the

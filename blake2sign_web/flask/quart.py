@@ -53,28 +53,43 @@ class QuartSessions(SessionInterface):
         for name, value in request.scope["headers"]:
             if name == b"cookie":
                 raw = value if raw is None else raw + b"; " + value
-        if configuration.lazy:  # verified and decoded when first used
-            return configuration.lazy_session(raw)  # type: ignore[return-value]
+        if configuration.lazy:  # verified and decoded when first used (``lazy_session``, without its call)
+            if raw is None:
+                return configuration.session_class()  # type: ignore[return-value]
+            session = configuration.lazy_class()
+            session.source = (raw, configuration.loader)
+            return session  # type: ignore[return-value]
         header = None if raw is None else raw.decode("latin-1")
         token, *chunks = configuration.token(header, lambda: request.cookies)
         if configuration.store is None:  # nothing to await: no plan driven
             return configuration.opened(configuration.loader.for_cookie(token), *chunks)  # type: ignore[return-value]
         return configuration.opened(await adrive(configuration.loading(token), configuration.ask), *chunks)  # type: ignore[return-value]
 
+    def is_null_session(self, obj: object) -> bool:
+        """``FlaskSessions.is_null_session``: a session never used is not saved (no ``ensure_async``, no await)."""
+        try:
+            return obj.unused  # type: ignore[attr-defined,no-any-return]
+        except AttributeError:  # not a session of this interface's
+            return super().is_null_session(obj)
+
     async def save_session(self, app: Quart, session: SessionMixin | None, response: Any) -> None:
-        if session is None or session.unused:  # type: ignore[attr-defined]  # failed to open (raised), or not used
+        if session is None:  # opening it failed (a bad setting, already raised): no second error
             return
         if response is None:  # a websocket: no cookie can be set (Quart's own interface says the same)
             if session.modified:  # on app.logger, as Quart's own interface says it
                 app.logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")
             return
-        configuration, written = session.configuration or self.configurations.of(app), None  # type: ignore[attr-defined]
-        if configuration is not None and configuration.store is not None:
-            permanent = configuration.refreshed(session)  # before the store's part, which signs what is written
-            written = configuration.cookies(
-                session, permanent, await adrive(configuration.writing(session), configuration.ask)
-            )
-        self.configurations.save(app, session, response, written)
+        configuration = session.configuration or self.configurations.of(app)  # type: ignore[attr-defined]
+        if configuration is None:
+            return
+        if configuration.store is None:
+            configuration.save(session, response)
+            return
+        permanent = configuration.refreshed(session)  # before the store's part, which signs what is written
+        written = configuration.cookies(
+            session, permanent, await adrive(configuration.writing(session), configuration.ask)
+        )
+        configuration.save(session, response, written)
 
 
 class RedisStore(UserKey, AsyncRedisStore):

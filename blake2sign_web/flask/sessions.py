@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from functools import partial
 from importlib.metadata import version
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
 
 import flask
@@ -153,8 +154,8 @@ class Configuration:
         setter = SessionMixin.permanent.fset  # type: ignore[attr-defined]
         age = property(lambda session: lifetime if permanent_of(session) else None)
         self.session_class = setup.session_class(
-            base, __module__=__name__, permanent=property(permanent_of, setter), default_age=age
-        )
+            base, __module__=__name__, permanent=property(permanent_of, setter), default_age=age, configuration=self
+        )  # (what saves a session of the class: no second look at app.config)
         over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes"
         advice = "store less in flask.session (keep an id and load the rest server-side)."
         kept, raising = "The response keeps the client's previous session cookie.", values["on_oversize"] == "raise"
@@ -213,8 +214,7 @@ class Configuration:
         else:
             session = self.lazy_class()
             session.source = (header, self.loader)
-        session.configuration = self  # type: ignore[attr-defined]
-        return session
+        return session  # (its configuration: its class's)
 
     def token(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> tuple[Any, ...]:
         """The session token of a request's Cookie ``header`` (its text, None without one): the core's cookie finds
@@ -253,6 +253,36 @@ class Configuration:
         permanent = self.refreshed(session)
         return self.cookies(session, permanent, None if self.store is None else drive(self.writing(session), self.ask))
 
+    def save(self, session: Any, response: Any, written: list[bytes] | None = None) -> None:
+        """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``, the
+        values a store's awaited part gave); on every request that uses the session, so in one call."""
+        if written is None:
+            if self.store is not None:
+                written = self.set_cookies(session)
+            else:  # ``set_cookies`` without a store, inline
+                permanent = bool(dict.get(session, "_permanent", self.permanent))
+                if (permanent and self.refresh and dict.__len__(session)) or (session.pending and session.accessed):
+                    session.modified = True
+                if session.modified or session.incomplete or (session.refused and session.accessed):
+                    writer = self.writers[permanent]
+                    written = writer.set_cookies(session, None, session.sent_chunks, session.incomplete)
+                else:
+                    written = []
+        headers = response.headers
+        for value in written:
+            headers.add("Set-Cookie", value.decode("latin-1"))
+        if session.accessed or written:  # read, or its cookie written: a cache must not share the response
+            # Werkzeug's Headers keep their (name, value) pairs in ``_list``, which ``add`` appends to once it has
+            # checked the value: looked at directly (``"Vary" in headers`` raises and catches a BadRequestKeyError
+            # when it is not there), and a constant, valid value appended, on every request that reads the session.
+            pairs = headers._list
+            for name, _ in pairs:
+                if name.lower() == "vary":
+                    response.vary.add("Cookie")  # joined to what is there, once
+                    break
+            else:
+                pairs.append(("Vary", "Cookie"))
+
     def refreshed(self, session: Any) -> bool:
         """Whether ``session`` is permanent, marked modified if its cookie is re-issued (before the store's part)."""
         permanent = bool(dict.get(session, "_permanent", self.permanent))
@@ -279,14 +309,15 @@ def _lazy_permanent(session: Any) -> bool:
     return bool(session.permanent)
 
 
-#: The config keys a configuration is made of (``Configurations.of`` compares their values), and where the two
-#: that are containers are.
-CONFIG_KEYS: Final = (
+#: The config keys a configuration is made of (``Configurations.of`` compares their values): those Flask's and
+#: Quart's default configs have, then two they may not; and where the two that are containers are.
+DEFAULT_KEYS: Final = (
     "SECRET_KEY", "SECRET_KEY_FALLBACKS", "SESSION_COOKIE_PATH", "APPLICATION_ROOT", "SESSION_COOKIE_NAME",
     "SESSION_COOKIE_DOMAIN", "SESSION_COOKIE_HTTPONLY", "SESSION_COOKIE_SECURE", "SESSION_COOKIE_SAMESITE",
-    "SESSION_COOKIE_PARTITIONED", "PERMANENT_SESSION_LIFETIME", "SESSION_REFRESH_EACH_REQUEST", SETTING,
-    "SESSION_PERMANENT",
+    "SESSION_COOKIE_PARTITIONED", "PERMANENT_SESSION_LIFETIME", "SESSION_REFRESH_EACH_REQUEST",
 )  # fmt: skip
+DEFAULT_VALUES: Final = itemgetter(*DEFAULT_KEYS)
+CONFIG_KEYS: Final = (*DEFAULT_KEYS, SETTING, "SESSION_PERMANENT")
 SECTION_AT: Final = CONFIG_KEYS.index(SETTING)
 FALLBACKS_AT: Final = CONFIG_KEYS.index("SECRET_KEY_FALLBACKS")
 
@@ -322,7 +353,12 @@ class Configurations:
         On every request: the config's values are compared (each by identity first) with the last ones used, and
         the ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies; only a change builds a key (``configured``).
         """
-        values = tuple(map(app.config.get, CONFIG_KEYS))
+        config = app.config
+        try:
+            values = DEFAULT_VALUES(config)  # one call, not a get per key
+        except KeyError:  # one of them deleted (or an older Flask's config)
+            values = tuple(map(config.get, DEFAULT_KEYS))
+        values += (config.get(SETTING), config.get("SESSION_PERMANENT"))
         last = self.last
         if (
             last is not None
@@ -374,20 +410,8 @@ class Configurations:
         if session is None or session.unused:  # opening it failed (a bad setting, already raised): no second error;
             return  # or not used: nothing read, nothing to write (a permanent session's cookie is refreshed on use)
         configuration = session.configuration or self.of(app)
-        if configuration is None:
-            return
-        written = configuration.set_cookies(session) if written is None else written
-        headers = response.headers
-        for value in written:
-            headers.add("Set-Cookie", value.decode("latin-1"))
-        if session.accessed or written:  # read, or its cookie written: a cache must not share the response
-            # A loop, not ``"Vary" in headers``: Werkzeug's raises and catches a BadRequestKeyError when it is not.
-            for name, _ in headers:
-                if name.lower() == "vary":
-                    response.vary.add("Cookie")  # joined to what is there, once
-                    break
-            else:
-                headers.add("Vary", "Cookie")
+        if configuration is not None:
+            configuration.save(session, response, written)
 
 
 class FlaskSessions(SessionInterface):
@@ -417,6 +441,14 @@ class FlaskSessions(SessionInterface):
             return configuration.lazy_session(header.encode("latin-1", "replace") if header else None)  # type: ignore[return-value]
         return configuration.open(header, lambda: request.cookies)  # type: ignore[return-value]
 
+    def is_null_session(self, obj: object) -> bool:
+        """Whether Flask skips saving the session: its null session (without a secret), and one never used, whose
+        cookie was not even read (nothing to save). An attribute read first, not ``isinstance(obj, NullSession)``,
+        which ``SessionMixin``'s ABC makes a Python call on every request."""
+        try:
+            return obj.unused  # type: ignore[attr-defined,no-any-return]
+        except AttributeError:  # not a session of this interface's
+            return super().is_null_session(obj)
+
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
-        if session is not None and not session.unused:  # type: ignore[attr-defined]  # an unused one writes nothing
-            self.configurations.save(app, session, response)
+        self.configurations.save(app, session, response)
