@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .exceptions import BadSignature
 from .session_request import session_from, settled
-from .session_state import Session
+from .session_state import ReadTrackingSession, Session
 from .session_token import INCUMBENT_SHAPE, ReadToken, RefusalWords, SessionTokenReader, refusal_reason
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def _getitem(self: LazySession, key: str) -> Any:
 
 
 LazySession.get = _get  # type: ignore[method-assign,assignment]
-LazySession.__getitem__ = _getitem  # type: ignore[method-assign]
+LazySession.__getitem__ = _getitem  # type: ignore[method-assign,assignment]
 
 
 def lazy_class(session_class: type[Session], **namespace: Any) -> type[LazySession]:
@@ -203,4 +203,28 @@ def lazy_class(session_class: type[Session], **namespace: Any) -> type[LazySessi
     application uses it (Flask's ``save_session``). Built once per configuration; ``namespace``: what else
     loads it (a property of the adapter's that reads the dict directly)."""
     namespace.setdefault("__module__", session_class.__module__)
+    for name, read in _TRACKED_READS.items():  # a read marks the loaded session accessed: at once, one call less
+        if getattr(session_class, name) is getattr(ReadTrackingSession, name):
+            namespace.setdefault(name, read)
     return type(f"Lazy{session_class.__name__}", (LazySession, session_class), namespace)
+
+
+def _tracked_get(self: LazySession, key: str, default: Any = None) -> Any:
+    LazySession.mark_accessed(self)
+    return dict.get(self, key, default)
+
+
+def _tracked_getitem(self: LazySession, key: str) -> Any:
+    LazySession.mark_accessed(self)
+    return dict.__getitem__(self, key)
+
+
+def _tracked_contains(self: LazySession, key: object) -> bool:
+    LazySession.mark_accessed(self)
+    return dict.__contains__(self, key)
+
+
+#: ``ReadTrackingSession``'s usual reads (mark accessed, then the dict's), for a lazy class of such a session.
+_TRACKED_READS: dict[str, Callable[..., Any]] = {
+    "get": _tracked_get, "__getitem__": _tracked_getitem, "__contains__": _tracked_contains,
+}  # fmt: skip

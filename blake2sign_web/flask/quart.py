@@ -19,10 +19,19 @@ from ..async_redis_store import AsyncRedisStore
 from ..session_state import ReadTrackingSession
 from ..store_plans import adrive
 from .revocation import UserKey, ending_of, logging_out_of
-from .sessions import Configurations, SessionParts, check_app
+from .sessions import WATCHED, Configurations, SessionParts, Watched, check_app
 
 if TYPE_CHECKING:
     from quart import Quart
+
+
+class WatchedQuartConfig(Watched, quart.Config):
+    """Quart's ``Config``, watched (``blake2sign_web.flask.sessions.Watched``)."""
+
+    __slots__ = ()
+
+
+WATCHED[quart.Config] = WatchedQuartConfig
 
 
 class QuartSession(ReadTrackingSession, SessionParts, SessionMixin):

@@ -322,6 +322,78 @@ SECTION_AT: Final = CONFIG_KEYS.index(SETTING)
 FALLBACKS_AT: Final = CONFIG_KEYS.index("SECRET_KEY_FALLBACKS")
 
 
+class Watched:
+    """A config class that counts its changes, so that ``Configurations.of`` sees an unchanged config by one
+    comparison rather than by reading the 14 values a configuration is made of on every request. ``watch`` gives
+    Flask's and Quart's own config classes this subclass (``app.config`` keeps its object and its contents; a
+    change made with ``dict``'s own methods, bypassing these, is not seen: ``dict.__setitem__(app.config, ...)``).
+    """
+
+    __slots__ = ()
+    #: Changes made to this config since it was watched.
+    blake2sign_web_changes = 0
+
+    def _changed(self: Any) -> None:
+        vars(self)["blake2sign_web_changes"] = self.blake2sign_web_changes + 1
+
+    def __setitem__(self: Any, key: str, value: Any) -> None:
+        dict.__setitem__(self, key, value)
+        self._changed()
+
+    def __delitem__(self: Any, key: str) -> None:
+        dict.__delitem__(self, key)
+        self._changed()
+
+    def update(self: Any, *args: Any, **kwargs: Any) -> None:
+        dict.update(self, *args, **kwargs)
+        self._changed()
+
+    def setdefault(self: Any, key: str, default: Any = None) -> Any:
+        self._changed()
+        return dict.setdefault(self, key, default)
+
+    def pop(self: Any, key: str, *default: Any) -> Any:
+        self._changed()
+        return dict.pop(self, key, *default)
+
+    def popitem(self: Any) -> tuple[str, Any]:
+        self._changed()
+        return dict.popitem(self)
+
+    def clear(self: Any) -> None:
+        dict.clear(self)
+        self._changed()
+
+    def __ior__(self: Any, other: Any) -> Any:
+        dict.update(self, other)
+        self._changed()
+        return self
+
+
+class WatchedConfig(Watched, flask.Config):
+    """Flask's ``Config``, watched (``Watched``): what ``app.config`` becomes under this interface."""
+
+    __slots__ = ()
+
+
+#: The config classes ``watch`` replaces, and by what (``blake2sign_web.flask.quart`` adds Quart's).
+WATCHED: dict[type, type] = {flask.Config: WatchedConfig}
+
+
+def watch(config: Any) -> bool:
+    """Whether ``config`` is watched (``Watched``), made so if its class is Flask's or Quart's own."""
+    if isinstance(config, Watched):
+        return True
+    watched = WATCHED.get(type(config))
+    if watched is None:
+        return False  # an application's own config class: compared by its values on each request
+    try:
+        config.__class__ = watched
+    except TypeError:  # pragma: no cover - a layout that cannot change (no known config class)
+        return False
+    return True
+
+
 def _copy(value: Any) -> Any:
     """A copy of a dict or a list (what a test may change in place), compared with the value on later requests."""
     return dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
@@ -346,13 +418,34 @@ class Configurations:
         #: The last configuration used: ``CONFIG_KEYS``' values, the app, copies of the two values a test may
         #: change in place (the ``BLAKE2SIGN_WEB`` dict, the fallbacks' list), and the configuration.
         self.last: tuple[tuple[Any, ...], Any, Any, Any, Configuration] | None = None
+        #: The last configuration found for a watched config: the config, its count of changes then, the
+        #: ``BLAKE2SIGN_WEB`` dict and a copy, the fallbacks and a copy, the app, the configuration.
+        self.seen: tuple[Any, int, Any, Any, Any, Any, Any, Configuration] | None = None
 
     def of(self, app: Any) -> Configuration | None:
         """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session).
 
-        On every request: the config's values are compared (each by identity first) with the last ones used, and
-        the ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies; only a change builds a key (``configured``).
+        On every request. A config this interface watches (``WatchedConfig``) that has not changed since the last
+        one was found: that one, after comparing the ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies (they
+        may change in place). Otherwise ``compared``.
         """
+        config = app.config
+        seen = self.seen
+        if (
+            seen is not None
+            and config is seen[0]
+            and config.blake2sign_web_changes == seen[1]
+            and seen[2] == seen[3]
+            and seen[4] == seen[5]
+            and app is seen[6]
+        ):
+            return seen[7]
+        return self.compared(app)
+
+    def compared(self, app: Any) -> Configuration | None:
+        """``of`` by the config's values, compared (each by identity first) with the last ones used, and the
+        ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies; only a change builds a key (``configured``). Flask's
+        and Quart's own config classes are then watched (``watch``): later requests compare one number."""
         config = app.config
         try:
             values = DEFAULT_VALUES(config)  # one call, not a get per key
@@ -367,8 +460,17 @@ class Configurations:
             and values[SECTION_AT] == last[2]
             and values[FALLBACKS_AT] == last[3]
         ):
-            return last[4]
-        return self.configured(app, values)
+            found = last[4]
+        else:
+            built = self.configured(app, values)
+            if built is None or self.last is None or self.last[4] is not built:
+                return built  # (no secret, or an unhashable value: compared again on each request)
+            found = built
+        if watch(config):
+            section, fallbacks = values[SECTION_AT], values[FALLBACKS_AT]
+            changes = config.blake2sign_web_changes
+            self.seen = (config, changes, section, _copy(section), fallbacks, _copy(fallbacks), app, found)
+        return found
 
     def configured(self, app: Any, values: tuple[Any, ...]) -> Configuration | None:
         """``of``, when the config changed (or on first use): built and checked once per set of values (``values``:

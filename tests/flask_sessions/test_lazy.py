@@ -176,3 +176,61 @@ def test_two_apps_on_one_interface_keep_their_own_configuration() -> None:
     for _ in range(2):  # alternating
         assert set_cookies(one.post("/write", json={"a": 1}))[0].startswith("session=")
         assert set_cookies(two.post("/write", json={"a": 1}))[0].startswith("second=")
+
+
+def test_a_config_updated_as_a_whole_is_used_on_the_next_request() -> None:
+    app = make_app()
+    client = app.test_client()
+    assert "samesite" not in set_cookies(client.post("/write", json={"a": 1}))[0]
+    app.config.update(SESSION_COOKIE_SAMESITE="Strict")  # (the config counts its changes: this one is seen)
+    assert "; samesite=Strict" in set_cookies(client.post("/write", json={"a": 2}))[0]
+    app.secret_key = OLD_SECRET  # Flask's attribute, its config's key
+    assert client.get("/read").json == {}  # signed with the other secret
+
+
+def test_the_config_stays_flasks_and_pickles() -> None:
+    import pickle
+
+    app = make_app(SESSION_COOKIE_NAME="kept")
+    assert isinstance(app.config, flask.Config)
+    copied = pickle.loads(pickle.dumps(app.config))
+    assert copied["SESSION_COOKIE_NAME"] == "kept"
+    assert isinstance(copied, flask.Config)
+
+
+def test_an_applications_own_config_class_is_compared_by_its_values() -> None:
+    class OwnConfig(flask.Config):
+        pass
+
+    class OwnApp(flask.Flask):
+        config_class = OwnConfig
+
+    from blake2sign_web.flask import FlaskSessions
+
+    app = OwnApp(__name__)
+    app.config.update(SECRET_KEY=SECRET)
+    FlaskSessions(app)
+
+    @app.post("/write")
+    def write() -> str:
+        flask.session["a"] = 1
+        return ""
+
+    assert type(app.config) is OwnConfig  # left as it is
+    client = app.test_client()
+    assert set_cookies(client.post("/write"))[0].startswith("session=")
+    app.config["SESSION_COOKIE_NAME"] = "own"
+    assert set_cookies(client.post("/write"))[0].startswith("own=")
+
+
+def test_quart_a_config_change_is_used_on_the_next_request() -> None:
+    app = test_quart.make_app()
+
+    async def main() -> None:
+        client = app.test_client()
+        assert test_quart.set_cookies(await client.post("/write", json={"a": 1}))[0].startswith("session=")
+        app.config["SESSION_COOKIE_NAME"] = "other"
+        assert test_quart.set_cookies(await client.post("/write", json={"a": 1}))[0].startswith("other=")
+
+    asyncio.run(main())
+    assert isinstance(app.config, quart.Config)
