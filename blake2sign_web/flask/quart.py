@@ -19,10 +19,19 @@ from ..sessions.state import ReadTrackingSession
 from ..stores.plans import adrive
 from ..stores.redis_stores import AsyncRedisStore
 from .revocation import UserKey, ending_of, logging_out_of
-from .sessions import Configurations, SessionParts, check_app
+from .sessions import WATCHED, Configurations, SessionParts, Watched, check_app
 
 if TYPE_CHECKING:
     from quart import Quart
+
+
+class WatchedQuartConfig(Watched, quart.Config):
+    """Quart's ``Config``, watched (``blake2sign_web.flask.sessions.Watched``)."""
+
+    __slots__ = ()
+
+
+WATCHED[quart.Config] = WatchedQuartConfig
 
 
 class QuartSession(ReadTrackingSession, SessionParts, SessionMixin):
@@ -48,10 +57,29 @@ class QuartSessions(SessionInterface):
         if configuration is None:
             return None
         # Every Cookie header: Quart's test client sends one per cookie, as HTTP/2 clients do (request.cookies too).
-        headers = request.headers.getlist("Cookie")
-        header = headers[0] if len(headers) == 1 else "; ".join(headers) or None
+        # The ASGI scope's raw ones, not request.headers (text, title-cased: a copy per request).
+        raw: bytes | None = None
+        for name, value in request.scope["headers"]:
+            if name == b"cookie":
+                raw = value if raw is None else raw + b"; " + value
+        if configuration.lazy:  # verified and decoded when first used (``lazy_session``, without its call)
+            if raw is None:
+                return configuration.session_class()  # type: ignore[return-value]
+            session = configuration.lazy_class()
+            session.source = (raw, configuration.loader)
+            return session  # type: ignore[return-value]
+        header = None if raw is None else raw.decode("latin-1")
         token, *chunks = configuration.token(header, lambda: request.cookies)
+        if configuration.store is None:  # nothing to await: no plan driven
+            return configuration.opened(configuration.loader.for_cookie(token), *chunks)  # type: ignore[return-value]
         return configuration.opened(await adrive(configuration.loading(token), configuration.ask), *chunks)  # type: ignore[return-value]
+
+    def is_null_session(self, obj: object) -> bool:
+        """``FlaskSessions.is_null_session``: a session never used is not saved (no ``ensure_async``, no await)."""
+        try:
+            return obj.unused  # type: ignore[attr-defined,no-any-return]
+        except AttributeError:  # not a session of this interface's
+            return super().is_null_session(obj)
 
     async def save_session(self, app: Quart, session: SessionMixin | None, response: Any) -> None:
         if session is None:  # opening it failed (a bad setting, already raised): no second error
@@ -60,13 +88,17 @@ class QuartSessions(SessionInterface):
             if session.modified:  # on app.logger, as Quart's own interface says it
                 app.logger.error("Session modified during websocket handling: the changes are lost (no cookie to set)")
             return
-        configuration, written = session.configuration or self.configurations.of(app), None  # type: ignore[attr-defined]
-        if configuration is not None and configuration.store is not None:
-            permanent = configuration.refreshed(session)  # before the store's part, which signs what is written
-            written = configuration.cookies(
-                session, permanent, await adrive(configuration.writing(session), configuration.ask)
-            )
-        self.configurations.save(app, session, response, written)
+        configuration = session.configuration or self.configurations.of(app)  # type: ignore[attr-defined]
+        if configuration is None:
+            return
+        if configuration.store is None:
+            configuration.save(session, response)
+            return
+        permanent = configuration.refreshed(session)  # before the store's part, which signs what is written
+        written = configuration.cookies(
+            session, permanent, await adrive(configuration.writing(session), configuration.ask)
+        )
+        configuration.save(session, response, written)
 
 
 class RedisStore(UserKey, AsyncRedisStore):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from functools import partial
 from importlib.metadata import version
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
 
 import flask
@@ -20,7 +21,7 @@ from flask.sessions import SecureCookieSessionInterface, SessionInterface, Sessi
 
 from ..sessions import options
 from ..sessions.cookies import BROWSER_COOKIE_LIMIT, OversizePolicy
-from ..sessions.loading import SessionLoader
+from ..sessions.loading import LazySession, SessionLoader, lazy_class
 from ..sessions.request import SessionSetup, SessionWriter, joined_token
 from ..sessions.revocable import StorePart
 from ..sessions.state import ReadTrackingSession, Session
@@ -61,6 +62,8 @@ class SessionParts:
     configuration: Any = None
     revocation: Any = None
     pending: bool = False
+    #: Not used yet, its cookie not read (the configuration's ``lazy_class``): saving it writes nothing.
+    unused: bool = False
 
 
 class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, SessionParts, SessionMixin):  # type: ignore[misc]
@@ -152,8 +155,8 @@ class Configuration:
         setter = SessionMixin.permanent.fset  # type: ignore[attr-defined]
         age = property(lambda session: lifetime if permanent_of(session) else None)
         self.session_class = setup.session_class(
-            base, __module__=__name__, permanent=property(permanent_of, setter), default_age=age
-        )
+            base, __module__=__name__, permanent=property(permanent_of, setter), default_age=age, configuration=self
+        )  # (what saves a session of the class: no second look at app.config)
         over = f", over the browser limit of {BROWSER_COOKIE_LIMIT} bytes"
         advice = "store less in flask.session (keep an id and load the rest server-side)."
         kept, raising = "The response keeps the client's previous session cookie.", values["on_oversize"] == "raise"
@@ -183,6 +186,7 @@ class Configuration:
         self.loader = SessionLoader(
             setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals, alert=app_logger
         )
+        self.loader.pending_writes = True  # Flask's session.modified is the application's (``opened``)
         self.name, self.max_chunks = name, setup.max_chunks
         #: Revocation (a RedisStore: flask.revocation's, or for Quart flask.quart's), how long its records last (the
         #: lifetime), and the store's part of a request (``StorePart``): ``loading``, ``writing``, ``ask``.
@@ -191,6 +195,27 @@ class Configuration:
         self.loading, self.writing, self.ask = part
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
         self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
+        #: The session of a request is verified and decoded when it is first used (``lazy_session``), unless
+        #: the cookie may be chunks, a store checks it, or it may be one of Flask's own (migration re-issues it).
+        self.lazy = not (self.max_chunks or self.store is not None or values["migrate"])
+        self.lazy_class = lazy_class(
+            self.session_class,
+            # Flask 3.1.3's request context marks the session accessed before the application sees it: the use.
+            accessed=property(lambda session: False, _lazy_accessed),
+            # Read straight from the dict by the session class: loaded first.
+            permanent=property(_lazy_permanent, setter),
+            unused=True,
+        )
+
+    def lazy_session(self, header: bytes | None) -> Session:
+        """The session of a request whose Cookie ``header`` (its bytes, None without one) is read on first use:
+        a request that never uses the session neither verifies nor decodes it (nor logs a bad cookie)."""
+        if header is None:
+            session = self.session_class()
+        else:
+            session = self.lazy_class()
+            session.source = (header, self.loader)
+        return session  # (its configuration: its class's)
 
     def token(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> tuple[Any, ...]:
         """The session token of a request's Cookie ``header`` (its text, None without one): the core's cookie finds
@@ -229,6 +254,26 @@ class Configuration:
         permanent = self.refreshed(session)
         return self.cookies(session, permanent, None if self.store is None else drive(self.writing(session), self.ask))
 
+    def save(self, session: Any, response: Any, written: list[bytes] | None = None) -> None:
+        """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``, the
+        values a store's awaited part gave); on every request that uses the session, so in one call."""
+        if written is None:
+            written = self.set_cookies(session)
+        headers = response.headers
+        for value in written:
+            headers.add("Set-Cookie", value.decode("latin-1"))
+        if session.accessed or written:  # read, or its cookie written: a cache must not share the response
+            # Werkzeug's Headers keep their (name, value) pairs in ``_list``, which ``add`` appends to once it has
+            # checked the value: looked at directly (``"Vary" in headers`` raises and catches a BadRequestKeyError
+            # when it is not there), and a constant, valid value appended, on every request that reads the session.
+            pairs = headers._list
+            for name, _ in pairs:
+                if name.lower() == "vary":
+                    response.vary.add("Cookie")  # joined to what is there, once
+                    break
+            else:
+                pairs.append(("Vary", "Cookie"))
+
     def refreshed(self, session: Any) -> bool:
         """Whether ``session`` is permanent, marked modified if its cookie is re-issued (before the store's part)."""
         permanent = bool(dict.get(session, "_permanent", self.permanent))
@@ -241,6 +286,108 @@ class Configuration:
         if not (session.modified or session.incomplete or (session.refused and session.accessed)):
             return []  # (a refused set of chunks is deleted once read, as by the other adapters)
         return self.writers[permanent].set_cookies(session, session_id, session.sent_chunks, session.incomplete)
+
+
+def _lazy_accessed(session: Any, accessed: bool) -> None:
+    """Setting ``accessed`` on a session not yet loaded: loaded (and marked) if it is the application's use."""
+    if accessed:
+        LazySession.mark_accessed(session)
+
+
+def _lazy_permanent(session: Any) -> bool:
+    """``permanent`` of a session not yet loaded: loaded, then read."""
+    LazySession.load(session)
+    return bool(session.permanent)
+
+
+#: The config keys a configuration is made of (``Configurations.of`` compares their values): those Flask's and
+#: Quart's default configs have, then two they may not; and where the two that are containers are.
+DEFAULT_KEYS: Final = (
+    "SECRET_KEY", "SECRET_KEY_FALLBACKS", "SESSION_COOKIE_PATH", "APPLICATION_ROOT", "SESSION_COOKIE_NAME",
+    "SESSION_COOKIE_DOMAIN", "SESSION_COOKIE_HTTPONLY", "SESSION_COOKIE_SECURE", "SESSION_COOKIE_SAMESITE",
+    "SESSION_COOKIE_PARTITIONED", "PERMANENT_SESSION_LIFETIME", "SESSION_REFRESH_EACH_REQUEST",
+)  # fmt: skip
+DEFAULT_VALUES: Final = itemgetter(*DEFAULT_KEYS)
+CONFIG_KEYS: Final = (*DEFAULT_KEYS, SETTING, "SESSION_PERMANENT")
+SECTION_AT: Final = CONFIG_KEYS.index(SETTING)
+FALLBACKS_AT: Final = CONFIG_KEYS.index("SECRET_KEY_FALLBACKS")
+
+
+class Watched:
+    """A config class that counts its changes, so that ``Configurations.of`` sees an unchanged config by one
+    comparison rather than by reading the 14 values a configuration is made of on every request. ``watch`` gives
+    Flask's and Quart's own config classes this subclass (``app.config`` keeps its object and its contents; a
+    change made with ``dict``'s own methods, bypassing these, is not seen: ``dict.__setitem__(app.config, ...)``).
+    """
+
+    __slots__ = ()
+    #: Changes made to this config since it was watched.
+    blake2sign_web_changes = 0
+
+    def _changed(self: Any) -> None:
+        vars(self)["blake2sign_web_changes"] = self.blake2sign_web_changes + 1
+
+    def __setitem__(self: Any, key: str, value: Any) -> None:
+        dict.__setitem__(self, key, value)
+        self._changed()
+
+    def __delitem__(self: Any, key: str) -> None:
+        dict.__delitem__(self, key)
+        self._changed()
+
+    def update(self: Any, *args: Any, **kwargs: Any) -> None:
+        dict.update(self, *args, **kwargs)
+        self._changed()
+
+    def setdefault(self: Any, key: str, default: Any = None) -> Any:
+        self._changed()
+        return dict.setdefault(self, key, default)
+
+    def pop(self: Any, key: str, *default: Any) -> Any:
+        self._changed()
+        return dict.pop(self, key, *default)
+
+    def popitem(self: Any) -> tuple[str, Any]:
+        self._changed()
+        return dict.popitem(self)
+
+    def clear(self: Any) -> None:
+        dict.clear(self)
+        self._changed()
+
+    def __ior__(self: Any, other: Any) -> Any:
+        dict.update(self, other)
+        self._changed()
+        return self
+
+
+class WatchedConfig(Watched, flask.Config):
+    """Flask's ``Config``, watched (``Watched``): what ``app.config`` becomes under this interface."""
+
+    __slots__ = ()
+
+
+#: The config classes ``watch`` replaces, and by what (``blake2sign_web.flask.quart`` adds Quart's).
+WATCHED: dict[type, type] = {flask.Config: WatchedConfig}
+
+
+def watch(config: Any) -> bool:
+    """Whether ``config`` is watched (``Watched``), made so if its class is Flask's or Quart's own."""
+    if isinstance(config, Watched):
+        return True
+    watched = WATCHED.get(type(config))
+    if watched is None:
+        return False  # an application's own config class: compared by its values on each request
+    try:
+        config.__class__ = watched
+    except TypeError:  # pragma: no cover - a layout that cannot change (no known config class)
+        return False
+    return True
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a dict or a list (what a test may change in place), compared with the value on later requests."""
+    return dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
 
 
 def check_app(app: Any, asynchronous: bool) -> None:
@@ -259,9 +406,66 @@ class Configurations:
     def __init__(self, session_base: type[Session], *, asynchronous: bool = False) -> None:
         self.session_base, self.asynchronous = session_base, asynchronous
         self.built: dict[Any, Configuration] = {}
+        #: The last configuration used: ``CONFIG_KEYS``' values, the app, copies of the two values a test may
+        #: change in place (the ``BLAKE2SIGN_WEB`` dict, the fallbacks' list), and the configuration.
+        self.last: tuple[tuple[Any, ...], Any, Any, Any, Configuration] | None = None
+        #: The last configuration found for a watched config: the config, its count of changes then, the
+        #: ``BLAKE2SIGN_WEB`` dict and a copy, the fallbacks and a copy, the app, the configuration.
+        self.seen: tuple[Any, int, Any, Any, Any, Any, Any, Configuration] | None = None
 
     def of(self, app: Any) -> Configuration | None:
-        """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session)."""
+        """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session).
+
+        On every request. A config this interface watches (``WatchedConfig``) that has not changed since the last
+        one was found: that one, after comparing the ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies (they
+        may change in place). Otherwise ``compared``.
+        """
+        config = app.config
+        seen = self.seen
+        if (
+            seen is not None
+            and config is seen[0]
+            and config.blake2sign_web_changes == seen[1]
+            and seen[2] == seen[3]
+            and seen[4] == seen[5]
+            and app is seen[6]
+        ):
+            return seen[7]
+        return self.compared(app)
+
+    def compared(self, app: Any) -> Configuration | None:
+        """``of`` by the config's values, compared (each by identity first) with the last ones used, and the
+        ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies; only a change builds a key (``configured``). Flask's
+        and Quart's own config classes are then watched (``watch``): later requests compare one number."""
+        config = app.config
+        try:
+            values = DEFAULT_VALUES(config)  # one call, not a get per key
+        except KeyError:  # one of them deleted (or an older Flask's config)
+            values = tuple(map(config.get, DEFAULT_KEYS))
+        values += (config.get(SETTING), config.get("SESSION_PERMANENT"))
+        last = self.last
+        if (
+            last is not None
+            and values == last[0]
+            and app is last[1]
+            and values[SECTION_AT] == last[2]
+            and values[FALLBACKS_AT] == last[3]
+        ):
+            found = last[4]
+        else:
+            built = self.configured(app, values)
+            if built is None or self.last is None or self.last[4] is not built:
+                return built  # (no secret, or an unhashable value: compared again on each request)
+            found = built
+        if watch(config):
+            section, fallbacks = values[SECTION_AT], values[FALLBACKS_AT]
+            changes = config.blake2sign_web_changes
+            self.seen = (config, changes, section, _copy(section), fallbacks, _copy(fallbacks), app, found)
+        return found
+
+    def configured(self, app: Any, values: tuple[Any, ...]) -> Configuration | None:
+        """``of``, when the config changed (or on first use): built and checked once per set of values (``values``:
+        ``CONFIG_KEYS``', kept as the last ones unless one is unhashable, which is built afresh on each request)."""
         secret = app.secret_key
         if not secret:
             return None
@@ -278,34 +482,29 @@ class Configurations:
             app.name,  # its logger's
         )  # fmt: skip
         try:
-            return self.built[key]
+            found = self.built[key]
         except KeyError:
             pass
         except TypeError:  # an unhashable value: built afresh (and checked) on each request
             return Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous, app.logger)
+        else:
+            self.last = (values, app, _copy(values[SECTION_AT]), _copy(values[FALLBACKS_AT]), found)
+            return found
         check_app(app, self.asynchronous)  # app.session_interface = FlaskSessions() on a Quart app
         found = Configuration(secret, fallbacks, config, path, self.session_base, self.asynchronous, app.logger)
         if len(self.built) >= 8:  # configs come and go in tests: keep the few recent ones
             self.built.clear()
         self.built[key] = found
+        self.last = (values, app, _copy(values[SECTION_AT]), _copy(values[FALLBACKS_AT]), found)
         return found
 
     def save(self, app: Any, session: Any, response: Any, written: list[bytes] | None = None) -> None:
         """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``)."""
-        if session is None:  # opening it failed (a bad setting, already raised): nothing to save, no second error
-            return
+        if session is None or session.unused:  # opening it failed (a bad setting, already raised): no second error;
+            return  # or not used: nothing read, nothing to write (a permanent session's cookie is refreshed on use)
         configuration = session.configuration or self.of(app)
-        if configuration is None:
-            return
-        written = configuration.set_cookies(session) if written is None else written
-        headers = response.headers
-        for value in written:
-            headers.add("Set-Cookie", value.decode("latin-1"))
-        if session.accessed or written:  # read, or its cookie written: a cache must not share the response
-            if "Vary" in headers:
-                response.vary.add("Cookie")  # joined to what is there, once
-            else:
-                headers.add("Vary", "Cookie")
+        if configuration is not None:
+            configuration.save(session, response, written)
 
 
 class FlaskSessions(SessionInterface):
@@ -330,7 +529,19 @@ class FlaskSessions(SessionInterface):
         configuration = self.configurations.of(app)
         if configuration is None:
             return None
-        return configuration.open(request.environ.get("HTTP_COOKIE"), lambda: request.cookies)  # type: ignore[return-value]
+        header = request.environ.get("HTTP_COOKIE")
+        if configuration.lazy:
+            return configuration.lazy_session(header.encode("latin-1", "replace") if header else None)  # type: ignore[return-value]
+        return configuration.open(header, lambda: request.cookies)  # type: ignore[return-value]
+
+    def is_null_session(self, obj: object) -> bool:
+        """Whether Flask skips saving the session: its null session (without a secret), and one never used, whose
+        cookie was not even read (nothing to save). An attribute read first, not ``isinstance(obj, NullSession)``,
+        which ``SessionMixin``'s ABC makes a Python call on every request."""
+        try:
+            return obj.unused  # type: ignore[attr-defined,no-any-return]
+        except AttributeError:  # not a session of this interface's
+            return super().is_null_session(obj)
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
         self.configurations.save(app, session, response)

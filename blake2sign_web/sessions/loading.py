@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..exceptions import BadSignature
 from .request import session_from, settled
-from .state import Session
+from .state import ReadTrackingSession, Session
 from .token import INCUMBENT_SHAPE, ReadToken, RefusalWords, SessionTokenReader, refusal_reason
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ class SessionLoader:
         #: A logger the user sees without configuring logging (Flask's ``app.logger``), told once when a cookie of
         #: the framework's own sessions is refused: a switch without migration on logs every user out.
         self.alert = alert
+        #: The write loading asks for (a re-sign, a timed-out cookie's deletion) is left ``pending`` rather than
+        #: marked ``modified``: for Flask, whose ``session.modified`` is the application's (its adapter does it).
+        self.pending_writes = False
 
     def for_cookie(self, cookie: str | None) -> Session:
         """The session for the session cookie: empty without one, else loaded when first used (read now when the
@@ -134,24 +137,30 @@ class LazySession(Session):
                 if value:
                     dict.update(self, value)
                     self.loaded_empty = False
-                if rewrite:
-                    self.modified = True  # re-sign it under the current secret, in the current form
+                if rewrite:  # re-sign it under the current secret, in the current form
+                    if loader.pending_writes:
+                        self.pending = True
+                    else:
+                        self.modified = True
                 return
             if value is not None:  # [session, meta] (set_expiry), or no session at all
-                LazySession._take(self, settled(loader.session(loader.reader.of_value(value, None, rewrite), None)))
+                read = settled(loader.session(loader.reader.of_value(value, None, rewrite), None))
+                LazySession._take(self, read, loader)
                 return
         started = perf_counter()
         text = cookie if isinstance(cookie, str) else cookie.decode("latin-1").strip()
-        LazySession._take(self, loader.read(text))
+        LazySession._take(self, loader.read(text), loader)
         self.load_ms = (perf_counter() - started) * 1000  # for Server-Timing
 
     def load(self) -> None:
         """Read the cookie into this session, not marking it accessed."""
         LazySession.mark_accessed(self, False)
 
-    def _take(self, loaded: Session) -> None:
+    def _take(self, loaded: Session, loader: SessionLoader) -> None:
         dict.update(self, loaded)
         vars(self).update(vars(loaded))  # modified, loaded_empty, and the expiry the token carried
+        if loader.pending_writes and self.modified:
+            self.modified, self.pending = False, True
 
 
 def _loading(name: str) -> Callable[..., Any]:
@@ -170,3 +179,52 @@ for _name in (
     "set_expiry", "get_expiry_age", "get_expiry_date", "get_expire_at_browser_close",
 ):  # fmt: skip
     setattr(LazySession, _name, _loading(_name))
+
+
+def _get(self: LazySession, key: str, default: Any = None) -> Any:
+    """``get``, the usual first use, without ``_loading``'s packed arguments and lookup by name."""
+    LazySession.mark_accessed(self, False)
+    return self.get(key, default)
+
+
+def _getitem(self: LazySession, key: str) -> Any:
+    """``session[key]``, as ``_get``."""
+    LazySession.mark_accessed(self, False)
+    return self[key]
+
+
+LazySession.get = _get  # type: ignore[method-assign,assignment]
+LazySession.__getitem__ = _getitem  # type: ignore[method-assign,assignment]
+
+
+def lazy_class(session_class: type[Session], **namespace: Any) -> type[LazySession]:
+    """A ``LazySession`` that is also ``session_class`` (its class attributes, ``isinstance``) until it is loaded
+    (then it becomes ``session_class``): for an adapter whose framework looks at the session before the
+    application uses it (Flask's ``save_session``). Built once per configuration; ``namespace``: what else
+    loads it (a property of the adapter's that reads the dict directly)."""
+    namespace.setdefault("__module__", session_class.__module__)
+    for name, read in _TRACKED_READS.items():  # a read marks the loaded session accessed: at once, one call less
+        if getattr(session_class, name) is getattr(ReadTrackingSession, name):
+            namespace.setdefault(name, read)
+    return type(f"Lazy{session_class.__name__}", (LazySession, session_class), namespace)
+
+
+def _tracked_get(self: LazySession, key: str, default: Any = None) -> Any:
+    LazySession.mark_accessed(self)
+    return dict.get(self, key, default)
+
+
+def _tracked_getitem(self: LazySession, key: str) -> Any:
+    LazySession.mark_accessed(self)
+    return dict.__getitem__(self, key)
+
+
+def _tracked_contains(self: LazySession, key: object) -> bool:
+    LazySession.mark_accessed(self)
+    return dict.__contains__(self, key)
+
+
+#: ``ReadTrackingSession``'s usual reads (mark accessed, then the dict's), for a lazy class of such a session.
+_TRACKED_READS: dict[str, Callable[..., Any]] = {
+    "get": _tracked_get, "__getitem__": _tracked_getitem, "__contains__": _tracked_contains,
+}  # fmt: skip

@@ -1,6 +1,6 @@
 """What Flask sessions add to one request, counted in instructions by callgrind: ours against Flask's own.
 
-Three Flask apps, each serving /login, /read and /write:
+Three Flask apps (and the same three on Quart, in process), each serving /login, /api, /read and /write:
 
 - ``no sessions``: an interface that opens no session (Flask's null session, never saved), its views doing the
   same dict work on a plain dict: what the request costs without sessions (and, as a probe, the same with a
@@ -17,9 +17,10 @@ Counted two ways, as ``callgrind`` counts Django and Starlette:
   Flask, the session and the socket calls' user-space side.
 
 Workloads, on the login-sized session the Starlette rows use (user id, e-mail, name, CSRF token; not
-permanent, so neither interface re-issues an unchanged cookie): ``read`` reads ``user_id``; ``write`` reads it
-and increments a counter (a new cookie on every response). What a session adds is the engine's instructions per
-request minus the baseline's, per repeat; the ratio is ours over Flask's. Cookie sizes are the login cookie's value.
+permanent, so neither interface re-issues an unchanged cookie): ``api`` never touches the session; ``read`` reads
+``user_id``; ``write`` reads it and increments a counter (a new cookie on every response). What a session adds is
+the engine's instructions per request minus the baseline's, per repeat; the ratio is ours over Flask's (Quart's).
+Cookie sizes are the login cookie's value.
 
     python -m example_project.bench flask          # both ways, into docs/performance.md and results.json
     python -m example_project.bench.flask_cost     # the same, printed as JSON only
@@ -28,30 +29,37 @@ request minus the baseline's, per repeat; the ratio is ours over Flask's. Cookie
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from . import callgrind, cgparse
+from . import callgrind
 from .request_cost import STARLETTE_LOGIN, probe_cookie
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "flask-bench-secret-0123456789abcdefghijklmnop"
 BASELINE, FLASKS, OURS = "no sessions", "Flask SecureCookieSessionInterface", "blake2sign_web FlaskSessions"
 ENGINES = (BASELINE, FLASKS, OURS)
+#: The same three on Quart (in process only): its null session, its own interface, our ``QuartSessions``.
+QUART_BASELINE, QUARTS = "Quart, no sessions", "Quart SecureCookieSessionInterface"
+QUART_OURS = "blake2sign_web QuartSessions"
+QUART_ENGINES = (QUART_BASELINE, QUARTS, QUART_OURS)
+#: ``PROBE`` on Quart, whose request parses every header into ``request.headers`` (a Cookie header costs more).
+QUART_PROBE = "Quart, no sessions, a session-sized Cookie header sent"
 #: The session-less app sent a session-sized Cookie header it never reads: what the header alone costs (gunicorn
 #: parses it; Werkzeug keeps it in the environ). Named as both interfaces name theirs, as long as our login cookie.
 PROBE = "no sessions, a session-sized Cookie header sent"
 PROBE_COOKIE = probe_cookie("starlette")
-WORKLOADS = ("read", "write")
+#: ``api`` never touches the session (what a lazy session saves: a request that does not use it should cost about
+#: what it costs without sessions), ``read`` reads the user id, ``write`` also increments a counter.
+WORKLOADS = ("api", "read", "write")
 #: Requests per counted block and uncounted ones before the first, in process and on a server (see
 #: ``callgrind.SERVER_WARMUP`` for why a server's blocks are long and come after 50 requests).
 REQUESTS, WARMUP = 200, 50
@@ -87,6 +95,10 @@ def make_app(engine: str) -> Any:
         session.update(STARLETTE_LOGIN)
         return "logged in"
 
+    @app.get("/api")
+    def api() -> str:
+        return "ok"  # never touches the session
+
     @app.get("/read")
     def read() -> str:
         if session is None:
@@ -102,6 +114,93 @@ def make_app(engine: str) -> Any:
     return app
 
 
+def make_quart_app(engine: str) -> Any:
+    """``make_app``'s app on Quart: the same views, async."""
+    import quart
+    from quart.sessions import SessionInterface
+
+    app = quart.Quart("bench")
+    app.config["SECRET_KEY"] = SECRET
+    if engine == QUART_OURS:
+        from blake2sign_web.flask.quart import QuartSessions
+
+        QuartSessions(app)
+    elif engine == QUART_BASELINE:
+
+        class NoSessions(SessionInterface):
+            async def open_session(self, app: Any, request: Any) -> None:
+                return None  # Quart's null session, which it never saves
+
+            async def save_session(self, app: Any, session: Any, response: Any) -> None:
+                raise AssertionError("a null session is never saved")
+
+        app.session_interface = NoSessions()
+    session: Any = quart.session if engine != QUART_BASELINE else None
+
+    @app.get("/login")
+    async def login() -> str:
+        session.update(STARLETTE_LOGIN)
+        return "logged in"
+
+    @app.get("/api")
+    async def api() -> str:
+        return "ok"  # never touches the session
+
+    @app.get("/read")
+    async def read() -> str:
+        if session is None:
+            return str(dict(STARLETTE_LOGIN).get("user_id"))
+        return str(session.get("user_id"))
+
+    @app.get("/write")
+    async def write() -> str:
+        data: Any = dict(STARLETTE_LOGIN) if session is None else session
+        data["count"] = data.get("count", 0) + 1
+        return str(data.get("user_id"))
+
+    return app
+
+
+class QuartRequests:
+    """A Quart app driven in process as an ASGI server calls it (``asgi_driver.Driver``, on an event loop: Quart
+    runs each request as tasks), with ``WSGIDriver``'s ``environ``/``request`` so ``child`` drives both alike."""
+
+    def __init__(self, app: Any) -> None:
+        import asyncio
+
+        from .asgi_driver import Driver
+
+        self.loop = asyncio.new_event_loop()
+        self.driver = Driver(app, self.loop)
+        self.driver._receive = self._receive  # type: ignore[method-assign]
+        self.sent = False
+
+    async def _receive(self) -> dict[str, Any]:
+        """The request's body, then nothing until the response is sent (Quart then cancels the wait), as a server
+        whose client stays connected: a receive that never waits would spin Quart's message loop for ever."""
+        if self.sent:
+            await self.loop.create_future()
+        self.sent = True
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    def environ(self, path: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
+        scope = self.driver.scope(path)
+        cookie = (headers or {}).get("HTTP_COOKIE")
+        if cookie is not None:
+            scope["headers"].append((b"cookie", cookie.encode("latin-1")))
+        return scope
+
+    def request(self, scope: dict[str, Any]) -> None:
+        self.sent = False
+        self.driver.request({**scope, "state": {}})  # a fresh scope each time, as a server gives
+
+    def login_cookie(self) -> str:
+        self.driver.set_cookie = None
+        self.request(self.environ("/login"))
+        assert self.driver.set_cookie is not None
+        return self.driver.set_cookie.decode("latin-1").split(";", 1)[0]
+
+
 def server_app() -> Any:
     """gunicorn's factory: the app of ``BENCH_ENGINE``, with the benchmark's markers outside Flask when
     ``BENCH_MARKERS=1`` (a marker request opens no session)."""
@@ -114,7 +213,8 @@ def server_app() -> Any:
 
 
 def drivers() -> dict[str, tuple[Any, dict[str, Any], int]]:
-    """Per engine: its WSGI driver, the environ of a request carrying the login cookie, and the cookie's size."""
+    """Per engine (Flask's and Quart's): its driver (WSGI, or ``QuartRequests``), the environ of a request
+    carrying the login cookie, and the cookie's size."""
     from .wsgi_driver import WSGIDriver
 
     built = {}
@@ -129,65 +229,42 @@ def drivers() -> dict[str, tuple[Any, dict[str, Any], int]]:
             headers["HTTP_COOKIE"] = pair
             size = len(pair.split("=", 1)[1])
         built[engine] = (driver, headers, size)
+    for engine in QUART_ENGINES:
+        quart_driver = QuartRequests(make_quart_app(engine))
+        headers, size = {}, 0
+        if engine != QUART_BASELINE:
+            pair = quart_driver.login_cookie()
+            headers["HTTP_COOKIE"] = pair
+            size = len(pair.split("=", 1)[1])
+        built[engine] = (quart_driver, headers, size)
     return built
 
 
 def child(requests: int, warmup: int, labels_path: str) -> None:
-    """Under valgrind: count each engine's block of requests for each workload, REPEATS times."""
+    """Under valgrind: each engine's requests for each workload, counted by ``callgrind.count``."""
     built = drivers()
-    labels = []
-    gc.collect()
-    gc.freeze()
-    callgrind.start()
     rows = [(engine, *found) for engine, found in built.items()]
     probe_value = PROBE_COOKIE.split("=", 1)[1]
     rows.insert(1, (PROBE, built[BASELINE][0], {"HTTP_COOKIE": PROBE_COOKIE}, len(probe_value)))
+    at = [row[0] for row in rows].index(QUART_BASELINE) + 1
+    rows.insert(at, (QUART_PROBE, built[QUART_BASELINE][0], {"HTTP_COOKIE": PROBE_COOKIE}, len(probe_value)))
+    labels: list[dict[str, Any]] = []
+    callgrind.begin()
     for workload in WORKLOADS:
         for engine, driver, headers, size in rows:
             environ = driver.environ(f"/{workload}", headers=headers)
-            for _ in range(warmup):
-                driver.request(environ)
-            for repeat in range(callgrind.REPEATS):
-                gc.collect()
-                gc.disable()
-                callgrind.zero()
-                for _ in range(requests):
-                    driver.request(environ)
-                callgrind.dump()
-                gc.enable()
-                labels.append({"engine": engine, "workload": workload, "repeat": repeat, "requests": requests})
-                labels[-1]["size"] = size
+            label = {"engine": engine, "workload": workload, "size": size}
+            callgrind.count(label, partial(driver.request, environ), requests, warmup, labels)
     Path(labels_path).write_text(json.dumps(labels))
 
 
 def in_process(requests: int, warmup: int, timeout: float) -> dict[str, Any]:
     """{workload: {engine: callgrind.summarise's row}}, from one valgrind run of ``child``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp)
-        labels_path = directory / "labels.json"
-        argv = [sys.executable, "-m", "example_project.bench.flask_cost", "--child", str(requests), str(warmup)]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-        env["PYTHONHASHSEED"] = "0"
-        process = subprocess.Popen(
-            [*callgrind.command(directory), *argv, str(labels_path)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            _, error_text = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            raise RuntimeError(f"valgrind run over {timeout:.0f} s: stopped") from None
-        if process.returncode != 0:
-            raise RuntimeError(f"valgrind run failed ({process.returncode}): {error_text[-1500:]}")
-        names: dict[str, dict[str, str]] = {}
-        dumps = [cgparse.parse(p, names) for p in callgrind.dumps_of(directory, process.pid)]
-        result: dict[str, Any] = callgrind.summarise(dumps, json.loads(labels_path.read_text()))
-        return result
+    argv = ["example_project.bench.flask_cost", "--child", str(requests), str(warmup)]
+    [found] = callgrind.run_children({"flask": (argv, {})}, timeout, lambda: None).values()
+    if isinstance(found, dict):
+        raise RuntimeError(f"valgrind run failed: {found['error']}")
+    return callgrind.summarise(*found)
 
 
 def serve(engine: str, out: Path, requests: int, warmup: int, timeout: float) -> dict[str, Any]:
@@ -265,21 +342,34 @@ def versions() -> dict[str, str]:
     return {name: metadata.version(name) for name in ("Flask", "Werkzeug", "itsdangerous", "gunicorn")}
 
 
-def added(rows: dict[str, Any], engine: str) -> list[float]:
-    """Instructions ``engine`` adds per request over the baseline, one value per repeat."""
-    return [e - b for e, b in zip(rows[engine]["Ir"], rows[BASELINE]["Ir"], strict=False)]
+def added(rows: dict[str, Any], engine: str, baseline: str = BASELINE) -> list[float]:
+    """Instructions ``engine`` adds per request over ``baseline``, one value per repeat."""
+    return [e - b for e, b in zip(rows[engine]["Ir"], rows[baseline]["Ir"], strict=False)]
 
 
-def ratios(rows: dict[str, Any]) -> list[float]:
-    """Ours' added instructions over Flask's, per repeat."""
-    return [m / o for m, o in zip(added(rows, OURS), added(rows, FLASKS), strict=False) if o > 0]
+def ratios(rows: dict[str, Any], engines: tuple[str, str, str] = ENGINES) -> list[float]:
+    """Ours' added instructions over the framework's own interface's, per repeat (``engines``: baseline, theirs,
+    ours: Flask's, or ``QUART_ENGINES``)."""
+    baseline, theirs, ours = engines
+    mine, other = added(rows, ours, baseline), added(rows, theirs, baseline)
+    return [m / o for m, o in zip(mine, other, strict=False) if o > 0]
 
 
 # --- the page -----------------------------------------------------------------------------------------------
 
 
+#: Issue 39's: Quart's read at most this fraction of what Quart's own session interface adds.
+QUART_READ_TARGET = 0.30
+WHERE_39 = "callgrind, in process (issue 39)"
+#: Issue 39's: a request that never touches the session adds at most this many thousand instructions over the
+#: same app with sessions off (Flask's and Quart's ``NullSessionInterface``), in Flask and in Quart.
+UNTOUCHED_TARGET = 20
+UNTOUCHED_WHERE = "callgrind, in process (issue 39): k instructions added"
+
+
 def targets(part: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 30's: our ``FlaskSessions`` against Flask's ``SecureCookieSessionInterface``, on every repeat."""
+    """Issue 30's: our ``FlaskSessions`` against Flask's ``SecureCookieSessionInterface``, on every repeat; issue
+    39's: Quart's read against Quart's own interface, and the untouched request's added instructions."""
     from .targets import FLASK_TARGET, _range_entry
 
     out = []
@@ -291,6 +381,16 @@ def targets(part: dict[str, Any]) -> list[dict[str, Any]]:
                 values = ratios(rows)
                 ours, theirs = OURS, FLASKS
                 out.append(_range_entry(where, "flask", workload, ours, theirs, FLASK_TARGET, values, quick))
+    rows_by_workload = part.get("in_process") or {}
+    quart_read = rows_by_workload.get("read") or {}
+    if all(n in quart_read for n in QUART_ENGINES):
+        values = ratios(quart_read, QUART_ENGINES)
+        out.append(_range_entry(WHERE_39, "quart", "read", QUART_OURS, QUARTS, QUART_READ_TARGET, values, quick))
+    untouched = rows_by_workload.get("api") or {}
+    for framework, ours, baseline in (("flask", OURS, BASELINE), ("quart", QUART_OURS, QUART_BASELINE)):
+        if ours in untouched and baseline in untouched:
+            values = [v / 1000 for v in added(untouched, ours, baseline)]
+            out.append(_range_entry(UNTOUCHED_WHERE, framework, "api", ours, baseline, UNTOUCHED_TARGET, values, quick))
     return out
 
 
@@ -367,6 +467,38 @@ def section(part: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
                     f"{kilo(min(extra))} - {kilo(max(extra))} | {ratio} | {t.get('verdict', '') if ratio else ''} |"
                 )
         lines.append("")
+    quart_rows = part.get("in_process") or {}
+    if any(all(e in quart_rows.get(w, {}) for e in QUART_ENGINES) for w in WORKLOADS):
+        lines += [
+            "### Quart, in process",
+            "",
+            "The same apps on Quart (its views async), each request driven through its ASGI callable on an event "
+            "loop (Quart runs a request as tasks); our `QuartSessions` against Quart's own interface.",
+            "",
+            "| request | engine | instructions | added | added range | ours / Quart's (min-max) |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for workload in WORKLOADS:
+            rows = quart_rows.get(workload) or {}
+            if not all(e in rows for e in QUART_ENGINES):
+                continue
+            lines.append(
+                f"| {LABELS[workload]} | {QUART_BASELINE} | {kilo(statistics.median(rows[QUART_BASELINE]['Ir']))} "
+                "| baseline | | |"
+            )
+            values = ratios(rows, QUART_ENGINES)
+            for engine in (QUART_PROBE, *QUART_ENGINES[1:]) if QUART_PROBE in rows else QUART_ENGINES[1:]:
+                extra = added(rows, engine, QUART_BASELINE)
+                ratio = (
+                    f"**{fmt(statistics.median(values))}** ({fmt(min(values))}-{fmt(max(values))})"
+                    if engine == QUART_OURS and values
+                    else ""
+                )
+                lines.append(
+                    f"| {LABELS[workload]} | {engine} | {kilo(statistics.median(rows[engine]['Ir']))} | "
+                    f"{kilo(statistics.median(extra))} | {kilo(min(extra))} - {kilo(max(extra))} | {ratio} |"
+                )
+        lines.append("")
     sizes = part.get("cookie_bytes") or {}
     if FLASKS in sizes and OURS in sizes:
         ratio = sizes[OURS] / sizes[FLASKS]
@@ -410,11 +542,11 @@ def main() -> None:
     summary: dict[str, Any] = {"cookie_bytes": part.get("cookie_bytes"), "errors": part.get("errors")}
     for key in ("in_process", "server"):
         for workload, rows in (part.get(key) or {}).items():
-            if all(e in rows for e in ENGINES):
-                found = summary.setdefault(key, {})
-                found[workload] = {e: statistics.median(added(rows, e)) for e in (FLASKS, OURS)} | {
-                    "ratios": ratios(rows)
-                }
+            for engines in (ENGINES, QUART_ENGINES):
+                if all(e in rows for e in engines):
+                    found = summary.setdefault(key, {}).setdefault(workload, {})
+                    found |= {e: statistics.median(added(rows, e, engines[0])) for e in engines[1:]}
+                    found[f"{engines[2]} / {engines[1]}"] = ratios(rows, engines)
     print(json.dumps(summary, indent=2))
 
 

@@ -16,7 +16,7 @@ from . import callgrind as callgrind_module
 from . import request_cost
 from .interleaved import NOISE_LIMIT, Quartiles, verdict
 
-TITLES = {"django": "Django", "starlette": "Starlette", "flask": "Flask"}
+TITLES = {"django": "Django", "starlette": "Starlette", "flask": "Flask", "quart": "Quart"}
 LABELS = {
     "api": "never touches the session",
     "read": "read-only",

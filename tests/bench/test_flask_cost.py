@@ -30,9 +30,12 @@ def test_each_engine_serves_the_login_session() -> None:
     for engine, (driver, headers, size) in built.items():
         for workload in flask_cost.WORKLOADS:
             driver.request(driver.environ(f"/{workload}", headers=headers))
-            assert driver.status.startswith("200"), (engine, workload, driver.status)
-        assert (size > 0) == (engine != flask_cost.BASELINE)
+            if engine not in flask_cost.QUART_ENGINES:  # (Quart's driver raises on any other status)
+                assert driver.status.startswith("200"), (engine, workload, driver.status)
+        assert (size > 0) == (engine not in (flask_cost.BASELINE, flask_cost.QUART_BASELINE))
+    assert set(built) == {*flask_cost.ENGINES, *flask_cost.QUART_ENGINES}
     assert built[flask_cost.OURS][2] < built[flask_cost.FLASKS][2]  # a shorter cookie for the same session
+    assert built[flask_cost.QUART_OURS][2] < built[flask_cost.QUARTS][2]
     assert len(flask_cost.PROBE_COOKIE.split("=", 1)[1]) == built[flask_cost.OURS][2]  # the probe: as long as ours
 
 
@@ -47,19 +50,30 @@ def test_the_flask_part_writes_its_section_and_results(tmp_path: Path) -> None:
     part = data["parts"]["flask"]
     assert "errors" not in part, part["errors"]
     for workload in flask_cost.WORKLOADS:
-        assert set(part["in_process"][workload]) == {*flask_cost.ENGINES, flask_cost.PROBE}
+        assert set(part["in_process"][workload]) == {
+            *flask_cost.ENGINES,
+            flask_cost.PROBE,
+            *flask_cost.QUART_ENGINES,
+            flask_cost.QUART_PROBE,
+        }
         assert all(min(row["Ir"]) > 0 for row in part["in_process"][workload].values())
     assert part["cookie_bytes"][flask_cost.OURS] < part["cookie_bytes"][flask_cost.FLASKS]
-    flask_targets = [t for t in data["targets"] if t["framework"] == "flask"]
-    assert {(t["where"], t["workload"]) for t in flask_targets} == {
-        ("callgrind, in process", "read"),
-        ("callgrind, in process", "write"),
+    flask_targets = [t for t in data["targets"] if t["framework"] in ("flask", "quart")]
+    assert {(t["framework"], t["where"], t["workload"]) for t in flask_targets} == {
+        ("flask", "callgrind, in process", "read"),
+        ("flask", "callgrind, in process", "write"),
+        ("quart", flask_cost.WHERE_39, "read"),
+        ("flask", flask_cost.UNTOUCHED_WHERE, "api"),
+        ("quart", flask_cost.UNTOUCHED_WHERE, "api"),
     }
     assert {t["verdict"] for t in flask_targets} == {"quick run: no verdict"}
     page = (tmp_path / "performance.md").read_text()
+    assert f"| {flask_cost.UNTOUCHED_WHERE} | Quart | never touches the session |" in page
     assert "## Flask: what a session adds" in page
     assert f"| read-only | {flask_cost.OURS} |" in page
     assert "### Flask, the cookie" in page
+    assert f"| never touches the session | {flask_cost.OURS} |" in page
+    assert f"| read-only | {flask_cost.QUART_OURS} |" in page
 
 
 @pytest.mark.server
