@@ -114,7 +114,7 @@ def _sessions_are_ours() -> bool:
 
 def _unseen_cookie_problems(*, http_only: bool = True, secure: bool = True) -> list[Problem]:
     """Our cookie's settings where Django's own ``check --deploy`` (its security.W010 to W015, which look for
-    django.contrib.sessions or its middleware) cannot see them (``session_settings.unseen_cookie_problems``)."""
+    django.contrib.sessions or its middleware) cannot see them (``sessions.settings.unseen_cookie_problems``)."""
     django_sees = "django.contrib.sessions" in settings.INSTALLED_APPS or conf.DJANGO_MIDDLEWARE in settings.MIDDLEWARE
     return session_settings.unseen_cookie_problems(
         http_only, secure, ours=_sessions_are_ours(), django_sees=django_sees

@@ -58,7 +58,7 @@ class SessionTooLarge(ValueError):
 
 
 def link_settings(default_client: Callable[[Any], str] | None = None) -> dict[str, Any]:
-    """The SIGNED_URLS options with defaults filled in (``link_options.from_settings``); ImproperlyConfigured names
+    """The SIGNED_URLS options with defaults filled in (``links.options.from_settings``); ImproperlyConfigured names
     any bad key."""
     raw, caches = getattr(settings, SETTING, {}), getattr(settings, "CACHES", {})
     try:

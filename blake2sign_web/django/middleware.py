@@ -173,5 +173,5 @@ INCOMPLETE_CHUNKS: Final = "_blake2sign_web_incomplete_chunks"
 
 
 def _log_incomplete(error: IncompleteChunks) -> None:
-    """An incomplete set of chunks is logged as any bad cookie (``session_request.joined_token``)."""
+    """An incomplete set of chunks is logged as any bad cookie (``sessions.request.joined_token``)."""
     suspicious_logger.warning("Session cookie rejected: %s.", str(error).rstrip("."))

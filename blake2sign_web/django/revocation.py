@@ -55,7 +55,7 @@ def consume_link(
     continuation: int | None = None,
     skew: float = revocation.RECORD_MARGIN,
 ) -> bool:
-    """Use up a single-use link (``store_plans.use_in_cache``): True on first use and for its client's continuations."""
+    """Use up a single-use link (``stores.plans.use_in_cache``): True on first use and its client's continuations."""
     return store_plans.use_in_cache(cache, _link_use(cache, nonce, expires_at, client, file_size, continuation, skew))
 
 
@@ -80,7 +80,7 @@ def check_link(
     skew: float = revocation.RECORD_MARGIN,
     clock_skew: float = revocation.DEFAULT_CLOCK_SKEW,
 ) -> LinkAnswer:
-    """A grouped link's check (``store_plans.check_in_cache``): "withdrawn" if ``group`` was revoked at or after
+    """A grouped link's check (``stores.plans.check_in_cache``): "withdrawn" if ``group`` was revoked at or after
     ``issued_us`` less ``clock_skew``, else for a single-use link (``nonce``) "ok" or "used" as ``consume_link``."""
     use = None if nonce is None else _link_use(cache, nonce, expires_at, client, file_size, continuation, skew)
     return store_plans.check_in_cache(cache, revocation.group_key(group), issued_us, use, clock_skew)

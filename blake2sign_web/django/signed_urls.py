@@ -1,7 +1,7 @@
 """Signed links in Django: ``sign_url``, the ``signed_url_required`` view decorator, and the core's decisions
-(``link_requests``, ``link_targets``: every status and header, the same in Starlette) as Django's responses:
+(``links.requests``, ``links.targets``: every status and header, the same in Starlette) as Django's responses:
 a 403 is PermissionDenied, so the site's 403 page renders. Options: ``BLAKE2SIGN_WEB["SIGNED_URLS"]``
-(``link_options``); keys from SECRET_KEY under their own purpose. Guide: docs/signed-urls.md.
+(``links.options``); keys from SECRET_KEY under their own purpose. Guide: docs/signed-urls.md.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from .cookies import request_cookies
 
 SETTING: Final = "BLAKE2SIGN_WEB"
 SECTION: Final = "SIGNED_URLS"
-#: The keys of ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` and their defaults (``link_options``).
+#: The keys of ``BLAKE2SIGN_WEB["SIGNED_URLS"]`` and their defaults (``links.options``).
 DEFAULTS: Final = link_options.DEFAULTS
 
 V = TypeVar("V", bound=Callable[..., Any])
@@ -64,7 +64,7 @@ def get_signer() -> URLSigner:
 
 
 def _link_guard() -> LinkGuard:
-    """The settings' signer and link options (``link_guard``), built once (and again after a settings change)."""
+    """The settings' signer and link options (``links.guard``), built once (and again after a settings change)."""
     global _guard
     guard = _guard
     if guard is None:
@@ -217,7 +217,7 @@ def admit(
 
 
 def privately(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
-    """``response``, made private when the request was admitted by a grant cookie (``link_cookies.private``)."""
+    """``response``, made private when the request was admitted by a grant cookie (``links.grants.private``)."""
     if getattr(request, "signed_by_cookie", False):
         cache_control, vary = link_cookies.private(response.headers.get("Cache-Control"), response.headers.get("Vary"))
         response.headers["Cache-Control"], response.headers["Vary"] = cache_control, vary
@@ -281,7 +281,7 @@ def consume_single_use(
     request: HttpRequest, link: VerifiedLink, terms: link_requests.Consumption = link_guard.NO_TERMS
 ) -> HttpResponse | None:
     """Use up a single-use link, or check a grouped one: None when this request may have it, else the response
-    (410/403/503). ``terms``: a file's link, as ``link_requests.consumption`` gives them."""
+    (410/403/503). ``terms``: a file's link, as ``links.requests.consumption`` gives them."""
     if link.consume_on == "post":  # the confirmation's POST: a cross-site form must not use the link up
         refused = csrf_refusal(request)
         if refused is not None:
@@ -310,7 +310,7 @@ def request_query(request: HttpRequest) -> str:
 
 
 def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
-    """The path and query to verify, as the view reads them (``link_targets``), after ``scheme://host`` with
+    """The path and query to verify, as the view reads them (``links.targets``), after ``scheme://host`` with
     ``BIND_HOST``."""
     query = request_query(request)
     # The path as reverse() writes the arguments the view receives: Django routes on the decoded path,
@@ -322,7 +322,7 @@ def request_url(request: HttpRequest, *, bind_host: bool = False) -> str:
 
 def client_path(request: HttpRequest) -> str:
     """The decoded path with the script prefix ``reverse()`` writes into links, put back under ASGI if a proxy took
-    it off (``link_targets.script_path``): the handler's, from FORCE_SCRIPT_NAME or root_path (not Django 4.2's
+    it off (``links.targets.script_path``): the handler's, from FORCE_SCRIPT_NAME or root_path (not Django 4.2's
     META["SCRIPT_NAME"], root_path alone)."""
     asgi = isinstance(request, ASGIRequest)
     return link_targets.script_path(request.path, request.path_info, get_script_prefix(), asgi=asgi)

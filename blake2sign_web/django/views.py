@@ -1,6 +1,6 @@
 """A ready view that serves a file from a Django Storage by a signed link, ``SignedFileView``: it opens the file
 and streams it, or hands it to the front server; every answer (HEAD, Range, conditional requests, offloading)
-is decided in ``link_requests`` and ``stored_files``. Guide: docs/signed-urls.md, "SignedFileView".
+is decided in ``links.requests`` and ``stored_files``. Guide: docs/signed-urls.md, "SignedFileView".
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class SignedFileView(View):
         link = admit(request, bind=bind, confirm=confirm, serves_file=True)
         if isinstance(link, HttpResponseBase):
             return link
-        #: A single-use link is used up in ``respond``, which knows the file (``link_guard.file_use``).
+        #: A single-use link is used up in ``respond``, which knows the file (``links.guard.file_use``).
         self.link = link
         return privately(request, super().dispatch(request, *args, **kwargs))
 

@@ -1,7 +1,7 @@
-"""Signed links in Flask: Werkzeug requests and responses around the core's decisions (``link_guard``,
-``link_requests``, ``stored_files``: every status and header, the same in Django and Starlette).
+"""Signed links in Flask: Werkzeug requests and responses around the core's decisions (``links.guard``,
+``links.requests``, ``stored_files``: every status and header, the same in Django and Starlette).
 
-``sign_url`` (``url_for``, signed); ``grant_cookie`` (a folder for a browser: ``link_cookies``);
+``sign_url`` (``url_for``, signed); ``grant_cookie`` (a folder for a browser: ``links.grants``);
 ``signed_url_required`` (a view decorator); ``SignedFiles`` (a view) and ``send_signed_file``: a file opened
 once, streamed with Range, HEAD and conditional requests, or handed to nginx (X-Accel-Redirect). Guide:
 docs/flask.md, "Signed links".
@@ -85,7 +85,7 @@ def grant_cookie(
     httponly: bool = True, domain: str | None = None,
 ) -> link_cookies.GrantCookie:  # fmt: skip
     """Set on ``response`` the cookie that lets this browser GET every file under the folder ``prefix`` without a
-    signature in its URL (``link_cookies.grant``: an expiry required). ``samesite``, ``httponly``: spelt as
+    signature in its URL (``links.grants.grant``: an expiry required). ``samesite``, ``httponly``: spelt as
     Werkzeug's ``set_cookie``; ``secure``: default, whether the request came over https."""
     request = flask.request
     cookie = link_cookies.grant(
@@ -108,7 +108,7 @@ def default_client(request: flask.Request) -> str:
 
 def request_url(request: flask.Request, signer: URLSigner) -> str | None:
     """The path (with the script root ``url_for`` writes) and query (as ``request.args`` reads it) a link is verified
-    as; None for a query that is not UTF-8 (``link_targets.werkzeug_query``)."""
+    as; None for a query that is not UTF-8 (``links.targets.werkzeug_query``)."""
     query = link_targets.werkzeug_query(request.environ.get("QUERY_STRING", ""))
     if query is None:
         return None
@@ -179,7 +179,7 @@ def csrf_fields() -> dict[str, str]:
 
 
 def privately(response: Response) -> Response:
-    """``response``, made private when a grant cookie admitted the request (``link_cookies.private``)."""
+    """``response``, made private when a grant cookie admitted the request (``links.grants.private``)."""
     if flask.g.get("signed_by_cookie"):
         headers = response.headers
         headers["Cache-Control"], headers["Vary"] = link_cookies.private(headers.get("Cache-Control"),

@@ -1,7 +1,7 @@
 """Redis for Flask: ended sessions and "log out everywhere" (``revoke_session``, ``log_out_everywhere``), through
 a blocking redis-py client: ``app.config["BLAKE2SIGN_WEB"]["REVOCATION"] = RedisStore(url, key_prefix=...)``
 (Quart's, awaited: ``blake2sign_web.flask.quart``). What a request does with the store is the core's plans
-(``revocable_session``); this module hands them the session and its store, and drives them.
+(``sessions.revocable``); this module hands them the session and its store, and drives them.
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ def _configuration(session: Any) -> Any:
 
 
 def ending_of(session: Any) -> tuple[Any, Any]:
-    """``revoke_session``'s plan (``revocable_session.ending``) for ``session``, and its store's ``ask``."""
+    """``revoke_session``'s plan (``sessions.revocable.ending``) for ``session``, and its store's ``ask``."""
     configuration = _configuration(session)
     return ending(session, session.revocation, configuration.lifetime), configuration.ask
 
 
 def logging_out_of(session: Any, user_id: object | None, keep_current: bool) -> tuple[Any, Any]:
-    """``log_out_everywhere``'s plan (``revocable_session.logging_out``) for ``session``, and its store's ``ask``."""
+    """``log_out_everywhere``'s plan (``sessions.revocable.logging_out``) for ``session``, and its store's ``ask``."""
     c = _configuration(session)
     return logging_out(session, session.revocation, c.store.user_key, c.lifetime, user_id, keep_current), c.ask
 

@@ -131,7 +131,7 @@ def resolve_under(root: str | os.PathLike[str], name: str, within: str = "") -> 
     Symbolic links are followed and the result must still lie under the real root,
     so a link pointing outside is refused even when the name itself is clean. This
     only *checks* a name: serve with ``open_under``, which opens what was checked.
-    ``within``: a folder of the root (a folder link's, ``link_prefix.folder``) that the
+    ``within``: a folder of the root (a folder link's, ``links.folders.folder``) that the
     real path must lie under too, the folder's own links resolved as the root's are.
     """
     real_root = Path(os.path.realpath(root))

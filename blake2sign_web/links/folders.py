@@ -24,7 +24,7 @@ from .text import Bound, canonical_path, encode, split
 
 
 class FolderLink(Protocol):
-    """What ``folder`` reads of a verified link (``urls.VerifiedLink``, which imports this module)."""
+    """What ``folder`` reads of a verified link (``links.signer.VerifiedLink``, which imports this module)."""
 
     @property
     def below(self) -> str | None: ...

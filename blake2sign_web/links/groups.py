@@ -4,7 +4,7 @@ A grouped link carries ``group`` and ``issued`` (its signing time, in microsecon
 the revocation's reply carries a later time) and must expire: the revocation's record lasts only as long as
 the group's longest-lived link (docs/signed-urls.md, "Link groups"). The rules here are the text's: what a
 group may be (``check_group``), what ``sign`` writes (``signed_pairs``), what ``verify_link`` reads
-(``verified``). The record and the decision are ``revocation``'s; the store calls, ``store_plans``'.
+(``verified``). The record and the decision are ``revocation``'s; the store calls, ``stores.plans``'.
 """
 
 from __future__ import annotations

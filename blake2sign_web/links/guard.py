@@ -1,5 +1,5 @@
 """What an endpoint checks its signed links with, in any framework: its options, checked once, and each
-request's decisions in the order ``link_requests`` gives them.
+request's decisions in the order ``links.requests`` gives them.
 
 An adapter builds one ``LinkGuard`` at start-up and, per request, hands it plain values: ``check`` (the link,
 its confirmation page, or its refusal), then for a single-use or grouped link ``use`` (a blocking store) or
@@ -51,7 +51,7 @@ def file_use(
 ) -> tuple[VerifiedLink, Consumption] | None:
     """The single-use link a file request uses up (or grouped link it checks), knowing the file (``size``,
     ``wanted``: its range asked for), with what a continuation by the same client may fetch
-    (``link_requests.consumption``); None: nothing to ask the store."""
+    (``links.requests.consumption``); None: nothing to ask the store."""
     if link is None or not needs_store(link):
         return None
     return link, consumption(link, method, file_size=size, wanted=wanted)
@@ -91,8 +91,8 @@ class LinkGuard(NamedTuple):
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], secret: str | bytes, fallbacks: object) -> LinkGuard:
-        """Django's guard, from ``SIGNED_URLS`` as ``link_options.from_settings`` checked it, and its signer of
-        SECRET_KEY and SECRET_KEY_FALLBACKS (``link_options.signer_arguments``; ValueError or TypeError)."""
+        """Django's guard, from ``SIGNED_URLS`` as ``links.options.from_settings`` checked it, and its signer of
+        SECRET_KEY and SECRET_KEY_FALLBACKS (``links.options.signer_arguments``; ValueError or TypeError)."""
         signer = get_url_signer(secret, **signer_arguments(settings, fallbacks))
         fails_open = settings["SINGLE_USE_UNAVAILABLE"] == "open"
         status, missing, option = (
@@ -113,19 +113,19 @@ class LinkGuard(NamedTuple):
         serves_file: bool = False,
         grant: str | None = None,
     ) -> VerifiedLink | Confirmation | Refusal:
-        """``link_requests.check`` with this guard's signer and expired status; by the grant cookie ``grant``
+        """``links.requests.check`` with this guard's signer and expired status; by the grant cookie ``grant``
         (``grant``) instead of the URL's signature when there is one."""
         return check(self.signer, url, bound, path, method, self.expired_status, serves_file, grant)
 
     def grant(self, url: str | None, method: str, cookies: Callable[[], Mapping[str, str]]) -> str | None:
-        """The grant cookie to check the request by (``link_cookies.grant_for``): None when its URL decides.
+        """The grant cookie to check the request by (``links.grants.grant_for``): None when its URL decides.
         ``cookies``: the request's, read only if needed. A response to a request by cookie is ``private``."""
         return grant_for(self.signer, url, method, cookies)
 
     def call(
         self, link: VerifiedLink, path: str, store: object, headers: Mapping[str, str] | None, terms: Consumption
     ) -> StoreCall | Refusal | None:
-        """``link_requests.before_store`` with this guard's options (``store``: None when there is none). With the
+        """``links.requests.before_store`` with this guard's options (``store``: None when there is none). With the
         request's ``headers`` (a framework with no CSRF check of its own), a confirmation's POST that the browser
         says came from another site's page is refused (``confirmation.cross_site_post``)."""
         missing = self.no_store if store is None else None

@@ -231,7 +231,7 @@ def passed_query(
     """The query a file view passes on to the URIs of the playlist ``name`` it serves by a folder link, read from
     the request's ``query_string`` (``link_query``); None: send the file as it is (not a playlist, another link,
     the view's option off, a request granted without a signature in its URL). Nothing is answered yet: the
-    link's store checks come first (``link_guard.FileRequest``), then ``served``."""
+    link's store checks come first (``links.guard.FileRequest``), then ``served``."""
     if not enabled or link is None or link.prefix is None or link.below is None or link.nonce is not None:
         return None
     if not is_playlist(name):

@@ -103,8 +103,8 @@ def verify(
     ``not_yet_valid``) one, logged (the reason, never the URL, whose query holds the signature).
 
     ``url``: the path and query the client sent (absolute when the signer binds the host), None when the path
-    is not text or the query is not what the view can read (``link_targets.werkzeug_query``); ``path``: the
-    decoded path, for the log; ``grant``: a grant cookie's value to verify instead (``link_cookies.grant_for``).
+    is not text or the query is not what the view can read (``links.targets.werkzeug_query``); ``path``: the
+    decoded path, for the log; ``grant``: a grant cookie's value to verify instead (``links.grants.grant_for``).
     Its parameters, like ``admission``'s, may be passed by position: each request by a link calls both."""
     if url is None:
         logger.warning("rejected signed URL for %r: path or query is not UTF-8", logged(path))

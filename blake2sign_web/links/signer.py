@@ -6,7 +6,7 @@ A link carries ``signature``, ``Signer``'s MAC (under a domain of its own) over 
 its keywords: it refuses (ValueError) a URL that already has one, and one whose link would point elsewhere than
 its input (a path starting with ``//``, an absolute URL without a host, a first segment with a ``:``). The form
 and the parameters: docs/format.md, "Signed URLs"; what each option does: docs/signed-urls.md. A link's text is
-``link_text``'s, folders ``link_prefix``'s, and what a request by a link gets ``link_requests``'.
+``links.text``'s, folders ``links.folders``'s, and what a request by a link gets ``links.requests``'.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ class URLSigner(Signer):
         ``filename`` and ``disposition`` (``"attachment"``, the default with a filename, or ``"inline"``)
         say how the download helpers name the file; a name with a path separator, a control or
         line-separator character, or none at all is refused (ValueError). ``group`` (an id such as ``"course-42"``,
-        ``link_groups``; the link needs an expiry) adds ``group=`` and ``issued=``: revoking the group refuses it.
+        ``links.groups``; the link needs an expiry) adds ``group=`` and ``issued=``: revoking the group refuses it.
 
         The parameters this signer writes are set only through these keywords: a ``url`` whose query
         already has one (``signature``, ``expires``, ``starts``, ``once``, ``consume``, ``disposition``, and
@@ -304,7 +304,7 @@ class URLSigner(Signer):
         group: str | None = None,
     ) -> SignedPrefix:
         """Sign a folder, a path ending with "/" (absolute when the host is bound), with ``sign``'s times, ``bind`` and
-        ``group``: its ``query`` verifies after any path inside it (``link_prefix``); ValueError for ``single_use``,
+        ``group``: its ``query`` verifies after any path inside it (``links.folders``); ValueError for ``single_use``,
         ``filename``."""
         return link_prefix.sign(self, prefix, expires_in, expires_at, starts, bind, single_use, filename, group)
 

@@ -151,7 +151,7 @@ class StoredFile:
 
 def local(root: str | os.PathLike[str], name: str, within: str = "") -> StoredFile:
     """``name`` opened under ``root`` on this disk (``files.open_under``; ``within``: the folder of a folder link,
-    ``link_prefix.folder``), with its size, time and real path."""
+    ``links.folders.folder``), with its size, time and real path."""
     opened_file = files.open_under(root, name, within)
     info = opened_file.stat
     return StoredFile(opened_file.handle, info.st_size, info.st_mtime_ns, opened_file.path)

@@ -1,8 +1,8 @@
 """Which part of a request a signed link is verified as, and the public URL links for e-mail start with.
 
 The signature covers the path and query as the view will read them (after ``scheme://host`` when the
-signer binds the host: ``link_requests.request_target``), with the path prefix a proxy took off put
-back (``link_requests.with_prefix``). An adapter hands over its request's values: an ASGI scope as it
+signer binds the host: ``links.requests.request_target``), with the path prefix a proxy took off put
+back (``links.requests.with_prefix``). An adapter hands over its request's values: an ASGI scope as it
 is (``scope_target``), Django's decoded path and raw query (``script_path``, ``wsgi_query``), Flask's raw query
 (``werkzeug_query``).
 """

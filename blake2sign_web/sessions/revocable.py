@@ -1,13 +1,13 @@
 """A session read and answered with revocation on, sans-IO: what the adapter asks its store, and what each answer does.
 
-The adapter reads the cookie (``session_token``), asks its store what ``revocation_check`` names (the only I/O,
+The adapter reads the cookie (``sessions.token``), asks its store what ``revocation_check`` names (the only I/O,
 awaited or not) and hands the answer to ``checked``. Before its response writes the session, ``response_steps``
 says whether the client's session ends (``SessionState.end``, then the store's record) and whether its user's
 generation is signed in (``SessionState.known_generation``, else the store's record).
 
 The whole of a request's part (``opening``, ``writing``, and the application's ``ending``, ``logging_out``) is
 written once as plans that yield their store questions (``Ask``): a blocking adapter drives them with ``ask``
-(``store_plans.drive``), an asyncio one with ``aask`` (``store_plans.adrive``).
+(``stores.plans.drive``), an asyncio one with ``aask`` (``stores.plans.adrive``).
 """
 
 from __future__ import annotations

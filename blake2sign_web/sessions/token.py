@@ -1,7 +1,7 @@
 """Reading a session cookie's token into what it holds, with every outcome named. No framework here.
 
 A session token's value is the session's data, or ``[data, meta]`` when a write signed more beside it
-(``session_state.Session.written``: its ``set_expiry()`` as ``e`` seconds or ``t`` a Unix second, and the
+(``sessions.state.Session.written``: its ``set_expiry()`` as ``e`` seconds or ``t`` a Unix second, and the
 session's first write ``c`` for the absolute timeout). ``SessionTokenReader.read`` verifies a cookie
 (verify before decode: the signer's order) and answers a ``ReadToken`` whose ``outcome`` is one of:
 

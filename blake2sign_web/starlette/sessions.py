@@ -318,7 +318,7 @@ class SessionMiddleware:
         logger.warning("Rejected session cookie %r: %s", self.session_cookie, error)
 
     async def _load_revocable(self, store: RedisStore, cookie: str | None) -> tuple[Session, SessionToken]:
-        """The session, checked (``revocable_session``), and what revocation needs to know of it."""
+        """The session, checked (``sessions.revocable``), and what revocation needs to know of it."""
         from .revocation import SessionToken
 
         read = None if cookie is None else self._reader.read(cookie)

@@ -1,5 +1,5 @@
 """Signed links in Starlette and FastAPI: ASGI requests and responses around the core's decisions
-(``link_requests``, ``link_targets``: every status and header, the same in Django): ``sign_url_for``,
+(``links.requests``, ``links.targets``: every status and header, the same in Django): ``sign_url_for``,
 ``grant_cookie``, ``require_signature`` (a FastAPI dependency), ``signed_url_required`` (a decorator),
 ``SignedFiles`` and ``signed_file_response`` (a file opened once and streamed from that descriptor).
 Guide: docs/signed-urls.md.
@@ -171,7 +171,7 @@ def default_client(request: Request) -> str:
 
 
 def request_url(request: Request, signer: URLSigner) -> str | None:
-    """The URL to verify (``link_targets.scope_target``), or None for a path that is not text."""
+    """The URL to verify (``links.targets.scope_target``), or None for a path that is not text."""
     origin = (request.url.scheme, request.url.netloc) if signer.bind_host else None
     return link_targets.scope_target(request.scope, origin)
 
@@ -423,7 +423,7 @@ class SignedFiles:
 
 
 def privately(request: Request, response: Response) -> Response:
-    """``response``, made private when the request was admitted by a grant cookie (``link_cookies.private``)."""
+    """``response``, made private when the request was admitted by a grant cookie (``links.grants.private``)."""
     if getattr(request.state, "signed_by_cookie", False):
         cache_control, vary = link_cookies.private(response.headers.get("cache-control"), response.headers.get("vary"))
         response.headers["Cache-Control"], response.headers["Vary"] = cache_control, vary

@@ -65,7 +65,7 @@ def mget(client: Any, is_cluster: bool, keys: list[str]) -> Awaitable[list[Any]]
 
 
 async def send_async(client: Any, is_cluster: bool, replicas: Replicas, step: Step | Batch) -> Any:
-    """A plan's step (``store_plans``) on a ``redis.asyncio`` client: a write with its ``WAIT``, or one command (a
+    """A plan's step (``stores.plans``) on a ``redis.asyncio`` client: a write with its ``WAIT``, or one command (a
     ``Batch``: ``batch_async``)."""
     if isinstance(step, Batch):
         return await batch_async(client, is_cluster, replicas, step.steps)

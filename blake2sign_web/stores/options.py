@@ -1,6 +1,6 @@
 """A Redis store's options and client, checked once for every framework (``StoreOptions``): the base of the
 blocking ``redis_stores.RedisStore`` (Flask) and of ``redis_stores.AsyncRedisStore`` (Starlette, FastAPI, Quart).
-Django's ``RedisStoreCache`` shares the replica check (``store_plans.Replicas.checked``).
+Django's ``RedisStoreCache`` shares the replica check (``stores.plans.Replicas.checked``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A plan's steps are a generator: it yields a ``Step`` (one command on one key), is sent the reply, and returns
 the outcome, or raises (``NotReplicated``: fewer replicas than ``wait_replicas`` acknowledged a write). The
 adapters drive it (``drive`` with a blocking client, ``adrive`` with ``redis.asyncio``, both sending through
-``redis_commands``) and only do the I/O: which commands, in which order, how a write is checked for its
+``stores.commands``) and only do the I/O: which commands, in which order, how a write is checked for its
 replicas and undone, and what a store's failure means, are decided here.
 """
 
@@ -48,7 +48,7 @@ T = TypeVar("T")
 
 class Step(NamedTuple):
     """One command for the node serving ``key``; ``write``: a write, whose reply is (reply, replicas that
-    acknowledged it: ``redis_commands.write_sync``/``write_async``), else the command's reply alone."""
+    acknowledged it: ``stores.commands.write_sync``/``write_async``), else the command's reply alone."""
 
     key: str
     command: tuple[Any, ...]

@@ -1,6 +1,6 @@
 """The records of ``stores.revocation`` in Redis: ``RedisStore`` through a blocking redis-py client (Flask), and
 ``AsyncRedisStore`` through ``redis.asyncio`` (Starlette and FastAPI, as ``starlette.revocation.RedisStore``;
-Quart), each call returning its answer or a coroutine of it. The plans are the core's (``store_plans``), sent
+Quart), each call returning its answer or a coroutine of it. The plans are the core's (``stores.plans``), sent
 here. Every call is bounded by ``timeout``: a Redis that is down or hung raises ``StoreUnavailable``, and the
 caller applies ``on_unavailable`` (docs/revocation.md, "When Redis is unreachable").
 """
@@ -155,7 +155,7 @@ class AsyncRedisStore(StoreOptions):
         self, session_id: bytes | None, user_id: object | None, issued_at: int, generation: str | None = ""
     ) -> bool:
         """Whether a verified session was ended: one round trip for the records the core names (a cluster: one
-        ``MGET`` per slot, all sent at once, ``redis_commands.cluster_mget``)."""
+        ``MGET`` per slot, all sent at once, ``stores.commands.cluster_mget``)."""
         check = session_check(
             session_id, user_id, issued_at, generation, self.key_prefix, self.clock_skew, self.earlier_until, self.clock
         )

@@ -327,7 +327,7 @@ def group_revocation(
     group: str, lifetime: object, prefix: str = "", skew: float = RECORD_MARGIN, *, clock: Callable[[], float] = CLOCK
 ) -> Record:
     """The ``group:`` record that withdraws every link of ``group`` issued until now (by ``clock``, in Unix
-    microseconds, as links carry it: ``link_groups``); ``lifetime``: the longest any link of it still out lives
+    microseconds, as links carry it: ``links.groups``); ``lifetime``: the longest any link of it still out lives
     (seconds), kept that long plus the clocks' margins (``record_ttl``). ValueError for a bad group or lifetime."""
     if isinstance(lifetime, bool) or not isinstance(lifetime, int) or lifetime < 1:
         raise ValueError(
