@@ -196,8 +196,10 @@ class Configuration:
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
         self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
         #: The session of a request is verified and decoded when it is first used (``lazy_session``), unless
-        #: the cookie may be chunks, a store checks it, or it may be one of Flask's own (migration re-issues it).
-        self.lazy = not (self.max_chunks or self.store is not None or values["migrate"])
+        #: the cookie may be chunks, a store checks it, it may be one of Flask's own (migration re-issues it), or
+        #: SESSION_REFRESH_EACH_REQUEST is on: Flask re-issues a permanent session's cookie on every response,
+        #: used or not, and whether a session is permanent is in its cookie.
+        self.lazy = not (self.max_chunks or self.store is not None or values["migrate"] or self.refresh)
         self.lazy_class = lazy_class(
             self.session_class,
             # Flask 3.1.3's request context marks the session accessed before the application sees it: the use.

@@ -203,7 +203,9 @@ def targets_section(data: dict[str, Any]) -> list[str]:
         "[Flask](#flask-what-a-session-adds)). Issue 39's, in process: Starlette's read+write at most 0.441 of "
         "Starlette's (what it cost before the request's plan grew); Quart's read at most 0.30 of Quart's own "
         "interface; a request that never touches the session adds at most 20 k instructions over the same app "
-        "with sessions off, in Flask and in Quart (the row's median and spread are thousands of instructions).",
+        "with sessions off, in Flask and in Quart (the row's median and spread are thousands of instructions), "
+        "judged with `SESSION_REFRESH_EACH_REQUEST` off: with it on (Flask's default) Flask's contract re-issues a "
+        "permanent session's cookie on every response, so a request with a cookie reads it, used or not.",
         "",
         "| instrument | framework | request | ours / theirs | median | spread | target | verdict |",
         "|---|---|---|---|---:|---:|---:|---|",

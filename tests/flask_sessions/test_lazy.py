@@ -1,6 +1,8 @@
-"""A request's session is verified and decoded when it is first used, on Flask and on Quart (as under Starlette):
-a request that never uses it does not verify its cookie, so neither logs a bad one nor re-issues one; a used
-session behaves as it always did. And the configuration follows app.config, changed between requests."""
+"""A request's session is verified and decoded when it is first used, on Flask and on Quart (as under Starlette),
+when SESSION_REFRESH_EACH_REQUEST is off: a request that never uses it does not verify its cookie, so neither logs
+a bad one nor re-issues one; a used session behaves as it always did. With it on (Flask's default), Flask's contract
+re-issues a permanent session's cookie on every response, so the cookie is read on every request, as before. And
+the configuration follows app.config, changed between requests."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from . import test_quart
 from .conftest import OLD_SECRET, SECRET, make_app, set_cookies
 
 PURPOSE = "flask.sessions:session"
+#: The config under which a session is read when first used.
+LAZY = {"SESSION_REFRESH_EACH_REQUEST": False}
 REJECTED = "Rejected session cookie 'session'"
 FORGED = "QaxU0dQEgk40CAKPFDhPplVNqqrcUelwa4e4_9fbp7PnYLVXRrQWVc3Kua8sjg_2vr6L"
 
@@ -27,7 +31,7 @@ def old_cookie(data: dict[str, Any]) -> str:
 
 
 def test_a_bad_cookie_on_a_request_that_never_uses_the_session_is_not_read(caplog: pytest.LogCaptureFixture) -> None:
-    client = make_app().test_client()
+    client = make_app(**LAZY).test_client()
     client.set_cookie("session", FORGED)
     with caplog.at_level("WARNING", logger="blake2sign_web.flask"):
         response = client.get("/plain")
@@ -40,8 +44,9 @@ def test_a_bad_cookie_on_a_request_that_never_uses_the_session_is_not_read(caplo
     assert used.headers["Vary"] == "Cookie"
 
 
-def test_a_used_session_reads_as_before_after_an_unused_request() -> None:
-    client = make_app().test_client()
+@pytest.mark.parametrize("config", [LAZY, {}], ids=["lazy", "refresh on"])
+def test_a_used_session_reads_as_before_after_an_unused_request(config: dict[str, Any]) -> None:
+    client = make_app(**config).test_client()
     client.post("/write", json={"user_id": 42})
     assert set_cookies(client.get("/plain")) == []
     read = client.get("/read")
@@ -50,7 +55,7 @@ def test_a_used_session_reads_as_before_after_an_unused_request() -> None:
 
 
 def test_a_cookie_of_a_fallback_secret_is_re_signed_when_used_not_before() -> None:
-    app = make_app(SECRET_KEY_FALLBACKS=[OLD_SECRET])
+    app = make_app(SECRET_KEY_FALLBACKS=[OLD_SECRET], **LAZY)
     seen: list[bool] = []
 
     @app.get("/modified")
@@ -70,13 +75,24 @@ def test_a_cookie_of_a_fallback_secret_is_re_signed_when_used_not_before() -> No
     assert SerializerSigner(SECRET, purpose=PURPOSE, typed=True).loads(value) == {"a": 1}
 
 
-def test_a_permanent_session_is_refreshed_by_the_requests_that_use_it() -> None:
+def test_a_permanent_session_is_refreshed_on_every_response_as_flasks_contract_says() -> None:
+    """SESSION_REFRESH_EACH_REQUEST (Flask's default): a permanent session's cookie is re-issued by a request that
+    never touches it, with Vary: Cookie (Flask's own suite, test_session_refresh_vary, asks it too)."""
     client = make_app(PERMANENT_SESSION_LIFETIME=3600).test_client()
     client.post("/write", json={"a": 1})
     client.post("/permanent", json=True)
-    assert set_cookies(client.get("/plain")) == []  # not read: its permanence is not known
-    [again] = set_cookies(client.get("/read"))
+    plain = client.get("/plain")
+    [again] = set_cookies(plain)
     assert "Max-Age=3600" in again
+    assert plain.headers["Vary"] == "Cookie"
+
+
+def test_without_refresh_a_permanent_session_unused_is_not_read() -> None:
+    client = make_app(PERMANENT_SESSION_LIFETIME=3600, **LAZY).test_client()
+    client.post("/write", json={"a": 1})
+    client.post("/permanent", json=True)
+    assert set_cookies(client.get("/plain")) == []
+    assert "Vary" not in client.get("/plain").headers
 
 
 def test_permanent_read_before_any_other_use_loads_the_session() -> None:
@@ -105,7 +121,7 @@ def test_quart_a_bad_cookie_is_read_only_when_the_session_is_used(caplog: pytest
         assert used.headers["Vary"] == "Cookie"
 
     with caplog.at_level("WARNING", logger="blake2sign_web.flask"):
-        test_quart.run(steps)
+        test_quart.run(steps, **LAZY)
 
 
 def test_quart_a_session_written_then_read_after_an_unused_request() -> None:
@@ -116,7 +132,7 @@ def test_quart_a_session_written_then_read_after_an_unused_request() -> None:
         assert await read.get_json() == {"user_id": 7}
         assert read.headers["Vary"] == "Cookie"
 
-    test_quart.run(steps)
+    test_quart.run(steps, **LAZY)
 
 
 def test_quart_several_cookie_headers_are_one_header() -> None:
