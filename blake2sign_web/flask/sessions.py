@@ -196,10 +196,10 @@ class Configuration:
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
         self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
         #: The session of a request is verified and decoded when it is first used (``lazy_session``), unless
-        #: the cookie may be chunks, a store checks it, it may be one of Flask's own (migration re-issues it), or
-        #: SESSION_REFRESH_EACH_REQUEST is on: Flask re-issues a permanent session's cookie on every response,
-        #: used or not, and whether a session is permanent is in its cookie.
-        self.lazy = not (self.max_chunks or self.store is not None or values["migrate"] or self.refresh)
+        #: the cookie may be chunks, a store checks it, or it may be one of Flask's own (migration re-issues it).
+        #: With SESSION_REFRESH_EACH_REQUEST on, one never used is read when saved: Flask re-issues a permanent
+        #: session's cookie on every response, used or not, and whether a session is permanent is in its cookie.
+        self.lazy = not (self.max_chunks or self.store is not None or values["migrate"])
         self.lazy_class = lazy_class(
             self.session_class,
             # Flask 3.1.3's request context marks the session accessed before the application sees it: the use.
@@ -259,6 +259,8 @@ class Configuration:
     def save(self, session: Any, response: Any, written: list[bytes] | None = None) -> None:
         """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``, the
         values a store's awaited part gave); on every request that uses the session, so in one call."""
+        if session.unused:  # SESSION_REFRESH_EACH_REQUEST: read now, to re-issue it if permanent
+            LazySession.load(session)
         if written is None:
             written = self.set_cookies(session)
         headers = response.headers
@@ -502,8 +504,8 @@ class Configurations:
 
     def save(self, app: Any, session: Any, response: Any, written: list[bytes] | None = None) -> None:
         """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``)."""
-        if session is None or session.unused:  # opening it failed (a bad setting, already raised): no second error;
-            return  # or not used: nothing read, nothing to write (a permanent session's cookie is refreshed on use)
+        if session is None or (session.unused and not session.configuration.refresh):  # opening it failed (a bad
+            return  # setting, already raised): no second error; or never used, with nothing to re-issue
         configuration = session.configuration or self.of(app)
         if configuration is not None:
             configuration.save(session, response, written)
@@ -541,7 +543,7 @@ class FlaskSessions(SessionInterface):
         cookie was not even read (nothing to save). An attribute read first, not ``isinstance(obj, NullSession)``,
         which ``SessionMixin``'s ABC makes a Python call on every request."""
         try:
-            return obj.unused  # type: ignore[attr-defined,no-any-return]
+            return obj.unused and not obj.configuration.refresh  # type: ignore[attr-defined]
         except AttributeError:  # not a session of this interface's
             return super().is_null_session(obj)
 
