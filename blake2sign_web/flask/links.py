@@ -1,11 +1,4 @@
-"""Signed links in Flask: Werkzeug requests and responses around the core's decisions (``links.guard``,
-``links.requests``, ``stored_files``: every status and header, the same in Django and Starlette).
-
-``sign_url`` (``url_for``, signed); ``grant_cookie`` (a folder for a browser: ``links.grants``);
-``signed_url_required`` (a view decorator); ``SignedFiles`` (a view) and ``send_signed_file``: a file opened
-once, streamed with Range, HEAD and conditional requests, or handed to nginx (X-Accel-Redirect). Guide:
-docs/flask.md, "Signed links".
-"""
+"""Signed links in Flask: Werkzeug requests and responses around the core's decisions (docs/flask.md)."""
 
 from __future__ import annotations
 
@@ -60,9 +53,8 @@ def sign_url(
 
 
 def public_url(base: str, endpoint: str, values: dict[str, Any]) -> str:
-    """``url_for(endpoint, **values)`` on ``base``, the public URL: its path is the prefix, in place of the
-    request's script root or APPLICATION_ROOT (so as Starlette's ``sign_url_for`` and Django's ``reverse()``
-    write it). Built on the app's URL map: a mail job has no request, and maybe no SERVER_NAME."""
+    """``url_for(endpoint, **values)`` on ``base``, the public URL, whose path is the prefix. Built on the app's
+    URL map: a mail job has no request, and maybe no SERVER_NAME."""
     if not {"_external", "_scheme", "_anchor"}.isdisjoint(values):
         raise TypeError("sign_url(..., base_url=...) takes no _external, _scheme or _anchor: base_url is the link's")
     app = flask.current_app
@@ -153,8 +145,7 @@ class _Guard(NamedTuple):
 
     def use(self, link: VerifiedLink, terms: link_requests.Consumption = link_guard.NO_TERMS) -> None:
         """Use up a single-use link, or check a grouped one, in the store; answered with the refusal unless this
-        request may have it. Flask has no CSRF check of its own (Flask-WTF's may run before): a confirmation's POST
-        that a browser says came from another site is refused."""
+        request may have it (a cross-site confirmation POST is refused: Flask has no CSRF check of its own)."""
         request, store = flask.request, self.links.store
         consume, check = getattr(store, "consume_link", None), getattr(store, "check_link", None)
         headers, path = cast(Mapping[str, str], request.headers), request.script_root + request.path
@@ -165,11 +156,7 @@ class _Guard(NamedTuple):
 
 def csrf_fields() -> dict[str, str]:
     """The hidden field of the built-in confirmation page: Flask-WTF's CSRF token when the app checks it
-    (``CSRFProtect``, which checks every POST before the view), as Django's page carries Django's; else none.
-
-    The token is the session's (``generate_csrf``), and the page is never cached. Flask-WTF is read only if the
-    app loaded it: this package does not need it.
-    """
+    (``CSRFProtect``), else none. Flask-WTF is read only if the app loaded it: this package does not need it."""
     app, wtf = flask.current_app, sys.modules.get("flask_wtf.csrf")
     if wtf is None or not isinstance(app.extensions.get("csrf"), wtf.CSRFProtect):
         return {}
@@ -217,11 +204,7 @@ def send_signed_file(root: str | os.PathLike[str], name: str, *, as_attachment: 
 
 class SignedFiles:
     """A view serving files under ``root`` by signed link (the options as ``signed_url_required``'s):
-    ``app.add_url_rule("/files/<path:name>", view_func=SignedFiles(signer, root))``. ``accel_redirect``: the URL
-    prefix of nginx's ``internal`` location that sends the files; ``sign_playlists``: an HLS playlist served by a
-    folder link gets that link's query after each URI in the folder (``playlists``); ``path_param``: the rule's
-    variable holding the file's name; ``endpoint``: the rule's endpoint (for ``sign_url``), ``"signed_files"`` by
-    default: a second ``SignedFiles`` in one app needs its own, else registering it raises ValueError."""
+    ``app.add_url_rule("/files/<path:name>", view_func=SignedFiles(signer, root))`` (docs/flask.md)."""
 
     #: The link decides (405 with its Allow: GET and HEAD, POST for a consume_on="post" link), not the router.
     methods, provide_automatic_options = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"), False
@@ -239,8 +222,8 @@ class SignedFiles:
         self.sign_playlists, self.path_param, self.__name__ = sign_playlists, path_param, endpoint
 
     def __ne__(self, other: object) -> bool:
-        """Flask compares a view with the one already registered on its endpoint (``add_url_rule``): another
-        ``SignedFiles`` there stops start-up, naming the fix (Flask's own AssertionError says only the name)."""
+        """Flask compares a view with the one already registered on its endpoint: another ``SignedFiles`` there
+        stops start-up, naming the fix."""
         if isinstance(other, SignedFiles) and other is not self:
             raise ValueError(
                 f"two SignedFiles views on the endpoint {self.__name__!r}: give the second its own, "
@@ -263,8 +246,7 @@ def _serve(
     guard: _Guard | None = None, playlist_signer: URLSigner | None = None, accel: str | None = None,
     chunk_size: int = files.CHUNK_SIZE,
 ) -> Response:  # fmt: skip
-    """Open ``name`` once; a playlist of a folder link passes it on; with ``guard``, use a single-use link up
-    knowing the file; answer: streamed (a whole file by the WSGI server's sendfile), or headers only."""
+    """Open ``name`` once and answer: streamed, a playlist, or headers only (``guard``: uses a link up)."""
     request, environ = flask.request, flask.request.environ
     stored = open_local(root, name, link)
     if isinstance(stored, link_requests.Refusal):

@@ -1,7 +1,5 @@
 """Quart sessions: ``QuartSessions``, the Flask adapter's configuration on Quart's async ``SessionInterface``.
 
-Loading and saving a signed cookie do no I/O; with revocation, the store (``RedisStore``, on ``redis.asyncio``) is
-awaited, and ``revoke_session``, ``log_out_everywhere`` are Flask's awaited (each fails at once outside Quart).
 Quart does not mark a session read through ``quart.session``, so its session marks reads itself (for Vary).
 """
 
@@ -106,8 +104,8 @@ class RedisStore(UserKey, AsyncRedisStore):
 
 
 def _quart_session(helper: str) -> Any:
-    """The Quart request's (or websocket's) session; a RuntimeError at once outside Quart: from a Flask view (where
-    the coroutine would never run, and the user would stay logged in) it names Flask's helper instead."""
+    """The Quart request's (or websocket's) session; a RuntimeError at once outside Quart (from a Flask view the
+    coroutine would never run, and the user would stay logged in)."""
     if quart.has_request_context() or quart.has_websocket_context():
         return quart.session._get_current_object()  # type: ignore[attr-defined]
     if flask.has_request_context():
@@ -119,8 +117,7 @@ def _quart_session(helper: str) -> Any:
 
 
 def revoke_session() -> Coroutine[Any, Any, None]:
-    """``blake2sign_web.flask.revocation.revoke_session``, awaited: ``await revoke_session()``. Not a coroutine
-    function: called outside Quart (a Flask view, which never awaits it) it raises at once."""
+    """``flask.revocation.revoke_session``, awaited; not a coroutine function, so outside Quart it raises at once."""
     return adrive(*ending_of(_quart_session("revoke_session")))
 
 

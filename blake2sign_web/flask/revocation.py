@@ -1,8 +1,4 @@
-"""Redis for Flask: ended sessions and "log out everywhere" (``revoke_session``, ``log_out_everywhere``), through
-a blocking redis-py client: ``app.config["BLAKE2SIGN_WEB"]["REVOCATION"] = RedisStore(url, key_prefix=...)``
-(Quart's, awaited: ``blake2sign_web.flask.quart``). What a request does with the store is the core's plans
-(``sessions.revocable``); this module hands them the session and its store, and drives them.
-"""
+"""Redis for Flask: ended sessions and "log out everywhere", through a blocking redis-py client (docs/flask.md)."""
 
 from __future__ import annotations
 
@@ -28,8 +24,7 @@ class UserKey:
 
 
 class RedisStore(UserKey, redis_store.RedisStore):
-    """The core's blocking ``RedisStore`` (``blake2sign_web.stores.redis_stores``: a redis-py client or a store URL, and
-    its options), with ``user_key``."""
+    """The core's blocking ``RedisStore`` (a redis-py client or a store URL, and its options), with ``user_key``."""
 
 
 def _configuration(session: Any) -> Any:

@@ -1,9 +1,4 @@
-"""Flask sessions on the session core: ``FlaskSessions``, a ``SessionInterface`` configured the Flask way.
-
-Flask's ``app.config`` keys (read on each request, as Flask does) and ``BLAKE2SIGN_WEB`` for the rest, onto the
-core's options; ``session.permanent`` as Flask defines it. The rules are the core's: this module translates the
-config and the request into its calls, and its Set-Cookie values onto the response (docs/flask.md).
-"""
+"""Flask sessions on the session core: ``FlaskSessions``, a ``SessionInterface`` configured the Flask way."""
 
 from __future__ import annotations
 
@@ -52,10 +47,8 @@ class SessionCookieTooLarge(ValueError):
 
 
 class SessionParts:
-    """What a request's session carries for its interface: the chunks the client sent and an incomplete set's
-    (deleted unless it is written), the configuration that opened it, revocation's ``SessionState``, and
-    ``pending``: loading asked for a write (a fallback's, a migrated or a timed-out cookie), done once the
-    request uses the session (as Django's contract does), not on every request that carries it."""
+    """What a request's session carries for its interface; ``pending``: loading asked for a write, done once the
+    request uses the session (as Django's contract does)."""
 
     sent_chunks: Sequence[str] = ()
     incomplete: Sequence[str] = ()
@@ -71,8 +64,7 @@ class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, S
 
 
 def flask_cookie_reader(secret: str | bytes, fallbacks: Any, max_age: int) -> Callable[[str], Any]:
-    """Flask's own cookies (itsdangerous, with ``SecureCookieSessionInterface``'s salt, digest and tagged JSON)
-    read for migration: a cookie's session and the Unix second it was signed, or None."""
+    """Flask's own cookies read for migration: a cookie's session and the Unix second it was signed, or None."""
     from itsdangerous import URLSafeTimedSerializer
 
     theirs = SecureCookieSessionInterface
@@ -181,24 +173,20 @@ class Configuration:
             f"it, set {SETTING}['ACCEPT_FLASK_COOKIES'] = True",
             "not a valid session cookie",
         )
-        # Each refused cookie on this package's logger (quiet unless configured, as Flask's own interface is); a
-        # cookie of Flask's own refused, once, on app.logger too: a switch that logs everyone out must show.
+        # A refused cookie of Flask's own goes on app.logger too: a switch that logs everyone out must show.
         self.loader = SessionLoader(
             setup, permanent, reader, self.session_class, lazy=False, logger=logger, words=refusals, alert=app_logger
         )
         self.loader.pending_writes = True  # Flask's session.modified is the application's (``opened``)
         self.name, self.max_chunks = name, setup.max_chunks
-        #: Revocation (a RedisStore: flask.revocation's, or for Quart flask.quart's), how long its records last (the
-        #: lifetime), and the store's part of a request (``StorePart``): ``loading``, ``writing``, ``ask``.
+        #: Revocation's RedisStore, how long its records last, and its part of a request (``StorePart``).
         self.store, self.lifetime = values["revocation"], setup.lifetime
         part = StorePart.of(self.store, self.loader, self.lifetime, name, "RedisStore on_unavailable")
         self.loading, self.writing, self.ask = part
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
         self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
-        #: The session of a request is verified and decoded when it is first used (``lazy_session``), unless
-        #: the cookie may be chunks, a store checks it, or it may be one of Flask's own (migration re-issues it).
-        #: With SESSION_REFRESH_EACH_REQUEST on, one never used is read when saved: Flask re-issues a permanent
-        #: session's cookie on every response, used or not, and whether a session is permanent is in its cookie.
+        #: Read on first use (``lazy_session``) unless chunked, store-checked or migrating. With
+        #: SESSION_REFRESH_EACH_REQUEST on, one never used is read when saved: Flask re-issues a permanent one.
         self.lazy = not (self.max_chunks or self.store is not None or values["migrate"])
         self.lazy_class = lazy_class(
             self.session_class,
@@ -210,8 +198,7 @@ class Configuration:
         )
 
     def lazy_session(self, header: bytes | None) -> Session:
-        """The session of a request whose Cookie ``header`` (its bytes, None without one) is read on first use:
-        a request that never uses the session neither verifies nor decodes it (nor logs a bad cookie)."""
+        """The session of a request whose Cookie ``header`` (bytes, or None) is read on first use."""
         if header is None:
             session = self.session_class()
         else:
@@ -220,9 +207,7 @@ class Configuration:
         return session  # (its configuration: its class's)
 
     def token(self, header: str | None, cookies: Callable[[], Mapping[str, str]]) -> tuple[Any, ...]:
-        """The session token of a request's Cookie ``header`` (its text, None without one): the core's cookie finds
-        its value without parsing the others; with the chunks sent and an incomplete set's (``opened``).
-        ``cookies``: the framework's parsed cookies, read only for chunks."""
+        """The session token of a request's Cookie ``header``, the chunks sent and an incomplete set's (``opened``)."""
         token: str | None = None
         sent: Mapping[str, str] = {}
         incomplete: list[str] = []
@@ -257,8 +242,7 @@ class Configuration:
         return self.cookies(session, permanent, None if self.store is None else drive(self.writing(session), self.ask))
 
     def save(self, session: Any, response: Any, written: list[bytes] | None = None) -> None:
-        """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``, the
-        values a store's awaited part gave); on every request that uses the session, so in one call."""
+        """Vary and the session's Set-Cookie values on ``response`` (``written``: those a store's awaited part gave)."""
         if session.unused:  # SESSION_REFRESH_EACH_REQUEST: read now, to re-issue it if permanent
             LazySession.load(session)
         if written is None:
@@ -267,9 +251,8 @@ class Configuration:
         for value in written:
             headers.add("Set-Cookie", value.decode("latin-1"))
         if session.accessed or written:  # read, or its cookie written: a cache must not share the response
-            # Werkzeug's Headers keep their (name, value) pairs in ``_list``, which ``add`` appends to once it has
-            # checked the value: looked at directly (``"Vary" in headers`` raises and catches a BadRequestKeyError
-            # when it is not there), and a constant, valid value appended, on every request that reads the session.
+            # Werkzeug's ``_list`` read directly (``"Vary" in headers`` raises and catches a BadRequestKeyError
+            # when absent), and a constant, valid value appended: on every request that reads the session.
             pairs = headers._list
             for name, _ in pairs:
                 if name.lower() == "vary":
@@ -304,8 +287,7 @@ def _lazy_permanent(session: Any) -> bool:
     return bool(session.permanent)
 
 
-#: The config keys a configuration is made of (``Configurations.of`` compares their values): those Flask's and
-#: Quart's default configs have, then two they may not; and where the two that are containers are.
+#: The config keys a configuration is made of: those Flask's and Quart's default configs have, then two more.
 DEFAULT_KEYS: Final = (
     "SECRET_KEY", "SECRET_KEY_FALLBACKS", "SESSION_COOKIE_PATH", "APPLICATION_ROOT", "SESSION_COOKIE_NAME",
     "SESSION_COOKIE_DOMAIN", "SESSION_COOKIE_HTTPONLY", "SESSION_COOKIE_SECURE", "SESSION_COOKIE_SAMESITE",
@@ -319,10 +301,7 @@ FALLBACKS_AT: Final = CONFIG_KEYS.index("SECRET_KEY_FALLBACKS")
 
 class Watched:
     """A config class that counts its changes, so that ``Configurations.of`` sees an unchanged config by one
-    comparison rather than by reading the 14 values a configuration is made of on every request. ``watch`` gives
-    Flask's and Quart's own config classes this subclass (``app.config`` keeps its object and its contents; a
-    change made with ``dict``'s own methods, bypassing these, is not seen: ``dict.__setitem__(app.config, ...)``).
-    """
+    comparison rather than 14 (a change through ``dict``'s own methods is not seen)."""
 
     __slots__ = ()
     #: Changes made to this config since it was watched.
@@ -410,20 +389,13 @@ class Configurations:
     def __init__(self, session_base: type[Session], *, asynchronous: bool = False) -> None:
         self.session_base, self.asynchronous = session_base, asynchronous
         self.built: dict[Any, Configuration] = {}
-        #: The last configuration used: ``CONFIG_KEYS``' values, the app, copies of the two values a test may
-        #: change in place (the ``BLAKE2SIGN_WEB`` dict, the fallbacks' list), and the configuration.
+        #: The last configuration used: ``CONFIG_KEYS``' values, the app, copies of the two containers, it.
         self.last: tuple[tuple[Any, ...], Any, Any, Any, Configuration] | None = None
-        #: The last configuration found for a watched config: the config, its count of changes then, the
-        #: ``BLAKE2SIGN_WEB`` dict and a copy, the fallbacks and a copy, the app, the configuration.
+        #: The last configuration found for a watched config, with its count of changes and the containers' copies.
         self.seen: tuple[Any, int, Any, Any, Any, Any, Any, Configuration] | None = None
 
     def of(self, app: Any) -> Configuration | None:
-        """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session).
-
-        On every request. A config this interface watches (``WatchedConfig``) that has not changed since the last
-        one was found: that one, after comparing the ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies (they
-        may change in place). Otherwise ``compared``.
-        """
+        """The configuration of ``app.config`` as it is now; None without a secret (Flask's null session)."""
         config = app.config
         seen = self.seen
         if (
@@ -438,9 +410,7 @@ class Configurations:
         return self.compared(app)
 
     def compared(self, app: Any) -> Configuration | None:
-        """``of`` by the config's values, compared (each by identity first) with the last ones used, and the
-        ``BLAKE2SIGN_WEB`` dict and the fallbacks with copies; only a change builds a key (``configured``). Flask's
-        and Quart's own config classes are then watched (``watch``): later requests compare one number."""
+        """``of`` by the config's values, compared with the last ones used; only a change builds a key."""
         config = app.config
         try:
             values = DEFAULT_VALUES(config)  # one call, not a get per key
@@ -468,8 +438,7 @@ class Configurations:
         return found
 
     def configured(self, app: Any, values: tuple[Any, ...]) -> Configuration | None:
-        """``of``, when the config changed (or on first use): built and checked once per set of values (``values``:
-        ``CONFIG_KEYS``', kept as the last ones unless one is unhashable, which is built afresh on each request)."""
+        """``of``, when the config changed: built and checked once per set of ``values`` (``CONFIG_KEYS``')."""
         secret = app.secret_key
         if not secret:
             return None
@@ -512,11 +481,7 @@ class Configurations:
 
 
 class FlaskSessions(SessionInterface):
-    """This project's signed-cookie sessions for a Flask app: ``FlaskSessions(app)``, or ``init_app(app)``.
-
-    ``init_app`` checks the configuration at once (a bad setting fails start-up, named as in ``app.config``); a
-    config changed later (tests do) is checked when a request first uses it.
-    """
+    """This project's signed-cookie sessions for a Flask app: ``FlaskSessions(app)``, or ``init_app(app)``."""
 
     def __init__(self, app: Flask | None = None) -> None:
         self.configurations = Configurations(FlaskSession)
@@ -539,9 +504,8 @@ class FlaskSessions(SessionInterface):
         return configuration.open(header, lambda: request.cookies)  # type: ignore[return-value]
 
     def is_null_session(self, obj: object) -> bool:
-        """Whether Flask skips saving the session: its null session (without a secret), and one never used, whose
-        cookie was not even read (nothing to save). An attribute read first, not ``isinstance(obj, NullSession)``,
-        which ``SessionMixin``'s ABC makes a Python call on every request."""
+        """Whether Flask skips saving the session: its null session, and one never used. An attribute read, not
+        ``isinstance(obj, NullSession)``, which ``SessionMixin``'s ABC makes a Python call on every request."""
         try:
             return obj.unused and not obj.configuration.refresh  # type: ignore[attr-defined]
         except AttributeError:  # not a session of this interface's

@@ -1,13 +1,6 @@
 """What one request does with its session, whatever the framework: set-up, read, response. No framework here.
 
-An adapter hands its options, by the core's keys, to ``SessionSetup`` once (signers, cookie, session class,
-what needs a token, how long records live), then per request asks the core: the session a cookie's read
-gives (``session_from``, ``settled``), the Set-Cookie values of the response (``SessionWriter.set_cookies``,
-which follows ``response_plan``: write, delete or keep, and the stale cookies to delete; ``usual_headers``:
-the usual write, the same bytes in one call), and with
-revocation what happens to the client's session before it is written (``revocation_steps``,
-``read_with_revocation``, ``generation_to_sign``). The adapter keeps its I/O (headers, the store's calls)
-and its words (log lines naming its settings).
+The adapter keeps its I/O (headers, the store's calls) and its words (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -37,17 +30,12 @@ Incumbent = Callable[[str], "tuple[dict[str, Any], int] | None"]
 
 
 def signer_options(values: Mapping[str, Any], purpose: str, fallbacks: Sequence[str | bytes]) -> dict[str, Any]:
-    """``get_signer``'s options for a session configuration: the signer options given, and the flags turned on
-    (only those: the signers of a configuration without them are the ones they always were)."""
+    """``get_signer``'s options for a session configuration (``options.signer_options``, with the purpose)."""
     return {"purpose": purpose, "fallbacks": tuple(fallbacks), **options.signer_options(values)}
 
 
 class SessionSetup:
-    """What a session configuration derives from its option values, decided once at start-up.
-
-    ``values``: the options by their core keys (``max_age``, ``idle_timeout``, ``absolute_timeout``,
-    ``chunked``, ``max_chunks``, ``revocation``, ``encrypt``, ``decrypt`` and the signer's), already valid.
-    """
+    """What a session configuration derives from its (valid) option values, decided once at start-up."""
 
     def __init__(
         self, secret: str | bytes, fallbacks: Sequence[str | bytes], values: Mapping[str, Any], *, purpose: str
@@ -56,8 +44,7 @@ class SessionSetup:
         max_age, idle_timeout = values.get("max_age"), values.get("idle_timeout")
         absolute_timeout = values.get("absolute_timeout")
         revocation = values.get("revocation") is not None
-        #: A configured age of zero or less (Starlette allows it: Max-Age=0 makes the browser drop the cookie):
-        #: the core refuses such an age, so no signer gets it, and every cookie has expired when it arrives.
+        #: An age of zero or less (Starlette allows it): no signer gets it; every cookie has expired on arrival.
         self.expire_every_cookie = isinstance(max_age, (int, float)) and not isinstance(max_age, bool) and max_age <= 0
         self.max_age: int | None = max_age
         self.idle_timeout: int | None = idle_timeout
@@ -74,16 +61,13 @@ class SessionSetup:
             reader_limit=BROWSER_COOKIE_LIMIT * max(self.max_chunks, 1),  # max_chunks cookies' worth
             **signer_options(values, purpose, fallbacks),
         )
-        #: A LoadedToken is built only when needed: to see a fallback verified it, for its session id, for the
-        #: idle timeout, or to see a cookie in a form no longer written (encrypt/decrypt: re-issued when used).
+        #: A LoadedToken is built only when needed: fallbacks, the session id, idle timeout, encrypt/decrypt.
         self.needs_token = bool(
             fallbacks or revocation or idle_timeout is not None or values.get("encrypt") or values.get("decrypt")
         )
-        #: Revocation, Server-Timing or chunks: each request takes the path that handles them (a store's round
-        #: trip, the timing, several cookies); without them, the short one.
+        #: Revocation, Server-Timing or chunks: each request takes the long path; without them, the short one.
         self.extras = bool(revocation or values.get("server_timing") or values.get("chunked"))
-        #: A valid token holding a plain session may be read straight into it: nothing else decides how it loads
-        #: (no timeout, no incumbent's cookie, no age of zero or less, none of the extras).
+        #: A valid token holding a plain session may be read straight into it: nothing else decides how it loads.
         self.direct_read = not (self.timeouts or self.expire_every_cookie or values.get("migrate") or self.extras)
         #: A session verified by a fallback secret is re-signed under the current one, even if never used.
         self.resign_unread = bool(fallbacks)
@@ -98,8 +82,7 @@ class SessionSetup:
         }
 
     def cookie(self, oversize: OversizePolicy, **spelling: Any) -> SessionCookie:
-        """The configuration's cookie (its attributes, chunks and size policy); ``spelling``: how the framework
-        writes it (``SessionCookie``'s ``dated`` and ``deleted_value``), and ``max_age`` for another lifetime."""
+        """The configuration's cookie; ``spelling``: how the framework writes it, and ``max_age`` for another."""
         values = self.values
         spelling.setdefault("max_age", values["max_age"])
         return SessionCookie(
@@ -139,12 +122,8 @@ class SessionSetup:
 def session_from(
     read: ReadToken, session_class: type[Session], cookie_name: str, cookie: str | None, max_chunks: int
 ) -> Session:
-    """The session for what was read of ``cookie``: its data (re-issued when the read says so), or an empty one.
-
-    A refused cookie gives an empty ``refused`` session; with chunking off, one that is the first of a set
-    written while it was on gets that set's other cookies as ``leftovers``, to delete (not for a verified
-    value that holds no session). A cookie past a timeout gives an empty session whose response deletes it.
-    """
+    """The session for what was read of ``cookie``: its data (re-issued when the read says so), or an empty one
+    (``refused``, with a chunked set's ``leftovers`` to delete; or timed out, its cookie deleted)."""
     if read.data is not None:  # VALID or MIGRATED
         session = session_class(read.data)
         if read.meta is not None:
@@ -212,9 +191,7 @@ def response_plan(
 
 
 class SessionWriter:
-    """Writes a session into its cookies' Set-Cookie values (the core's lifetime and size rules), for one
-    configuration: the values are the same bytes in every framework; the adapter only puts them on its response.
-    """
+    """Writes a session into its cookies' Set-Cookie values, the same bytes in every framework."""
 
     def __init__(
         self, setup: SessionSetup, cookie: SessionCookie, *, typed_name: str, logger: logging.Logger, ended: str
@@ -238,8 +215,7 @@ class SessionWriter:
         sent_chunks: Sequence[str] = (),
         incomplete: Sequence[str] = (),
     ) -> list[bytes]:
-        """Every Set-Cookie value the response carries for ``session`` (``response_plan``): its cookie or chunks
-        written, or deleted, and the stale cookies of the client deleted."""
+        """Every Set-Cookie value the response carries for ``session`` (``response_plan``)."""
         plan = response_plan(session, self.cookie.name, sent_chunks, incomplete)
         if plan is _WRITE_ONLY:  # the usual write, kept short
             return self.written(session, session_id, sent_chunks)
@@ -257,12 +233,8 @@ class SessionWriter:
     def usual_headers(
         self, session: Session, headers: Iterable[tuple[bytes, bytes]]
     ) -> list[tuple[bytes, bytes]] | None:
-        """``response_headers`` of a request without revocation, chunks or Server-Timing (an adapter's short path).
-
-        The usual write (``direct``: a changed session with data, no expiry of its own, nothing stale to delete)
-        is signed and its Set-Cookie built here, in one call: the bytes ``set_cookies`` writes. Everything else,
-        and a write refused (a value JSON cannot hold, a cookie over the limit), is ``response_headers``'s.
-        """
+        """``response_headers`` of a request without revocation, chunks or Server-Timing (an adapter's short path):
+        the usual write built here in one call, the bytes ``set_cookies`` writes; all else ``response_headers``'s."""
         if (
             self.direct
             and session.modified
@@ -312,9 +284,8 @@ class SessionWriter:
         return out
 
     def written(self, session: Session, session_id: bytes | None, sent_chunks: Sequence[str] = ()) -> list[bytes]:
-        """The Set-Cookie values writing ``session`` (its chunks deleting those no longer used); deleting the
-        cookie of a session that has ended (set_expiry() or the absolute timeout, logged); none when the size
-        policy refused it (logged, or raised)."""
+        """The Set-Cookie values writing ``session``; deleting an ended session's; none when the size policy
+        refused it."""
         value: Any = session
         expires_in = None
         cookie = self.cookie
@@ -380,13 +351,8 @@ def checked_session(
     setting: str,
     unchecked: Callable[[], StateT],
 ) -> tuple[Session, StateT]:
-    """A verified cookie's session after its revocation check, settled (``read_with_revocation``), and the state
-    its response writes with (``fresh``, the cookie's). ``revoked``: the store's answer, or why it gave none.
-
-    Ended: an empty session whose response deletes the cookie, and a new session's state. The store down: the
-    policy ``setting`` (``store_down_accepted``) accepts it, or it reads as empty and its cookie is kept
-    (``unchecked()``'s state, marked so): the session comes back with the store.
-    """
+    """A verified cookie's session after its revocation check (``revoked``: the store's answer, or why it gave
+    none), and the state its response writes with. The store down and not accepted: read as empty, cookie kept."""
     if isinstance(revoked, StoreUnavailable):
         if store_down_accepted(revoked, fails_open=fails_open, setting=setting):
             return read_with_revocation(session, fresh, False), fresh
@@ -402,8 +368,7 @@ def checked_session(
 class RevocationSteps(NamedTuple):
     """What revocation does to the request's session before its response writes it."""
 
-    #: Read as empty because the store was down: writing it would replace the client's real session for
-    #: good, so nothing is written (only an explicit clear() writes).
+    #: Read as empty because the store was down: nothing is written (it would replace the real session for good).
     discard: bool
     #: The client's session ends (emptied, or cleared): its record is written, the next token is a new session's.
     end: bool
@@ -426,9 +391,8 @@ def generation_to_sign(session: Session, generation: str) -> None:
 
 
 def with_vary_cookie(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """A copy of a raw header list (ASGI's, and the core's) varying by Cookie, as a response that read the session
-    must (a cache would serve one client's session to another): one Vary joining every value, as Starlette's
-    ``MutableHeaders.add_vary_header`` does. (A copy: a response's own list may be sent again by a later request.)"""
+    """A copy of a raw header list varying by Cookie (one Vary joining every value), as a response that read the
+    session must. A copy: a response's own list may be sent again by a later request."""
     for name, _ in headers:
         if name == b"vary":
             break
@@ -453,10 +417,8 @@ def joined_token(
     incomplete: list[str],
     refused: Callable[[IncompleteChunks], None],
 ) -> str | None:
-    """The token a chunked session's cookies (``name``, ``name.1``...) carry together, from parsed ``cookies``; an
-    incomplete set is a bad cookie: ``refused`` (the adapter's log line) is told, and every cookie of it goes in
-    ``incomplete``, to delete unless the response writes the session (``chunked_token``'s too: one rule).
-    """
+    """The token a chunked session's cookies carry together; an incomplete set is told to ``refused`` and its
+    cookies go in ``incomplete``, to delete unless the response writes the session."""
     try:
         return join_chunks(name, cookies, max_chunks=max_chunks)
     except IncompleteChunks as error:
@@ -474,9 +436,8 @@ def signed_token(
     typed_name: str,
     oversize: OversizePolicy,
 ) -> str | None:
-    """A session's token (``writer.dumps``): a NotJSON names the typed option (``typed_name``, the user's words);
-    JSON over the size the signer reads back is refused by the size policy (logged or raised): None, no token.
-    (``SessionWriter.written``'s and Django's rule.)"""
+    """A session's token: a NotJSON names the typed option (``typed_name``); JSON over the size the signer reads
+    back is refused by the size policy: None."""
     try:
         return writer.dumps(value, expires_in=expires_in, session_id=session_id)
     except NotJSON as error:  # a datetime, a UUID...: name the option that stores it as itself
