@@ -1,7 +1,4 @@
-"""Quart sessions: ``QuartSessions``, the Flask adapter's configuration on Quart's async ``SessionInterface``.
-
-Quart does not mark a session read through ``quart.session``, so its session marks reads itself (for Vary).
-"""
+"""Quart sessions: ``QuartSessions``, the Flask adapter's configuration on Quart's async ``SessionInterface``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""A session's cookies, for every adapter: the size policy and the cookie's Set-Cookie attributes.
-
-A cookie over the browser's limit is silently dropped by the browser: the session would just not stick.
-So a session too large for its cookie (or its ``max_chunks`` cookies) is never sent: ``OversizePolicy``
-raises the adapter's exception (the default), or logs an error and the client keeps its previous cookie.
-The messages keep each framework's words (its setting names, its advice); the decision is made here once.
-"""
+"""A session's cookies, for every adapter: the size policy and the cookie's Set-Cookie attributes."""
 
 from __future__ import annotations
 
@@ -60,12 +54,8 @@ def token_cookies(
     max_chunks_name: str,
     chunks_fix: str = "",
 ) -> list[tuple[str, str]] | None:
-    """The cookies ``(name, value)`` that carry ``token``: one, or with ``max_chunks`` as many chunks as it needs.
-
-    ``attributes_length``: what follows each value ("; " and the attributes). None: too large for them, refused
-    by ``oversize`` (its exception raised, or an error logged: the client keeps its previous cookie);
-    ``max_chunks_name`` names the chunk setting in the user's framework, ``chunks_fix`` how to turn chunks on.
-    """
+    """The cookies ``(name, value)`` that carry ``token``: one, or with ``max_chunks`` as many chunks as it needs;
+    None when too large for them (refused by ``oversize``)."""
     name = oversize.cookie_name
     if max_chunks:
         try:
@@ -111,14 +101,8 @@ EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT"
 
 
 class SessionCookie:
-    """A session's cookie as HTTP carries it: found in ``Cookie`` headers, written as ``Set-Cookie`` values.
-
-    Everything is formatted once, at construction, in the spelling of Starlette's own middleware
-    (``path=/; Max-Age=...; httponly; samesite=lax; secure; domain=...; partitioned``); a chunked session
-    (``max_chunks``) is written as ``name``, ``name.1``... with the same attributes, and deleted in full.
-    Finding the cookie in a header is on every request's path: the usual header, holding only this cookie,
-    costs a prefix test and two byte searches.
-    """
+    """A session's cookie as HTTP carries it: found in ``Cookie`` headers, written as ``Set-Cookie`` values,
+    formatted once, at construction, in the spelling of Starlette's own middleware."""
 
     def __init__(
         self,
@@ -190,11 +174,7 @@ class SessionCookie:
 
     def find(self, headers: Iterable[tuple[bytes, bytes]]) -> str | bytes | None:
         """``read``, except that in the usual case (a header holding only this cookie) it returns that header's
-        bytes, for ``text`` to cut out and decode when the session is used.
-
-        Starlette's ``cookie_parser`` builds a dict of every cookie; this looks only for
-        ours, with the same splitting, stripping and unquoting (the last one wins).
-        """
+        bytes, for ``text`` to cut out and decode when the session is used."""
         # Single-byte ints, not ``bytes in bytes``: CPython tries that operand as an int first and clears the
         # TypeError, which cost most of this method (about 0.2 us per test on a 300-byte header).
         value: str | bytes | None = None
@@ -226,9 +206,7 @@ class SessionCookie:
         return cookie
 
     def sent_cookies(self, headers: Iterable[tuple[bytes, bytes]], sent_chunks: list[str]) -> dict[str, str]:
-        """Every cookie of every Cookie header, parsed as ``http.cookies`` would (the last of a name wins), for
-        ``join_chunks``; ``sent_chunks`` gets the names of the chunk cookies sent, for the response to delete
-        those no longer used."""
+        """Every cookie of every Cookie header, for ``join_chunks``; ``sent_chunks`` gets the chunk cookies' names."""
         cookies = cookies_in(headers)
         prefix = self.name + "."
         sent_chunks.extend(name for name in cookies if name.startswith(prefix))
@@ -264,12 +242,8 @@ class SessionCookie:
 def morsel_overhead(
     *, path: str, domain: str | None, same_site: str | bool | None, secure: bool, http_only: bool, partitioned: bool
 ) -> int:
-    """Bytes of ``=`` and the attributes ``http.cookies.Morsel`` writes after a cookie's value, ``expires`` and
-    ``Max-Age`` at their widest: what the size policy adds to a token (Django's cookie, written by a Morsel).
-
-    Matches ``Morsel.OutputString``: ``; expires=<29 chars>; Max-Age=<n>; Path=/...``; an empty or None
-    attribute is not written.
-    """
+    """Bytes of ``=`` and the attributes ``Morsel.OutputString`` writes after a cookie's value, ``expires`` and
+    ``Max-Age`` at their widest: what the size policy adds to a token (Django's cookie)."""
     parts = ["; expires=Thu, 01 Jan 1970 00:00:00 GMT", "; Max-Age=" + "9" * 10]
     if path:
         parts.append(f"; Path={path}")
@@ -311,16 +285,9 @@ MorselCookie = tuple[str, str, dict[str, Any]]
 
 
 class SessionMorsels:
-    """A session's cookies for a framework that writes ``http.cookies`` Morsels (Django's ``response.cookies``).
-
-    The rules are the ones ``SessionCookie`` writes for Starlette: the cookie (or its chunks, ``name.1``...) with
-    the session's Max-Age and ``expires`` and the configured attributes; the client's chunks past those written
-    deleted, or (chunking off) those of a set written while it was on; an emptied session's cookie deleted with
-    every chunk. Deletions are written as Django's ``delete_cookie`` writes them (``Max-Age=0``, a date long past,
-    ``Secure`` for a prefixed name or ``SameSite=None``), and ``Secure`` for a ``Partitioned`` cookie, which
-    browsers refuse otherwise. The adapter puts each ``MorselCookie`` on the response, ``partitioned`` ones
-    with the ``Partitioned`` attribute.
-    """
+    """A session's cookies as ``http.cookies`` Morsels (Django's ``response.cookies``), by ``SessionCookie``'s
+    rules; deletions as Django's ``delete_cookie`` writes them, and ``Secure`` for a ``Partitioned`` cookie, which
+    browsers refuse otherwise."""
 
     def __init__(
         self,

@@ -1,11 +1,4 @@
-"""A session read from its cookie: at once, or when it is first used. No framework here.
-
-An adapter builds one ``SessionLoader`` per configuration (``SessionSetup.loader``) and, per request, asks it
-for the session of the cookie it found (``for_cookie``). A ``LazySession`` verifies and decodes its cookie on
-first use, so a request that never uses the session pays nothing; a cookie of the framework's own middleware
-(migration on) is read at once, because it is re-issued in this project's format on any request. A refused
-cookie gives an empty session and one warning in the adapter's words, never an exception.
-"""
+"""A session read from its cookie: at once, or when it is first used. No framework here."""
 
 from __future__ import annotations
 
@@ -50,16 +43,13 @@ class SessionLoader:
         #: A valid token holding a plain session may be read straight into it: nothing else decides how it loads.
         self.direct = setup.direct_read
         self.logger, self.words = logger, words
-        #: A logger the user sees without configuring logging (Flask's ``app.logger``), told once when a cookie of
-        #: the framework's own sessions is refused: a switch without migration on logs every user out.
+        #: A logger the user sees (Flask's ``app.logger``), told once when a cookie of the framework's own is refused.
         self.alert = alert
-        #: The write loading asks for (a re-sign, a timed-out cookie's deletion) is left ``pending`` rather than
-        #: marked ``modified``: for Flask, whose ``session.modified`` is the application's (its adapter does it).
+        #: The write loading asks for is left ``pending``, not ``modified``: Flask's ``session.modified`` is the app's.
         self.pending_writes = False
 
     def for_cookie(self, cookie: str | None) -> Session:
-        """The session for the session cookie: empty without one, else loaded when first used (read now when the
-        reader re-issues it on any request: a cookie of the framework's own middleware)."""
+        """The session for the session cookie: empty without one, else loaded when first used (or now, if re-issued)."""
         if cookie is None:
             return self.session_class()
         if self.lazy and not self.reader.read_at_once(cookie):
@@ -96,11 +86,7 @@ class SessionLoader:
 
 class LazySession(Session):
     """A session whose cookie is verified and decoded on first use: a request that never uses it pays nothing.
-
-    Any use (``mark_accessed``, which Starlette's ``request.session`` calls; every dict method, for code that
-    reads the session object itself) loads it, then turns the object into the loader's plain session class,
-    so later calls cost what they always did.
-    """
+    Any use loads it and turns the object into the loader's plain session class, so later calls cost nothing more."""
 
     #: Set by ``SessionLoader`` (no ``__init__``: one Python call less on every request): the cookie (or the
     #: Cookie header it is in) and the loader, in one attribute (one to set and delete, not two).
@@ -198,10 +184,8 @@ LazySession.__getitem__ = _getitem  # type: ignore[method-assign,assignment]
 
 
 def lazy_class(session_class: type[Session], **namespace: Any) -> type[LazySession]:
-    """A ``LazySession`` that is also ``session_class`` (its class attributes, ``isinstance``) until it is loaded
-    (then it becomes ``session_class``): for an adapter whose framework looks at the session before the
-    application uses it (Flask's ``save_session``). Built once per configuration; ``namespace``: what else
-    loads it (a property of the adapter's that reads the dict directly)."""
+    """A ``LazySession`` that is also ``session_class`` until it is loaded, for a framework that looks at the
+    session before the application uses it (Flask's ``save_session``); ``namespace``: what else loads it."""
     namespace.setdefault("__module__", session_class.__module__)
     for name, read in _TRACKED_READS.items():  # a read marks the loaded session accessed: at once, one call less
         if getattr(session_class, name) is getattr(ReadTrackingSession, name):

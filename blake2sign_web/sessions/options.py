@@ -1,17 +1,4 @@
-"""The session options of both frameworks: each written once, with its rule and its name in each framework.
-
-An adapter maps its framework's configuration onto the options' keys here and calls ``problems``; what
-comes back it reports as its framework does: Starlette's constructor raises the first (``raise_first``),
-Django's system checks report each under its check id and its start-up raises ``ImproperlyConfigured``.
-Every message names an option as the user wrote it, through the framework's ``Spelling``::
-
-    SessionMiddleware same_site='none' needs https_only=True: browsers drop SameSite=None cookies ...
-    SESSION_COOKIE_SAMESITE = "None" needs SESSION_COOKIE_SECURE = True: browsers drop SameSite=None cookies ...
-
-An option an adapter does not pass is not checked (its default takes part in the rules between options):
-an option the framework lacks, or one the framework checks itself (Django's ``SESSION_COOKIE_SAMESITE``).
-The options for users, both spellings side by side: docs/options.md.
-"""
+"""The session options of every framework: each written once, with its rule and its name in each (docs/options.md)."""
 
 from __future__ import annotations
 
@@ -218,8 +205,7 @@ def setting_keys(spelling: Spelling) -> dict[str, str]:
 
 
 def signer_options(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``get_signer``'s options from the session options an adapter has (valid ones): each signer option given, and
-    each flag only when on, so that a configuration without them gets the plain signer it always had."""
+    """``get_signer``'s options: each signer option given, and each flag only when on (else the plain signer)."""
     given = {key: values[key] for key in SIGNER_OPTIONS if key in values}
     return given | {key: True for key in SIGNER_FLAGS if values.get(key)}
 
@@ -300,11 +286,8 @@ def problems(
 ) -> list[Problem]:
     """Every problem with ``values`` (option key: value), in the framework's words; [] when they all work.
 
-    Each option's own rule first; then each rule between options whose options are all valid.
-    ``store_has_prefix``: the revocation store names this site itself (a Django cache's KEY_PREFIX).
-    ``stores``: the stores the framework names (Django's CACHES aliases), each with whether it names this site
-    itself; the revocation option must then be None or one of them. ``checked_by_framework``: options the framework
-    checks itself (``DJANGO_CHECKS``): a bad value is its to report, and takes no part in the rules (the default does).
+    ``store_has_prefix``: the revocation store names this site itself (a Django cache's KEY_PREFIX). ``stores``:
+    Django's CACHES aliases, each with whether it has a prefix. ``checked_by_framework``: the framework reports those.
     """
     values = {k: v for k, v in values.items() if k not in checked_by_framework or BY_KEY[k].valid(v)}
     found = [problem for key, value in values.items() if (problem := _value_problem(BY_KEY[key], value, spelling))]
@@ -353,8 +336,7 @@ def secret_problems(secret: object, fallbacks: object, spelling: Spelling) -> li
 
 
 def section_problems(section: object, name: str, known: Iterable[str]) -> list[Problem]:
-    """A settings dict (Django's ``BLAKE2SIGN_WEB``) must be a dict of known keys, a misspelt key being ignored
-    otherwise: a TypeError problem for what is not a dict, a ValueError one for an unknown key."""
+    """A settings dict (Django's ``BLAKE2SIGN_WEB``) must be a dict of known keys, else a misspelt key is ignored."""
     if not isinstance(section, Mapping):
         return [Problem(name, f"{name} must be a dict, not {type(section).__name__}", "blake2sign_web.E001", TypeError)]
     names = ", ".join(known)

@@ -1,7 +1,4 @@
-"""What one request does with its session, whatever the framework: set-up, read, response. No framework here.
-
-The adapter keeps its I/O (headers, the store's calls) and its words (docs/architecture.md).
-"""
+"""What one request does with its session, whatever the framework: set-up, read, response. No framework here."""
 
 from __future__ import annotations
 

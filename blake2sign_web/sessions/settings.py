@@ -1,10 +1,4 @@
-"""A session configuration resolved from the options once per process, and the rules on what sessions run through.
-
-An adapter maps its settings onto the options' keys (``options``), has them checked, then resolves them here: the
-signers, the cookie's limits, the policies of oversize sessions and of revocation, chunks and timeouts. The
-middleware an app lists (E018, E022) and the stores of revocation and single-use records (W005) decide whether
-sessions and links work as configured.
-"""
+"""A session configuration resolved from the options once per process, and the checks of what sessions run through."""
 
 from __future__ import annotations
 
@@ -254,8 +248,7 @@ def store_problems(setting: str, name: str, backend: str, options: Mapping[str, 
 
 
 def shared_store_problems(stores: Mapping[str, str], caches: Mapping[str, Any]) -> list[Problem]:
-    """``store_problems`` (W005) of each store of records, by the setting that names it (``stores``: a CACHES alias
-    and that setting), in ``caches`` (Django's CACHES); an alias without a cache is the settings checks' error."""
+    """``store_problems`` (W005) of each store of records (``stores``: a CACHES alias and the setting naming it)."""
     found = []
     for alias, setting in stores.items():
         cache = caches.get(alias)

@@ -1,11 +1,7 @@
 """A drop-in for ``starlette.middleware.sessions.SessionMiddleware`` on the cached core signer.
 
-Same arguments, same ``request.session``, same Set-Cookie attributes as Starlette's;
-the cookie holds a keyed-BLAKE token (compact JSON, compressed when that pays) instead
-of itsdangerous over base64 JSON. The rules are the core's (``blake2sign_web.sessions.request``
-and the modules it names): this module translates ASGI's scope, headers and messages into calls of
-it and back. Bad cookies of any kind give an empty session and a warning, never an exception;
-arguments that cannot work fail at construction (docs/options.md), revocation is docs/revocation.md.
+Same arguments, same ``request.session``, same Set-Cookie attributes as Starlette's. Bad cookies give an empty
+session and a warning, never an exception; arguments that cannot work fail at construction (docs/options.md).
 """
 
 from __future__ import annotations
@@ -68,9 +64,7 @@ SESSION_CLASS: Final[type[Session]] = Session if STARLETTE_MARKS_ACCESS else Rea
 class SessionMiddleware:
     """Signed-cookie sessions for Starlette and FastAPI; replaces Starlette's by changing one import.
 
-    The positional and keyword arguments and their defaults are Starlette's (``partitioned`` on every
-    supported version). The extras are keyword-only, each described once for both frameworks in
-    docs/options.md (fallback secrets, hashing, compression, the cookie, timeouts, encryption, revocation).
+    Starlette's arguments and defaults; the keyword-only extras are described in docs/options.md.
     """
 
     def __init__(
@@ -131,7 +125,6 @@ class SessionMiddleware:
         #: request.session's class: SESSION_CLASS, knowing this middleware's lifetimes (get_expiry_age).
         self._session_class = setup.session_class(SESSION_CLASS, __module__=__name__, __reduce_ex__=_reduce_as_base)
         self.session_cookie, self.max_age, self.path, self.on_oversize = session_cookie, max_age, path, on_oversize
-        #: The cookie (and its chunks) in the request's headers and the response's (blake2sign_web.sessions.cookies).
         self.cookie = setup.cookie(
             OversizePolicy(
                 session_cookie,
@@ -148,7 +141,6 @@ class SessionMiddleware:
         self._cookie_text = self.cookie.text
         self._writer, self._unbounded = setup.signers.writer, setup.signers.unbounded
         self._resign_unread, self._lifetime = setup.resign_unread, setup.lifetime
-        #: Writes a session into its cookie's token and attributes (blake2sign_web.sessions.request).
         self._session_writer = SessionWriter(
             setup,
             self.cookie,
@@ -168,12 +160,9 @@ class SessionMiddleware:
         self.chunked, self.max_chunks = chunked, max_chunks
         #: Revocation, Server-Timing or chunking: __call__ takes the slower path that handles them.
         self._extras = setup.extras
-        #: Reads a cookie into what it holds, every outcome named (blake2sign_web.sessions.token).
         self._reader = setup.token_reader(None if self.legacy is None else self.legacy.read_dated, itsdangerous_shape)
-        #: The session of a cookie (blake2sign_web.sessions.loading): verified and decoded when request.session is
-        #: first used on Starlette 1.0 and later, whose request.session marks it accessed (before it, code that
-        #: reads the session without marking it could serialize the still-empty dict). Refusals in this
-        #: middleware's words (its arguments' names).
+        #: The session of a cookie: lazy on Starlette 1.0 and later, whose request.session marks it accessed
+        #: (before it, code that reads the session without marking it could serialize the still-empty dict).
         words = RefusalWords(
             f"expired (max_age={max_age!r})",
             f"past absolute_timeout={absolute_timeout!r}",
