@@ -99,8 +99,7 @@ def default_client(request: flask.Request) -> str:
 
 
 def request_url(request: flask.Request, signer: URLSigner) -> str | None:
-    """The path (with the script root ``url_for`` writes) and query (as ``request.args`` reads it) a link is verified
-    as; None for a query that is not UTF-8 (``links.targets.werkzeug_query``)."""
+    """The path and query a link is verified as; None for a query that is not UTF-8."""
     query = link_targets.werkzeug_query(request.environ.get("QUERY_STRING", ""))
     if query is None:
         return None
@@ -197,8 +196,7 @@ def signed_url_required(
 
 
 def send_signed_file(root: str | os.PathLike[str], name: str, *, as_attachment: bool = True) -> Response:
-    """Serve ``name`` under ``root`` from a view behind ``signed_url_required``, named by its link's signed
-    ``filename`` and ``disposition`` where it has them."""
+    """Serve ``name`` under ``root`` from a view behind ``signed_url_required``, named as its link says."""
     return privately(_serve(root, name, flask.g.get("signed_link"), as_attachment))
 
 

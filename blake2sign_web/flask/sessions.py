@@ -47,8 +47,7 @@ class SessionCookieTooLarge(ValueError):
 
 
 class SessionParts:
-    """What a request's session carries for its interface; ``pending``: loading asked for a write, done once the
-    request uses the session (as Django's contract does)."""
+    """What a request's session carries for its interface; ``pending``: a write loading asked for, done on use."""
 
     sent_chunks: Sequence[str] = ()
     incomplete: Sequence[str] = ()
@@ -185,8 +184,7 @@ class Configuration:
         self.loading, self.writing, self.ask = part
         self.refresh = bool(config["SESSION_REFRESH_EACH_REQUEST"])
         self._refused = partial(logger.warning, "Rejected session cookie %r: %s", name)  # an incomplete set
-        #: Read on first use (``lazy_session``) unless chunked, store-checked or migrating. With
-        #: SESSION_REFRESH_EACH_REQUEST on, one never used is read when saved: Flask re-issues a permanent one.
+        #: Read on first use unless chunked, store-checked or migrating (with refresh on, read when saved).
         self.lazy = not (self.max_chunks or self.store is not None or values["migrate"])
         self.lazy_class = lazy_class(
             self.session_class,
@@ -300,8 +298,7 @@ FALLBACKS_AT: Final = CONFIG_KEYS.index("SECRET_KEY_FALLBACKS")
 
 
 class Watched:
-    """A config class that counts its changes, so that ``Configurations.of`` sees an unchanged config by one
-    comparison rather than 14 (a change through ``dict``'s own methods is not seen)."""
+    """A config class counting its changes: ``Configurations.of`` sees an unchanged config by one comparison."""
 
     __slots__ = ()
     #: Changes made to this config since it was watched.
@@ -374,8 +371,7 @@ def _copy(value: Any) -> Any:
 
 
 def check_app(app: Any, asynchronous: bool) -> None:
-    """A TypeError at once for the other framework's app (``FlaskSessions(quart_app)``, ``QuartSessions(flask_app)``),
-    which would otherwise fail on its first request with an AttributeError, or not at all (an un-awaited session)."""
+    """A TypeError at once for the other framework's app, which would otherwise fail later, or not at all."""
     quart = sys.modules.get("quart")
     if asynchronous and isinstance(app, flask.Flask):
         raise TypeError("QuartSessions serves a Quart app, and this is a Flask app: use FlaskSessions(app)")

@@ -54,8 +54,7 @@ def token_cookies(
     max_chunks_name: str,
     chunks_fix: str = "",
 ) -> list[tuple[str, str]] | None:
-    """The cookies ``(name, value)`` that carry ``token``: one, or with ``max_chunks`` as many chunks as it needs;
-    None when too large for them (refused by ``oversize``)."""
+    """The cookies ``(name, value)`` that carry ``token``; None when ``oversize`` refused them."""
     name = oversize.cookie_name
     if max_chunks:
         try:
@@ -101,8 +100,7 @@ EXPIRED: Final = "expires=Thu, 01 Jan 1970 00:00:00 GMT"
 
 
 class SessionCookie:
-    """A session's cookie as HTTP carries it: found in ``Cookie`` headers, written as ``Set-Cookie`` values,
-    formatted once, at construction, in the spelling of Starlette's own middleware."""
+    """A session's cookie as HTTP carries it, formatted once, in the spelling of Starlette's own middleware."""
 
     def __init__(
         self,
@@ -173,8 +171,7 @@ class SessionCookie:
         return None if found is None else self.text(found)
 
     def find(self, headers: Iterable[tuple[bytes, bytes]]) -> str | bytes | None:
-        """``read``, except that in the usual case (a header holding only this cookie) it returns that header's
-        bytes, for ``text`` to cut out and decode when the session is used."""
+        """``read``, except that in the usual case it returns the header's bytes, decoded when the session is used."""
         # Single-byte ints, not ``bytes in bytes``: CPython tries that operand as an int first and clears the
         # TypeError, which cost most of this method (about 0.2 us per test on a 300-byte header).
         value: str | bytes | None = None
@@ -223,8 +220,7 @@ class SessionCookie:
         return header.encode("latin-1")
 
     def set_chunks(self, token: str, suffix: str, sent_chunks: list[str]) -> list[bytes]:
-        """The Set-Cookie values carrying ``token`` in as many cookies as it needs, deleting the client's chunks
-        past them; empty when the size policy refused it (logged)."""
+        """The Set-Cookie values carrying ``token`` in chunks; empty when the size policy refused it."""
         try:
             cookies = split_token(self.name, token, attributes_length=len(suffix), max_chunks=self.max_chunks)
         except TooManyChunks as error:
@@ -242,8 +238,7 @@ class SessionCookie:
 def morsel_overhead(
     *, path: str, domain: str | None, same_site: str | bool | None, secure: bool, http_only: bool, partitioned: bool
 ) -> int:
-    """Bytes of ``=`` and the attributes ``Morsel.OutputString`` writes after a cookie's value, ``expires`` and
-    ``Max-Age`` at their widest: what the size policy adds to a token (Django's cookie)."""
+    """Bytes the attributes ``Morsel.OutputString`` writes after a value, at their widest (the size policy's)."""
     parts = ["; expires=Thu, 01 Jan 1970 00:00:00 GMT", "; Max-Age=" + "9" * 10]
     if path:
         parts.append(f"; Path={path}")
@@ -261,8 +256,7 @@ def morsel_overhead(
 
 
 def longest_token(cookie_size_limit: int, max_chunks: int) -> int:
-    """Characters of the longest token a session's cookies carry together (``max_chunks`` 0: one cookie): a
-    reader refuses anything longer before hashing it."""
+    """Characters of the longest token a session's cookies carry: a reader refuses longer before hashing it."""
     return cookie_size_limit * max(max_chunks, 1)
 
 
@@ -285,9 +279,8 @@ MorselCookie = tuple[str, str, dict[str, Any]]
 
 
 class SessionMorsels:
-    """A session's cookies as ``http.cookies`` Morsels (Django's ``response.cookies``), by ``SessionCookie``'s
-    rules; deletions as Django's ``delete_cookie`` writes them, and ``Secure`` for a ``Partitioned`` cookie, which
-    browsers refuse otherwise."""
+    """A session's cookies as ``http.cookies`` Morsels (Django's), by ``SessionCookie``'s rules; ``Secure`` for a
+    ``Partitioned`` cookie, which browsers refuse otherwise."""
 
     def __init__(
         self,
@@ -336,8 +329,7 @@ class SessionMorsels:
     def writes(
         self, cookies: Sequence[tuple[str, str]], sent: Mapping[str, str], max_age: int | None, *, chunked: bool
     ) -> list[MorselCookie]:
-        """The cookies that carry the session's token (``cookies``: ``(name, value)``, its chunks when ``chunked``)
-        and those deleting what the client sent that no longer belongs to it (``sent``: the request's cookies)."""
+        """The cookies that carry the session's token, and those deleting the client's that no longer belong."""
         if max_age is None:  # a browser-session cookie: no Max-Age nor expires
             attributes = {"expires": "", "max-age": "", **self.attributes}
         else:
@@ -352,8 +344,7 @@ class SessionMorsels:
         return written
 
     def put(self, jar: SimpleCookie, writes: list[MorselCookie]) -> None:
-        """``writes`` on a response's ``jar`` (Django's ``response.cookies``) as Morsels, as ``set_cookie`` would put
-        them, without re-validating each attribute; ``PartitionedMorsel`` ones when ``partitioned``."""
+        """``writes`` on a response's ``jar`` (Django's ``response.cookies``) as Morsels, not re-validated."""
         for name, value, attributes in writes:
             morsel = PartitionedMorsel() if self.partitioned else Morsel()
             morsel.set(name, *jar.value_encode(value))

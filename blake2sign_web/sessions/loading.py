@@ -85,16 +85,14 @@ class SessionLoader:
 
 
 class LazySession(Session):
-    """A session whose cookie is verified and decoded on first use: a request that never uses it pays nothing.
-    Any use loads it and turns the object into the loader's plain session class, so later calls cost nothing more."""
+    """A session whose cookie is read on first use (a request that never uses it pays nothing), then plain."""
 
     #: Set by ``SessionLoader`` (no ``__init__``: one Python call less on every request): the cookie (or the
     #: Cookie header it is in) and the loader, in one attribute (one to set and delete, not two).
     source: tuple[str | bytes, SessionLoader]
 
     def mark_accessed(self, accessed: bool = True) -> None:
-        """Read the cookie into this session, keeping what loading decided (a re-sign, a migrated cookie), and mark
-        it accessed (what ``request.session`` calls, on every read: one call) unless ``accessed=False``."""
+        """Read the cookie into this session and mark it accessed (``request.session`` calls it) unless told not to."""
         cookie, loader = self.source
         del self.source
         self.__class__ = loader.session_class  # type: ignore[assignment]  # same layout: allowed, plain now
@@ -184,8 +182,7 @@ LazySession.__getitem__ = _getitem  # type: ignore[method-assign,assignment]
 
 
 def lazy_class(session_class: type[Session], **namespace: Any) -> type[LazySession]:
-    """A ``LazySession`` that is also ``session_class`` until it is loaded, for a framework that looks at the
-    session before the application uses it (Flask's ``save_session``); ``namespace``: what else loads it."""
+    """A ``LazySession`` that is also ``session_class``, for Flask, which looks at it before the app uses it."""
     namespace.setdefault("__module__", session_class.__module__)
     for name, read in _TRACKED_READS.items():  # a read marks the loaded session accessed: at once, one call less
         if getattr(session_class, name) is getattr(ReadTrackingSession, name):

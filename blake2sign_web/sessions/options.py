@@ -285,10 +285,7 @@ def problems(
     checked_by_framework: Iterable[str] = (),
 ) -> list[Problem]:
     """Every problem with ``values`` (option key: value), in the framework's words; [] when they all work.
-
-    ``store_has_prefix``: the revocation store names this site itself (a Django cache's KEY_PREFIX). ``stores``:
-    Django's CACHES aliases, each with whether it has a prefix. ``checked_by_framework``: the framework reports those.
-    """
+    ``stores``: Django's CACHES aliases, each with whether it has a KEY_PREFIX (as ``store_has_prefix`` says)."""
     values = {k: v for k, v in values.items() if k not in checked_by_framework or BY_KEY[k].valid(v)}
     found = [problem for key, value in values.items() if (problem := _value_problem(BY_KEY[key], value, spelling))]
     wrong = {problem.key for problem in found}
@@ -308,8 +305,7 @@ def problems(
 
 
 def secret_problems(secret: object, fallbacks: object, spelling: Spelling) -> list[Problem]:
-    """The secret and each fallback must be a string of at least MIN_SECRET_LENGTH bytes, as ``keys`` counts them;
-    the fallbacks a list or tuple of them."""
+    """The secret and each fallback must be a string of at least MIN_SECRET_LENGTH bytes, in a list or tuple."""
     names = spelling.secrets
     rule = f"a secret is a string of at least {MIN_SECRET_LENGTH} bytes (UTF-8), too long to guess; {names.hint}"
     found = []
@@ -420,8 +416,7 @@ PREFIX_KEYS: Final = frozenset({"cookie_name", "secure", "path", "domain", "http
 
 
 def prefix_problems(values: Values, settings: CookieSettings) -> list[Problem]:
-    """A browser silently drops a ``__Host-``/``__Secure-`` cookie whose attributes break its prefix's rules.
-    ``values``: the cookie's PREFIX_KEYS (Django's CSRF cookie too), ``settings``: their names in the framework."""
+    """A browser silently drops a ``__Host-``/``__Secure-`` cookie whose attributes break its prefix's rules."""
     if not isinstance(values["cookie_name"], str):
         return []  # the name's own rule (Django's, for its CSRF cookie)
     problem = prefix_problem(

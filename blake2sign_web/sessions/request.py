@@ -119,8 +119,7 @@ class SessionSetup:
 def session_from(
     read: ReadToken, session_class: type[Session], cookie_name: str, cookie: str | None, max_chunks: int
 ) -> Session:
-    """The session for what was read of ``cookie``: its data (re-issued when the read says so), or an empty one
-    (``refused``, with a chunked set's ``leftovers`` to delete; or timed out, its cookie deleted)."""
+    """The session for what was read of ``cookie``: its data (re-issued when the read says so), or an empty one."""
     if read.data is not None:  # VALID or MIGRATED
         session = session_class(read.data)
         if read.meta is not None:
@@ -172,8 +171,7 @@ VARY_COOKIE: Final = (b"vary", b"Cookie")
 def response_plan(
     session: Session, cookie_name: str, sent_chunks: Sequence[str] = (), incomplete: Sequence[str] = ()
 ) -> ResponsePlan:
-    """What the response does with ``session``'s cookie: written when it changed and holds data, deleted when it
-    was emptied (or ended) and the client had one, else kept; and the stale cookies to delete with it."""
+    """What the response does with ``session``'s cookie (write, delete or keep), and the stale cookies to delete."""
     fate: Literal["write", "delete", "keep"] = KEEP
     if session.modified:
         if dict.__len__(session):
@@ -230,8 +228,7 @@ class SessionWriter:
     def usual_headers(
         self, session: Session, headers: Iterable[tuple[bytes, bytes]]
     ) -> list[tuple[bytes, bytes]] | None:
-        """``response_headers`` of a request without revocation, chunks or Server-Timing (an adapter's short path):
-        the usual write built here in one call, the bytes ``set_cookies`` writes; all else ``response_headers``'s."""
+        """``response_headers`` of a request without revocation, chunks or Server-Timing: the usual write, one call."""
         if (
             self.direct
             and session.modified
@@ -281,8 +278,7 @@ class SessionWriter:
         return out
 
     def written(self, session: Session, session_id: bytes | None, sent_chunks: Sequence[str] = ()) -> list[bytes]:
-        """The Set-Cookie values writing ``session``; deleting an ended session's; none when the size policy
-        refused it."""
+        """The Set-Cookie values writing ``session`` (deleting an ended one's); none when refused for its size."""
         value: Any = session
         expires_in = None
         cookie = self.cookie
@@ -332,8 +328,7 @@ def chunked_token(
 
 
 def read_with_revocation(session: Session, state: SessionState, refused: bool) -> Session:
-    """``session`` as read with revocation on (``settled``): one read as empty because the store was down still
-    has its cookie (emptying it deletes that), and a cookie ``refused`` as ended is deleted."""
+    """``session`` as read with revocation on: read as empty with the store down, its cookie is kept."""
     session.loaded_empty = not dict.__len__(session) and not refused and not state.unchecked and not session._timed_out
     session.modified = session.modified or refused
     return session
@@ -414,8 +409,7 @@ def joined_token(
     incomplete: list[str],
     refused: Callable[[IncompleteChunks], None],
 ) -> str | None:
-    """The token a chunked session's cookies carry together; an incomplete set is told to ``refused`` and its
-    cookies go in ``incomplete``, to delete unless the response writes the session."""
+    """The token a chunked session's cookies carry; an incomplete set's cookies go in ``incomplete``."""
     try:
         return join_chunks(name, cookies, max_chunks=max_chunks)
     except IncompleteChunks as error:
@@ -433,8 +427,7 @@ def signed_token(
     typed_name: str,
     oversize: OversizePolicy,
 ) -> str | None:
-    """A session's token: a NotJSON names the typed option (``typed_name``); JSON over the size the signer reads
-    back is refused by the size policy: None."""
+    """A session's token; a NotJSON names the typed option, and JSON too large is refused (None)."""
     try:
         return writer.dumps(value, expires_in=expires_in, session_id=session_id)
     except NotJSON as error:  # a datetime, a UUID...: name the option that stores it as itself

@@ -29,8 +29,7 @@ MIDDLEWARE_KEYS: Final = frozenset({"server_timing", "chunked", "max_chunks"})
 
 @dataclass(frozen=True)
 class ResponseSettings:
-    """What a response needs to write the session's cookies (Django's middleware, whatever the engine): resolved
-    once from the cookie's options, with the project's own (``server_timing``, chunks)."""
+    """What a response needs to write the session's cookies (Django's middleware, whatever the engine)."""
 
     name: str
     #: The session's cookies as Morsels (the core's rules: attributes, chunks, deletion).
@@ -43,8 +42,7 @@ class ResponseSettings:
 
 
 def response_settings(values: Mapping[str, Any], *, save_every_request: bool, same_site_name: str) -> ResponseSettings:
-    """The ``ResponseSettings`` of ``values`` (the cookie's options by key, ``server_timing``, ``chunked`` and
-    ``max_chunks``; not yet checked); ValueError for a SameSite no browser knows, named ``same_site_name``."""
+    """The ``ResponseSettings`` of ``values`` (not yet checked); ValueError for a SameSite no browser knows."""
     same_site = values["same_site"]
     if same_site and same_site.lower() not in SAME_SITE:
         raise ValueError(f'{same_site_name} must be "lax", "none", or "strict".')
@@ -134,8 +132,7 @@ def resolve(
 ) -> SessionConfig:
     """The configuration of ``values`` (every option by its key, all valid), with the adapter's ``parts``."""
     max_chunks = chunk_limit(values)
-    # The age bounds a token without an expiry of its own when it is read (default_age), and the timeouts are
-    # read by the core's reader: no limit of the signer's own.
+    # The age (read's default_age) and the timeouts are the core reader's: no limit of the signer's own.
     signer, writer, _ = session_signers(
         secret,
         max_age=None,
@@ -258,8 +255,7 @@ def shared_store_problems(stores: Mapping[str, str], caches: Mapping[str, Any]) 
 
 
 def prefixed_stores(caches: Mapping[str, Any]) -> dict[str, bool]:
-    """Each cache of ``caches`` (Django's CACHES) and whether it has a ``KEY_PREFIX`` of its own: Django's
-    convention for a shared cache, which keeps the keys of two sites apart as the revocation prefix does."""
+    """Each cache of ``caches`` (Django's CACHES) and whether it has a ``KEY_PREFIX`` of its own."""
     return {alias: isinstance(cache, Mapping) and bool(cache.get("KEY_PREFIX")) for alias, cache in caches.items()}
 
 
