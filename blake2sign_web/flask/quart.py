@@ -72,7 +72,7 @@ class QuartSessions(SessionInterface):
     def is_null_session(self, obj: object) -> bool:
         """``FlaskSessions.is_null_session``: a session never used is not saved (no ``ensure_async``, no await)."""
         try:
-            return obj.unused and not obj.configuration.refresh  # type: ignore[attr-defined]
+            return obj.nothing_to_save  # type: ignore[attr-defined,no-any-return]
         except AttributeError:  # not a session of this interface's
             return super().is_null_session(obj)
 

@@ -57,6 +57,12 @@ class SessionParts:
     #: Not used yet, its cookie not read (the configuration's ``lazy_class``): saving it writes nothing.
     unused: bool = False
 
+    @property
+    def nothing_to_save(self) -> bool:
+        """Never used, and no cookie to re-issue: with SESSION_REFRESH_EACH_REQUEST on, one never used is still
+        read when saved (a permanent session's cookie is re-issued on every response, Flask's contract)."""
+        return self.unused and not self.configuration.refresh
+
 
 class FlaskSession(ReadTrackingSession if not FLASK_MARKS_ACCESS else Session, SessionParts, SessionMixin):  # type: ignore[misc]
     """``flask.session``: the core's session with Flask's ``permanent`` (``SessionMixin``, the ``_permanent`` key)."""
@@ -469,8 +475,8 @@ class Configurations:
 
     def save(self, app: Any, session: Any, response: Any, written: list[bytes] | None = None) -> None:
         """Vary and the session's Set-Cookie values on ``response`` (Werkzeug's, or Quart's: ``written``)."""
-        if session is None or (session.unused and not session.configuration.refresh):  # opening it failed (a bad
-            return  # setting, already raised): no second error; or never used, with nothing to re-issue
+        if session is None or session.nothing_to_save:  # opening it failed (a bad setting, already raised): no
+            return  # second error; or never used, with nothing to re-issue
         configuration = session.configuration or self.of(app)
         if configuration is not None:
             configuration.save(session, response, written)
@@ -503,7 +509,7 @@ class FlaskSessions(SessionInterface):
         """Whether Flask skips saving the session: its null session, and one never used. An attribute read, not
         ``isinstance(obj, NullSession)``, which ``SessionMixin``'s ABC makes a Python call on every request."""
         try:
-            return obj.unused and not obj.configuration.refresh  # type: ignore[attr-defined]
+            return obj.nothing_to_save  # type: ignore[attr-defined,no-any-return]
         except AttributeError:  # not a session of this interface's
             return super().is_null_session(obj)
 
