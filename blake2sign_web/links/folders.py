@@ -195,6 +195,7 @@ def sign(
         pairs.append((signer.starts_param, str(starts_at)))
     if group is not None:
         pairs += link_groups.signed_pairs(group, expires, signer._clock, signer.group_param, signer.issued_param)
+    pairs.append((signer.key_id_param, signer.key_id))
     token = signer._seal(form(signer._canonical(host, canonical, pairs, bind)))
     query = "".join(f"{encode(k)}={encode(v)}&" for k, v in pairs) + f"{signer.signature_param}={token[-MAC_LENGTH:]}"
     return SignedPrefix(f"{scheme}://{netloc}" if scheme else "", canonical, query)

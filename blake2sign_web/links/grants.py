@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import lru_cache
-from hashlib import blake2b
+from hashlib import blake2b, sha256
 from typing import Any, Final, Literal, NamedTuple
 
 from ..exceptions import BadSignature
@@ -66,16 +66,20 @@ class GrantCookie(NamedTuple):
 
 
 @lru_cache(maxsize=1024)
-def grant_name(prefix: str) -> str:
-    """The name of the cookie granting ``prefix`` (canonical, ending with "/"), before any ``__Secure-``."""
-    return NAME + blake2b(prefix.encode("ascii", "surrogateescape"), digest_size=4).hexdigest()
+def grant_name(prefix: str, hasher: str = "blake2b") -> str:
+    """The name of the cookie granting ``prefix`` (canonical, ending with "/"), before any ``__Secure-``: 4 bytes of
+    its BLAKE2b hash in hex, or of its SHA-256 under HMAC-SHA-256 links, so that a verifier without BLAKE2 (a front
+    server) can find the cookie too."""
+    raw = prefix.encode("ascii", "surrogateescape")
+    digest = sha256(raw).digest()[:4] if hasher == "hmac-sha256" else blake2b(raw, digest_size=4).digest()
+    return NAME + digest.hex()
 
 
-def cookie_name(prefix: str, secure: bool, domain: str | None) -> str:
+def cookie_name(prefix: str, secure: bool, domain: str | None, hasher: str = "blake2b") -> str:
     """The full name: ``__Host-`` for a Secure grant of "/" without Domain, ``__Secure-`` for another Secure one."""
     if not secure:
-        return grant_name(prefix)
-    return ("__Host-" if prefix == "/" and domain is None else "__Secure-") + grant_name(prefix)
+        return grant_name(prefix, hasher)
+    return ("__Host-" if prefix == "/" and domain is None else "__Secure-") + grant_name(prefix, hasher)
 
 
 def grant(
@@ -129,7 +133,7 @@ def grant(
     max_age = expires - int(signer._clock())
     if max_age <= 0:
         raise ValueError("the grant has already expired: pass a later expires_at")
-    name = cookie_name(path, secure, domain)
+    name = cookie_name(path, secure, domain, signer.hasher)
     return GrantCookie(name, value, path, max_age, secure, http_only, same_site, domain, signed)
 
 
@@ -157,7 +161,7 @@ def grant_for(signer: URLSigner, url: str | None, method: str, cookies: Callable
         ends.append(end)
         end = path.find("/", end + 1)
     for end in reversed(ends):
-        value = named.get(grant_name(path[: end + 1]))
+        value = named.get(grant_name(path[: end + 1], signer.hasher))
         if value is not None:
             return value
     return None

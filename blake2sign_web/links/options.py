@@ -29,7 +29,7 @@ class LinkOption(NamedTuple):
 
 OPTIONS: Final = (
     LinkOption("purpose", "blake2sign_web.signed_urls", "PURPOSE", True),  # separate keys per use if you need them
-    LinkOption("hasher", "blake2b", "HASHER", True),  # or "blake2s", "blake3"
+    LinkOption("hasher", "blake2b", "HASHER", True),  # or "blake2s", "blake3", "hmac-sha256"
     LinkOption("signature_param", "signature", "SIGNATURE_PARAM", True),
     LinkOption("expires_param", "expires", "EXPIRES_PARAM", True),
     LinkOption("ignore", (), "IGNORED_PARAMS", True),  # e.g. ("utm_*", "fbclid")

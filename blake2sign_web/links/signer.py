@@ -14,16 +14,19 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from binascii import b2a_base64
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from fnmatch import fnmatchcase
+from hmac import compare_digest
 from typing import Any, Final, NamedTuple
 from urllib.parse import quote, urlunsplit
 
-from ..exceptions import BadSignature
+from ..exceptions import BadSignature, SignatureMismatch
 from ..signing.cache import cached
+from ..signing.keys import DIGEST_SIZE, KeyedHash, derive_key, key_id, keyed_with
 from ..signing.serializer import Seconds
-from ..signing.signer import MAC_LENGTH, Signer, is_count
+from ..signing.signer import MAC_LENGTH, URLSAFE, MacKeys, Signer, is_count
 from . import folders as link_prefix
 from . import groups as link_groups
 from . import text as link_times
@@ -112,6 +115,9 @@ class URLSigner(Signer):
     """Signs and verifies URLs (absolute, or path and query) with an optional expiry."""
 
     domain = "url"
+    #: Whether ``verify_link`` refuses a malformed download name. The edge's reference verifier does not: the name
+    #: is the origin's to judge (its rules follow the Unicode version), so such links go to the origin.
+    judges_download_names = True
 
     def __init__(
         self,
@@ -130,6 +136,7 @@ class URLSigner(Signer):
         prefix_param: str = "prefix",
         group_param: str = "group",
         issued_param: str = "issued",
+        key_id_param: str = "kid",
         ignore: Iterable[str] = (),
         bind_host: bool = False,
         max_url_length: int = MAX_URL_LENGTH,
@@ -152,6 +159,7 @@ class URLSigner(Signer):
             "prefix_param": prefix_param,
             "group_param": group_param,
             "issued_param": issued_param,
+            "key_id_param": key_id_param,
         }
         self.ignore = check_link_parameters(names, ignore)
         if not callable(clock):
@@ -165,9 +173,46 @@ class URLSigner(Signer):
         self.starts_param = starts_param
         self.prefix_param = prefix_param
         self.group_param, self.issued_param = group_param, issued_param
+        self.key_id_param = key_id_param
         self.bind_host = bool(bind_host)
         self.max_url_length = max_url_length
         self._clock = clock
+
+    def _derive_keys(self, secrets: list[bytes]) -> None:
+        """Format 1's keys, and each one's key id: a link names the key that signed it (``key_id_param``), so that
+        a verifier holding several picks it instead of trying each (docs/link-format.md)."""
+        self._install_keys(
+            [derive_key(s, domain=self.domain, purpose=self.purpose, hasher=self.hasher) for s in secrets]
+        )
+
+    def _install_keys(self, keys: list[bytes]) -> None:
+        """Key the hash states with derived keys, the current one first (a keyring's, for a verifier without the
+        secret: ``edge.reference``)."""
+        states = [keyed_with(key, self.hasher) for key in keys]
+        self._format1 = MacKeys(states[0], tuple(states[1:]), DIGEST_SIZE, MAC_LENGTH)
+        #: The current key's id, written into every link this signer signs.
+        self.key_id = key_id(keys[0], self.hasher)
+        by_id: dict[str, tuple[tuple[KeyedHash, bool], ...]] = {}
+        for index, (key, state) in enumerate(zip(keys, states, strict=True)):
+            name = key_id(key, self.hasher)  # two keys of one id (a chance in 2**36): both are tried
+            by_id[name] = (*by_id.get(name, ()), (state, index > 0))
+        self._by_key_id = by_id
+
+    def _open_by_id(self, canonical: bytes, signature: str, name: str) -> bool:
+        """Whether a fallback made ``signature``, the tag of ``canonical`` under the key named ``name``;
+        SignatureMismatch for another tag or a key id this signer does not hold."""
+        keys = self._by_key_id.get(name)
+        if keys is None:
+            raise SignatureMismatch("unknown key id")
+        if len(canonical) + MAC_LENGTH > self.max_token_length:
+            raise BadSignature("token too long")
+        expected = signature.encode("ascii", "replace")
+        for state, fallback in keys:
+            state = state.copy()
+            state.update(canonical)
+            if compare_digest(b2a_base64(state.digest()[:DIGEST_SIZE])[:MAC_LENGTH].translate(URLSAFE), expected):
+                return fallback
+        raise SignatureMismatch("signature does not match")
 
     def __repr__(self) -> str:
         return (
@@ -273,6 +318,7 @@ class URLSigner(Signer):
                 f"cannot sign {url[:40]!r}: a relative path whose first segment has ':' is read as a scheme "
                 "(javascript:, data:); sign a path starting with '/' or an absolute URL"
             )
+        pairs.append((self.key_id_param, self.key_id))
         signed_query = "".join(f"{encode(k)}={encode(v)}&" for k, v in pairs)
         token = self._seal(self._canonical(host, path, pairs, bind))
         signed_query += f"{self.signature_param}={token[-MAC_LENGTH:]}"
@@ -356,6 +402,7 @@ class URLSigner(Signer):
         starts: list[str] = []
         prefixes: tuple[str, ...] = ()  # a folder link's (no list to allocate for the others)
         grouped: tuple[tuple[str, str], ...] = ()  # a grouped link's group and issue time
+        key_ids: tuple[str, ...] = ()
         for key, value in pairs:  # one pass: each request by a link reads them
             if key == self.expires_param:
                 expiries.append(value)
@@ -367,12 +414,16 @@ class URLSigner(Signer):
                 prefixes += (value,)
             elif key == self.group_param or key == self.issued_param:
                 grouped += ((key, value),)
+            elif key == self.key_id_param:
+                key_ids += (value,)
         if len(expiries) > 1:
             raise BadSignature("URL has more than one expiry")
         if len(nonces) > 1:
             raise BadSignature("URL has more than one nonce")
         if len(starts) > 1:
             raise BadSignature("URL has more than one start")
+        if len(key_ids) > 1:
+            raise BadSignature("URL has more than one key id")
         try:
             host = self._host(scheme, netloc)
             if prefixes:  # a folder link: its MAC covers the prefix, in its own form
@@ -385,7 +436,10 @@ class URLSigner(Signer):
             raise BadSignature("this URLSigner binds the host: verify the absolute URL")
         if len(signatures[0]) != MAC_LENGTH:
             raise BadSignature("malformed signature")
-        _, fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
+        if key_ids:
+            fallback = self._open_by_id(canonical, signatures[0], key_ids[0])
+        else:  # a link signed before key ids: each key is tried
+            _, fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
         expires_at = starts_at = None
         if expiries or starts:
             expires_at, starts_at = link_times.verified_times(
@@ -399,7 +453,12 @@ class URLSigner(Signer):
             if expires_at is None:  # sign() never writes one: a record without an end could never be removed
                 raise BadSignature("single-use URL without expiry")
         consume_on, disposition, filename = read_link_options(
-            pairs, self.consume_param, self.disposition_param, self.filename_param, nonce is not None
+            pairs,
+            self.consume_param,
+            self.disposition_param,
+            self.filename_param,
+            nonce is not None,
+            self.judges_download_names,
         )
         group = issued = None
         if grouped:

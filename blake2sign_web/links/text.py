@@ -60,6 +60,7 @@ LINK_PARAMETERS: Final = {
     "prefix_param": "prefix",
     "group_param": "group",
     "issued_param": "issued",
+    "key_id_param": "kid",
 }
 #: What to pass instead of writing each of a link's own parameters into the URL to sign (``refuse_reserved``).
 _RESERVED_FIXES: Final = {
@@ -72,6 +73,7 @@ _RESERVED_FIXES: Final = {
     "disposition_param": "pass disposition= instead",
     "group_param": "the link group: pass group= instead",
     "issued_param": "the issue time of a grouped link: pass group= instead",
+    "key_id_param": "the key id: the signer writes its own key's",
 }
 
 
@@ -143,10 +145,16 @@ def filename_problem(filename: object) -> str | None:
 
 
 def read_link_options(
-    pairs: list[tuple[str, str]], consume_param: str, disposition_param: str, filename_param: str, has_nonce: bool
+    pairs: list[tuple[str, str]],
+    consume_param: str,
+    disposition_param: str,
+    filename_param: str,
+    has_nonce: bool,
+    check_filename: bool = True,
 ) -> tuple[ConsumeOn, Disposition | None, str | None]:
     """``consume_on``, ``disposition`` and ``filename`` of a link's (signed) pairs, after the MAC was checked (and
-    by ``sign``, on what it is about to sign); BadSignature if malformed."""
+    by ``sign``, on what it is about to sign); BadSignature if malformed. ``check_filename=False``: the name is
+    left to whoever serves the download (a front server passes such links on: docs/link-format.md)."""
     consumes: tuple[str, ...] = ()
     dispositions: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()
@@ -178,7 +186,7 @@ def read_link_options(
     else:
         raise BadSignature("malformed disposition")
     filename = filenames[0] if filenames else None
-    if filename is not None and filename_problem(filename) is not None:
+    if check_filename and filename is not None and filename_problem(filename) is not None:
         raise BadSignature("malformed filename")
     return consume_on, checked, filename
 

@@ -1,20 +1,23 @@
-"""Key derivation and keyed hashing, one small class per BLAKE variant.
+"""Key derivation and keyed hashing: BLAKE2b, BLAKE2s, BLAKE3, and HMAC-SHA-256 where BLAKE is not to be had.
 
 A secret is never used as a MAC key directly. It is derived, together with the
 signer's *domain* (which kind of token) and *purpose* (what the application uses it
 for), into a key of the hasher's native size, so that the same secret under two
-purposes, two token kinds or two hashers yields unrelated keys.
+purposes, two token kinds or two hashers yields unrelated keys. HMAC-SHA-256 is for the
+hosts that refuse BLAKE (FIPS mode) and the verifiers that lack it (edge runtimes, nginx).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 from collections.abc import Iterable
 from typing import Final, Protocol
 
 import blake3
 
-HASHERS: Final = ("blake2b", "blake2s", "blake3")
+HASHERS: Final = ("blake2b", "blake2s", "blake3", "hmac-sha256")
 
 #: Format 1's MAC length in bytes for every hasher: 256 bits, as HMAC-SHA256 gives Django's tokens.
 DIGEST_SIZE: Final = 32
@@ -28,6 +31,11 @@ _BLAKE3_CONTEXT: Final = "blake2sign_web 2026-11 format 1 signing key"
 #: BLAKE2 personalisation for key derivation (at most 16 bytes for blake2b, 8 for blake2s).
 _BLAKE2B_PERSON: Final = b"b2sw.derive.v1"
 _BLAKE2S_PERSON: Final = b"b2sw.kd1"
+#: HMAC-SHA-256 key derivation: HKDF-Extract (RFC 5869) of the key material with this salt.
+_HMAC_SALT: Final = b"blake2sign_web hmac-sha256 key v1"
+#: Characters of a key id: the start of the unpadded base64url of SHA-256(``_KEY_ID_LABEL`` hasher 0x00 key).
+KEY_ID_LENGTH: Final = 6
+_KEY_ID_LABEL: Final = b"blake2sign_web key id v1\x00"
 
 
 class KeyedHash(Protocol):
@@ -73,21 +81,42 @@ def _key_material(secret: bytes, domain: str, purpose: str) -> bytes:
     return b"".join(len(part).to_bytes(4, "big") + part for part in parts)
 
 
+def derive_key(secret: bytes, *, domain: str, purpose: str, hasher: str) -> bytes:
+    """The MAC key of (secret, domain, purpose) for ``hasher``: 64 bytes for BLAKE2b, 32 for the others."""
+    material = _key_material(secret, domain, purpose)
+    if hasher == "blake2b":
+        return hashlib.blake2b(material, digest_size=64, person=_BLAKE2B_PERSON).digest()
+    if hasher == "blake2s":
+        return hashlib.blake2s(material, digest_size=32, person=_BLAKE2S_PERSON).digest()
+    if hasher == "blake3":
+        return blake3.blake3(material, derive_key_context=_BLAKE3_CONTEXT).digest()
+    if hasher == "hmac-sha256":
+        return hmac.digest(_HMAC_SALT, material, "sha256")
+    raise ValueError(f"hasher must be one of {', '.join(HASHERS)}; got {hasher!r}")
+
+
+def keyed_with(key: bytes, hasher: str, digest_size: int = DIGEST_SIZE) -> KeyedHash:
+    """A hash state keyed with ``key`` (``derive_key``'s). BLAKE2 states give ``digest_size`` bytes (it is part of
+    their parameter block); BLAKE3's and HMAC-SHA-256's always give 32, which callers truncate."""
+    if hasher == "blake2b":
+        return hashlib.blake2b(key=key, digest_size=digest_size)
+    if hasher == "blake2s":
+        return hashlib.blake2s(key=key, digest_size=digest_size)
+    if hasher == "blake3":
+        return blake3.blake3(key=key)
+    return hmac.new(key, digestmod=hashlib.sha256)
+
+
 def keyed_hash(secret: bytes, *, domain: str, purpose: str, hasher: str, digest_size: int = DIGEST_SIZE) -> KeyedHash:
     """Derive the key for (secret, domain, purpose) and return a hash state keyed with it.
 
     Callers copy the state for each message: that skips re-processing the key block.
-    BLAKE2 states give ``digest_size`` bytes (it is part of their parameter block); BLAKE3's
-    always give 32, which callers truncate (BLAKE3's own way to a shorter output).
     """
-    material = _key_material(secret, domain, purpose)
-    if hasher == "blake2b":
-        key = hashlib.blake2b(material, digest_size=64, person=_BLAKE2B_PERSON).digest()
-        return hashlib.blake2b(key=key, digest_size=digest_size)
-    if hasher == "blake2s":
-        key = hashlib.blake2s(material, digest_size=32, person=_BLAKE2S_PERSON).digest()
-        return hashlib.blake2s(key=key, digest_size=digest_size)
-    if hasher == "blake3":
-        key = blake3.blake3(material, derive_key_context=_BLAKE3_CONTEXT).digest()
-        return blake3.blake3(key=key)  # digest() is 32 bytes
-    raise ValueError(f"hasher must be one of {', '.join(HASHERS)}; got {hasher!r}")
+    return keyed_with(derive_key(secret, domain=domain, purpose=purpose, hasher=hasher), hasher, digest_size)
+
+
+def key_id(key: bytes, hasher: str) -> str:
+    """The public name of a derived key: a verifier holding several keys picks one by it instead of trying each.
+    One-way, so it says nothing of the key; ``KEY_ID_LENGTH`` characters of base64url."""
+    digest = hashlib.sha256(_KEY_ID_LABEL + hasher.encode() + b"\x00" + key).digest()
+    return base64.urlsafe_b64encode(digest).decode()[:KEY_ID_LENGTH]

@@ -80,7 +80,7 @@ class SessionMiddleware:
         partitioned: bool = False,
         *,
         fallback_secrets: Iterable[str | Secret] = (),
-        hasher: Literal["blake2b", "blake2s", "blake3"] = "blake2b",
+        hasher: Literal["blake2b", "blake2s", "blake3", "hmac-sha256"] = "blake2b",
         compression: Literal["zstd"] | None = "zstd",
         dictionary: int | None = dictionaries.SESSION,
         compression_threshold: int = COMPRESSION_THRESHOLD,

@@ -27,7 +27,7 @@ def make(**options: object) -> URLSigner:
 def test_one_signature_verifies_every_file_under_the_prefix() -> None:
     folder = make().sign_prefix("/videos/123/", expires_in=60)
     assert folder.prefix == "/videos/123/"
-    assert folder.query.startswith("prefix=%2Fvideos%2F123%2F&expires=1800000060&signature=")
+    assert folder.query.startswith(f"prefix=%2Fvideos%2F123%2F&expires=1800000060&kid={make().key_id}&signature=")
     for name in ("seg-1.ts", "720p/index.m3u8", "caf\u00e9 x.ts", "a/b/c/d.ts"):
         link = folder.link(name)
         assert link.endswith("?" + folder.query)

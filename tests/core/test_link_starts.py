@@ -42,7 +42,7 @@ def params(url: str) -> dict[str, str]:
 
 def test_sign_writes_a_signed_starts_parameter() -> None:
     url = make().sign("/a?x=1", expires_in=3600, starts=NOW + 600)
-    assert url.startswith(f"/a?x=1&expires={NOW + 3600}&starts={NOW + 600}&signature=")
+    assert url.startswith(f"/a?x=1&expires={NOW + 3600}&starts={NOW + 600}&kid={make().key_id}&signature=")
     link = make(Clock(NOW + 600)).verify_link(url)
     assert link == VerifiedLink(False, NOW + 3600, None, starts_at=NOW + 600)
     assert make().verify_link(make().sign("/a")).starts_at is None

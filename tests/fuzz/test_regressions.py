@@ -31,7 +31,7 @@ def test_crash_found_by_the_fuzzer_is_fixed(target: str, data: bytes) -> None:
 
 def test_sign_refuses_a_link_longer_than_verify_accepts() -> None:
     signer = URLSigner("a secret for the regression tests", purpose="links", max_url_length=256)
-    # 41 characters in; each é becomes %C3%A9, then expires= and signature= are added: over 256.
+    # 41 characters in; each é becomes %C3%A9, then expires=, kid= and signature= are added: over 256.
     with pytest.raises(ValueError, match="max_url_length"):
         signer.sign("/" + "\u00e9" * 40, expires_in=60)
 

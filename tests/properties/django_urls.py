@@ -14,7 +14,7 @@ from django.urls import path
 
 from blake2sign_web.django import signed_url_required
 
-SIGNERS_PARAMS = ("signature", "expires", "once")
+SIGNERS_PARAMS = ("signature", "expires", "once", "kid")
 
 
 def received(request: HttpRequest, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -232,7 +232,7 @@ def mutated_urls(draw: st.DrawFn, url: str) -> tuple[str, str]:
         index = draw(st.integers(0, len(pairs) - 1))
         return kind, with_pairs([*pairs[: index + 1], pairs[index], *pairs[index + 1 :]])
     if kind == "parameter added":
-        name = draw(st.sampled_from(["x", "expires", "once", "signature", "utm_source"]) | query_text)
+        name = draw(st.sampled_from(["x", "expires", "once", "signature", "kid", "utm_source"]) | query_text)
         value = draw(query_text)
         at = draw(st.integers(0, len(pairs)))
         return kind, with_pairs([*pairs[:at], (quote(name, safe=""), quote(value, safe="")), *pairs[at:]])

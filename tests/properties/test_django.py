@@ -74,6 +74,7 @@ OWN_PARAMS = (
     "prefix",
     "group",
     "issued",
+    "kid",
 )
 CLIENT = Client()
 

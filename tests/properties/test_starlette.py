@@ -41,7 +41,7 @@ from .strategies import MEANING_KEPT, mutated_tokens, mutated_urls, queries, ses
 
 SECRET = "a secret for the Starlette properties 0123456789"
 SIGNER = URLSigner(SECRET, purpose="starlette links")
-OWN_PARAMS = ("signature", "expires", "once", "starts", "prefix", "group", "issued")
+OWN_PARAMS = ("signature", "expires", "once", "starts", "prefix", "group", "issued", "kid")
 #: What Starlette's url_path_for writes unescaped and a URL reads as syntax.
 URL_SYNTAX = set("%?#")
 

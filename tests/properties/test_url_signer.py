@@ -35,6 +35,7 @@ OWN_PARAMS = (
     "prefix",
     "group",
     "issued",
+    "kid",
 )
 FOREIGN = {
     "secret": URLSigner("another secret for the URL properties", purpose="links", clock=lambda: NOW),
@@ -106,9 +107,18 @@ def test_a_signature_of_another_key_is_refused(
 ) -> None:
     url = url_from(path, application_pairs(pairs))
     foreign = sign(url, (lifetime[0], False), FOREIGN[other])
-    assert foreign.rpartition("signature=")[0] == sign(url, (lifetime[0], False)).rpartition("signature=")[0]
-    with pytest.raises(BadSignature):
+    # The same link but for the key id, the other key's, just before the signature.
+    foreign_kid, own_kid = f"kid={FOREIGN[other].key_id}&signature=", f"kid={SIGNER.key_id}&signature="
+    assert foreign_kid != own_kid
+    before, found, signature = foreign.rpartition(foreign_kid)
+    assert found
+    assert before == sign(url, (lifetime[0], False)).rpartition(own_kid)[0]
+    with pytest.raises(BadSignature):  # a key id this signer does not hold
         SIGNER.verify(foreign)
+    with pytest.raises(BadSignature):  # named as this signer's key: its MAC does not match
+        SIGNER.verify(before + own_kid + signature)
+    with pytest.raises(BadSignature):  # without a key id: every key is tried, none matches
+        SIGNER.verify(before + "signature=" + signature)
 
 
 bound_values = st.integers() | st.text(max_size=10) | st.binary(max_size=10)
@@ -188,7 +198,7 @@ def refused_at_signing(pairs: list[tuple[str, str]], keywords: dict[str, object]
     names_download = "filename" in keywords or "disposition" in keywords
     expiry = "expires_in" in keywords or "expires_at" in keywords
     return bool(
-        names & {"signature", "expires", "once", "consume", "disposition", "starts", "prefix", "group", "issued"}
+        names & {"signature", "expires", "once", "consume", "disposition", "starts", "prefix", "group", "issued", "kid"}
         or ("filename" in names and names_download)
         or ("expires_in" in keywords and "expires_at" in keywords)
         or ((keywords.get("single_use") or "group" in keywords) and not expiry)
@@ -238,6 +248,6 @@ def test_signing_any_url_raises_at_signing_or_round_trips(
     assert link.group == keywords.get("group")
     assert (link.issued_us is not None) == ("group" in keywords)
     # The application's own parameters are all there, as they were; the signer added only its own.
-    written = ("signature", "expires", "once", "consume", "disposition", "starts", "group", "issued")
+    written = ("signature", "expires", "once", "consume", "disposition", "starts", "group", "issued", "kid")
     written += ("filename",) if names_download else ()
     assert url_meaning(signed, ignored=written) == url_meaning(url, ignored=())

@@ -96,7 +96,7 @@ def test_host_binding(client: Client, settings: Any, rf: Any) -> None:
     with pytest.raises(ValueError, match="absolute URL"):
         sign_url(path)
     url = sign_url(path, request=rf.get("/", HTTP_HOST="localhost"))
-    assert url.startswith("http://localhost/plain/1/?signature=")
+    assert url.startswith(f"http://localhost/plain/1/?kid={get_signer().key_id}&signature=")
     assert client.get(url, HTTP_HOST="localhost").status_code == 200
     assert client.get(url, HTTP_HOST="127.0.0.1").status_code == 403
 
@@ -123,11 +123,11 @@ def test_bad_settings_name_the_key(settings: Any, section: dict[str, Any], match
 def test_template_tag(client: Client, rf: Any) -> None:
     rendered = Template("{% load blake2sign %}{% signed_url 'sig-plain' 7 expires_in=60 %}").render(Context())
     assert rendered.startswith("/plain/7/?expires=")
-    assert "&amp;signature=" in rendered
+    assert f"&amp;kid={get_signer().key_id}&amp;signature=" in rendered
     assert client.get(rendered.replace("&amp;", "&")).content == b"plain 7"
     template = Template("{% load blake2sign %}{% signed_url 'sig-plain' n=3 absolute=True as link %}[{{ link }}]")
     rendered = template.render(Context({"request": rf.get("/", HTTP_HOST="localhost")}))
-    assert rendered.startswith("[http://localhost/plain/3/?signature=")
+    assert rendered.startswith(f"[http://localhost/plain/3/?kid={get_signer().key_id}&amp;signature=")
 
 
 # --- SignedFileView ---------------------------------------------------------------

@@ -27,7 +27,7 @@ def test_a_grouped_link_carries_its_group_and_issue_time_in_microseconds() -> No
     before = int(time.time() * 1_000_000)
     link = signer().sign("/report?id=7", expires_in=60, group="course-42")
     after = int(time.time() * 1_000_000)
-    assert query_names(link) == ["id", "expires", "group", "issued", "signature"]
+    assert query_names(link) == ["id", "expires", "group", "issued", "kid", "signature"]
     verified = signer().verify_link(link)
     assert verified.group == "course-42"
     assert verified.issued_us is not None
@@ -100,7 +100,7 @@ def test_group_and_issued_are_the_signers_own(name: str) -> None:
 def test_the_names_are_configurable() -> None:
     custom = signer(group_param="cohort", issued_param="at")
     link = custom.sign("/report?group=mine&issued=yes", expires_in=60, group="g")
-    assert query_names(link) == ["group", "issued", "expires", "cohort", "at", "signature"]
+    assert query_names(link) == ["group", "issued", "expires", "cohort", "at", "kid", "signature"]
     assert custom.verify_link(link).group == "g"
     with pytest.raises(ValueError, match="must differ"):
         signer(group_param="once")

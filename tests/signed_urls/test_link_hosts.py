@@ -116,7 +116,8 @@ def test_base_url_keeps_its_path_prefix() -> None:
     async def mail(request: Request) -> str:
         return sign_url_for(request, make_signer(), "files", base_url=f"{PUBLIC_URL}/app/", name="a b.bin")
 
-    assert TestClient(app).get("/mail").json().startswith(f"{PUBLIC_URL}/app/files/a%20b.bin?signature=")
+    link = TestClient(app).get("/mail").json()
+    assert link.startswith(f"{PUBLIC_URL}/app/files/a%20b.bin?kid={make_signer().key_id}&signature=")
 
 
 @pytest.mark.django_db(databases=[])

@@ -103,7 +103,11 @@ def test_links_signed_before_these_options_still_verify_and_keep_their_meaning()
     # Links written by the release before these options (same secret, purpose and clock): still verified.
     old = "/files/a.pdf?v=2&filename=old.csv&expires=1800000060&signature=nO6NV4WQhfipbA70AW3MvKOhGgVQZJaUfNuNCfebEnw"
     assert signer().verify_link(old) == VerifiedLink(False, NOW + 60, None)
-    assert signer().sign("/files/a.pdf?v=2&filename=old.csv", expires_in=60) == old
+    # The same link signed now: the same pairs, then the signer's key id just before its signature (which covers it).
+    new = signer().sign("/files/a.pdf?v=2&filename=old.csv", expires_in=60)
+    assert new.partition("&kid=")[0] == old.partition("&signature=")[0]
+    assert new.partition("&signature=")[0] == f"{old.partition('&signature=')[0]}&kid={signer().key_id}"
+    assert signer().verify_link(new) == VerifiedLink(False, NOW + 60, None)
     old_once = "/files/a.pdf?expires=1800000060&once=3ZQxjHG1jG7YabzmI1W8ZQ&signature="
     old_once += "csf_uvGv_ZToshJVgQNRQ0fJk3Fqxjg7akqMXn2G7qo"
     assert signer().verify_link(old_once) == VerifiedLink(False, NOW + 60, "3ZQxjHG1jG7YabzmI1W8ZQ", "get")

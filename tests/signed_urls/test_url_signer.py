@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from blake2sign_web import BadSignature, SignatureExpired, URLSigner, get_url_signer, signer_cache_info
 from blake2sign_web.links.signer import MAX_URL_LENGTH
+from blake2sign_web.links.text import LINK_PARAMETERS
 from blake2sign_web.signing.signer import MAC_LENGTH
 
 NOW = 1_800_000_000
@@ -31,8 +32,9 @@ def replace_param(url: str, name: str, value: str) -> str:
 
 
 def test_sign_appends_expiry_then_signature() -> None:
-    url = make().sign("/files/a.pdf?x=1", expires_in=60)
-    assert url.startswith(f"/files/a.pdf?x=1&expires={NOW + 60}&signature=")
+    signer = make()
+    url = signer.sign("/files/a.pdf?x=1", expires_in=60)
+    assert url.startswith(f"/files/a.pdf?x=1&expires={NOW + 60}&kid={signer.key_id}&signature=")
     assert len(parse_qsl(urlsplit(url).query)[-1][1]) == 43
 
 
@@ -69,6 +71,9 @@ def test_valid_url_verifies() -> None:
         lambda u: u + "&extra=1",
         lambda u: u.replace("x=1", "x=1&x=1"),
         lambda u: u.replace("?", "?x=3&"),
+        lambda u: replace_param(u, "kid", "AAAAAA"),
+        lambda u: u.replace("&kid=", "&kid=A"),
+        lambda u: u.replace("&kid=", "&kid2="),
     ],
 )
 def test_tampering_with_any_part_fails(tamper) -> None:  # type: ignore[no-untyped-def]
@@ -91,7 +96,8 @@ def test_reordered_parameters_still_verify() -> None:
     signer = make()
     url = signer.sign("/a?b=2&a=1", expires_in=60)
     query = dict(parse_qsl(urlsplit(url).query))
-    reordered = f"/a?signature={query['signature']}&expires={query['expires']}&a=1&b=2"
+    assert query["kid"] == signer.key_id
+    reordered = f"/a?signature={query['signature']}&kid={query['kid']}&expires={query['expires']}&a=1&b=2"
     signer.verify(reordered)
 
 
@@ -118,14 +124,14 @@ def test_equivalent_spellings_verify(signed: str, received: str) -> None:
     signer = make()
     signature = signer.sign(signed).rsplit("signature=", 1)[1]
     sep = "&" if "?" in received else "?"
-    signer.verify(f"{received}{sep}signature={signature}")
+    signer.verify(f"{received}{sep}kid={signer.key_id}&signature={signature}")
 
 
 def test_plus_and_encoded_plus_differ() -> None:
     signer = make()
     signature = signer.sign("/x?q=a+b").rsplit("signature=", 1)[1]
     with pytest.raises(BadSignature):
-        signer.verify(f"/x?q=a%2Bb&signature={signature}")
+        signer.verify(f"/x?q=a%2Bb&kid={signer.key_id}&signature={signature}")
 
 
 def test_added_parameter_fails_unless_ignored() -> None:
@@ -297,7 +303,7 @@ def test_bad_configuration_fails_at_construction(options: dict[str, object], mat
 def test_custom_parameter_names() -> None:
     signer = make(signature_param="sig", expires_param="exp")
     url = signer.sign("/a", expires_in=5)
-    assert f"?exp={NOW + 5}&sig=" in url
+    assert f"?exp={NOW + 5}&kid={signer.key_id}&sig=" in url
     signer.verify(url)
 
 
@@ -313,7 +319,7 @@ segment = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclu
 
 
 #: Names the signer writes itself, which sign() refuses in its input: an application's own parameters use others.
-RESERVED = ("signature", "expires", "once", "consume", "disposition")
+RESERVED = tuple(LINK_PARAMETERS.values())
 
 
 @given(
@@ -336,8 +342,10 @@ def test_any_signed_url_verifies_and_any_value_change_fails(
     assert not signed.startswith("//")
     signer.verify(signed)
     assert signer.sign(url) == signed  # deterministic: links can be cached
+    with pytest.raises(ValueError, match="'kid'"):
+        signer.sign(signed)  # a signed link is not signed again: its key id comes first, just before its signature
     with pytest.raises(ValueError, match="'signature'"):
-        signer.sign(signed)  # a signed link is not signed again
+        signer.sign(signed.replace(f"kid={signer.key_id}&", ""))
     with pytest.raises(BadSignature):
         signer.verify(signed.replace("?", "?zz=1&", 1) if "?" in signed else signed + "&zz=1")
     # A first segment put in front of the path must not be read as a host and dropped from the MAC.
@@ -378,7 +386,7 @@ def test_a_path_starting_with_two_slashes_is_not_read_as_a_host(prefix: str) -> 
 def test_sign_keeps_the_encoding_that_carries_meaning(given: str, link_path: str) -> None:
     signer = make()
     link = signer.sign(given)
-    assert link.startswith(link_path + "?signature=")
+    assert link.startswith(f"{link_path}?kid={signer.key_id}&signature=")
     signer.verify(link)
     signer.verify(given + "?" + link.partition("?")[2])
 
@@ -399,7 +407,7 @@ def test_decoding_that_changes_meaning_is_not_equivalent(signed: str, received: 
     signature = signer.sign(signed).rsplit("signature=", 1)[1]
     sep = "&" if "?" in received else "?"
     with pytest.raises(BadSignature):
-        signer.verify(f"{received}{sep}signature={signature}")
+        signer.verify(f"{received}{sep}kid={signer.key_id}&signature={signature}")
 
 
 @pytest.mark.parametrize(
