@@ -6,7 +6,8 @@ Rules live once in the framework-neutral core, adapters only translate (issue 28
 
 - **One direction between packages** (``LAYERS``): the token layer (``signing``) imports nothing of ours but the
   exceptions and the dictionaries; the stores use the token layer; sessions and links use both and never each
-  other; the adapters and the public modules at the root use any of them. Nothing imports upward.
+  other; the edge verifiers' package (``edge``) reads links; the adapters and the public modules at the root use
+  any of them. Nothing imports upward.
 
 - **No import circle** inside ``blake2sign_web`` and ``example_project``: the graph of every import, at module
   level, in functions and under ``TYPE_CHECKING`` alike, has no cycle. A circle means two modules own one idea
@@ -38,6 +39,7 @@ LAYERS: Mapping[str, frozenset[str]] = {
     "stores": frozenset({"exceptions", "signing"}),
     "sessions": frozenset({"exceptions", "dictionaries", "signing", "stores"}),
     "links": frozenset({"exceptions", "signing", "stores"}),
+    "edge": frozenset({"exceptions", "signing", "stores", "links"}),
 }
 #: The modules allowed directly under ``blake2sign_web/``: the package, its exceptions, and the public paths.
 ROOT_MODULES = frozenset({"__init__", "exceptions", "chunks", "cookies", "files", "playlists"})
