@@ -20,6 +20,8 @@ Parts (default: all, in this order):
               server CPU, gunicorn and uvicorn (example_project/bench/hls.py)
   flask       what our Flask session adds to one request against Flask's own cookie session: instructions
               (callgrind), in process and on a gunicorn worker, and the cookie's size (flask_cost.py)
+  edge        HMAC-SHA-256 against BLAKE2b in Python: instructions and time per link verification and per
+              session read and write (edge_cost.py)
 
 Writes docs/benchmarks/results.json (a part not run keeps its earlier results), docs/performance.md,
 docs/img/request-cost.png, docs/img/request-breakdown.png, docs/img/core-session.png and
@@ -55,6 +57,7 @@ PARTS = (
     "links",
     "hls",
     "flask",
+    "edge",
 )
 #: The single-connection HTTP part and the clock in process time these two kinds; the API kind is timed
 #: for the targets' engines only (the many-user workload times all three kinds).
@@ -355,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         "links": 2,
         "hls": 2 * (2 if args.quick else 7),
         "flask": 1 if args.quick else 4,
+        "edge": 2,
     }
     bar = Progress(sum(steps[p] for p in args.parts))
     errors: dict[str, str] = {}
@@ -525,6 +529,12 @@ def main(argv: list[str] | None = None) -> int:
                             server_requests=None if args.quick else flask_cost.SERVER_REQUESTS,
                             warmup=5 if args.quick else flask_cost.WARMUP,
                         )
+                    elif part == "edge":
+                        from . import edge_cost
+
+                        bar.describe("edge: HMAC-SHA-256 against BLAKE2b, callgrind and clock")
+                        parts["edge"] = edge_cost.run(bar.tick, requests=20 if args.quick else edge_cost.OPERATIONS,
+                                                      quick=args.quick)  # fmt: skip
                     elif part == "downloads":
                         parts["downloads"] = downloads_part(args.max_size, bar)
                     elif part == "revocation-cost":

@@ -291,6 +291,27 @@ def many_files_section(links: dict[str, Any], hls_part: dict[str, Any]) -> list[
     return lines
 
 
+def edge_section(part: dict[str, Any]) -> list[str]:
+    """HMAC-SHA-256 against BLAKE2b in Python (``edge_cost``): what the hasher a front server can check costs."""
+    from . import edge_cost
+
+    lines = ["## Links checked at the edge: HMAC-SHA-256 against BLAKE2b", ""]
+    if not part.get("results"):
+        return [*lines, f"Not run yet: `python -m example_project.bench edge`{part.get('error', '')}.", ""]
+    settings = part["settings"]
+    return [
+        *lines,
+        f"{where_note(part)}. Per operation in Python: instructions (callgrind, median and range of "
+        f"{settings['repeats']} blocks of {settings['operations']} calls after {settings['warmup']}) and time (best "
+        "and median of 7 repeats). Links verified by `URLSigner.verify_link` with a retired secret among the "
+        "fallbacks (the key id picks the key); a Django login session read and written by `SerializerSigner` with "
+        "the shipped dictionary. [Link format](link-format.md) says why HMAC-SHA-256 is offered.",
+        "",
+        *edge_cost.table(part),
+        "",
+    ]
+
+
 def markdown(data: dict[str, Any]) -> str:
     """The answer first (the headline ratios), then every table, then the run, the commands and the method."""
     parts = data["parts"]
@@ -337,6 +358,7 @@ def markdown(data: dict[str, Any]) -> str:
         lines += ["Not run yet: `python -m example_project.bench core`.", ""]
     lines += downloads_section(parts.get("downloads", {}))
     lines += many_files_section(parts.get("links", {}), parts.get("hls", {}))
+    lines += edge_section(parts.get("edge", {}))
     lines += revocation_cost_section(parts.get("revocation_cost", {}))
     lines += revocation_scale_section(parts.get("revocation_scale", {}))
     lines += [
