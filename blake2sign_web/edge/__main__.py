@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from importlib import resources
 from pathlib import Path
@@ -44,6 +43,7 @@ TARGETS: Final[dict[str, dict[str, str]]] = {
         "go/linkcheck/go.mod": "go.mod",
         "go/linkcheck/linkcheck.go": "linkcheck.go",
         "go/linkcheck/middleware.go": "middleware.go",
+        "go/linkcheck/playlist.go": "playlist.go",
         "go/linkcheck/README.md": "README.md",
     },
 }
@@ -55,8 +55,9 @@ def write_target(target: str, out: Path, keyring: keyrings.Keyring | None) -> li
     root = resources.files(__package__) / "verifiers"
     written = []
     for source, name in TARGETS[target].items():
-        with resources.as_file(root.joinpath(*source.split("/"))) as path:
-            shutil.copyfile(path, out / name)
+        text = root.joinpath(*source.split("/")).read_text(encoding="utf-8")
+        # In the package the shared core sits in js/; in the folder written, beside the file that imports it.
+        (out / name).write_text(text.replace("'../js/linkcheck.js'", "'./linkcheck.js'"), encoding="utf-8")
         written.append(out / name)
     if keyring is not None:
         (out / "keyring.json").write_text(keyring.dumps())

@@ -42,7 +42,7 @@ def compare(cases: dict[str, Any] | Path, lines: list[dict[str, Any]] | str) -> 
     if isinstance(cases, Path):
         cases = json.loads(cases.read_text())
     if isinstance(lines, str):
-        lines = [json.loads(line) for line in lines.splitlines() if line.strip()]
+        lines = [json.loads(line) for line in lines.split("\n") if line.strip()]  # JSON escapes no U+0085
     expected = cases["vectors"]
     assert len(lines) == len(expected), f"{len(lines)} answers for {len(expected)} cases"
     wrong = [

@@ -1,0 +1,3 @@
+module blake2signweb/linkcheck
+
+go 1.19

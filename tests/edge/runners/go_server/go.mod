@@ -1,0 +1,7 @@
+module blake2signweb/edge/server
+
+go 1.19
+
+require blake2signweb/linkcheck v0.0.0
+
+replace blake2signweb/linkcheck => ../../../../blake2sign_web/edge/verifiers/go/linkcheck
