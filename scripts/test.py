@@ -11,6 +11,7 @@ package with its hashes, so this gives the same result next month as today; ``py
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -23,6 +24,8 @@ import locked
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+#: Folders of npm packages the tests run, each installed from its package-lock.json.
+NODE_PACKAGES = [ROOT / "tests" / "edge" / "workerd"]
 #: The extremes of tox.ini's matrix, run with --matrix when their interpreters exist.
 MATRIX_EXTREMES = ["py310-django42-starletteoldest", "py312-django60-starlettenewest"]
 
@@ -40,6 +43,27 @@ def setup() -> None:
     code = locked.install(BIN / "python", "dev")  # a few seconds when nothing changed
     if code != 0:
         sys.exit(code)
+    node_packages()
+
+
+def node_packages() -> None:
+    """The npm packages the edge tests run (workerd, Cloudflare's runtime), from their lock, when npm is here.
+
+    Without npm those tests skip saying so (CI, which installs Node.js first, fails them instead). ``npm ci`` runs
+    only when the lock changed since the last install: its fingerprint is kept beside the packages.
+    """
+    npm = shutil.which("npm")
+    if npm is None:
+        print("node packages: no npm on PATH; the workerd tests will say what to install", flush=True)
+        return
+    for folder in NODE_PACKAGES:
+        lock = folder / "package-lock.json"
+        marker = folder / "node_modules" / ".installed-lock"
+        fingerprint = hashlib.sha256(lock.read_bytes()).hexdigest()
+        if marker.exists() and marker.read_text() == fingerprint:
+            continue
+        run(npm, "ci", "--prefix", folder, "--no-audit", "--no-fund", "--loglevel=error")
+        marker.write_text(fingerprint)
 
 
 def checks(long: bool = False) -> None:
