@@ -37,6 +37,7 @@ from http.cookies import SimpleCookie
 from typing import Any, Final
 
 from blake2sign_web import SerializerSigner
+from tests.hasher import HASHER
 
 SECRET: Final = "conformance-suite-secret-0123456789abcdefghijklmnop"
 OLD_SECRET: Final = "conformance-suite-old-secret-0123456789abcdefghijkl"
@@ -62,6 +63,7 @@ NEUTRAL_OPTIONS: Final[dict[str, Any]] = {
     "typed": False,
     "encrypt": False,
     "decrypt": False,
+    "hasher": HASHER,  # BLAKE2SIGN_TEST_HASHER (tests/hasher.py): the signer's hash, in every framework
     "migrate": False,  # read the incumbent's own cookies (Django's signed_cookies, Starlette's middleware)
     "revocation": None,  # a redis:// URL: revocation on, records in that Redis
     "revocation_unavailable": "closed",  # with revocation: a session read while Redis is down is refused, or kept
@@ -272,24 +274,29 @@ class Driver(ABC):
         started_ago: float | None = None,
         secret: str = SECRET,
         session_id: bytes | None = None,
+        hasher: str | None = None,
         **flags: bool,
     ) -> str:
         """A token of this framework's sessions, signed ``ago`` seconds ago (the core's ``clock=``).
 
         ``expiry``: a ``set_expiry(seconds)`` signed into it; ``started_ago``: when the session began
         (absolute_timeout). Each framework keeps those its own way inside the token: this hides it.
-        ``flags`` (``typed``, ``encrypt``) override the configured ones.
+        ``flags`` (``typed``, ``encrypt``) override the configured ones, and ``hasher`` the configured hasher.
         """
 
     @abstractmethod
-    def read_token(self, token: str, *, secret: str = SECRET, **flags: bool) -> Any:
-        """The core's LoadedToken for one of this framework's tokens, verified with ``secret`` alone."""
+    def read_token(self, token: str, *, secret: str = SECRET, hasher: str | None = None, **flags: bool) -> Any:
+        """The core's LoadedToken for one of this framework's tokens, verified with ``secret`` alone.
 
-    def signer_flags(self, flags: dict[str, bool]) -> dict[str, bool]:
-        """The core's flags for a signer of this configuration's tokens, ``flags`` overriding them."""
+        ``hasher``: verified with that hasher instead of the configured one (which must refuse it, if another).
+        """
+
+    def signer_options(self, flags: dict[str, bool], hasher: str | None = None) -> dict[str, Any]:
+        """The core's options for a signer of this configuration's tokens: its hasher (or ``hasher``), and its flags,
+        ``flags`` overriding them."""
         chosen = {name: bool(self.options[name]) for name in ("typed", "encrypt", "decrypt")}
         chosen.update(flags)
-        return {name: True for name, on in chosen.items() if on}
+        return {"hasher": hasher or self.options["hasher"], **{name: True for name, on in chosen.items() if on}}
 
     @abstractmethod
     def incumbent_cookie(self, session: dict[str, Any]) -> str:
@@ -373,6 +380,7 @@ class StarletteDriver(Driver):
             "typed": o["typed"],
             "encrypt": o["encrypt"],
             "decrypt": o["decrypt"],
+            "hasher": o["hasher"],
             "migrate_starlette_cookies": o["migrate"],
         }
         if o["chunked"]:
@@ -420,10 +428,12 @@ class StarletteDriver(Driver):
         view = response.json() if response.headers.get("content-type") == "application/json" else None
         return response.status_code, view, response.headers.get_list("set-cookie")
 
-    def _signer(self, secret: str, at: float | None, flags: dict[str, bool]) -> SerializerSigner:
+    def _signer(
+        self, secret: str, at: float | None, flags: dict[str, bool], hasher: str | None = None
+    ) -> SerializerSigner:
         clock = {} if at is None else {"clock": lambda: at}
         purpose = f"starlette.sessions:{self.cookie_name}"
-        return SerializerSigner(secret, purpose=purpose, **clock, **self.signer_flags(flags))
+        return SerializerSigner(secret, purpose=purpose, **clock, **self.signer_options(flags, hasher))
 
     def sign(
         self,
@@ -434,6 +444,7 @@ class StarletteDriver(Driver):
         started_ago: float | None = None,
         secret: str = SECRET,
         session_id: bytes | None = None,
+        hasher: str | None = None,
         **flags: bool,
     ) -> str:
         at = time.time() - ago
@@ -445,10 +456,10 @@ class StarletteDriver(Driver):
         if started_ago is not None:
             meta["c"] = int(time.time() - started_ago)
         value: Any = [session, meta] if meta else session
-        return self._signer(secret, at, flags).dumps(value, expires_in=expires_in, session_id=session_id)
+        return self._signer(secret, at, flags, hasher).dumps(value, expires_in=expires_in, session_id=session_id)
 
-    def read_token(self, token: str, *, secret: str = SECRET, **flags: bool) -> Any:
-        return self._signer(secret, None, flags).load_token(token)
+    def read_token(self, token: str, *, secret: str = SECRET, hasher: str | None = None, **flags: bool) -> Any:
+        return self._signer(secret, None, flags, hasher).load_token(token)
 
     def incumbent_cookie(self, session: dict[str, Any]) -> str:
         from base64 import b64encode
@@ -506,6 +517,7 @@ class DjangoDriver(Driver):
             "TYPED": o["typed"],
             "ENCRYPT": o["encrypt"],
             "DECRYPT": o["decrypt"],
+            "HASHER": o["hasher"],
             "ACCEPT_DJANGO_SIGNED_COOKIES": o["migrate"],
         }
         if o["chunked"]:
@@ -566,11 +578,13 @@ class DjangoDriver(Driver):
         view = json.loads(response.content) if response["Content-Type"] == "application/json" else None
         return response.status_code, view, [morsel.OutputString() for morsel in response.cookies.values()]
 
-    def _signer(self, secret: str, at: float | None, flags: dict[str, bool]) -> SerializerSigner:
+    def _signer(
+        self, secret: str, at: float | None, flags: dict[str, bool], hasher: str | None = None
+    ) -> SerializerSigner:
         from blake2sign_web.django import conf
 
         clock = {} if at is None else {"clock": lambda: at}
-        return SerializerSigner(secret, purpose=conf.PURPOSE, **clock, **self.signer_flags(flags))
+        return SerializerSigner(secret, purpose=conf.PURPOSE, **clock, **self.signer_options(flags, hasher))
 
     def sign(
         self,
@@ -581,6 +595,7 @@ class DjangoDriver(Driver):
         started_ago: float | None = None,
         secret: str = SECRET,
         session_id: bytes | None = None,
+        hasher: str | None = None,
         **flags: bool,
     ) -> str:
         from blake2sign_web.django.sessions import STARTED
@@ -593,10 +608,10 @@ class DjangoDriver(Driver):
             expires_in = expiry or None
         if started_ago is not None:
             data[STARTED] = int(time.time() - started_ago)
-        return self._signer(secret, at, flags).dumps(data, expires_in=expires_in, session_id=session_id)
+        return self._signer(secret, at, flags, hasher).dumps(data, expires_in=expires_in, session_id=session_id)
 
-    def read_token(self, token: str, *, secret: str = SECRET, **flags: bool) -> Any:
-        return self._signer(secret, None, flags).load_token(token)
+    def read_token(self, token: str, *, secret: str = SECRET, hasher: str | None = None, **flags: bool) -> Any:
+        return self._signer(secret, None, flags, hasher).load_token(token)
 
     def incumbent_cookie(self, session: dict[str, Any]) -> str:
         from django.core import signing
@@ -656,6 +671,7 @@ class FlaskDriver(Driver):
             "TYPED": o["typed"],
             "ENCRYPT": o["encrypt"],
             "DECRYPT": o["decrypt"],
+            "HASHER": o["hasher"],
             "ACCEPT_FLASK_COOKIES": o["migrate"],
         }
         if o["chunked"]:
@@ -709,10 +725,12 @@ class FlaskDriver(Driver):
         view = response.get_json() if response.mimetype == "application/json" else None
         return response.status_code, view, response.headers.getlist("Set-Cookie")
 
-    def _signer(self, secret: str, at: float | None, flags: dict[str, bool]) -> SerializerSigner:
+    def _signer(
+        self, secret: str, at: float | None, flags: dict[str, bool], hasher: str | None = None
+    ) -> SerializerSigner:
         clock = {} if at is None else {"clock": lambda: at}
         purpose = f"flask.sessions:{self.cookie_name}"
-        return SerializerSigner(secret, purpose=purpose, **clock, **self.signer_flags(flags))
+        return SerializerSigner(secret, purpose=purpose, **clock, **self.signer_options(flags, hasher))
 
     def sign(
         self,
@@ -723,6 +741,7 @@ class FlaskDriver(Driver):
         started_ago: float | None = None,
         secret: str = SECRET,
         session_id: bytes | None = None,
+        hasher: str | None = None,
         **flags: bool,
     ) -> str:
         at = time.time() - ago
@@ -734,10 +753,10 @@ class FlaskDriver(Driver):
         if started_ago is not None:
             meta["c"] = int(time.time() - started_ago)
         value: Any = [session, meta] if meta else session
-        return self._signer(secret, at, flags).dumps(value, expires_in=expires_in, session_id=session_id)
+        return self._signer(secret, at, flags, hasher).dumps(value, expires_in=expires_in, session_id=session_id)
 
-    def read_token(self, token: str, *, secret: str = SECRET, **flags: bool) -> Any:
-        return self._signer(secret, None, flags).load_token(token)
+    def read_token(self, token: str, *, secret: str = SECRET, hasher: str | None = None, **flags: bool) -> Any:
+        return self._signer(secret, None, flags, hasher).load_token(token)
 
     def incumbent_cookie(self, session: dict[str, Any]) -> str:
         import flask

@@ -29,6 +29,7 @@ from django.urls import path
 from blake2sign_web import URLSigner
 from blake2sign_web.django import SignedFileView, signed_url_required
 from blake2sign_web.django.revocation import revoke_link_group
+from tests.hasher import HASHER
 from tests.servers import free_port
 
 SECRET: Final = "link-conformance-secret-0123456789abcdefghijklmnop"
@@ -37,9 +38,10 @@ PURPOSE: Final = "conformance.links"
 STORAGE: Final = "link_conformance"
 
 
-def signer(*, bind_host: bool = False) -> URLSigner:
-    """The signer both drivers verify with."""
-    return URLSigner(SECRET, purpose=PURPOSE, bind_host=bind_host)
+def signer(*, bind_host: bool = False, **options: Any) -> URLSigner:
+    """The signer every driver verifies with (its hasher: BLAKE2SIGN_TEST_HASHER, tests/hasher.py); ``options``:
+    ``URLSigner``'s others (a clock...)."""
+    return URLSigner(SECRET, purpose=PURPOSE, bind_host=bind_host, hasher=HASHER, **options)
 
 
 @dataclass
@@ -117,6 +119,7 @@ class DjangoLinkDriver(LinkDriver):
             "BLAKE2SIGN_WEB": {
                 "SIGNED_URLS": {
                     "PURPOSE": PURPOSE,
+                    "HASHER": HASHER,
                     "BIND_HOST": self.bind_host,
                     "SINGLE_USE_CACHE": None if self.store == "none" else "links",
                 }

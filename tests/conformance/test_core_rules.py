@@ -22,6 +22,7 @@ from blake2sign_web.sessions.token import (
     SessionTokenReader,
     session_signers,
 )
+from tests.hasher import HASHER
 
 
 def test_the_absolute_timeout_is_reached_at_its_second_in_both_frameworks() -> None:
@@ -55,7 +56,12 @@ SECRET = "core-rules-secret-0123456789abcdefghijklmnopqrstuv"
 
 def _reader(**options: Any) -> tuple[SessionTokenReader, SerializerSigner]:
     signers = session_signers(
-        SECRET, max_age=3600, idle_timeout=options.pop("idle_timeout", None), reader_limit=4096, purpose="core-rules"
+        SECRET,
+        max_age=3600,
+        idle_timeout=options.pop("idle_timeout", None),
+        reader_limit=4096,
+        purpose="core-rules",
+        hasher=HASHER,
     )
     reader = SessionTokenReader(
         signers.reader,

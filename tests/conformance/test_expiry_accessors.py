@@ -29,6 +29,8 @@ from asgiref.sync import async_to_sync
 from django.conf import settings as django_settings
 from django.test import AsyncClient
 
+from tests.hasher import HASHER
+
 from .drivers import DJANGO_MIDDLEWARE, DRIVERS, OUR_DJANGO_MIDDLEWARE, TWO_WEEKS
 
 
@@ -136,7 +138,7 @@ def _django_async_runner(scenario: Scenario) -> Iterator[Answer]:
     elif kind:
         ops.append(["set_expiry", {kind: value[0]}])
     middlewares = [OUR_DJANGO_MIDDLEWARE if m == DJANGO_MIDDLEWARE else m for m in django_settings.MIDDLEWARE]
-    sessions = {"IDLE_TIMEOUT": scenario.idle, "ABSOLUTE_TIMEOUT": scenario.absolute}
+    sessions = {"IDLE_TIMEOUT": scenario.idle, "ABSOLUTE_TIMEOUT": scenario.absolute, "HASHER": HASHER}
     with override_settings(
         MIDDLEWARE=middlewares,
         ROOT_URLCONF="tests.django_sessions.urls",

@@ -17,14 +17,14 @@ from typing import Any, Final, Literal
 
 import pytest
 
-from blake2sign_web import URLSigner
 from blake2sign_web.links.grants import grant, grant_name
 from blake2sign_web.links.playlists import MAX_SERVED_SIZE
 from blake2sign_web.signing.serializer import CLOCK_SKEW
 from blake2sign_web.stores.revocation import DEFAULT_CLOCK_SKEW
+from tests.hasher import HASHER
 from tests.redis_server import RedisServer
 
-from .link_drivers import DRIVERS, PURPOSE, SECRET, LinkDriver, LinkResponse, signer
+from .link_drivers import DRIVERS, LinkDriver, LinkResponse, signer
 
 CONTENT: Final = bytes(range(256)) * 40  # 10240 bytes
 PLAYLIST: Final = "#EXTM3U\n#EXTINF:2.0,\nseg-1.ts\n#EXT-X-ENDLIST\n"
@@ -205,7 +205,7 @@ def link_group(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
     before = [send("GET", view, {}), send("GET", file, {"Range": "bytes=0-9"}), send("GET", once, {})]
     revoked = send("POST", "/links/revoke/course-42", {})
     at_once = sign("/links/view/", expires_in=60, group="course-42")  # within the clocks' allowance: refused too
-    ahead = URLSigner(SECRET, purpose=PURPOSE, clock=lambda: time.time() + DEFAULT_CLOCK_SKEW + 1)
+    ahead = signer(clock=lambda: time.time() + DEFAULT_CLOCK_SKEW + 1)
     after = ahead.sign("/links/view/", expires_in=60, group="course-42")  # signed after it
     refused = [send("GET", view, {}), send("GET", file, {}), send("HEAD", once, {})]
     return [*before, revoked, *refused, send("GET", other, {}), send("GET", at_once, {}), send("GET", after, {})]
@@ -238,7 +238,7 @@ def grant_cookies(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
     a wrong and an expired cookie; a grant of the view's folder reaches the view."""
 
     def jar(value: str, prefix: str = "/links/files/") -> dict[str, str]:
-        return {"Cookie": f"{grant_name(prefix)}={value}"}
+        return {"Cookie": f"{grant_name(prefix, HASHER)}={value}"}
 
     files = grant(signer(), "/links/files/", secure=False, expires_in=60).value
     views = grant(signer(), "/links/", secure=False, expires_in=60).value
@@ -258,7 +258,7 @@ def grant_cookies(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
 def grant_cookie_group(send: Send, sign: Callable[..., str]) -> list[LinkResponse]:
     """A grant cookie of a group: its files until the group is revoked, then the expired status."""
     value = grant(signer(), "/links/files/", secure=False, expires_in=60, group="course-44").value
-    cookie = {"Cookie": f"{grant_name('/links/files/')}={value}"}
+    cookie = {"Cookie": f"{grant_name('/links/files/', HASHER)}={value}"}
     before = send("GET", "/links/files/report.bin", cookie)
     revoked = send("POST", "/links/revoke/course-44", {})
     return [before, revoked, send("GET", "/links/files/report.bin", cookie)]

@@ -10,6 +10,8 @@ sdist, with one session engine, chosen by ``BLAKE2SIGN_INCUMBENT_AUTH_ENGINE``:
 - ``signed_cookies``: Django's ``signed_cookies``, the baseline of a session kept in the browser;
 - ``db``: Django's default, the database engine.
 
+This project's engine signs with ``BLAKE2SIGN_TEST_HASHER`` (tests/hasher.py).
+
 ``runtests.py`` sets INSTALLED_APPS, MIDDLEWARE, TEMPLATES and ROOT_URLCONF itself, as for
 every Django test run; so ``blake2sign_web.django`` is not installed, which the engine
 documents it does not need. The test runner records every test's outcome for the outer check.
@@ -19,12 +21,15 @@ import os
 
 from test_sqlite import *  # noqa: F403 - Django's own test settings, from the same sdist as the tests
 
+from tests.hasher import HASHER
+
 ENGINE = os.environ.get("BLAKE2SIGN_INCUMBENT_AUTH_ENGINE", "revocation")
 
 if ENGINE == "signed_cookies":
     SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 elif ENGINE in ("ours", "revocation"):
     SESSION_ENGINE = "blake2sign_web.django.sessions"
+    BLAKE2SIGN_WEB = {"SESSIONS": {"HASHER": HASHER}}
 elif ENGINE != "db":
     raise ValueError(f"BLAKE2SIGN_INCUMBENT_AUTH_ENGINE={ENGINE!r}: revocation, ours, signed_cookies or db")
 
@@ -39,6 +44,7 @@ if ENGINE == "revocation":
     }
     BLAKE2SIGN_WEB = {
         "SESSIONS": {
+            "HASHER": HASHER,
             "REVOCATION_CACHE": "revocation",
             "REVOCATION_KEY_PREFIX": os.environ.get("BLAKE2SIGN_INCUMBENT_KEY_PREFIX", "auth-tests"),
         }

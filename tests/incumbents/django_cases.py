@@ -20,6 +20,7 @@ from sessions_tests import tests as incumbent
 
 from blake2sign_web.django.middleware import SessionMiddleware
 from blake2sign_web.django.sessions import SessionStore
+from tests.hasher import HASHER
 
 from .runner import DJANGO_MIDDLEWARE_SKIPS, DJANGO_SESSION_STORE_SKIPS, django_version, skips_for
 
@@ -63,7 +64,7 @@ REDIS_URL = os.environ["BLAKE2SIGN_INCUMBENT_REDIS"]
             "OPTIONS": {"socket_timeout": 10, "socket_connect_timeout": 10},
         },
     },
-    BLAKE2SIGN_WEB={"SESSIONS": {"REVOCATION_CACHE": "revocation", "REVOCATION_KEY_PREFIX": "tests"}},
+    BLAKE2SIGN_WEB={"SESSIONS": {"HASHER": HASHER, "REVOCATION_CACHE": "revocation", "REVOCATION_KEY_PREFIX": "tests"}},
 )
 class RevocableSessionStoreContractTests(SessionStoreContractTests):
     """The same contract with revocation on: each token carries a session id checked in a real Redis."""

@@ -7,6 +7,8 @@ interrupt a session), this project's app, and the sdist's ``sessions_tests`` for
 custom session model.
 """
 
+from tests.hasher import HASHER
+
 SECRET_KEY = "incumbent-tests-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
@@ -16,6 +18,8 @@ INSTALLED_APPS = [
     "sessions_tests",
 ]
 SESSION_ENGINE = "blake2sign_web.django.sessions"
+#: The engine's hasher: BLAKE2SIGN_TEST_HASHER (tests/hasher.py).
+BLAKE2SIGN_WEB = {"SESSIONS": {"HASHER": HASHER}}
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3"}}
 USE_TZ = False  # Django's test settings; the *WithTimeZone* classes run the contract under USE_TZ = True too
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
