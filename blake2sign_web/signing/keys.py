@@ -104,7 +104,11 @@ def keyed_with(key: bytes, hasher: str, digest_size: int = DIGEST_SIZE) -> Keyed
         return hashlib.blake2s(key=key, digest_size=digest_size)
     if hasher == "blake3":
         return blake3.blake3(key=key)
-    return hmac.new(key, digestmod=hashlib.sha256)
+    state = hmac.new(key, digestmod=hashlib.sha256)
+    # OpenSSL's HMAC inside the wrapper, where there is one: its copy, update and digest are C calls, the wrapper's
+    # Python ones (a MAC in 0.75 us instead of 1.0 us here).
+    inner: KeyedHash = getattr(state, "_hmac", None) or state
+    return inner
 
 
 def keyed_hash(secret: bytes, *, domain: str, purpose: str, hasher: str, digest_size: int = DIGEST_SIZE) -> KeyedHash:
