@@ -14,7 +14,7 @@ from typing import Any, Final
 from ..links import grants
 from ..links.signer import URLSigner
 from . import keyring as keyrings
-from .reference import KeyringSigner, Request, decide, playlist_query, sign_playlist
+from .reference import KeyringSigner, Request, Verdict, decide, playlist_query, sign_playlist
 
 #: The signing time of every vector: 2027-01-15T08:00:00Z.
 NOW: Final = 1_800_000_000
@@ -385,27 +385,36 @@ def _reorder(link: str) -> str:
     return f"{path}?{'&'.join(reversed(query.split('&')))}"
 
 
+def keyrings_made() -> dict[str, keyrings.Keyring]:
+    """The vectors' keyrings (``KEYRINGS``), by name."""
+    return {name: keyrings.make(SECRET, fallbacks=_fallbacks(name), **_options(name)) for name in KEYRINGS}
+
+
+def vector(name: str, ring: str, now: int, request: Request, verdict: Verdict) -> dict[str, Any]:
+    """One vector as the file holds it: the request, its time and keyring, and the reference's verdict."""
+    expect = {
+        "decision": verdict.decision,
+        "prefix": verdict.prefix,
+        "below": verdict.below,
+        "granted": verdict.granted,
+    }
+    return {
+        "name": name,
+        "keyring": ring,
+        "now": now,
+        "request": request._asdict(),
+        "expect": expect,
+        "why": verdict.why,
+    }
+
+
 def build() -> dict[str, Any]:
     """The vectors file's content."""
-    rings = {name: keyrings.make(_secret(name), fallbacks=_fallbacks(name), **_options(name)) for name in KEYRINGS}
-    vectors = []
-    for name, ring, request, now in cases():
-        verdict = decide(KeyringSigner(rings[ring], clock=_at(now)), request)
-        vectors.append(
-            {
-                "name": name,
-                "keyring": ring,
-                "now": now,
-                "request": request._asdict(),
-                "expect": {
-                    "decision": verdict.decision,
-                    "prefix": verdict.prefix,
-                    "below": verdict.below,
-                    "granted": verdict.granted,
-                },
-                "why": verdict.why,
-            }
-        )
+    rings = keyrings_made()
+    vectors = [
+        vector(name, ring, now, request, decide(KeyringSigner(rings[ring], clock=_at(now)), request))
+        for name, ring, request, now in cases()
+    ]
     return {
         "about": "blake2sign_web link format test vectors: docs/link-format.md",
         "keyrings": {name: ring.to_json() for name, ring in rings.items()},
@@ -417,10 +426,6 @@ def build() -> dict[str, Any]:
 
 def _at(now: int) -> Callable[[], float]:
     return lambda: now
-
-
-def _secret(name: str) -> str:
-    return SECRET
 
 
 def _fallbacks(name: str) -> list[str]:

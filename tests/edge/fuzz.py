@@ -17,9 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from blake2sign_web.edge import keyring as keyrings
 from blake2sign_web.edge.reference import KeyringSigner, Request, decide
-from blake2sign_web.edge.vectors import HOUR, KEYRINGS, NOW, cases
+from blake2sign_web.edge.vectors import HOUR, NOW, cases, keyrings_made, vector
 
 _HEX = "0123456789ABCDEF"
 _TIMES = (0, 1, -1, 59, -59, 61, -61, 600, -600, HOUR - 1, HOUR, HOUR + 1, 2 * HOUR, -HOUR)
@@ -174,14 +173,7 @@ def _mutate_host(rng: random.Random, host: str) -> str:
 def generate(seed: int, count: int, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """``count`` mutated requests (seeded), each with the reference verifier's verdict."""
     rng = random.Random(seed)
-    rings = {
-        name: keyrings.make(
-            _secret(),
-            fallbacks=KEYRINGS[name].get("fallbacks", []),
-            **{k: v for k, v in KEYRINGS[name].items() if k != "fallbacks"},
-        )
-        for name in KEYRINGS
-    }
+    rings = keyrings_made()
     signers = {name: KeyringSigner(ring) for name, ring in rings.items()}
     seeds = list(cases())
     cookies = [r.cookie for _, _, r, _ in seeds if r.cookie]
@@ -205,22 +197,7 @@ def generate(seed: int, count: int, progress: Callable[[int], None] | None = Non
         mutated = Request(method, target, host, request.scheme, cookie)
         signer = signers[ring]
         signer._clock = lambda now=now: now
-        verdict = decide(signer, mutated)
-        vectors.append(
-            {
-                "name": f"fuzz {seed}-{index} from {name}",
-                "keyring": ring,
-                "now": now,
-                "request": mutated._asdict(),
-                "expect": {
-                    "decision": verdict.decision,
-                    "prefix": verdict.prefix,
-                    "below": verdict.below,
-                    "granted": verdict.granted,
-                },
-                "why": verdict.why,
-            }
-        )
+        vectors.append(vector(f"fuzz {seed}-{index} from {name}", ring, now, mutated, decide(signer, mutated)))
         if progress is not None and index % 10000 == 9999:
             progress(index + 1)
     return {
@@ -228,12 +205,6 @@ def generate(seed: int, count: int, progress: Callable[[int], None] | None = Non
         "keyrings": {n: r.to_json() for n, r in rings.items()},
         "vectors": vectors,
     }
-
-
-def _secret() -> str:
-    from blake2sign_web.edge.vectors import SECRET
-
-    return SECRET
 
 
 def main() -> None:
