@@ -60,8 +60,7 @@ def write_target(target: str, out: Path, keyring: keyrings.Keyring | None) -> li
         (out / name).write_text(text.replace("'../js/linkcheck.js'", "'./linkcheck.js'"), encoding="utf-8")
         written.append(out / name)
     if keyring is not None:
-        (out / "keyring.json").write_text(keyring.dumps())
-        os.chmod(out / "keyring.json", 0o600)  # link keys: anyone holding one can sign that purpose's links
+        keyrings.write(keyring, out / "keyring.json")
         written.append(out / "keyring.json")
     return written
 
@@ -118,8 +117,7 @@ def main(argv: list[str] | None = None) -> None:
         args.out.write_text(vectors.dumps())
         print(f"wrote {args.out}")
     elif args.command == "keyring":
-        args.out.write_text(_keyring(args).dumps())
-        os.chmod(args.out, 0o600)
+        keyrings.write(_keyring(args), args.out)
         print(f"wrote {args.out}: the link keys of purpose {args.purpose!r} (keep it as secret as the key itself)")
     else:
         keyring = _keyring(args) if args.purpose else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -96,6 +97,30 @@ def make(
         key = derive_key(raw, domain=URLSigner.domain, purpose=purpose, hasher=ALGORITHM)
         keys.append(Key(key_id(key, ALGORITHM), key))
     return Keyring(purpose, tuple(keys), names, patterns, bool(bind_host), max_url_length)
+
+
+def for_signer(signer: URLSigner, secret: str | bytes, fallbacks: Iterable[str | bytes] = ()) -> Keyring:
+    """The keyring of ``signer``'s links (its purpose, parameter names, ignored names, host binding), given the
+    secrets it was built with; ValueError unless it signs with HMAC-SHA-256 (no front server checks the others)."""
+    if signer.hasher != ALGORITHM:
+        raise ValueError(f"its links are signed with {signer.hasher!r}: a front server checks {ALGORITHM!r} only")
+    names = {option: getattr(signer, option) for option in LINK_PARAMETERS}
+    return make(
+        secret,
+        purpose=signer.purpose,
+        fallbacks=fallbacks,
+        ignore=signer.ignore,
+        bind_host=signer.bind_host,
+        max_url_length=signer.max_url_length,
+        **names,
+    )
+
+
+def write(keyring: Keyring, path: Path) -> None:
+    """Write ``keyring`` to ``path``, readable by its owner only: a link key signs that purpose's links."""
+    path.touch(mode=0o600)
+    os.chmod(path, 0o600)
+    path.write_text(keyring.dumps())
 
 
 def load(source: str | Path | Mapping[str, Any]) -> Keyring:
