@@ -123,7 +123,7 @@ def test_the_written_njs_module_loads_under_njs(tmp_path: Path) -> None:
     probe = out / "probe.js"
     probe.write_text(
         "import linkcheck from 'linkcheck_njs.js';\n"
-        "console.log(typeof linkcheck.check, typeof linkcheck.playlist, typeof linkcheck.headers);\n"
+        "console.log(typeof linkcheck.verdict, typeof linkcheck.playlist, typeof linkcheck.headers);\n"
     )
     done = subprocess.run([njs, "-p", str(out), str(probe)], capture_output=True, text=True, check=False, cwd=out)
     assert done.returncode == 0, done.stdout + done.stderr

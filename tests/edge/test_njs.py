@@ -102,7 +102,8 @@ def free_port() -> int:
 
 def nginx_conf(tmp: Path, root: Path, keyring: Path, origin_port: int, ports: dict[str, int]) -> str:
     """A whole nginx.conf around the shipped snippet: its http lines, and its server lines once per
-    ``$linkcheck_unverifiable`` value (one server each, on ``ports``)."""
+    ``$linkcheck_unverifiable`` value (one server each, on ``ports``). ``sendfile on`` at http level, as Debian's
+    nginx.conf has it: the snippet's playlist location turns it off, which its body filter needs."""
     snippet = (VERIFIERS / "nginx" / "nginx.conf").read_text()
     replacements = {
         "/etc/nginx/blake2sign/nginx": str(VERIFIERS / "nginx"),
@@ -126,7 +127,7 @@ def nginx_conf(tmp: Path, root: Path, keyring: Path, origin_port: int, ports: di
     return (
         f"load_module {MODULE};\ndaemon off;\nmaster_process off;\npid {tmp}/nginx.pid;\n"
         f"error_log {tmp}/error.log info;\nevents {{ worker_connections 64; }}\n"
-        f"http {{\naccess_log {tmp}/access.log;\n{temp}{http_part}\n{servers}}}\n"
+        f"http {{\naccess_log {tmp}/access.log;\nsendfile on;\n{temp}{http_part}\n{servers}}}\n"
     )
 
 

@@ -12,7 +12,8 @@
 // - `decide(prepared, request, now, mac)`: the verdict {decision, prefix, below, granted, why} on request
 //   {method, target, host, scheme, cookie} at `now` (Unix seconds). `granted`: a grant cookie admitted it (its
 //   response must be private: `privateHeaders`). The HMAC-SHA-256 is the caller's: `mac(keyIndex, textBytes)`
-//   returns the tag's bytes, or a Promise of them (WebCrypto: `decide` then returns a Promise too);
+//   returns the tag's bytes (or its base64url text), or a Promise of them (WebCrypto: `decide` then returns a
+//   Promise too);
 //   `createHmacMac(crypto, prepared)` makes the sync one of Node's and njs's `crypto` module.
 // - `playlistQuery(prepared, target)`: the query an allowed folder link's playlist passes on to its URIs (null:
 //   no signature in the URL); `signPlaylist(text, query, playlistPath, prefix)`: the playlist with it.
@@ -27,10 +28,6 @@ var GRANT = 'b2s_grant_';
 var GRANT_NAMES = [GRANT, '__Secure-' + GRANT, '__Host-' + GRANT];
 var MAX_VALUE_LENGTH = 600;
 var MAX_DEPTH = 16;
-var PARAMETERS = {
-    signature: 'signature', expires: 'expires', nonce: 'once', consume: 'consume', disposition: 'disposition',
-    filename: 'filename', starts: 'starts', prefix: 'prefix', group: 'group', issued: 'issued', key_id: 'kid'
-};
 var GRANT_VALUE = /^[A-Za-z0-9._~%&:-]+$/;
 var NONCE = /^[A-Za-z0-9_-]{16,64}$/;
 var GROUP_ID = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -53,18 +50,25 @@ function prepare(keyring) {
     if (!keyring || keyring.keyring !== 1 || keyring.algorithm !== 'hmac-sha256') {
         throw new Error('not a keyring of version 1 for hmac-sha256');
     }
-    var keys = keyring.keys.map(function (k) { return { id: String(k.id), key: base64urlDecode(k.key) }; });
-    if (!keys.length || keys.some(function (k) { return k.key.length !== 32; })) {
-        throw new Error('a keyring needs at least one key, each 32 bytes');
+    // (index loops: an array of nginx's js_preload_object has no Array methods in njs 0.7.9)
+    var keys = [], ignore = [], i;
+    for (i = 0; i < keyring.keys.length; i++) {
+        keys.push({ id: String(keyring.keys[i].id), key: base64urlDecode(keyring.keys[i].key) });
     }
-    var names = {};
-    Object.keys(PARAMETERS).forEach(function (name) {
-        names[name] = (keyring.parameters && keyring.parameters[name]) || PARAMETERS[name];
-    });
+    for (i = 0; keyring.ignore && i < keyring.ignore.length; i++) ignore.push(codePoints(keyring.ignore[i]));
+    for (i = 0; i < keys.length; i++) if (keys[i].key.length !== 32) keys = [];
+    if (!keys.length) throw new Error('a keyring needs at least one key, each 32 bytes');
+    var given = keyring.parameters || {};  // the query parameters' names, the keyring's or the default ones
+    var names = {
+        signature: given.signature || 'signature', expires: given.expires || 'expires', nonce: given.nonce || 'once',
+        consume: given.consume || 'consume', disposition: given.disposition || 'disposition',
+        filename: given.filename || 'filename', starts: given.starts || 'starts', prefix: given.prefix || 'prefix',
+        group: given.group || 'group', issued: given.issued || 'issued', key_id: given.key_id || 'kid'
+    };
     return {
         keys: keys,
         names: names,
-        ignore: (keyring.ignore || []).map(codePoints),
+        ignore: ignore,
         bindHost: !!keyring.bind_host,
         maxUrlLength: keyring.max_url_length || MAX_URL_LENGTH
     };
@@ -73,7 +77,7 @@ function prepare(keyring) {
 // A sync `mac` from Node's or njs's crypto module.
 function createHmacMac(crypto, prepared) {
     return function (index, text) {
-        return crypto.createHmac('sha256', prepared.keys[index].key).update(text).digest();
+        return crypto.createHmac('sha256', prepared.keys[index].key).update(text).digest('base64url');
     };
 }
 
@@ -116,10 +120,14 @@ function tryKeys(pending, mac, i, finish) {
     var tag = mac(pending.keys[i], pending.text);
     if (tag && typeof tag.then === 'function') {
         return tag.then(function (bytes) {
-            return sameText(base64url(bytes), pending.signature) ? finish(true) : tryKeys(pending, mac, i + 1, finish);
+            return sameText(tagText(bytes), pending.signature) ? finish(true) : tryKeys(pending, mac, i + 1, finish);
         });
     }
-    return sameText(base64url(tag), pending.signature) ? finish(true) : tryKeys(pending, mac, i + 1, finish);
+    return sameText(tagText(tag), pending.signature) ? finish(true) : tryKeys(pending, mac, i + 1, finish);
+}
+
+function tagText(tag) {
+    return typeof tag === 'string' ? tag : base64url(tag);
 }
 
 // The checks before the MAC: a final verdict, or {pending: {keys, text, signature}, finish(matched)} where
@@ -203,6 +211,8 @@ function parseCookies(header) {
 }
 
 function stripSpaces(text) {
+    var first = text.charAt(0), last = text.charAt(text.length - 1);
+    if (first !== ' ' && first !== '\t' && last !== ' ' && last !== '\t') return text;  // (njs: a replace is slow)
     return text.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 
@@ -224,7 +234,7 @@ function pathOf(head) {
 function verifyGrant(prepared, url, value, now) {
     if (value.length > MAX_VALUE_LENGTH || !GRANT_VALUE.test(value)) stop('refuse', 'malformed grant cookie');
     var parts = partition(url, '?');
-    var granted = value.replace(/:/g, '=');
+    var granted = value.split(':').join('=');
     var link = verifyLink(prepared, parts[2] ? parts[0] + '?' + parts[2] + '&' + granted : parts[0] + '?' + granted, now);
     return {
         pending: link.pending,
@@ -241,6 +251,8 @@ function verifyGrant(prepared, url, value, now) {
 // {pending, after()}: the MAC to check, then the link's own checks (after() throws a verdict or returns the link).
 // `url` is ASCII: the target, "scheme://" + a checked Host + the target, and a grant cookie's value.
 function verifyLink(prepared, url, now) {
+    var fast = usualLink(prepared, url, now);
+    if (fast !== null) return fast;
     var names = prepared.names;
     if (url.length > prepared.maxUrlLength) stop('refuse', 'URL too long');
     var parts = split(url);
@@ -284,6 +296,92 @@ function verifyLink(prepared, url, now) {
     };
 }
 
+// verifyLink for the usual link, read without code points (njs interprets every loop): a URL without "#", tab or
+// line break whose query's names and values have no "+" and decode to ASCII, with one signature of 43 characters, at
+// most one expiry, start, key id and prefix and none of the parameters only the origin decides (single use, group,
+// download name), a known key id, and, without a prefix, a plain path without dot segments (its own canonical form).
+// null for anything else: verifyLink's general reading then decides it, the same way, from the start.
+function usualLink(prepared, url, now) {
+    if (url.length > prepared.maxUrlLength || url.indexOf('#') >= 0) return null;
+    var names = prepared.names, host = '', start = 0;
+    if (url.charAt(0) !== '/') {  // "scheme://" + a checked Host header + the target
+        if (/[\t\r\n]/.test(url)) return null;  // (split drops them from such a URL)
+        start = url.indexOf('/', url.indexOf('://') + 3);
+        var scheme = url.slice(0, url.indexOf('://')), netloc = url.slice(scheme.length + 3, start);
+        if (!/^[A-Za-z0-9.-]+(?::[0-9]+)?$/.test(netloc) || start < 0) return null;
+        host = netloc.toLowerCase();
+        var port = DEFAULT_PORTS[scheme];
+        if (host.slice(-port.length) === port) host = host.slice(0, -port.length);
+        host = host.replace(':', '%3A');
+        if (!prepared.bindHost) return null;
+    }
+    var question = url.indexOf('?', start);
+    var path = question < 0 ? url.slice(start) : url.slice(start, question);
+    var raw = question < 0 ? '' : url.slice(question + 1);
+    if (UNUSUAL_QUERY.test(raw)) return null;
+    var fields = raw.split('&');
+    var signature = null, pairs = [], found = {}, i;
+    for (i = 0; i < fields.length; i++) {
+        if (!fields[i]) continue;
+        var eq = fields[i].indexOf('=');
+        var name = decodeURIComponent(eq < 0 ? fields[i] : fields[i].slice(0, eq));  // (ASCII: UNUSUAL_QUERY)
+        var value = eq < 0 ? '' : decodeURIComponent(fields[i].slice(eq + 1));
+        if (name === names.signature) {
+            if (signature !== null) return null;
+            signature = value;
+        } else if (!prepared.ignore.length || !ignored(prepared, asciiCodes(name))) {
+            if (found['=' + name] !== undefined) return null;  // (any repeated name: the general reading's)
+            found['=' + name] = value;
+            pairs.push([name, value, pairs.length]);
+        }
+    }
+    if (signature === null || signature.length !== MAC_LENGTH) return null;
+    if (found['=' + names.nonce] !== undefined || found['=' + names.consume] !== undefined ||
+        found['=' + names.disposition] !== undefined || found['=' + names.filename] !== undefined ||
+        found['=' + names.group] !== undefined || found['=' + names.issued] !== undefined) return null;
+    var prefix = found['=' + names.prefix], keyId = found['=' + names.key_id];
+    if (prefix === undefined) {
+        prefix = null;
+        if (!PLAIN_PATH.test(path) || path.indexOf('/.') >= 0 || path.charAt(0) !== '/') return null;
+    } else if (prefix.charAt(0) !== '/' || prefix.charAt(prefix.length - 1) !== '/' || prefix.indexOf('\n') >= 0) {
+        return null;
+    }
+    pairs.sort(function (a, b) { return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[2] - b[2]; });
+    var query = pairs.map(function (p) {  // (encode(): no "!'()*" in them, by UNUSUAL_QUERY)
+        return encodeURIComponent(p[0]) + '=' + encodeURIComponent(p[1]);
+    }).join('&');
+    var text = (prefix === null ? 'url1' : 'url1p') + '\n' + host + '\n' + (prefix === null ? path : prefix) + '\n' +
+        query + '\n';
+    if (text.length + MAC_LENGTH > 2 * prepared.maxUrlLength + 64) return null;
+    var keys = [];
+    for (i = 0; i < prepared.keys.length; i++) if (keyId === undefined || prepared.keys[i].id === keyId) keys.push(i);
+    if (!keys.length) return null;
+    var expires = found['=' + names.expires], starts = found['=' + names.starts];
+    return {
+        pending: { keys: keys, text: utf8(text), signature: signature },
+        after: function () {
+            verifiedTimes(expires, starts, now);
+            if (prefix === null) return { prefix: null, below: null, nonce: null, group: null, disposition: null };
+            var rest = below(path, prefix);
+            if (rest === null) stop('refuse', 'path is not inside the signed prefix');
+            return { prefix: prefix, below: rest, nonce: null, group: null, disposition: null };
+        }
+    };
+}
+
+// A query the usual reading leaves to the general one: a "+" (a space), an escape that is malformed or of a byte
+// beyond ASCII (decodeURIComponent would throw, or give other code points than parse_query), or one of "!'()*"
+// (which decodeURIComponent and encodeURIComponent keep as they are, and encode() escapes) raw or escaped. Without
+// them, each name and value decodes (decodeURIComponent) to ASCII as parse_query decodes it, and encodeURIComponent
+// writes it as encode() does.
+var UNUSUAL_QUERY = /[+!'()*]|%(?![0-7][0-9A-Fa-f])|%2[1789Aa]/;
+
+function asciiCodes(text) {
+    var out = [];
+    for (var i = 0; i < text.length; i++) out.push(text.charCodeAt(i));
+    return out;
+}
+
 // The indexes of the keys to try: those of the link's key id, else every key (links signed before key ids).
 function keysFor(prepared, keyIds, text) {
     var keys = [];
@@ -311,10 +409,7 @@ function canonical(form, host, path, pairs) {
         if (path.some(function (c) { return c > 0x7f; })) stop('refuse', 'URL is not valid text');
         path = asText(path);
     }
-    var text = form + '\n' + host + '\n' + path + '\n' + query + '\n';
-    var bytes = new Uint8Array(text.length);
-    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    return bytes;
+    return utf8(form + '\n' + host + '\n' + path + '\n' + query + '\n');  // (ASCII)
 }
 
 function readPrefix(prefixes) {
@@ -554,7 +649,7 @@ var SIMPLE_RELATIVE = /^[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*$/;
 var ATTRIBUTE = /([A-Z0-9-]+)=("[^"\r\n]*"|[^",]*)/y;
 // Python's str.strip() whitespace (JavaScript's trim() differs: it strips U+FEFF, keeps \x1c-\x1f and U+0085).
 var SPACE = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-var SURROUNDING_SPACE = new RegExp('^[' + SPACE + ']+|[' + SPACE + ']+$', 'g');
+var SURROUNDING_SPACE = null;  // (made on first use, as K below)
 var PLAYLIST_NAME = /\.m3u8?$/i;
 // What a rewritten playlist is sent with: it carries a signature, so no cache keeps it.
 var REWRITTEN_HEADERS = { 'Content-Type': 'application/vnd.apple.mpegurl', 'Cache-Control': 'private, no-store' };
@@ -574,12 +669,30 @@ function playlistQuery(prepared, target) {
 // request's path, before "?"), on URI lines and in the URI attributes of URI_TAGS; the rest as it was.
 function signPlaylist(text, query, playlistPath, prefix) {
     var folder = playlistPath.slice(0, playlistPath.lastIndexOf('/') + 1);
+    // Whether a URI of one segment (not "." or "..") is inside the prefix depends on the folder alone when the
+    // folder is a plain path that the prefix does not reach past: then below() is asked once, for all of them.
+    var oneSegment = PLAIN_PATH.test(folder) && prefix.length <= folder.length ? below(folder + 'x', prefix) !== null : null;
     function add(uri) {
-        if (!SIMPLE_RELATIVE.test(uri) || uri.split('/').some(isDotOrDotDot)) return uri;
+        if (!SIMPLE_RELATIVE.test(uri)) return uri;
+        if (uri.indexOf('/') < 0) {
+            if (isDotOrDotDot(uri)) return uri;
+            if (oneSegment !== null) return oneSegment ? uri + '?' + query : uri;
+        } else if (uri.split('/').some(isDotOrDotDot)) {
+            return uri;
+        }
         return below(folder + uri, prefix) === null ? uri : uri + '?' + query;
     }
-    var pieces = text.split(LINE_BREAKS);  // lines at even indexes, their endings between
-    for (var i = 0; i < pieces.length; i += 2) {
+    // (njs interprets all this, line by line: each step skips the regular expressions a usual line needs not)
+    var i, pieces;
+    if (text.indexOf('\r') < 0) {  // only "\n" line breaks: the lines between them
+        pieces = text.split('\n');
+        for (i = 0; i < pieces.length; i++) {
+            if (pieces[i]) pieces[i] = signLine(pieces[i], add);
+        }
+        return pieces.join('\n');
+    }
+    pieces = text.split(LINE_BREAKS);  // lines at even indexes, their endings between
+    for (i = 0; i < pieces.length; i += 2) {
         if (pieces[i]) pieces[i] = signLine(pieces[i], add);
     }
     return pieces.join('');
@@ -587,7 +700,7 @@ function signPlaylist(text, query, playlistPath, prefix) {
 
 // One line with its URI signed: a URI line, or a tag of URI_TAGS with a URI attribute.
 function signLine(line, add) {
-    var content = pythonStrip(line.replace(/^\ufeff+/, ''));
+    var content = pythonStrip(line.charAt(0) === '\ufeff' ? line.replace(/^\ufeff+/, '') : line);
     if (!content) return line;
     var start = line.indexOf(content);
     if (content.charAt(0) !== '#') return line.slice(0, start) + add(content) + line.slice(start + content.length);
@@ -624,6 +737,9 @@ function signAttributes(text, add) {
 }
 
 function pythonStrip(text) {
+    var first = text.charCodeAt(0), last = text.charCodeAt(text.length - 1);
+    if (first > 0x20 && first < 0x7f && last > 0x20 && last < 0x7f) return text;  // (no space around: no replace)
+    if (SURROUNDING_SPACE === null) SURROUNDING_SPACE = new RegExp('^[' + SPACE + ']+|[' + SPACE + ']+$', 'g');
     return text.replace(SURROUNDING_SPACE, '');
 }
 
@@ -631,7 +747,8 @@ function pythonStrip(text) {
 
 // Whether a path (percent-encoded or not) names an HLS playlist: .m3u8 or .m3u, any case.
 function isPlaylist(path) {
-    return PLAYLIST_NAME.test(path);
+    var last = path.charAt(path.length - 1);
+    return (last === '8' || last === 'u' || last === 'U') && PLAYLIST_NAME.test(path);
 }
 
 // The query to rewrite the response to an allowed request with (a playlist by a folder link in its URL), or null
@@ -729,6 +846,7 @@ function strictText(bytes) {
 }
 
 function asText(points) {
+    if (typeof points === 'string') return points;  // (the fast reading's ASCII text)
     var out = '';
     for (var i = 0; i < points.length; i += 4096) out += String.fromCodePoint.apply(null, points.slice(i, i + 4096));
     return out;
@@ -772,10 +890,15 @@ function partition(text, separator) {
     return at < 0 ? [text, '', ''] : [text.slice(0, at), separator, text.slice(at + separator.length)];
 }
 
-// Equal texts, in a time that does not depend on where they differ. `signature`: code points.
+// Equal texts, in a time that does not depend on where they differ. `signature`: code points, or ASCII text.
 function sameText(expected, signature) {
-    var diff = expected.length ^ signature.length;
-    for (var i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ (signature[i] | 0);
+    var diff = expected.length ^ signature.length, i;
+    if (typeof signature === 'string') {  // (bytes: njs indexes them faster than it calls charCodeAt)
+        var a = utf8(expected), b = utf8(signature);
+        for (i = 0; i < a.length; i++) diff |= a[i] ^ (b[i] | 0);
+        return diff === 0;
+    }
+    for (i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ (signature[i] | 0);
     return diff === 0;
 }
 
@@ -793,6 +916,9 @@ function base64url(data) {
 }
 
 function base64urlDecode(text) {
+    if (typeof Buffer !== 'undefined' && /^[A-Za-z0-9_-]*$/.test(text)) {  // (njs, Node: native)
+        return Buffer.from(text, 'base64url');  // (a Uint8Array)
+    }
     var out = [], bits = 0, value = 0;
     for (var i = 0; i < text.length; i++) {
         var v = BASE64URL.indexOf(text.charAt(i));
@@ -808,17 +934,21 @@ function base64urlDecode(text) {
 }
 
 // SHA-256 of bytes (FIPS 180-4), for the grant cookies' names: short inputs, and a sync answer in every runtime.
-var K = [];
-(function () {
-    var found = 0;
+// Its round constants are computed on first use: njs runs a module's top level again for every request.
+var K = null;
+
+function roundConstants() {
+    var k = [], found = 0;
     for (var n = 2; found < 64; n++) {
         var prime = true;
         for (var d = 2; d * d <= n; d++) if (n % d === 0) prime = false;
-        if (prime) K[found++] = (Math.pow(n, 1 / 3) % 1) * 4294967296 | 0;
+        if (prime) k[found++] = (Math.pow(n, 1 / 3) % 1) * 4294967296 | 0;
     }
-})();
+    return k;
+}
 
 function sha256(message) {
+    if (K === null) K = roundConstants();
     var h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
     var length = message.length, padded = new Uint8Array(((length + 9 + 63) >> 6) << 6);
     padded.set(message);

@@ -1,25 +1,34 @@
 // nginx njs (0.7.9+) handlers checking blake2sign_web signed links and grant cookies before nginx serves a file.
-// The snippet that uses them: nginx.conf beside this file.
+// The snippet that uses them: nginx.conf beside this file. The keyring is its `js_preload_object linkcheck_keyring`
+// (read when nginx loads its configuration: reload nginx after changing it).
 //
-// - `check` (js_content of the auth_request location): answers 204 (allow: nginx serves the file), 403 (refuse),
-//   and for what only the origin can check (single use, groups, download names, unknown keys, other methods) 401
-//   when $linkcheck_unverifiable is "origin" (the snippet's `error_page 401 = @linkcheck_origin` proxies the
-//   request), else 403. An allow answer carries for the main request (auth_request_set): X-Linkcheck-Granted "1"
-//   (a grant cookie admitted it), and for a playlist by a folder link in the URL X-Linkcheck-Query (the query its
-//   URIs get) and X-Linkcheck-Prefix (the folder, percent-encoded).
-// - `headers` (js_header_filter): a granted response made private (Cache-Control: private, Vary: Cookie).
-// - `playlistHeaders` (js_header_filter of the playlist location): that, and a 200 playlist to rewrite sent as
-//   application/vnd.apple.mpegurl, "private, no-store", without Content-Length, ETag and Accept-Ranges.
+// - `verdict` (js_set $linkcheck_verdict, read once by the location's `set $linkcheck ...`): "allow" (nginx serves
+//   the file), "refuse" (the snippet answers 403), and for what only the origin can check (single use, groups,
+//   download names, unknown keys, other methods) "origin" when $linkcheck_unverifiable is "origin" (the snippet
+//   answers 401, which its `error_page 401 = @linkcheck_origin` turns into a proxied request), else "refuse". Why a
+//   request is refused or sent to the origin goes to the error log (info).
+// - `headers` (js_header_filter): a response to a request a grant cookie admitted made private (Cache-Control:
+//   private, Vary: Cookie).
+// - `playlistHeaders` (js_header_filter of the playlist location): that, and a 200 playlist fetched by a folder link
+//   in its URL sent as application/vnd.apple.mpegurl, "private, no-store", without Content-Length, ETag and
+//   Accept-Ranges.
 // - `playlist` (js_body_filter, buffer_type=buffer, on the playlist location): that playlist's body, buffered to
-//   its last chunk, with each URI inside the folder carrying the query. A playlist over 1 MiB is answered 500.
-// - `decision` (js_set): "allow", "refuse" or "origin", for a `map` or a log format.
+//   its last chunk, with each URI inside the folder carrying the link's query. One over 1 MiB is answered 500.
+// - `decision` (js_set): the verdict's own "allow", "refuse" or "origin", for a `map` or a log format.
+//
+// Cost: njs 0.7.9 gives every request a fresh VM and runs the modules' top level in it again, so nothing is built
+// there (here or in linkcheck.js). The check runs in the request itself (js_set, no auth_request subrequest), and
+// its filters find its verdict in the same VM: one VM per request.
 import crypto from 'crypto';
-import fs from 'fs';
 import linkcheck from '../js/linkcheck.js';
 
-// The main request (an auth_request subrequest sees its request line, Host and Cookie), and its verdict.
+// This request's {verdict, query} once judged (each request has its own VM: nothing is shared between requests).
+var judged = null;
+
+// The main request's verdict, and the query a playlist it fetches passes on (null: none to rewrite).
 function judge(r) {
-    var prepared = linkcheck.prepare(fs.readFileSync(r.variables.linkcheck_keyring).toString());
+    if (judged !== null) return judged;
+    var prepared = linkcheck.prepare(linkcheck_keyring);  // the snippet's js_preload_object
     var request = {
         method: r.variables.request_method,
         target: r.variables.request_uri,
@@ -27,42 +36,51 @@ function judge(r) {
         scheme: r.variables.scheme,
         cookie: r.headersIn.Cookie || null
     };
-    var verdict = linkcheck.decide(prepared, request, Date.now() / 1000, linkcheck.createHmacMac(crypto, prepared));
-    return { verdict: verdict, query: linkcheck.playlistRewrite(prepared, verdict, request.target) };
+    var v = linkcheck.decide(prepared, request, Date.now() / 1000, linkcheck.createHmacMac(crypto, prepared));
+    judged = { verdict: v, query: linkcheck.playlistRewrite(prepared, v, request.target) };
+    return judged;
 }
 
-function check(r) {
-    var judged;
+function verdict(r) {
+    var v;
     try {
-        judged = judge(r);
-    } catch (e) {  // a missing or broken keyring: refuse, and say why in the error log
+        v = judge(r).verdict;
+    } catch (e) {  // a broken keyring: refuse, and say why in the error log
         r.error('linkcheck: ' + e);
-        r.return(403);
-        return;
+        return 'refuse';
     }
-    var v = judged.verdict;
-    if (v.decision === 'allow') {
-        if (v.granted) r.headersOut['X-Linkcheck-Granted'] = '1';
-        if (judged.query !== null) {
-            r.headersOut['X-Linkcheck-Query'] = judged.query;
-            r.headersOut['X-Linkcheck-Prefix'] = encodeURIComponent(v.prefix);
-        }
-        r.return(204);
-        return;
-    }
+    if (v.decision === 'allow') return 'allow';
     r.log('linkcheck: ' + v.decision + ': ' + v.why);
-    r.return(v.decision === 'origin' && r.variables.linkcheck_unverifiable === 'origin' ? 401 : 403);
+    return v.decision === 'origin' && r.variables.linkcheck_unverifiable === 'origin' ? 'origin' : 'refuse';
+}
+
+function decision(r) {
+    try {
+        return judge(r).verdict.decision;
+    } catch (e) {
+        r.error('linkcheck: ' + e);
+        return 'refuse';
+    }
 }
 
 var TOO_LARGE = 'This playlist is too large to be sent by a folder link.\n';
 
-// Each request runs in its own VM: these hold the state of this one's playlist between the filters.
+// The state of this request's playlist between the filters.
 var rewriting = false;
 var chunks = [];
 var size = 0;
 
+// What the filters know of the request's verdict, judged by its js_set in this same VM (none: nothing to change).
+function granted() {
+    return judged !== null && judged.verdict.decision === 'allow' && judged.verdict.granted;
+}
+
+function rewriteQuery() {
+    return judged !== null && judged.verdict.decision === 'allow' ? judged.query : null;
+}
+
 function headers(r) {
-    if (r.variables.linkcheck_granted === '1') {
+    if (granted()) {
         var kept = linkcheck.privateHeaders(r.headersOut['Cache-Control'], r.headersOut['Vary']);
         r.headersOut['Cache-Control'] = kept['Cache-Control'];
         r.headersOut['Vary'] = kept['Vary'];
@@ -71,7 +89,7 @@ function headers(r) {
 
 function playlistHeaders(r) {
     headers(r);
-    if (!r.variables.linkcheck_query || r.status !== 200) return;
+    if (rewriteQuery() === null || r.status !== 200) return;
     rewriting = true;
     var tooLarge = Number(r.headersOut['Content-Length']) > linkcheck.MAX_PLAYLIST_SIZE;
     ['Content-Length', 'ETag', 'Last-Modified', 'Accept-Ranges'].forEach(function (name) { delete r.headersOut[name]; });
@@ -96,8 +114,7 @@ function playlist(r, data, flags) {
         r.sendBuffer('#EXTM3U\n# ' + TOO_LARGE, flags);
     } else {
         var path = r.variables.request_uri.split('?')[0];
-        var prefix = decodeURIComponent(r.variables.linkcheck_prefix);
-        r.sendBuffer(linkcheck.signPlaylist(text, r.variables.linkcheck_query, path, prefix), flags);
+        r.sendBuffer(linkcheck.signPlaylist(text, rewriteQuery(), path, judged.verdict.prefix), flags);
     }
 }
 
@@ -109,13 +126,4 @@ function utf8Text(bytes) {
     }
 }
 
-function decision(r) {
-    try {
-        return judge(r).verdict.decision;
-    } catch (e) {
-        r.error('linkcheck: ' + e);
-        return 'refuse';
-    }
-}
-
-export default { check: check, headers: headers, playlistHeaders: playlistHeaders, playlist: playlist, decision: decision };
+export default { verdict: verdict, headers: headers, playlistHeaders: playlistHeaders, playlist: playlist, decision: decision };
