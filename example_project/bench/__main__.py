@@ -22,6 +22,9 @@ Parts (default: all, in this order):
               (callgrind), in process and on a gunicorn worker, and the cookie's size (flask_cost.py)
   edge        HMAC-SHA-256 against BLAKE2b in Python: instructions and time per link verification and per
               session read and write (edge_cost.py)
+  edge-servers
+              the HLS workload's server CPU through nginx + njs checking links, against nginx alone and
+              against our Python view; one verification's time inside Node, workerd and njs (edge_servers.py)
 
 Writes docs/benchmarks/results.json (a part not run keeps its earlier results), docs/performance.md,
 docs/img/request-cost.png, docs/img/request-breakdown.png, docs/img/core-session.png and
@@ -58,6 +61,7 @@ PARTS = (
     "hls",
     "flask",
     "edge",
+    "edge-servers",
 )
 #: The single-connection HTTP part and the clock in process time these two kinds; the API kind is timed
 #: for the targets' engines only (the many-user workload times all three kinds).
@@ -324,7 +328,7 @@ def many_users_default() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    from . import many_users, profile
+    from . import edge_servers, many_users, profile
 
     frameworks = args.framework or ["django", "starlette"]
     #: A smoke run times the read only over HTTP, with many users and in the profile (every kind in process).
@@ -359,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         "hls": 2 * (2 if args.quick else 7),
         "flask": 1 if args.quick else 4,
         "edge": 2,
+        "edge-servers": edge_servers.ticks(args.quick),
     }
     bar = Progress(sum(steps[p] for p in args.parts))
     errors: dict[str, str] = {}
@@ -535,6 +540,9 @@ def main(argv: list[str] | None = None) -> int:
                         bar.describe("edge: HMAC-SHA-256 against BLAKE2b, callgrind and clock")
                         parts["edge"] = edge_cost.run(bar.tick, requests=20 if args.quick else edge_cost.OPERATIONS,
                                                       quick=args.quick)  # fmt: skip
+                    elif part == "edge-servers":
+                        bar.describe("edge-servers: nginx + njs, nginx, Python; verification per runtime")
+                        parts["edge_servers"] = edge_servers.run(bar.tick, quick=args.quick)
                     elif part == "downloads":
                         parts["downloads"] = downloads_part(args.max_size, bar)
                     elif part == "revocation-cost":

@@ -291,11 +291,29 @@ def many_files_section(links: dict[str, Any], hls_part: dict[str, Any]) -> list[
     return lines
 
 
-def edge_section(part: dict[str, Any]) -> list[str]:
-    """HMAC-SHA-256 against BLAKE2b in Python (``edge_cost``): what the hasher a front server can check costs."""
-    from . import edge_cost
+def edge_section(part: dict[str, Any], servers: dict[str, Any]) -> list[str]:
+    """Links checked at the edge: the front servers' CPU and the runtimes' verification time (``edge_servers``), and
+    what HMAC-SHA-256 costs against BLAKE2b in Python (``edge_cost``)."""
+    from . import edge_cost, edge_servers
 
-    lines = ["## Links checked at the edge: HMAC-SHA-256 against BLAKE2b", ""]
+    lines = ["## Links checked at the edge", ""]
+    if not servers.get("results"):
+        lines += [f"Not run yet: `python -m example_project.bench edge-servers`{servers.get('error', '')}.", ""]
+    else:
+        settings = servers["settings"]
+        lines += [
+            f"{where_note(servers)}. The HLS workload (a media playlist and {settings['segments']} segments of "
+            f"{settings['segment_size'] // 1024} KiB, fetched as a player does, every answer checked) served by nginx "
+            "alone, by nginx checking each request with the njs verifier ([link format](link-format.md)) by a folder "
+            "link and by a grant cookie, and by Django's `SignedFileView` under gunicorn (one sync worker): the "
+            "server's CPU time (its threads' schedstat), "
+            f"{settings['rounds']} interleaved rounds of {settings['passes']} workloads; links signed with "
+            "HMAC-SHA-256. Then one verification's time inside each runtime.",
+            "",
+            *edge_servers.table(servers),
+            "",
+        ]
+    lines += ["### HMAC-SHA-256 against BLAKE2b in Python", ""]
     if not part.get("results"):
         return [*lines, f"Not run yet: `python -m example_project.bench edge`{part.get('error', '')}.", ""]
     settings = part["settings"]
@@ -358,7 +376,7 @@ def markdown(data: dict[str, Any]) -> str:
         lines += ["Not run yet: `python -m example_project.bench core`.", ""]
     lines += downloads_section(parts.get("downloads", {}))
     lines += many_files_section(parts.get("links", {}), parts.get("hls", {}))
-    lines += edge_section(parts.get("edge", {}))
+    lines += edge_section(parts.get("edge", {}), parts.get("edge_servers", {}))
     lines += revocation_cost_section(parts.get("revocation_cost", {}))
     lines += revocation_scale_section(parts.get("revocation_scale", {}))
     lines += [
