@@ -324,8 +324,8 @@ function usualLink(prepared, url, now) {
     for (i = 0; i < fields.length; i++) {
         if (!fields[i]) continue;
         var eq = fields[i].indexOf('=');
-        var name = decodeURIComponent(eq < 0 ? fields[i] : fields[i].slice(0, eq));  // (ASCII: UNUSUAL_QUERY)
-        var value = eq < 0 ? '' : decodeURIComponent(fields[i].slice(eq + 1));
+        var name = unescaped(eq < 0 ? fields[i] : fields[i].slice(0, eq));
+        var value = eq < 0 ? '' : unescaped(fields[i].slice(eq + 1));
         if (name === names.signature) {
             if (signature !== null) return null;
             signature = value;
@@ -375,6 +375,11 @@ function usualLink(prepared, url, now) {
 // them, each name and value decodes (decodeURIComponent) to ASCII as parse_query decodes it, and encodeURIComponent
 // writes it as encode() does.
 var UNUSUAL_QUERY = /[+!'()*]|%(?![0-7][0-9A-Fa-f])|%2[1789Aa]/;
+
+// A name or value of the usual query decoded (ASCII: UNUSUAL_QUERY); most have no escape (njs: a call saved).
+function unescaped(text) {
+    return text.indexOf('%') < 0 ? text : decodeURIComponent(text);
+}
 
 function asciiCodes(text) {
     var out = [];
@@ -478,7 +483,10 @@ function verifiedGroup(names, grouped, expiresAt) {
 function below(path, prefix) {
     if (PLAIN_PATH.test(path)) {
         if (path.indexOf(prefix) !== 0) return null;
-        var rest = path.slice(prefix.length), segments = rest.split('/');
+        var rest = path.slice(prefix.length);
+        // (the usual path: no segment starts with "." and none but the last is empty; njs: no split needed)
+        if (('/' + rest).indexOf('/.') < 0 && rest.indexOf('//') < 0 && rest.charAt(0) !== '/') return rest;
+        var segments = rest.split('/');
         if (segments.slice(0, -1).some(isDotSegment) || isDotOrDotDot(segments[segments.length - 1])) return null;
         return rest;
     }

@@ -22,22 +22,23 @@
 import crypto from 'crypto';
 import linkcheck from '../js/linkcheck.js';
 
-// This request's {verdict, query} once judged (each request has its own VM: nothing is shared between requests).
+// This request's {verdict, prepared, target, query} once judged (each request has its own VM: nothing is shared
+// between requests). `query`: see rewriteQuery (undefined until asked).
 var judged = null;
 
-// The main request's verdict, and the query a playlist it fetches passes on (null: none to rewrite).
+// The main request's verdict (and what rewriteQuery needs).
 function judge(r) {
     if (judged !== null) return judged;
     var prepared = linkcheck.prepare(linkcheck_keyring);  // the snippet's js_preload_object
-    var request = {
-        method: r.variables.request_method,
+    var request = {  // (the Host header and the scheme only for a host-bound keyring: each read costs)
+        method: r.method,
         target: r.variables.request_uri,
-        host: r.headersIn.Host || '',
-        scheme: r.variables.scheme,
+        host: prepared.bindHost ? r.headersIn.Host || '' : '',
+        scheme: prepared.bindHost ? r.variables.scheme : '',
         cookie: r.headersIn.Cookie || null
     };
     var v = linkcheck.decide(prepared, request, Date.now() / 1000, linkcheck.createHmacMac(crypto, prepared));
-    judged = { verdict: v, query: linkcheck.playlistRewrite(prepared, v, request.target) };
+    judged = { verdict: v, prepared: prepared, target: request.target, query: undefined };
     return judged;
 }
 
@@ -75,8 +76,14 @@ function granted() {
     return judged !== null && judged.verdict.decision === 'allow' && judged.verdict.granted;
 }
 
+// The query an allowed playlist's URIs get, or null; worked out on the playlist location only (a segment's request,
+// the usual one, needs none).
 function rewriteQuery() {
-    return judged !== null && judged.verdict.decision === 'allow' ? judged.query : null;
+    if (judged === null || judged.verdict.decision !== 'allow') return null;
+    if (judged.query === undefined) {
+        judged.query = linkcheck.playlistRewrite(judged.prepared, judged.verdict, judged.target);
+    }
+    return judged.query;
 }
 
 function headers(r) {
