@@ -14,11 +14,9 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from binascii import b2a_base64
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from fnmatch import fnmatchcase
-from hmac import compare_digest
 from typing import Any, Final, NamedTuple
 from urllib.parse import quote, urlunsplit
 
@@ -26,7 +24,7 @@ from ..exceptions import BadSignature, SignatureMismatch
 from ..signing.cache import cached
 from ..signing.keys import DIGEST_SIZE, KeyedHash, derive_key, key_id, keyed_with
 from ..signing.serializer import Seconds
-from ..signing.signer import MAC_LENGTH, URLSAFE, MacKeys, Signer, is_count
+from ..signing.signer import MAC_LENGTH, MacKeys, Signer, is_count
 from . import folders as link_prefix
 from . import groups as link_groups
 from . import text as link_times
@@ -192,27 +190,23 @@ class URLSigner(Signer):
         self._format1 = MacKeys(states[0], tuple(states[1:]), DIGEST_SIZE, MAC_LENGTH)
         #: The current key's id, written into every link this signer signs.
         self.key_id = key_id(keys[0], self.hasher)
-        by_id: dict[str, tuple[tuple[KeyedHash, bool], ...]] = {}
+        named: dict[str, list[tuple[int, KeyedHash]]] = {}
         for index, (key, state) in enumerate(zip(keys, states, strict=True)):
-            name = key_id(key, self.hasher)  # two keys of one id (a chance in 2**36): both are tried
-            by_id[name] = (*by_id.get(name, ()), (state, index > 0))
-        self._by_key_id = by_id
+            # Two keys of one id (a chance in 2**36): both are tried, in the keys' order.
+            named.setdefault(key_id(key, self.hasher), []).append((index, state))
+        #: Per key id, its keys as ``_verify`` tries them, and whether the first is a fallback (index > 0).
+        self._by_key_id = {
+            name: (MacKeys(found[0][1], tuple(s for _, s in found[1:]), DIGEST_SIZE, MAC_LENGTH), found[0][0] > 0)
+            for name, found in named.items()
+        }
 
-    def _open_by_id(self, canonical: bytes, signature: str, name: str) -> bool:
-        """Whether a fallback made ``signature``, the tag of ``canonical`` under the key named ``name``;
-        SignatureMismatch for another tag or a key id this signer does not hold."""
-        keys = self._by_key_id.get(name)
-        if keys is None:
+    def _keys_named(self, name: str) -> tuple[MacKeys, bool]:
+        """The keys a link's key id names, and whether they are fallbacks; SignatureMismatch for an id this signer
+        does not hold (another key, another hasher, or a forgery: nothing to try)."""
+        found = self._by_key_id.get(name)
+        if found is None:
             raise SignatureMismatch("unknown key id")
-        if len(canonical) + MAC_LENGTH > self.max_token_length:
-            raise BadSignature("token too long")
-        expected = signature.encode("ascii", "replace")
-        for state, fallback in keys:
-            state = state.copy()
-            state.update(canonical)
-            if compare_digest(b2a_base64(state.digest()[:DIGEST_SIZE])[:MAC_LENGTH].translate(URLSAFE), expected):
-                return fallback
-        raise SignatureMismatch("signature does not match")
+        return found
 
     def __repr__(self) -> str:
         return (
@@ -436,10 +430,10 @@ class URLSigner(Signer):
             raise BadSignature("this URLSigner binds the host: verify the absolute URL")
         if len(signatures[0]) != MAC_LENGTH:
             raise BadSignature("malformed signature")
-        if key_ids:
-            fallback = self._open_by_id(canonical, signatures[0], key_ids[0])
-        else:  # a link signed before key ids: each key is tried
-            _, fallback = self._open(canonical + signatures[0].encode("ascii", "replace"))
+        # A link names its key; one signed before key ids is tried under each key.
+        keys, named_fallback = self._keys_named(key_ids[0]) if key_ids else (self._format1, False)
+        _, later = self._verify(self._ascii(canonical + signatures[0].encode("ascii", "replace")), keys)
+        fallback = named_fallback or later
         expires_at = starts_at = None
         if expiries or starts:
             expires_at, starts_at = link_times.verified_times(
