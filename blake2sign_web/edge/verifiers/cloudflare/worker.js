@@ -10,11 +10,7 @@
 // cloudflare --out DIR` writes this file next to linkcheck.js (in the package: ../js/linkcheck.js).
 import linkcheck from './linkcheck.js';
 
-const LINK_PARAMETERS = ['signature', 'key_id', 'expires', 'starts', 'prefix', 'group', 'issued', 'nonce', 'consume',
-    'disposition', 'filename'];
 const NOT_PASSED_ON = ['content-length', 'etag', 'last-modified', 'accept-ranges', 'content-range'];
-// The Host headers the file's request is sent with (linkcheck.js's rule for a host-bound link).
-const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 const CONDITIONS = ['range', 'if-range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since'];
 
 let loaded = null; // {text, prepared, mac}: the keyring read once per isolate, and its keys imported once
@@ -54,7 +50,7 @@ function decodedName(field) {
 function fileTarget(raw, names) {
     const [head, query = null] = raw.split(/\?(.*)/s, 2);
     if (query === null) return raw;
-    const own = new Set(LINK_PARAMETERS.map((p) => names[p]));
+    const own = new Set(Object.values(names)); // every parameter name of the keyring is the link's own
     const kept = query.split('&').filter((field) => field && !own.has(decodedName(field)));
     return kept.length ? `${head}?${kept.join('&')}` : head;
 }
@@ -64,7 +60,8 @@ function forbidden() {
 }
 
 async function serveFile(request, env, scheme, host, raw, verdict, prepared, playlistQuery) {
-    if (!HOST.test(host)) return new Response('Bad Request\n', { status: 400 });
+    // the Host headers the file's request is sent with: linkcheck.js's rule for a host-bound link
+    if (!linkcheck.HOST.test(host)) return new Response('Bad Request\n', { status: 400 });
     const headers = new Headers(request.headers);
     headers.delete('cookie'); // the files are the same for everyone: no cookie reaches their server or its cache
     if (playlistQuery !== null) CONDITIONS.forEach((h) => headers.delete(h)); // the whole playlist, to rewrite

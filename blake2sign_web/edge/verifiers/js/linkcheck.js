@@ -18,8 +18,8 @@
 // - `playlistQuery(prepared, target)`: the query an allowed folder link's playlist passes on to its URIs (null:
 //   no signature in the URL); `signPlaylist(text, query, playlistPath, prefix)`: the playlist with it.
 // - What every wrapper does alike: `playlistRewrite(prepared, verdict, target)` (the query to rewrite a 200
-//   response with, or null), `isPlaylist(path)`, `privateHeaders(cacheControl, vary)`, `REWRITTEN_HEADERS` and
-//   `MAX_PLAYLIST_SIZE`.
+//   response with, or null), `isPlaylist(path)`, `privateHeaders(cacheControl, vary)`, `REWRITTEN_HEADERS`,
+//   `MAX_PLAYLIST_SIZE` and `HOST` (the Host headers a host-bound link is checked against).
 
 var MAC_LENGTH = 43;
 var CLOCK_SKEW = 60;
@@ -1001,5 +1001,6 @@ export default {
     isPlaylist: isPlaylist,
     privateHeaders: privateHeaders,
     REWRITTEN_HEADERS: REWRITTEN_HEADERS,
-    MAX_PLAYLIST_SIZE: MAX_PLAYLIST_SIZE
+    MAX_PLAYLIST_SIZE: MAX_PLAYLIST_SIZE,
+    HOST: HOST
 };
