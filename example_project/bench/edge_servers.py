@@ -60,6 +60,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from example_project.bench.http_load import free_port
+from example_project.bench.timing import progress
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 JS = HERE / "edge_js"
@@ -108,12 +111,6 @@ RUNTIMES = {
 }
 
 
-def progress(message: str) -> None:
-    from example_project.bench.timing import progress as show
-
-    show(message)
-
-
 # --- Django's app (gunicorn imports this module: keep the imports above light) -------------------------------
 
 
@@ -153,12 +150,6 @@ def links(now: float) -> dict[str, Any]:
     return {"link": link, "query": query, "cookie": f"{cookie.name}={cookie.value}", "tampered": tampered}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def nginx_conf(tmp: Path, www: Path, keyring: Path, port: int) -> str:
     """A whole nginx.conf around the shipped snippet: its http lines, and a server with ``/plain/`` (root, no check)
     and the snippet's location on ``/signed/`` (unverifiable links refused: no origin behind it)."""
@@ -178,16 +169,14 @@ def nginx_conf(tmp: Path, www: Path, keyring: Path, port: int) -> str:
     http_part, separator, server_part = snippet.partition("# --- server {} ---")
     if not separator:
         raise RuntimeError(f"{SNIPPET.relative_to(ROOT)} changed: no '# --- server {{}} ---' line")
-    temp = "".join(f"{kind}_temp_path {tmp}/temp/{kind};\n" for kind in ("client_body", "proxy", "fastcgi", "uwsgi",
-                                                                           "scgi"))  # fmt: skip
-    noop = f"location /noop/ {{ set $noop $noop_verdict; if ($noop != allow) {{ return 403; }} root {www}; }}\n"
     return (
         f"load_module {MODULE};\ndaemon off;\nmaster_process off;\npid {tmp}/nginx.pid;\n"
         f"error_log {tmp}/error.log warn;\nevents {{ worker_connections 256; }}\n"
         f"http {{\naccess_log off;\nsendfile {SENDFILE};\ntcp_nopush on;\nkeepalive_requests 100000;\n"
         f"types {{ application/vnd.apple.mpegurl m3u8; video/mp2t ts; }}\ndefault_type application/octet-stream;\n"
-        f"{temp}{http_part}\njs_import noop from {JS / 'noop_njs.js'};\njs_set $noop_verdict noop.verdict;\n"
-        f"server {{\nlisten 127.0.0.1:{port};\nlocation /plain/ {{ root {www}; }}\n{server_part}{noop}\n}}\n}}\n"
+        f"{_temp_paths(tmp)}{http_part}\n{_noop_import()}"
+        f"server {{\nlisten 127.0.0.1:{port};\nlocation /plain/ {{ root {www}; }}\n"
+        f"{server_part}{_noop_location(www)}\n}}\n}}\n"
     )
 
 
@@ -196,13 +185,26 @@ def bare_conf(tmp: Path, www: Path, port: int) -> str:
     full = nginx_conf(tmp, www, tmp / "unused-keyring.json", port)
     http_start = full.index("http {\n")
     common = full[: full.index("client_body_temp_path", http_start)]
-    temp = "".join(f"{kind}_temp_path {tmp}/temp/{kind};\n" for kind in ("client_body", "proxy", "fastcgi", "uwsgi",
-                                                                           "scgi"))  # fmt: skip
     return (
-        f"{common}{temp}js_import noop from {JS / 'noop_njs.js'};\njs_set $noop_verdict noop.verdict;\n"
-        f"server {{\nlisten 127.0.0.1:{port};\nlocation /plain/ {{ root {www}; }}\n"
-        f"location /noop/ {{ set $noop $noop_verdict; if ($noop != allow) {{ return 403; }} root {www}; }}\n}}\n}}\n"
+        f"{common}{_temp_paths(tmp)}{_noop_import()}"
+        f"server {{\nlisten 127.0.0.1:{port};\nlocation /plain/ {{ root {www}; }}\n{_noop_location(www)}}}\n}}\n"
     )
+
+
+def _temp_paths(tmp: Path) -> str:
+    """nginx's temporary folders, inside ``tmp`` (its defaults are root's)."""
+    return "".join(
+        f"{kind}_temp_path {tmp}/temp/{kind};\n" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+
+
+def _noop_import() -> str:
+    """The diagnostic check that allows everything (``edge_js/noop_njs.js``), run as the snippet runs its own."""
+    return f"js_import noop from {JS / 'noop_njs.js'};\njs_set $noop_verdict noop.verdict;\n"
+
+
+def _noop_location(www: Path) -> str:
+    return f"location /noop/ {{ set $noop $noop_verdict; if ($noop != allow) {{ return 403; }} root {www}; }}\n"
 
 
 @contextmanager
