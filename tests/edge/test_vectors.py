@@ -10,7 +10,7 @@ import pytest
 
 from blake2sign_web.edge import keyring as keyrings
 from blake2sign_web.edge import vectors
-from blake2sign_web.edge.reference import KeyringSigner, Request, decide, valid_host
+from blake2sign_web.edge.reference import KeyringSigner, Request, decide, parse_cookies, valid_host
 from blake2sign_web.exceptions import BadSignature, SignatureMismatch
 from blake2sign_web.links import grants
 from blake2sign_web.links.signer import URLSigner
@@ -104,7 +104,9 @@ def test_the_reference_decides_as_the_origin_verifies() -> None:
         target = request.target
         url = f"{request.scheme}://{request.host}{target}" if signer.bind_host else target
         try:
-            granted = grants.grant_for(signer, url, request.method, lambda request=request: _cookies(request.cookie))
+            granted = grants.grant_for(
+                signer, url, request.method, lambda request=request: parse_cookies(request.cookie)
+            )
             link = signer.verify_link(url) if granted is None else grants.verify(signer, url, granted, None)
         except SignatureMismatch:
             assert decision == "origin", case
@@ -125,12 +127,6 @@ def _options(name: str) -> dict[str, object]:
     return {k: v for k, v in vectors.KEYRINGS[name].items() if k != "fallbacks"} | {
         "fallbacks": vectors.KEYRINGS[name].get("fallbacks", [])
     }
-
-
-def _cookies(header: str | None) -> dict[str, str]:
-    from blake2sign_web.edge.reference import parse_cookies
-
-    return parse_cookies(header)
 
 
 def test_the_playlist_vectors_are_the_origins_rewrite_of_simple_uris() -> None:
