@@ -22,9 +22,9 @@ from urllib.parse import quote, urlunsplit
 
 from ..exceptions import BadSignature, SignatureMismatch
 from ..signing.cache import cached
-from ..signing.keys import DIGEST_SIZE, KeyedHash, derive_key, key_id, keyed_with
+from ..signing.keys import DIGEST_SIZE, KEY_ID_LENGTH, derive_key, key_id
 from ..signing.serializer import Seconds
-from ..signing.signer import MAC_LENGTH, MacKeys, Signer, is_count
+from ..signing.signer import MAC_LENGTH, MacKeys, Signer, is_count, keyed_mac_keys, keys_by_id
 from . import folders as link_prefix
 from . import groups as link_groups
 from . import text as link_times
@@ -186,19 +186,11 @@ class URLSigner(Signer):
     def _install_keys(self, keys: list[bytes]) -> None:
         """Key the hash states with derived keys, the current one first (a keyring's, for a verifier without the
         secret: ``edge.reference``)."""
-        states = [keyed_with(key, self.hasher) for key in keys]
-        self._format1 = MacKeys(states[0], tuple(states[1:]), DIGEST_SIZE, MAC_LENGTH)
+        self._format1 = keyed_mac_keys(keys, self.hasher, DIGEST_SIZE)
         #: The current key's id, written into every link this signer signs.
         self.key_id = key_id(keys[0], self.hasher)
-        named: dict[str, list[tuple[int, KeyedHash]]] = {}
-        for index, (key, state) in enumerate(zip(keys, states, strict=True)):
-            # Two keys of one id (a chance in 2**36): both are tried, in the keys' order.
-            named.setdefault(key_id(key, self.hasher), []).append((index, state))
-        #: Per key id, its keys as ``_verify`` tries them, and whether the first is a fallback (index > 0).
-        self._by_key_id = {
-            name: (MacKeys(found[0][1], tuple(s for _, s in found[1:]), DIGEST_SIZE, MAC_LENGTH), found[0][0] > 0)
-            for name, found in named.items()
-        }
+        #: Per key id, its keys as ``_verify`` tries them, and whether the first is a fallback.
+        self._by_key_id = keys_by_id(keys, self.hasher, DIGEST_SIZE, KEY_ID_LENGTH)
 
     def _keys_named(self, name: str) -> tuple[MacKeys, bool]:
         """The keys a link's key id names, and whether they are fallbacks; SignatureMismatch for an id this signer

@@ -19,7 +19,8 @@ import pybase64
 from ..exceptions import BadSignature
 from .encoding import ALTCHARS, PADDING
 from .formats import ENCRYPTED_MARKER as MARKER  # importable from here, as before formats.py had it
-from .keys import KeyedHash, keyed_hash
+from .formats import KEY_ID_CHARS
+from .keys import KeyedHash, derive_key, key_id, keyed_with
 
 NONCE_SIZE: Final = 24
 TAG_SIZE: Final = 16
@@ -56,6 +57,11 @@ class EncryptionKeys(NamedTuple):
     #: cryptography's AESGCM class and its InvalidTag exception, imported when the keys were made.
     aesgcm: Callable[[bytes], AEAD]
     invalid_tag: type[Exception]
+    #: The current key's id character, written after the marker (``formats.KEY_ID_CHARS``).
+    key_id: bytes = b""
+    #: Per byte value of a token's key id character: the keys it names, in order, and whether the first is a
+    #: fallback; None for an id no key has.
+    named: tuple[tuple[tuple[KeyedHash, ...], bool] | None, ...] = ()
 
 
 def load_cryptography() -> tuple[Callable[[bytes], AEAD], type[Exception]]:
@@ -73,8 +79,22 @@ def load_cryptography() -> tuple[Callable[[bytes], AEAD], type[Exception]]:
 def encryption_keys(secrets: list[bytes], *, purpose: str, hasher: str) -> EncryptionKeys:
     """The key derivation states of ``secrets`` (the current one first) for ``purpose``."""
     aesgcm, invalid_tag = load_cryptography()
-    keyed = [keyed_hash(s, domain=DOMAIN, purpose=purpose, hasher=hasher, digest_size=32) for s in secrets]
-    return EncryptionKeys(keyed[0], tuple(keyed[1:]), AAD_PREFIX + purpose.encode(), aesgcm, invalid_tag)
+    keys = [derive_key(s, domain=DOMAIN, purpose=purpose, hasher=hasher) for s in secrets]
+    keyed = [keyed_with(key, hasher, 32) for key in keys]
+    ids = [key_id(key, hasher)[:KEY_ID_CHARS] for key in keys]
+    named: dict[str, list[int]] = {}
+    for index, name in enumerate(ids):
+        named.setdefault(name, []).append(index)
+    by_value = {name: (tuple(keyed[i] for i in found), found[0] > 0) for name, found in named.items()}
+    return EncryptionKeys(
+        keyed[0],
+        tuple(keyed[1:]),
+        AAD_PREFIX + purpose.encode(),
+        aesgcm,
+        invalid_tag,
+        ids[0].encode("ascii"),
+        tuple(by_value.get(chr(value)) for value in range(256)),
+    )
 
 
 def subkey(key: KeyedHash, nonce: bytes) -> bytes:
@@ -93,26 +113,27 @@ def seal(keys: EncryptionKeys, plaintext: bytes, nonce: bytes | None = None) -> 
     return nonce + keys.aesgcm(subkey(keys.current, nonce)).encrypt(_GCM_NONCE, plaintext, keys.aad)
 
 
-def unseal(keys: EncryptionKeys, sealed: bytes) -> tuple[bytes, bool]:
-    """The plaintext, and whether a fallback secret's key opened it; BadSignature if no key does."""
+def unseal(keys: EncryptionKeys, sealed: bytes, key_id: int) -> tuple[bytes, bool]:
+    """The plaintext, and whether a fallback secret's key opened it; BadSignature if no key does. ``key_id``, the
+    byte value of a token's key id character, picks the keys to try."""
     if len(sealed) < MIN_SEALED_SIZE:
         raise BadSignature("token body too short")
+    named = keys.named[key_id]
+    if named is None:
+        raise BadSignature("unknown key id")
+    tried, fallback = named
     nonce, ciphertext = sealed[:NONCE_SIZE], sealed[NONCE_SIZE:]
-    try:
-        return keys.aesgcm(subkey(keys.current, nonce)).decrypt(_GCM_NONCE, ciphertext, keys.aad), False
-    except keys.invalid_tag:
-        pass
-    for key in keys.fallbacks:
+    for key in tried:
         try:
-            return keys.aesgcm(subkey(key, nonce)).decrypt(_GCM_NONCE, ciphertext, keys.aad), True
+            return keys.aesgcm(subkey(key, nonce)).decrypt(_GCM_NONCE, ciphertext, keys.aad), fallback
         except keys.invalid_tag:
-            continue
+            fallback = True  # the keys after the first are fallbacks, in either order
     raise BadSignature("token does not decrypt under any key")
 
 
 def sealed_token(keys: EncryptionKeys, plaintext: bytes, nonce: bytes, max_token_length: int) -> str:
     """The encrypted token of ``plaintext``: ``x`` and the unpadded base64url of ``seal``'s bytes."""
-    token = MARKER + pybase64.b64encode(seal(keys, plaintext, nonce), ALTCHARS).rstrip(b"=")
+    token = MARKER + keys.key_id + pybase64.b64encode(seal(keys, plaintext, nonce), ALTCHARS).rstrip(b"=")
     if len(token) > max_token_length:
         raise ValueError(
             f"token of {len(token)} characters exceeds max_token_length={max_token_length}: "
@@ -122,8 +143,11 @@ def sealed_token(keys: EncryptionKeys, plaintext: bytes, nonce: bytes, max_token
 
 
 def opened_token(keys: EncryptionKeys, raw: bytes) -> tuple[bytes, bool]:
-    """The plaintext of the encrypted token ``raw`` (ASCII, its marker first) and ``unseal``'s fallback flag."""
-    encoded = raw[1:]
+    """The plaintext of the encrypted token ``raw`` (ASCII, its marker and key id first) and ``unseal``'s fallback
+    flag. The key id is outside the GCM tag: it only picks the keys, and another id picks keys that cannot open it."""
+    if len(raw) < 2:
+        raise BadSignature("token body too short")
+    encoded = raw[2:]
     # One token, one spelling. Nothing authenticates the text itself (the GCM tag covers the bytes), and
     # the decoder lets "+" and "/" through beside "-" and "_" (with a DeprecationWarning) and ignores the
     # spare bits of the last character: refuse the first, and any text that is not the bytes' encoding.
@@ -136,4 +160,4 @@ def opened_token(keys: EncryptionKeys, raw: bytes) -> tuple[bytes, bool]:
     if encoded and encoded[-1] not in _CANONICAL_LAST[len(encoded) % 4]:
         raise BadSignature("malformed token body")
     # The GCM tag is checked here, before a byte of the plaintext is read.
-    return unseal(keys, sealed)
+    return unseal(keys, sealed, raw[1])

@@ -19,6 +19,10 @@ ISSUED: Final = struct.Struct(">I")
 ISSUED_EXPIRES: Final = struct.Struct(">II")
 U32: Final = struct.Struct(">I")
 
+#: Characters of the key id a format-2 or encrypted token carries after its marker: the start of the key id of the
+#: key that made it (``keys.key_id``), which picks the key a reader tries. One character, one cookie byte.
+KEY_ID_CHARS: Final = 1
+
 #: How a payload is compressed.
 NO_COMPRESSION, ZSTD, ZSTD_DICTIONARY = 0, 1, 2
 

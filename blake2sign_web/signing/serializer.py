@@ -35,6 +35,7 @@ from .formats import (
     EXPIRES,
     ISSUED,
     ISSUED_EXPIRES,
+    KEY_ID_CHARS,
     LAYOUT_OF_BYTE,
     MARKERS_1,
     MARKERS_2,
@@ -53,8 +54,8 @@ from .formats import SESSION_ID_SIZE as SESSION_ID_SIZE
 from .formats import ZSTD as ZSTD
 from .formats import ZSTD_DICTIONARY as ZSTD_DICTIONARY
 from .formats import Layout as Layout
-from .keys import TAG_SIZES
-from .signer import MAX_TOKEN_LENGTH, URLSAFE, Signer, is_count, mac_keys
+from .keys import TAG_SIZES, KeyedHash, derive_key, key_id
+from .signer import MAX_TOKEN_LENGTH, URLSAFE, MacKeys, Signer, is_count, keyed_mac_keys, keys_by_id
 from .times import CLOCK_SKEW as CLOCK_SKEW  # importable from here, as before tokens.py
 from .times import LoadedToken as LoadedToken
 from .times import Seconds as Seconds
@@ -172,13 +173,22 @@ class SerializerSigner(Signer):
         super()._derive_keys(secrets)
         # Format 2's domain names the format and the tag size: a format-1 key never tags
         # format-2 text, and a 16-byte tag is never the start of a 32-byte one.
-        self._format2 = mac_keys(
-            secrets,
-            domain=f"{self.domain}.format2.tag{self.tag_size}",
-            purpose=self.purpose,
-            hasher=self.hasher,
-            tag_size=self.tag_size,
+        keys = [
+            derive_key(s, domain=f"{self.domain}.format2.tag{self.tag_size}", purpose=self.purpose, hasher=self.hasher)
+            for s in secrets
+        ]
+        self._format2 = keyed_mac_keys(keys, self.hasher, self.tag_size)
+        # A format-2 token names its key by one character after the marker (``formats.KEY_ID_CHARS``), so a reader
+        # computes one tag, not one per fallback. Per byte value of that character, unpacked for the read path: the
+        # first key's state, the keys of the id, their tag size and characters, whether the first is a fallback.
+        self._format2_id = key_id(keys[0], self.hasher)[:KEY_ID_CHARS].encode("ascii")
+        named = keys_by_id(keys, self.hasher, self.tag_size, KEY_ID_CHARS)
+        self._format2_named: tuple[tuple[KeyedHash, MacKeys, int, int, bool] | None, ...] = tuple(
+            (found[0].current, found[0], found[0].tag_size, found[0].tag_chars, found[1]) if found else None
+            for found in (named.get(chr(value)) for value in range(256))
         )
+        #: A format-2 token of at most this length is malformed: a marker, a key id, a tag and no body.
+        self._format2_shortest = 1 + KEY_ID_CHARS + self._format2.tag_chars
 
     def __repr__(self) -> str:
         return (
@@ -202,7 +212,7 @@ class SerializerSigner(Signer):
             flags, body = self._body(obj, 0, expires_in, None, self._compress)
             return self._seal(MARKERS_1[flags] + pybase64.b64encode(body, ALTCHARS).rstrip(b"="), self._format1)
         flags, body = self._body(obj, 0, expires_in, session_id, self._compress)
-        text = MARKERS_2[flags | self._tag_flag] + pybase64.b64encode(body, ALTCHARS).rstrip(b"=")
+        text = MARKERS_2[flags | self._tag_flag] + self._format2_id + pybase64.b64encode(body, ALTCHARS).rstrip(b"=")
         return self._seal(text, self._format2)
 
     def _body(
@@ -279,21 +289,32 @@ class SerializerSigner(Signer):
                 raise BadSignature("unknown token format: an encrypted one, and this signer does not decrypt")
             raise BadSignature("unknown token format")
         format, tag_size, expires, python_json, has_session_id, kind, header_size = layout
-        keys = self._format2 if format == 2 else self._format1
-        # The current key first, here (_verify's first step, without its call); _verify tries them all.
-        current, _, key_tag_size, tag_chars = keys
-        if len(raw) <= tag_chars:  # a marker and a tag at the least
-            raise BadSignature("malformed token")
+        if format == 2:
+            if len(raw) <= self._format2_shortest:
+                raise BadSignature("malformed token")
+            # The key id picks the keys to try (not yet verified either: the tag covers it).
+            named = self._format2_named[raw[1]]
+            if named is None:
+                raise SignatureMismatch("unknown key id")
+            # The first key here (_verify's first step, without its call); _verify tries them all.
+            current, keys, key_tag_size, tag_chars, used_fallback = named
+        else:
+            keys = self._format1
+            current, _, key_tag_size, tag_chars = keys
+            if len(raw) <= tag_chars:  # a marker and a tag at the least
+                raise BadSignature("malformed token")
+            used_fallback = False
         text = raw[:-tag_chars]
         state = current.copy()
         state.update(text)
-        if compare_digest(b2a_base64(state.digest()[:key_tag_size])[:tag_chars].translate(URLSAFE), raw[-tag_chars:]):
-            used_fallback = False
-        else:
-            text, used_fallback = self._verify(raw, keys)
+        if not compare_digest(
+            b2a_base64(state.digest()[:key_tag_size])[:tag_chars].translate(URLSAFE), raw[-tag_chars:]
+        ):
+            text, later = self._verify(raw, keys)
+            used_fallback = used_fallback or later
         if format == 2 and tag_size != self.tag_size:  # a marker never chooses a shorter tag than configured
             raise BadSignature("token has another tag size")
-        encoded = text[1:]
+        encoded = text[format:]  # after the marker, and format 2's key id
         try:
             body = pybase64.b64decode(encoded + PADDING[len(encoded) % 4], ALTCHARS, True)  # validate
         except ValueError:

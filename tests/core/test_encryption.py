@@ -73,19 +73,19 @@ def test_round_trip(options: dict[str, Any]) -> None:
 
 def test_the_token_reveals_nothing_of_the_value() -> None:
     token = make(encrypt=True).dumps({"secret": "hunter2"})
-    body = b64(token[1:])
+    body = b64(token[2:])
     assert b"hunter2" not in body
     assert b"secret" not in body
     assert "hunter2" not in token
     # A signed token, for contrast, carries its JSON readably.
-    assert b"hunter2" in b64(plain().dumps({"secret": "hunter2"})[1:-22])
+    assert b"hunter2" in b64(plain().dumps({"secret": "hunter2"})[2:-22])
 
 
 def test_every_token_has_a_fresh_nonce() -> None:
     signer = make(encrypt=True)
     tokens = {signer.dumps(SESSION) for _ in range(50)}
     assert len(tokens) == 50
-    assert len({b64(token[1:])[: enc.NONCE_SIZE] for token in tokens}) == 50
+    assert len({b64(token[2:])[: enc.NONCE_SIZE] for token in tokens}) == 50
 
 
 def test_the_size_overhead() -> None:
@@ -93,8 +93,8 @@ def test_the_size_overhead() -> None:
     signed = plain().dumps(value)  # format 2 signed: 22 characters of tag
     sealed = make(encrypt=True).dumps(value)
     json_size = len(orjson.dumps(value))
-    # marker + base64(nonce 24 + flags 1 + issued_at 4 + JSON + tag 16)
-    assert len(sealed) == 1 + (4 * (24 + 1 + 4 + json_size + 16) + 2) // 3
+    # marker + key id + base64(nonce 24 + flags 1 + issued_at 4 + JSON + tag 16)
+    assert len(sealed) == 2 + (4 * (24 + 1 + 4 + json_size + 16) + 2) // 3
     assert len(sealed) - len(signed) == 33  # 25 bytes more: the nonce and the flags byte
 
 
@@ -125,8 +125,11 @@ def test_the_length_of_an_uncompressed_token_depends_only_on_the_length_of_the_v
 )
 def test_another_key_does_not_decrypt(other: dict[str, Any], why: str) -> None:
     token = make(encrypt=True).dumps(SESSION)
-    with pytest.raises(BadSignature, match="does not decrypt"):
-        make(encrypt=True, **other).loads(token)
+    reader = make(encrypt=True, **other)
+    # Its key id names no key of the reader's, or (a chance in 64 of keys) one that cannot open the token.
+    named = reader._encryption.named[ord(token[1])] is not None
+    with pytest.raises(BadSignature, match="does not decrypt" if named else "unknown key id"):
+        reader.loads(token)
 
 
 def test_every_changed_character_is_a_bad_signature() -> None:
@@ -157,13 +160,13 @@ def test_a_second_spelling_of_the_same_bytes_is_refused() -> None:
     signer = make(encrypt=True)
     for value in range(6):  # bodies of every length modulo 3
         token = signer.dumps("x" * value)
-        body = token[1:]
+        body = token[2:]
         if len(body) % 4 == 0:
             continue
         alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
         last = alphabet.index(body[-1])
         respelled = token[:-1] + alphabet[last + 1]  # the same bytes, a spare bit set
-        assert b64(respelled[1:]) == b64(body)
+        assert b64(respelled[2:]) == b64(body)
         with pytest.raises(BadSignature, match="malformed"):
             signer.loads(respelled)
 
@@ -258,7 +261,8 @@ def test_max_age_given_to_loads_overrides() -> None:
 
 def sealed_token(signer: ExtendedSerializerSigner, plaintext: bytes) -> str:
     """A token of any plaintext under the signer's key: what only the key's holder can make."""
-    return "x" + base64.urlsafe_b64encode(enc.seal(signer._encryption, plaintext)).decode().rstrip("=")
+    keys = signer._encryption
+    return "x" + keys.key_id.decode() + base64.urlsafe_b64encode(enc.seal(keys, plaintext)).decode().rstrip("=")
 
 
 ISSUED = NOW.to_bytes(4, "big")
@@ -373,8 +377,8 @@ def test_the_standard_alphabet_is_refused() -> None:
     # Found by the mutation property: pybase64 reads "+" and "/" as "-" and "_" (a DeprecationWarning), so
     # without a check the same token had a second spelling that decrypted.
     signer = make(encrypt=True)
-    token = next(t for t in (signer.dumps({"n": n}) for n in range(1000)) if "-" in t[1:] and "_" in t[1:])
+    token = next(t for t in (signer.dumps({"n": n}) for n in range(1000)) if "-" in t[2:] and "_" in t[2:])
     for respelled in (token.replace("-", "+"), token.replace("_", "/")):
-        assert b64(respelled[1:].replace("+", "-").replace("/", "_")) == b64(token[1:])
+        assert b64(respelled[2:].replace("+", "-").replace("/", "_")) == b64(token[2:])
         with pytest.raises(BadSignature, match="malformed"):
             signer.loads(respelled)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 import pytest
 
 from blake2sign_web import SerializerSigner, Signer
+from blake2sign_web.signing.keys import derive_key
 from blake2sign_web.signing.serializer import LAYOUTS, NO_COMPRESSION
 
 FORMAT_DOC = Path(__file__).resolve().parents[2] / "docs" / "format.md"
@@ -65,3 +68,12 @@ def test_vector(vector: dict[str, Any]) -> None:
             vector["secret"], purpose=vector["purpose"], hasher=vector["hasher"], clock=lambda: issued_at
         )
         assert reader.loads(vector["token"]) == vector["input"]
+    if vector["format"] == 2:
+        assert vector["token"][1] == key_id_by_hand(vector, f"serializer.format2.tag{vector.get('tag_size', 16)}")
+
+
+def key_id_by_hand(vector: dict[str, Any], domain: str) -> str:
+    """The first character of docs/format.md's "Key ids", from hashlib alone (and the key of "Keys")."""
+    key = derive_key(vector["secret"].encode(), domain=domain, purpose=vector["purpose"], hasher=vector["hasher"])
+    digest = hashlib.sha256(b"blake2sign_web key id v1\x00" + vector["hasher"].encode() + b"\x00" + key).digest()
+    return base64.urlsafe_b64encode(digest).decode()[0]

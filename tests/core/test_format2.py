@@ -54,10 +54,11 @@ def test_login_session_is_dictionary_compressed_with_a_16_byte_tag() -> None:
     signer = make()
     token = signer.dumps(LOGIN)
     assert token[0] == "Q"  # dictionary, no expiry, orjson, no session id, 16-byte tag
-    body = base64.urlsafe_b64decode(token[1:-22] + "==")
+    assert token[1] == signer._format2_id.decode()  # the key id
+    body = base64.urlsafe_b64decode(token[2:-22] + "==")
     assert struct.unpack(">I", body[:4])[0] == NOW
     assert body[4] == dictionaries.SESSION
-    assert len(token) <= 110  # 175 bytes of JSON, against 231 characters from signed_cookies
+    assert len(token) <= 111  # 175 bytes of JSON, against 231 characters from signed_cookies
     assert signer.loads(token) == LOGIN
 
 
@@ -184,10 +185,10 @@ def test_fallback_secrets_verify_both_formats(format: int) -> None:
 def test_unknown_dictionary_id_under_a_valid_mac_is_bad_signature() -> None:
     signer = make()
     token = signer.dumps(LOGIN)
-    body = bytearray(base64.urlsafe_b64decode(token[1:-22] + "=="))
+    body = bytearray(base64.urlsafe_b64decode(token[2:-22] + "=="))
     assert body[4] == 1
     body[4] = 200
-    forged = signer._seal(b"Q" + base64.urlsafe_b64encode(bytes(body)).rstrip(b"="), signer._format2)
+    forged = signer._seal(token[:2].encode() + base64.urlsafe_b64encode(bytes(body)).rstrip(b"="), signer._format2)
     with pytest.raises(BadSignature, match="unknown dictionary id 200"):
         signer.loads(forged)
 

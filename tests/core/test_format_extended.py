@@ -17,6 +17,8 @@ from blake2sign_web.signing.keys import keyed_hash
 from blake2sign_web.signing.serializer import ExtendedSerializerSigner
 from blake2sign_web.signing.typed import decode
 
+from .test_format import key_id_by_hand
+
 FORMAT_DOC = Path(__file__).resolve().parents[2] / "docs" / "format.md"
 BLOCKS = re.findall(r"```json\n(.*?)```", FORMAT_DOC.read_text(), re.DOTALL)
 VECTORS: list[dict[str, Any]] = [vector for block in BLOCKS[1:] for vector in json.loads(block)]
@@ -61,6 +63,8 @@ def test_vector(vector: dict[str, Any]) -> None:
     assert loaded.session_id == session_id
     if "expires_in" in vector:
         assert loaded.expires_at == vector["issued_at"] + vector["expires_in"]
+    if vector["kind"] == "typed":
+        assert vector["token"][1] == key_id_by_hand(vector, "serializer.typed.format2.tag16")
     if vector["kind"] == "encrypted":
         check_steps(vector)
         nonce = bytes.fromhex(vector["nonce"])
@@ -85,6 +89,7 @@ def check_steps(vector: dict[str, Any]) -> None:
     assert subkey.hex() == vector["subkey"]
     aad = b"blake2sign_web x1\x00" + vector["purpose"].encode()
     body = nonce + AESGCM(subkey).encrypt(bytes(12), plaintext, aad)
-    assert vector["token"] == "x" + base64.urlsafe_b64encode(body).decode().rstrip("=")
+    kid = key_id_by_hand(vector, "serializer.encrypted.x1")
+    assert vector["token"] == "x" + kid + base64.urlsafe_b64encode(body).decode().rstrip("=")
     assert plaintext[1:5] == vector["issued_at"].to_bytes(4, "big")
-    assert enc.unseal(signer_of(vector)._encryption, body) == (plaintext, False)
+    assert enc.unseal(signer_of(vector)._encryption, body, ord(kid)) == (plaintext, False)

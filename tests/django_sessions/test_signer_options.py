@@ -49,8 +49,9 @@ def check_ids(**sessions: Any) -> set[str]:
 
 
 def body(token: str) -> bytes:
-    """The bytes after the marker, as base64url decodes them (what anyone holding the cookie can read)."""
-    text = token[1:]
+    """The bytes after the marker and the key id, as base64url decodes them (what anyone holding the cookie can
+    read)."""
+    text = token[2:]
     return pybase64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_")
 
 

@@ -185,11 +185,15 @@ def signer_unsign_input(signer_index: int, token: str) -> bytes:
 
 
 def seal_body(signer: SerializerSigner, marker: bytes, body: bytes) -> str:
-    """A token only a key holder could make: ``marker`` and ``body`` under the keys of the marker's format."""
+    """A token only a key holder could make: ``marker`` and ``body`` under the keys of the marker's format (and,
+    but for format 1, the current key's id after the marker)."""
     layout = LAYOUTS.get(marker)
-    keys = signer._format1 if layout is not None and layout.format == 1 else signer._format2
-    room = (signer.max_token_length - keys.tag_chars - 1) * 3 // 4  # bytes of body that fit the token
-    return signer._seal(marker + b64encode(body[:room], b"-_").rstrip(b"="), keys)
+    if layout is not None and layout.format == 1:
+        keys, prefix = signer._format1, marker
+    else:
+        keys, prefix = signer._format2, marker + signer._format2_id
+    room = (signer.max_token_length - keys.tag_chars - len(prefix)) * 3 // 4  # bytes of body that fit the token
+    return signer._seal(prefix + b64encode(body[:room], b"-_").rstrip(b"="), keys)
 
 
 def serializer_body(data: bytes) -> None:
@@ -215,7 +219,7 @@ def serializer_body_input(signer_index: int, token: str) -> bytes:
     """The seed for ``serializer_body`` that makes ``token`` (a real one) again."""
     raw = token.encode("ascii")
     layout = LAYOUTS[raw[:1]]
-    encoded = raw[1 : -((layout.tag_size * 8 + 5) // 6)]
+    encoded = raw[layout.format : -((layout.tag_size * 8 + 5) // 6)]  # after the marker and format 2's key id
     return bytes([signer_index, MARKERS.index(raw[:1]), 0]) + b64decode(encoded)
 
 
@@ -259,8 +263,8 @@ def seal_payload(signer: SerializerSigner, options: int, payload: bytes, now: in
         elif options & PAYLOAD_ZSTD:
             payload, flags = compression.compress(payload), flags | 32
         flags |= 1 if signer.tag_size == 32 else 0
-        marker, keys = MARKERS_2[flags], signer._format2
-    room = (signer.max_token_length - keys.tag_chars - 1) * 3 // 4
+        marker, keys = MARKERS_2[flags] + signer._format2_id, signer._format2
+    room = (signer.max_token_length - keys.tag_chars - len(marker)) * 3 // 4
     return signer._seal(marker + b64encode((header + payload)[:room], b"-_").rstrip(b"="), keys)
 
 
@@ -543,10 +547,11 @@ def build_encrypted_plaintext() -> Target:
         if fix_up & 2 and len(plaintext) >= 9:
             plaintext[5:9] = struct.pack(">I", NOW + 3600)
         sealed = seal(signer._encryption, bytes(plaintext), FUZZ_NONCE)  # type: ignore[attr-defined]
-        room = (signer.max_token_length - 1) * 3 // 4
+        room = (signer.max_token_length - 2) * 3 // 4  # after the marker and the key id
         if len(sealed) > room:
             return
-        token = "x" + b64encode(sealed, b"-_").decode("ascii").rstrip("=")
+        key_id = signer._encryption.key_id.decode()  # type: ignore[attr-defined]
+        token = "x" + key_id + b64encode(sealed, b"-_").decode("ascii").rstrip("=")
         value = refused(lambda: signer.loads(token))
         if isinstance(value, dict):
             with saving(value):  # a session that loads can be saved again, never a 500 on save
