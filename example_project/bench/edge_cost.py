@@ -5,7 +5,8 @@ Each operation runs under ``valgrind --tool=callgrind`` (``callgrind.count``: bl
 warm-up, ``callgrind.REPEATS`` blocks) and under the clock (``timing.measure``: best and median of 7 repeats). The
 links are verified by ``URLSigner.verify_link`` with one fallback secret configured (a site mid-rotation: the key id
 spares HMAC-SHA-256 and BLAKE2b links alike a second MAC), the session is a Django login session of about 190 bytes
-read and written by ``SerializerSigner`` with the shipped dictionary, as the session engines do.
+read and written by ``SerializerSigner`` with the shipped dictionary, as the session engines do, and read once more
+as a cookie of the retired key (its key id picks that key: one MAC, as for the current key's).
 
     python -m example_project.bench edge
 """
@@ -32,22 +33,25 @@ SESSION = {
     "cart": [17, 23],
 }
 #: The operations, in the page's order.
-NAMES = ("one file's link", "folder link", "session read", "session write")
+NAMES = ("one file's link", "folder link", "session read", "session read, retired key", "session write")
+RETIRED = SECRET + " retired"
 
 
 def operations(hasher: str) -> dict[str, Callable[[], object]]:
     from blake2sign_web.links.signer import URLSigner
     from blake2sign_web.signing.serializer import SerializerSigner
 
-    links = URLSigner(SECRET, purpose="downloads", hasher=hasher, fallbacks=[SECRET + " retired"])
+    links = URLSigner(SECRET, purpose="downloads", hasher=hasher, fallbacks=[RETIRED])
     one = links.sign("/files/videos/123/seg-001.ts", expires_in=3600)
     folder = links.sign_prefix("/files/videos/123/", expires_in=3600).link("seg-001.ts")
-    sessions = SerializerSigner(SECRET, purpose="sessions", hasher=hasher, dictionary=1)
+    sessions = SerializerSigner(SECRET, purpose="sessions", hasher=hasher, dictionary=1, fallbacks=[RETIRED])
     token = sessions.dumps(SESSION)
+    retired = SerializerSigner(RETIRED, purpose="sessions", hasher=hasher, dictionary=1).dumps(SESSION)
     return {
         "one file's link": lambda: links.verify_link(one),
         "folder link": lambda: links.verify_link(folder),
         "session read": lambda: sessions.loads(token, max_age=3600),
+        "session read, retired key": lambda: sessions.loads(retired, max_age=3600),
         "session write": lambda: sessions.dumps(SESSION),
     }
 

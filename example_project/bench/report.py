@@ -323,7 +323,8 @@ def edge_section(part: dict[str, Any], servers: dict[str, Any]) -> list[str]:
         f"{settings['repeats']} blocks of {settings['operations']} calls after {settings['warmup']}) and time (best "
         "and median of 7 repeats). Links verified by `URLSigner.verify_link` with a retired secret among the "
         "fallbacks (the key id picks the key); a Django login session read and written by `SerializerSigner` with "
-        "the shipped dictionary. [Link format](link-format.md) says why HMAC-SHA-256 is offered.",
+        "the shipped dictionary, and read as a cookie of the retired key (its [key id](format.md#key-ids) picks the "
+        "key). [Link format](link-format.md) says why HMAC-SHA-256 is offered.",
         "",
         *edge_cost.table(part),
         "",

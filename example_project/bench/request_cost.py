@@ -72,9 +72,9 @@ DJANGO_ENCRYPTED = "ours + our middleware, ENCRYPT"
 DJANGO_ENCRYPTED_UNDER_DJANGO = "ours + Django's middleware, ENCRYPT"
 #: What the clock parts leave out unless named: the probes, the ablations, the rows only callgrind counts.
 NOT_ENGINES = PROBES | ABLATIONS | {DJANGO_ENCRYPTED, DJANGO_ENCRYPTED_UNDER_DJANGO}
-#: The cookie the Cookie-header probes send: as long as our login cookie's value (106 and 145 characters
+#: The cookie the Cookie-header probes send: as long as our login cookie's value (107 and 146 characters
 #: when this was written), base64url characters; nothing reads it but the framework's cookie parsing.
-PROBE_COOKIE_BYTES = {"django": 106, "starlette": 145}
+PROBE_COOKIE_BYTES = {"django": 107, "starlette": 146}
 
 
 def probe_cookie(framework: str) -> str:
