@@ -18,7 +18,7 @@ from typing import Final, Literal, NamedTuple
 
 from ..exceptions import BadSignature, SignatureMismatch
 from ..links import grants, playlists
-from ..links.folders import below, path_problem
+from ..links.folders import path_problem
 from ..links.signer import URLSigner
 from .keyring import Keyring
 
@@ -122,24 +122,4 @@ def playlist_query(signer: URLSigner, target: str) -> str | None:
     """The query an allowed folder link's playlist passes on to its URIs: the request's pairs less the ignored ones,
     re-encoded (``playlists.link_query``); None for a request without a signature in its URL (a grant cookie's)."""
     query = target.partition("#")[0].partition("?")[2]
-    return playlists.link_query(query, signer.signature_param, signer._ignored)
-
-
-def sign_playlist(text: str, query: str, playlist_path: str, prefix: str) -> str:
-    """A playlist served by a front server for a folder link, ``query`` after each URI of the simple kind
-    (``seg-001.ts``, ``720p/index.m3u8``: unreserved characters, no dot segment) that resolves inside ``prefix``
-    from ``playlist_path``, on URI lines and in the ``URI`` attributes of ``playlists.URI_TAGS``; every other URI,
-    line and line ending as it was. The subset of the origin's ``playlists.with_query`` that players meet (ffmpeg
-    and packagers write these), and few enough rules for every front server to follow alike."""
-    folder = playlist_path[: playlist_path.rfind("/") + 1]
-
-    def add(uri: str) -> str:
-        if not playlists._SIMPLE_RELATIVE.fullmatch(uri) or not playlists._DOT_SEGMENTS.isdisjoint(uri.split("/")):
-            return uri
-        return uri if below(folder + uri, prefix) is None else f"{uri}?{query}"
-
-    pieces = playlists._LINE_BREAKS.split(text)
-    for index in range(0, len(pieces), 2):
-        if pieces[index]:
-            pieces[index] = playlists._line(pieces[index], add)
-    return "".join(pieces)
+    return playlists.link_query(query, signer.signature_param, signer.ignores)

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from ..links import grants
+from ..links.playlists import front_server_rewrite
 from ..links.signer import URLSigner
 from . import keyring as keyrings
-from .reference import KeyringSigner, Request, Verdict, decide, playlist_query, sign_playlist
+from .reference import KeyringSigner, Request, Verdict, decide, playlist_query
 
 #: The signing time of every vector: 2027-01-15T08:00:00Z.
 NOW: Final = 1_800_000_000
@@ -352,13 +353,13 @@ PLAYLISTS: Final = (
 
 
 def playlist_cases() -> Iterator[dict[str, Any]]:
-    """Playlists, and the queries their URIs get: ``sign_playlist``'s vectors."""
+    """Playlists, and the queries their URIs get: ``front_server_rewrite``'s vectors."""
     signer = _signer("plain")
     folder = signer.sign_prefix("/videos/12/", expires_in=HOUR)
     query = playlist_query(KeyringSigner(keyrings.make(SECRET, purpose="downloads")), f"/x?{folder.query}")
     assert query is not None
     for name, text, path in PLAYLISTS:
-        expect = sign_playlist(text, query, path, folder.prefix)
+        expect = front_server_rewrite(text, query, path, folder.prefix)
         yield {"name": name, "text": text, "query": query, "path": path, "prefix": folder.prefix, "expect": expect}
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from fnmatch import fnmatchcase
 from typing import IO, TYPE_CHECKING, Final
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
@@ -135,6 +134,26 @@ def with_query(text: str, query: str, playlist_path: str, prefix: str, origin: s
     return ("\n" if step == 1 else "").join(pieces)
 
 
+def front_server_rewrite(text: str, query: str, playlist_path: str, prefix: str) -> str:
+    """``text`` as a front server signs it for a folder link: ``query`` after each URI of the simple kind
+    (``seg-001.ts``, ``720p/index.m3u8``: unreserved characters, no dot segment) that resolves inside ``prefix``
+    from ``playlist_path``, on URI lines and in the ``URI`` attributes of ``URI_TAGS``; every other URI, line and
+    line ending as it was. The subset of ``with_query`` that players meet (ffmpeg and packagers write these), and
+    few enough rules for every front server to follow alike (docs/link-format.md, "Playlists")."""
+    folder = playlist_path[: playlist_path.rfind("/") + 1]
+
+    def add(uri: str) -> str:
+        if not _SIMPLE_RELATIVE.fullmatch(uri) or not _DOT_SEGMENTS.isdisjoint(uri.split("/")):
+            return uri
+        return uri if link_prefix.below(folder + uri, prefix) is None else f"{uri}?{query}"
+
+    pieces = _LINE_BREAKS.split(text)
+    for index in range(0, len(pieces), 2):
+        if pieces[index]:
+            pieces[index] = _line(pieces[index], add)
+    return "".join(pieces)
+
+
 def _simple_inside(folder: str, prefix: str) -> bool | None:
     """Whether a relative URI of ``_SIMPLE_RELATIVE`` with no dot segment resolves inside ``prefix`` from
     ``folder``: the same answer for every such URI (unreserved characters append whole segments, decoded as they
@@ -236,11 +255,7 @@ def passed_query(
         return None
     if not is_playlist(name):
         return None
-    return link_query(query_string, signer.signature_param, lambda key: _ignored(signer, key))
-
-
-def _ignored(signer: URLSigner, key: str) -> bool:
-    return any(fnmatchcase(key, pattern) for pattern in signer.ignore)
+    return link_query(query_string, signer.signature_param, signer.ignores)
 
 
 def rewritten(data: bytes, query: str, link: VerifiedLink, origin: str) -> bytes:

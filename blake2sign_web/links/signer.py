@@ -382,7 +382,7 @@ class URLSigner(Signer):
         if len(signatures) != 1:
             raise BadSignature("URL has no signature" if not signatures else "URL has more than one signature")
         if self.ignore:
-            pairs = [(k, v) for k, v in pairs if not self._ignored(k)]
+            pairs = [(k, v) for k, v in pairs if not self.ignores(k)]
         expiries: list[str] = []
         nonces: list[str] = []
         starts: list[str] = []
@@ -457,7 +457,8 @@ class URLSigner(Signer):
         fields = (fallback, expires_at, nonce, consume_on, disposition, filename, starts_at, None, None, group, issued)
         return tuple.__new__(VerifiedLink, fields)
 
-    def _ignored(self, name: str) -> bool:
+    def ignores(self, name: str) -> bool:
+        """Whether a query parameter of this name is left out of the MAC (``ignore``'s patterns)."""
         return any(fnmatchcase(name, pattern) for pattern in self.ignore)
 
     def _host(self, scheme: str, netloc: str) -> str:
@@ -472,7 +473,7 @@ class URLSigner(Signer):
 
     def _canonical(self, host: str, path: str, pairs: list[tuple[str, str]], bind: Bound | None) -> bytes:
         kept = sorted(
-            ((k, v) for k, v in pairs if k != self.signature_param and not (self.ignore and self._ignored(k))),
+            ((k, v) for k, v in pairs if k != self.signature_param and not (self.ignore and self.ignores(k))),
             key=lambda kv: kv[0],
         )
         query = "&".join(f"{encode(k)}={encode(v)}" for k, v in kept)

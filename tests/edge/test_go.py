@@ -19,8 +19,9 @@ from typing import Any, NamedTuple
 import pytest
 
 from blake2sign_web.edge import keyring as keyrings
-from blake2sign_web.edge.reference import KeyringSigner, playlist_query, sign_playlist
+from blake2sign_web.edge.reference import KeyringSigner, playlist_query
 from blake2sign_web.links import grants
+from blake2sign_web.links.playlists import front_server_rewrite
 from blake2sign_web.links.signer import URLSigner
 from tests.edge.conftest import VECTORS, compare, program
 
@@ -133,7 +134,7 @@ def test_fuzzed_playlists(runner: str, fuzz_cases: Path, tmp_path: Path) -> None
         text = _playlist(rng)
         path = rng.choice(PLAYLIST_PATHS)
         playlists.append({"text": text, "query": query, "path": path, "prefix": "/videos/12/",
-                          "expect": sign_playlist(text, query, path, "/videos/12/")})  # fmt: skip
+                          "expect": front_server_rewrite(text, query, path, "/videos/12/")})  # fmt: skip
     assert any(case["expect"] != case["text"] for case in playlists)
     cases = {"keyrings": fuzzed["keyrings"], "playlist_queries": queries, "playlists": playlists}
     assert _playlists(runner, cases, tmp_path) == 2 * len(queries)
@@ -248,7 +249,7 @@ def test_a_folder_links_playlist_is_signed_and_its_uris_fetch_their_files(site: 
     link = folder.link("index.m3u8")
     query = playlist_query(KeyringSigner(keyrings.make(SECRET, purpose="downloads")), link)
     assert query is not None
-    expected = sign_playlist(PLAYLIST, query, "/videos/12/index.m3u8", "/videos/12/")
+    expected = front_server_rewrite(PLAYLIST, query, "/videos/12/index.m3u8", "/videos/12/")
     for mode, address in site.items():
         for headers in ({}, {"Range": "bytes=0-9"}, {"If-None-Match": "*"}):
             response = _fetch(address, link, **headers)

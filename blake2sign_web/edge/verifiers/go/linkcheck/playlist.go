@@ -41,7 +41,7 @@ var (
 		"EXT-X-RENDITION-REPORT": true, "EXT-X-SESSION-DATA": true}
 )
 
-// SignPlaylist is reference.sign_playlist: the playlist text served at playlistPath (the request's path as sent)
+// SignPlaylist is links/playlists.py front_server_rewrite: the playlist text served at playlistPath (the request's path as sent)
 // by a folder link of prefix, with "?" and query after each URI of the simple kind (segments of unreserved
 // characters, no dot segment) that resolves inside prefix, on URI lines and in the URI attribute of the tags
 // that have one; every other URI, line and line ending as it was.
