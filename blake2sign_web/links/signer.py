@@ -14,9 +14,11 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from binascii import b2a_base64
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from fnmatch import fnmatchcase
+from hmac import compare_digest
 from typing import Any, Final, NamedTuple
 from urllib.parse import quote, urlunsplit
 
@@ -24,7 +26,7 @@ from ..exceptions import BadSignature, SignatureMismatch
 from ..signing.cache import cached
 from ..signing.keys import DIGEST_SIZE, KEY_ID_LENGTH, derive_key, key_id
 from ..signing.serializer import Seconds
-from ..signing.signer import MAC_LENGTH, MacKeys, Signer, is_count, keyed_mac_keys, keys_by_id
+from ..signing.signer import MAC_LENGTH, URLSAFE, MacKeys, Signer, is_count, keyed_mac_keys, keys_by_id
 from . import folders as link_prefix
 from . import groups as link_groups
 from . import text as link_times
@@ -423,9 +425,15 @@ class URLSigner(Signer):
         if len(signatures[0]) != MAC_LENGTH:
             raise BadSignature("malformed signature")
         # A link names its key; one signed before key ids is tried under each key.
-        keys, named_fallback = self._keys_named(key_ids[0]) if key_ids else (self._format1, False)
-        _, later = self._verify(self._ascii(canonical + signatures[0].encode("ascii", "replace")), keys)
-        fallback = named_fallback or later
+        keys, fallback = self._keys_named(key_ids[0]) if key_ids else (self._format1, False)
+        signed = canonical + signatures[0].encode("ascii", "replace")
+        if len(signed) > self.max_token_length:
+            raise BadSignature("token too long")
+        # The first key here (_verify's first step, without its call, as SerializerSigner._load); _verify tries all.
+        state = keys.current.copy()
+        state.update(canonical)
+        if not compare_digest(b2a_base64(state.digest())[:MAC_LENGTH].translate(URLSAFE), signed[-MAC_LENGTH:]):
+            fallback = fallback or self._verify(signed, keys)[1]
         expires_at = starts_at = None
         if expiries or starts:
             expires_at, starts_at = link_times.verified_times(
