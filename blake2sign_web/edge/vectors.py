@@ -141,6 +141,14 @@ def cases() -> Iterator[tuple[str, str, Request, int]]:
     old = _signer("plain", secret=OLD_SECRET)
     yield "rotation: current key", "rotation", req(s.sign("/files/a.pdf", expires_in=HOUR)), NOW
     yield "rotation: retired key", "rotation", req(old.sign("/files/a.pdf", expires_in=HOUR)), NOW
+    retired = old.sign("/files/a.pdf", expires_in=HOUR)
+    yield "rotation: retired key, tampered path", "rotation", req(_swap(retired, "/files/a", "/files/b")), NOW
+    changed = retired[:-1] + ("A" if retired[-1] != "A" else "B")
+    yield "rotation: retired key, signature changed", "rotation", req(changed), NOW
+    retired_folder = old.sign_prefix("/videos/12/", expires_in=HOUR).link("a.ts")
+    yield "rotation: retired key, folder link", "rotation", req(retired_folder), NOW
+    moved = _swap(retired_folder, "prefix=%2Fvideos%2F12%2F", "prefix=%2Fvideos%2F")
+    yield "rotation: retired key, folder widened", "rotation", req(moved), NOW
     yield "rotation: retired key, no kid", "rotation", req(_legacy(old, "/files/a.pdf", NOW + HOUR)), NOW
     yield "rotation: retired key, not in keyring", "plain", req(old.sign("/files/a.pdf", expires_in=HOUR)), NOW
     other = _signer("plain", secret=OTHER_SECRET)

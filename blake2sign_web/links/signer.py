@@ -433,7 +433,8 @@ class URLSigner(Signer):
         state = keys.current.copy()
         state.update(canonical)
         if not compare_digest(b2a_base64(state.digest())[:MAC_LENGTH].translate(URLSAFE), signed[-MAC_LENGTH:]):
-            fallback = fallback or self._verify(signed, keys)[1]
+            later = self._verify(signed, keys)[1]  # raises SignatureMismatch unless another key of the id made it
+            fallback = fallback or later
         expires_at = starts_at = None
         if expiries or starts:
             expires_at, starts_at = link_times.verified_times(

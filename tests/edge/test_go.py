@@ -85,7 +85,7 @@ def _playlists(runner: str, cases: dict[str, Any], tmp_path: Path) -> int:
 
 
 def test_the_vectors(runner: str) -> None:
-    assert compare(VECTORS, _decide(runner, VECTORS)) == 213
+    assert compare(VECTORS, _decide(runner, VECTORS)) >= 217
 
 
 def test_the_fuzz_cases(runner: str, fuzz_cases: Path) -> None:

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from blake2sign_web import BadSignature, SignatureExpired, URLSigner, get_url_signer, signer_cache_info
+from blake2sign_web.exceptions import SignatureMismatch
 from blake2sign_web.links.signer import MAX_URL_LENGTH
 from blake2sign_web.links.text import LINK_PARAMETERS
 from blake2sign_web.signing.signer import MAC_LENGTH
@@ -221,6 +222,23 @@ def test_rotation_with_fallbacks() -> None:
     assert new.verify_url(new.sign("/a")) is False
     with pytest.raises(BadSignature):
         URLSigner(NEW, purpose="downloads").verify(url)
+
+
+@pytest.mark.parametrize("hasher", ["blake2b", "hmac-sha256"])
+@pytest.mark.parametrize("folder", [False, True])
+def test_a_changed_link_naming_a_retired_key_is_refused(hasher: str, folder: bool) -> None:
+    # The key id picks the retired key; its tag must still match (a retired key's link once verified without it).
+    old = URLSigner(OLD, purpose="downloads", hasher=hasher)
+    new = URLSigner(NEW, purpose="downloads", fallbacks=[OLD], hasher=hasher)
+    url = old.sign_prefix("/v/12/", expires_in=60).link("a.ts") if folder else old.sign("/v/12/a.ts", expires_in=60)
+    assert new.verify_link(url).used_fallback
+    changed_tag = url[:-1] + ("A" if url[-1] != "A" else "B")
+    # What the MAC covers: a folder link's prefix, a one-file link's path, and the query.
+    changed = url.replace("prefix=%2Fv%2F12%2F", "prefix=%2Fv%2F") if folder else url.replace("a.ts", "b.ts", 1)
+    for forged in (changed_tag, changed, url + "&x=1"):
+        assert forged != url
+        with pytest.raises(SignatureMismatch):
+            new.verify_link(forged)
 
 
 def test_relative_by_default_ignores_scheme_and_host() -> None:
