@@ -108,3 +108,15 @@ def test_format_1_tokens_carry_no_id_and_are_tried_under_every_key() -> None:
     assert token[0] in "01234567"
     loaded = make(fallbacks=["a third secret, long enough 000", OLD]).load_token(token)
     assert (loaded.value, loaded.used_fallback) == (VALUE, True)
+
+
+@pytest.mark.parametrize("options", [{}, {"typed": True}, {"encrypt": True}])
+def test_a_changed_token_naming_a_retired_key_is_refused(options: dict[str, Any]) -> None:
+    # The key id picks the retired key; every character must still verify under it.
+    reader = make(fallbacks=[OLD], **options)
+    token = make(OLD, **options).dumps(VALUE)
+    assert reader.load_token(token).used_fallback
+    for index in range(2, len(token)):  # after the marker and the key id
+        changed = token[:index] + ("A" if token[index] != "A" else "B") + token[index + 1 :]
+        with pytest.raises(BadSignature):
+            reader.loads(changed)
