@@ -20,7 +20,7 @@ from ..exceptions import BadSignature
 from .encoding import ALTCHARS, PADDING
 from .formats import ENCRYPTED_MARKER as MARKER  # importable from here, as before formats.py had it
 from .formats import KEY_ID_CHARS
-from .keys import KeyedHash, derive_key, key_id, keyed_with
+from .keys import KeyedHash, by_id_character, derive_key, group_by_key_id, key_id, keyed_with
 
 NONCE_SIZE: Final = 24
 TAG_SIZE: Final = 16
@@ -81,19 +81,18 @@ def encryption_keys(secrets: list[bytes], *, purpose: str, hasher: str) -> Encry
     aesgcm, invalid_tag = load_cryptography()
     keys = [derive_key(s, domain=DOMAIN, purpose=purpose, hasher=hasher) for s in secrets]
     keyed = [keyed_with(key, hasher, 32) for key in keys]
-    ids = [key_id(key, hasher)[:KEY_ID_CHARS] for key in keys]
-    named: dict[str, list[int]] = {}
-    for index, name in enumerate(ids):
-        named.setdefault(name, []).append(index)
-    by_value = {name: (tuple(keyed[i] for i in found), found[0] > 0) for name, found in named.items()}
+    named = {
+        name: (tuple(keyed_with(key, hasher, 32) for key in group), fallback)
+        for name, (group, fallback) in group_by_key_id(keys, hasher, KEY_ID_CHARS).items()
+    }
     return EncryptionKeys(
         keyed[0],
         tuple(keyed[1:]),
         AAD_PREFIX + purpose.encode(),
         aesgcm,
         invalid_tag,
-        ids[0].encode("ascii"),
-        tuple(by_value.get(chr(value)) for value in range(256)),
+        key_id(keys[0], hasher)[:KEY_ID_CHARS].encode("ascii"),
+        by_id_character(named),
     )
 
 

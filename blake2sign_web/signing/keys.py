@@ -12,8 +12,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from collections.abc import Iterable
-from typing import Final, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Final, Protocol, TypeVar
 
 import blake3
 
@@ -36,6 +36,7 @@ _HMAC_SALT: Final = b"blake2sign_web hmac-sha256 key v1"
 #: Characters of a key id: the start of the unpadded base64url of SHA-256(``_KEY_ID_LABEL`` hasher 0x00 key).
 KEY_ID_LENGTH: Final = 6
 _KEY_ID_LABEL: Final = b"blake2sign_web key id v1\x00"
+T = TypeVar("T")
 
 
 class KeyedHash(Protocol):
@@ -117,6 +118,22 @@ def keyed_hash(secret: bytes, *, domain: str, purpose: str, hasher: str, digest_
     Callers copy the state for each message: that skips re-processing the key block.
     """
     return keyed_with(derive_key(secret, domain=domain, purpose=purpose, hasher=hasher), hasher, digest_size)
+
+
+def group_by_key_id(keys: list[bytes], hasher: str, id_length: int) -> dict[str, tuple[list[bytes], bool]]:
+    """Derived keys (the current one first) grouped by the first ``id_length`` characters of their key ids: per id,
+    its keys in order, and whether the first is a fallback. Two keys of one id (a chance in 64 for a token's one
+    character) are both kept, in order: an id picks the keys, the tag decides."""
+    named: dict[str, list[tuple[int, bytes]]] = {}
+    for index, key in enumerate(keys):
+        named.setdefault(key_id(key, hasher)[:id_length], []).append((index, key))
+    return {name: ([key for _, key in found], found[0][0] > 0) for name, found in named.items()}
+
+
+def by_id_character(named: Mapping[str, T]) -> tuple[T | None, ...]:
+    """``named`` (one-character ids) as a table indexed by the id character's byte value: a token's reader looks its
+    key id up by index, not by slicing and hashing it; None where no key has the id."""
+    return tuple(named.get(chr(value)) for value in range(256))
 
 
 def key_id(key: bytes, hasher: str) -> str:

@@ -54,8 +54,8 @@ from .formats import SESSION_ID_SIZE as SESSION_ID_SIZE
 from .formats import ZSTD as ZSTD
 from .formats import ZSTD_DICTIONARY as ZSTD_DICTIONARY
 from .formats import Layout as Layout
-from .keys import TAG_SIZES, KeyedHash, derive_key, key_id
-from .signer import MAX_TOKEN_LENGTH, URLSAFE, MacKeys, Signer, is_count, keyed_mac_keys, keys_by_id
+from .keys import TAG_SIZES, by_id_character, derive_key, key_id
+from .signer import MAX_TOKEN_LENGTH, URLSAFE, Signer, is_count, keyed_mac_keys, keys_by_id
 from .times import CLOCK_SKEW as CLOCK_SKEW  # importable from here, as before tokens.py
 from .times import LoadedToken as LoadedToken
 from .times import Seconds as Seconds
@@ -183,9 +183,8 @@ class SerializerSigner(Signer):
         # first key's state, the keys of the id, their tag size and characters, whether the first is a fallback.
         self._format2_id = key_id(keys[0], self.hasher)[:KEY_ID_CHARS].encode("ascii")
         named = keys_by_id(keys, self.hasher, self.tag_size, KEY_ID_CHARS)
-        self._format2_named: tuple[tuple[KeyedHash, MacKeys, int, int, bool] | None, ...] = tuple(
-            (found[0].current, found[0], found[0].tag_size, found[0].tag_chars, found[1]) if found else None
-            for found in (named.get(chr(value)) for value in range(256))
+        self._format2_named = by_id_character(
+            {name: (ks.current, ks, ks.tag_size, ks.tag_chars, fallback) for name, (ks, fallback) in named.items()}
         )
         #: A format-2 token of at most this length is malformed: a marker, a key id, a tag and no body.
         self._format2_shortest = 1 + KEY_ID_CHARS + self._format2.tag_chars

@@ -15,7 +15,7 @@ from typing import Final, NamedTuple
 
 from ..exceptions import BadSignature, SignatureMismatch
 from .encoding import b64decode, b64encode
-from .keys import DIGEST_SIZE, HASHERS, KeyedHash, derive_key, fallback_secrets, key_id, keyed_with, to_bytes
+from .keys import DIGEST_SIZE, HASHERS, KeyedHash, derive_key, fallback_secrets, group_by_key_id, keyed_with, to_bytes
 
 #: Characters of an encoded format-1 MAC (32 bytes of unpadded base64url).
 MAC_LENGTH = (DIGEST_SIZE * 8 + 5) // 6
@@ -51,16 +51,9 @@ def keyed_mac_keys(keys: list[bytes], hasher: str, tag_size: int) -> MacKeys:
 
 
 def keys_by_id(keys: list[bytes], hasher: str, tag_size: int, id_length: int) -> dict[str, tuple[MacKeys, bool]]:
-    """Derived keys (the current one first) grouped by the first ``id_length`` characters of their key ids: per
-    id, its keys as ``Signer._verify`` tries them, and whether the first is a fallback. Two keys of one id (a chance
-    in 64 for a session token's one character) are both tried, in the keys' order: an id picks, the MAC decides."""
-    named: dict[str, list[tuple[int, bytes]]] = {}
-    for index, key in enumerate(keys):
-        named.setdefault(key_id(key, hasher)[:id_length], []).append((index, key))
-    return {
-        name: (keyed_mac_keys([key for _, key in found], hasher, tag_size), found[0][0] > 0)
-        for name, found in named.items()
-    }
+    """``keys.group_by_key_id``, each id's keys as ``Signer._verify`` tries them."""
+    grouped = group_by_key_id(keys, hasher, id_length)
+    return {name: (keyed_mac_keys(group, hasher, tag_size), fallback) for name, (group, fallback) in grouped.items()}
 
 
 class Signer:
