@@ -60,7 +60,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from example_project.bench.http_load import free_port
+from example_project.bench.http_load import free_port, stop
 from example_project.bench.timing import progress
 
 HERE = Path(__file__).resolve().parent
@@ -237,8 +237,7 @@ def nginx(tmp: Path, stream: Path, keyring: Path, *, bare: bool = False) -> Iter
                 yield port, process.pid
                 return
         finally:
-            process.terminate()
-            process.wait(timeout=30)
+            stop(process, 30)
     raise RuntimeError(f"nginx did not start: {log.read_text()[-1000:] if log.exists() else ''}")
 
 
@@ -519,12 +518,7 @@ def measure_workerd(binary: Path, data: Path, n: int, repeats: int) -> dict[str,
                 )
             return results
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process, 30)
     raise RuntimeError("workerd did not start")
 
 

@@ -21,6 +21,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,14 +162,19 @@ class Server:
         return total / 1e9
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stderr is not None:
-            self.process.stderr.close()
+        stop(self.process)
+
+
+def stop(process: subprocess.Popen[Any], timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL after ``timeout`` seconds; close its stderr pipe."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 def load_generator() -> str:
