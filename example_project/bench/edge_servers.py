@@ -697,7 +697,9 @@ def table(part: dict[str, Any], which: str | None = None) -> list[str]:
     lines = ["| runtime | MAC | per verification (median, min-max of repeats) |", "|---|---|---:|"]
     for name, (runtime, how) in RUNTIMES.items():
         found = verification.get("runtimes", {}).get(name)
-        if found:
+        if found and found["median_us"] <= 0:  # a difference of two processes' CPU, lost in their noise
+            cell = f"not measurable in this run: {found['median_us']:.2f} us, within the noise of the runs without it"
+        elif found:
             cell = f"{found['median_us']:.2f} us ({found['min_us']:.2f}-{found['max_us']:.2f})"
         else:
             cell = "not run: " + verification.get("not_run", {}).get(name, "failed (see errors)")
