@@ -192,7 +192,7 @@ class URLSigner(Signer):
         #: The current key's id, written into every link this signer signs.
         self.key_id = key_id(keys[0], self.hasher)
         #: Per key id, its keys as ``_verify`` tries them, and whether the first is a fallback.
-        self._by_key_id = keys_by_id(keys, self.hasher, DIGEST_SIZE, KEY_ID_LENGTH)
+        self._by_key_id = keys_by_id(keys, self._format1, self.hasher, KEY_ID_LENGTH)
 
     def _keys_named(self, name: str) -> tuple[MacKeys, bool]:
         """The keys a link's key id names, and whether they are fallbacks; SignatureMismatch for an id this signer

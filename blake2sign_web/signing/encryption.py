@@ -82,8 +82,8 @@ def encryption_keys(secrets: list[bytes], *, purpose: str, hasher: str) -> Encry
     keys = [derive_key(s, domain=DOMAIN, purpose=purpose, hasher=hasher) for s in secrets]
     keyed = [keyed_with(key, hasher, 32) for key in keys]
     named = {
-        name: (tuple(keyed_with(key, hasher, 32) for key in group), fallback)
-        for name, (group, fallback) in group_by_key_id(keys, hasher, KEY_ID_CHARS).items()
+        name: (tuple(group), fallback)
+        for name, (group, fallback) in group_by_key_id(keys, keyed, hasher, KEY_ID_CHARS).items()
     }
     return EncryptionKeys(
         keyed[0],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Protocol, TypeVar
 
 import blake3
@@ -120,14 +120,16 @@ def keyed_hash(secret: bytes, *, domain: str, purpose: str, hasher: str, digest_
     return keyed_with(derive_key(secret, domain=domain, purpose=purpose, hasher=hasher), hasher, digest_size)
 
 
-def group_by_key_id(keys: list[bytes], hasher: str, id_length: int) -> dict[str, tuple[list[bytes], bool]]:
-    """Derived keys (the current one first) grouped by the first ``id_length`` characters of their key ids: per id,
-    its keys in order, and whether the first is a fallback. Two keys of one id (a chance in 64 for a token's one
-    character) are both kept, in order: an id picks the keys, the tag decides."""
-    named: dict[str, list[tuple[int, bytes]]] = {}
-    for index, key in enumerate(keys):
-        named.setdefault(key_id(key, hasher)[:id_length], []).append((index, key))
-    return {name: ([key for _, key in found], found[0][0] > 0) for name, found in named.items()}
+def group_by_key_id(
+    keys: list[bytes], states: Sequence[T], hasher: str, id_length: int
+) -> dict[str, tuple[list[T], bool]]:
+    """``states``, one per derived key of ``keys`` (the current one first), grouped by the first ``id_length``
+    characters of their keys' ids: per id, its states in order, and whether the first is a fallback. Two keys of one
+    id (a chance in 64 for a token's one character) are both kept, in order: an id picks the keys, the tag decides."""
+    named: dict[str, list[tuple[int, T]]] = {}
+    for index, (key, state) in enumerate(zip(keys, states, strict=True)):
+        named.setdefault(key_id(key, hasher)[:id_length], []).append((index, state))
+    return {name: ([state for _, state in found], found[0][0] > 0) for name, found in named.items()}
 
 
 def by_id_character(named: Mapping[str, T]) -> tuple[T | None, ...]:

@@ -182,7 +182,7 @@ class SerializerSigner(Signer):
         # computes one tag, not one per fallback. Per byte value of that character, unpacked for the read path: the
         # first key's state, the keys of the id, their tag size and characters, whether the first is a fallback.
         self._format2_id = key_id(keys[0], self.hasher)[:KEY_ID_CHARS].encode("ascii")
-        named = keys_by_id(keys, self.hasher, self.tag_size, KEY_ID_CHARS)
+        named = keys_by_id(keys, self._format2, self.hasher, KEY_ID_CHARS)
         self._format2_named = by_id_character(
             {name: (ks.current, ks, ks.tag_size, ks.tag_chars, fallback) for name, (ks, fallback) in named.items()}
         )

@@ -50,10 +50,14 @@ def keyed_mac_keys(keys: list[bytes], hasher: str, tag_size: int) -> MacKeys:
     return MacKeys(states[0], tuple(states[1:]), tag_size, (tag_size * 8 + 5) // 6)
 
 
-def keys_by_id(keys: list[bytes], hasher: str, tag_size: int, id_length: int) -> dict[str, tuple[MacKeys, bool]]:
-    """``keys.group_by_key_id``, each id's keys as ``Signer._verify`` tries them."""
-    grouped = group_by_key_id(keys, hasher, id_length)
-    return {name: (keyed_mac_keys(group, hasher, tag_size), fallback) for name, (group, fallback) in grouped.items()}
+def keys_by_id(keys: list[bytes], keyed: MacKeys, hasher: str, id_length: int) -> dict[str, tuple[MacKeys, bool]]:
+    """``keys.group_by_key_id`` of ``keyed``'s states (``keyed_mac_keys`` of ``keys``), each id's as ``Signer._verify``
+    tries them: the same states, not keyed again."""
+    states = (keyed.current, *keyed.fallbacks)
+    return {
+        name: (MacKeys(group[0], tuple(group[1:]), keyed.tag_size, keyed.tag_chars), fallback)
+        for name, (group, fallback) in group_by_key_id(keys, states, hasher, id_length).items()
+    }
 
 
 class Signer:

@@ -120,3 +120,22 @@ def test_a_changed_token_naming_a_retired_key_is_refused(options: dict[str, Any]
         changed = token[:index] + ("A" if token[index] != "A" else "B") + token[index + 1 :]
         with pytest.raises(BadSignature):
             reader.loads(changed)
+
+
+def test_the_id_tables_reuse_the_keyed_states_instead_of_keying_again() -> None:
+    # Each secret's key is keyed once per signer: the table a token's id picks from holds the same hash states
+    # as the keys a token is signed with, for signed tokens, encrypted tokens and links alike.
+    from blake2sign_web import URLSigner
+
+    signer = make(fallbacks=[OLD], encrypt=True)
+    states = {id(signer._format2.current), *map(id, signer._format2.fallbacks)}
+    named = {id(state) for entry in signer._format2_named if entry for state in (entry[1].current, *entry[1].fallbacks)}
+    assert named == states
+    sealing = signer._encryption  # type: ignore[attr-defined]
+    assert {id(s) for entry in sealing.named if entry for s in entry[0]} == {
+        id(sealing.current),
+        *map(id, sealing.fallbacks),
+    }
+    links = URLSigner(SECRET, purpose="downloads", fallbacks=[OLD])
+    by_id = {id(s) for keys, _ in links._by_key_id.values() for s in (keys.current, *keys.fallbacks)}
+    assert by_id == {id(links._format1.current), *map(id, links._format1.fallbacks)}
