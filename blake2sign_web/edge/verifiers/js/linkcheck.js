@@ -897,6 +897,7 @@ function playlistRewrite(prepared, v, target) {
 // The Cache-Control and Vary of a response to a granted request (links/grants.py private): `private` (no public,
 // no s-maxage; no-store kept) and Vary: Cookie, from the response's own (null: none).
 function privateHeaders(cacheControl, vary) {
+    if (cacheControl == null && vary == null) return { 'Cache-Control': 'private', 'Vary': 'Cookie' };  // (a file's)
     var kept = splitList(cacheControl).filter(function (d) {
         var l = d.toLowerCase();
         return l !== 'public' && l.indexOf('s-maxage') !== 0;

@@ -88,13 +88,7 @@ function rewriteQuery() {
 
 function headers(r) {
     if (granted()) {
-        var cacheControl = r.headersOut['Cache-Control'], vary = r.headersOut['Vary'];
-        if (cacheControl === undefined && vary === undefined) {  // (a file's: privateHeaders' answer, without its work)
-            r.headersOut['Cache-Control'] = 'private';
-            r.headersOut['Vary'] = 'Cookie';
-            return;
-        }
-        var kept = linkcheck.privateHeaders(cacheControl, vary);
+        var kept = linkcheck.privateHeaders(r.headersOut['Cache-Control'], r.headersOut['Vary']);
         r.headersOut['Cache-Control'] = kept['Cache-Control'];
         r.headersOut['Vary'] = kept['Vary'];
     }
